@@ -1,0 +1,65 @@
+#define _GNU_SOURCE
+#include "common.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SB_CFLAGS
+#define SB_CFLAGS "unknown"
+#endif
+
+const char *sb_strerror(int code) {
+    switch (code) {
+    case SB_OK: return "ok";
+    case SB_EINVAL: return "invalid argument";
+    case SB_ENOMEM: return "out of memory";
+    case SB_EFULL: return "table is full";
+    case SB_ETHREAD: return "thread creation or join failed";
+    case SB_EFORMAT: return "malformed input";
+    case SB_ENOTFOUND: return "not found";
+    case SB_EIO: return "I/O error";
+    case SB_EUNSUPPORTED: return "not supported by this build";
+    default: return "unknown error";
+    }
+}
+
+const char *sb_build_flags(void) { return SB_CFLAGS; }
+
+void *sb_huge_alloc(size_t bytes, int *used_huge) {
+    if (used_huge) *used_huge = 0;
+    if (bytes == 0) return NULL;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+#ifdef MADV_HUGEPAGE
+    if (bytes >= (2u << 20) && madvise(p, bytes, MADV_HUGEPAGE) == 0 && used_huge) *used_huge = 1;
+#endif
+    return p;
+}
+
+void sb_huge_free(void *ptr, size_t bytes) {
+    if (ptr) munmap(ptr, bytes);
+}
+
+uint64_t sb_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int sb_pin_to_cpu(int cpu) {
+#ifdef __linux__
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n <= 0) return SB_EUNSUPPORTED;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((int)(cpu % n), &set);
+    return sched_setaffinity(0, sizeof(set), &set) == 0 ? SB_OK : SB_EUNSUPPORTED;
+#else
+    (void)cpu;
+    return SB_EUNSUPPORTED;
+#endif
+}

@@ -1,0 +1,68 @@
+/* common.h - error codes, portable prefetch, small helpers shared by every kernel.
+ *
+ * Conventions for every kernel in csrc/:
+ *  - C11, no mutable globals; all state lives in structs the caller owns.
+ *  - Public functions return an int status: SB_OK (0) or a negative SB_E* code,
+ *    which pylib/smtbench/native.py turns into a Python exception.
+ *  - The declarations between the CFFI-BEGIN / CFFI-END markers of a header are fed
+ *    verbatim to cffi's cdef(), so they must be plain declarations (no macros, no #if).
+ */
+#ifndef SMTBENCH_COMMON_H
+#define SMTBENCH_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* CFFI-BEGIN */
+enum {
+    SB_OK = 0,
+    SB_EINVAL = -1,     /* an argument is out of range */
+    SB_ENOMEM = -2,     /* an allocation failed */
+    SB_EFULL = -3,      /* a fixed-capacity structure is full */
+    SB_ETHREAD = -4,    /* pthread_create / join failed */
+    SB_EFORMAT = -5,    /* malformed input data */
+    SB_ENOTFOUND = -6,  /* a lookup that must succeed did not */
+    SB_EIO = -7,        /* a read or write failed */
+    SB_EUNSUPPORTED = -8 /* not built into this binary */
+};
+const char *sb_strerror(int code);
+const char *sb_build_flags(void);
+/* CFFI-END */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SB_PREFETCH(addr) __builtin_prefetch((const void *)(addr), 0, 3)
+#define SB_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SB_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define SB_PREFETCH(addr) ((void)(addr))
+#define SB_LIKELY(x) (x)
+#define SB_UNLIKELY(x) (x)
+#endif
+
+/* splitmix64: the seeded key stream used by every benchmark (reproducible across runs). */
+static inline uint64_t sb_splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* A stateless 64-bit mixer (the finaliser of splitmix64). */
+static inline uint64_t sb_mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* Large zeroed allocation: mmap + MADV_HUGEPAGE where available (KenLM's HugeMalloc idea).
+ * Returns NULL on failure. Free with sb_huge_free(ptr, bytes). */
+void *sb_huge_alloc(size_t bytes, int *used_huge);
+void sb_huge_free(void *ptr, size_t bytes);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t sb_now_ns(void);
+
+/* Pin the calling thread to cpu (cpu % online cpus). Returns SB_OK or SB_EUNSUPPORTED. */
+int sb_pin_to_cpu(int cpu);
+
+#endif

@@ -1,0 +1,60 @@
+/* hashprobe.h - a KenLM-style linear-probing hash table and its prefetch queue
+ * (Mokry 2016, section 3.1, Algorithm 3.2).
+ *
+ * Entries are (64-bit key, 64-bit value); key 0 is the empty sentinel. The ideal bucket of a
+ * key is key & (buckets-1) (SB_HASH_POW2) or key % buckets (SB_HASH_MOD, KenLM's default);
+ * keys are expected to be hashes already, as in KenLM's probing tables.
+ */
+#ifndef SMTBENCH_HASHPROBE_H
+#define SMTBENCH_HASHPROBE_H
+#include "common.h"
+
+/* CFFI-BEGIN */
+typedef struct sb_hash sb_hash;
+enum { SB_HASH_POW2 = 0, SB_HASH_MOD = 1 };
+enum { SB_LOOKUP_HIT = 0, SB_LOOKUP_MISS = 1 };
+enum { SB_HASH_MAX_QUEUE = 64 };
+
+/* Size a table: how many buckets fit in table_bytes, and how many entries at load_factor. */
+int sb_hash_plan(uint64_t table_bytes, double load_factor, int sizing,
+                 uint64_t *buckets, uint64_t *max_entries);
+int sb_hash_create(uint64_t buckets, int sizing, sb_hash **out);
+void sb_hash_free(sb_hash *t);
+uint64_t sb_hash_buckets(const sb_hash *t);
+uint64_t sb_hash_entries(const sb_hash *t);
+uint64_t sb_hash_bytes(const sb_hash *t);
+int sb_hash_uses_huge_pages(const sb_hash *t);
+
+/* Insert or overwrite. SB_EINVAL for key 0, SB_EFULL when the table would become 100% full. */
+int sb_hash_insert(sb_hash *t, const uint64_t *keys, const uint64_t *values, size_t n);
+/* Batch lookup: queue_size 0 = plain lookups, 1..64 = through a prefetch queue of that size.
+ * values[i] / found[i] receive the result for keys[i] (value 0 when absent). */
+int sb_hash_find_batch(const sb_hash *t, const uint64_t *keys, size_t n, int queue_size,
+                       uint64_t *values, uint8_t *found);
+
+/* Fill with n_entries pseudo-random keys of the seeded stream (value = mix(key)), in threads. */
+int sb_hash_fill_random(sb_hash *t, uint64_t n_entries, uint64_t seed, int threads);
+
+typedef struct {
+    uint64_t fill_seed;      /* seed given to sb_hash_fill_random */
+    uint64_t filled;         /* n_entries given to sb_hash_fill_random */
+    uint64_t query_seed;     /* seed of the query stream */
+    uint64_t lookups;        /* total lookups, split evenly over the threads */
+    uint64_t burnin;         /* extra untimed lookups per thread before the clock starts */
+    int mode;                /* SB_LOOKUP_HIT or SB_LOOKUP_MISS */
+    int queue_size;          /* 0 = plain */
+    int threads;
+    int pin;                 /* pin thread i to cpu i */
+} sb_hash_bench_args;
+
+typedef struct {
+    uint64_t wall_ns;        /* first thread start to last thread end */
+    uint64_t max_thread_ns;  /* slowest thread's own timed loop */
+    uint64_t checksum;       /* wrapping sum over every query of (value if found, else stop bucket) */
+    uint64_t found;          /* queries that found their key */
+} sb_hash_bench_result;
+
+int sb_hash_bench(const sb_hash *t, const sb_hash_bench_args *args, sb_hash_bench_result *res);
+/* CFFI-END */
+
+#endif

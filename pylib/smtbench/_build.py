@@ -1,0 +1,84 @@
+"""cffi API-mode builder: every csrc/*.c compiles into one extension, ``smtbench._native``.
+
+The public declarations of each kernel are the lines between ``/* CFFI-BEGIN */`` and
+``/* CFFI-END */`` in its header. Flags are portable by default; ``SMTBENCH_NATIVE=1`` adds
+``-march=native``. The exact flags and compiler are recorded in ``_buildinfo.json`` so that every
+benchmark row can carry them.
+
+Used by setup.py (``pip install -e .``) and directly: ``python pylib/smtbench/_build.py``
+rebuilds the extension in place after editing C.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from cffi import FFI
+
+PKG = Path(__file__).resolve().parent
+ROOT = PKG.parent.parent
+CSRC = ROOT / "csrc"
+_BLOCK = re.compile(r"/\*\s*CFFI-BEGIN\s*\*/(.*?)/\*\s*CFFI-END\s*\*/", re.S)
+
+
+def compile_flags() -> list[str]:
+    flags = ["-std=c11", "-O3", "-g", "-fno-strict-aliasing", "-Wall", "-Wextra",
+             "-Wno-unused-parameter", "-Wno-unused-function", "-pthread"]
+    if os.environ.get("SMTBENCH_NATIVE", "0") not in ("", "0"):
+        flags.append("-march=native")
+    flags += shlex.split(os.environ.get("SMTBENCH_CFLAGS", ""))
+    return flags
+
+
+def headers() -> list[Path]:
+    """Headers with a CFFI block, common.h first so later blocks may use its types."""
+    hs = sorted(CSRC.glob("*.h"), key=lambda p: (p.name != "common.h", p.name))
+    return [h for h in hs if _BLOCK.search(h.read_text())]
+
+
+def cdefs(paths: list[Path]) -> str:
+    return "\n".join(f"/* {p.name} */\n" + "\n".join(_BLOCK.findall(p.read_text())) for p in paths)
+
+
+def _compiler_version(cc: str) -> str:
+    try:
+        out = subprocess.run([cc, "--version"], capture_output=True, text=True, check=True)
+        return out.stdout.splitlines()[0]
+    except (OSError, subprocess.CalledProcessError, IndexError):
+        return "unknown"
+
+
+def make_builder(absolute: bool = False) -> FFI:
+    ffi = FFI()
+    hs = headers()
+    ffi.cdef(cdefs(hs))
+    flags = compile_flags()
+    # setuptools wants paths relative to the project; ffi.compile() changes directory, so absolute.
+    sources = sorted(str(p if absolute else p.relative_to(ROOT)) for p in CSRC.glob("*.c"))
+    flag_str = " ".join(flags).replace('"', "")
+    ffi.set_source(
+        "smtbench._native",
+        "\n".join(f'#include "{h.name}"' for h in hs),
+        sources=sources,
+        include_dirs=[str(CSRC)],
+        extra_compile_args=flags,
+        define_macros=[("SB_CFLAGS", f'"{flag_str}"')],
+        libraries=["m", "pthread"],
+    )
+    cc = os.environ.get("CC", "cc")
+    info = {"cc": cc, "compiler": _compiler_version(cc), "cflags": flags,
+            "native": "-march=native" in flags, "sources": sources}
+    (PKG / "_buildinfo.json").write_text(json.dumps(info, indent=1) + "\n")
+    return ffi
+
+
+if __name__ == "__main__":
+    # In-place rebuild: compile into pylib/ so the editable install picks it up.
+    make_builder(absolute=True).compile(tmpdir=str(ROOT / "pylib"), verbose="-v" in sys.argv)
+else:
+    ffibuilder = make_builder()

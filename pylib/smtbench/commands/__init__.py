@@ -1,0 +1,1 @@
+"""Sub-command modules, discovered by smtbench.cli (each defines register(groups))."""

@@ -1,0 +1,60 @@
+"""Access to the compiled C kernels and the error-code → exception mapping."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+try:
+    from smtbench._native import ffi, lib  # type: ignore[attr-defined]
+except ImportError as exc:  # pragma: no cover - exercised only on a broken install
+    raise ImportError(
+        "smtbench's C extension is not built: run `pip install -e .` in the repository "
+        f"(or `python pylib/smtbench/_build.py`) ({exc})"
+    ) from exc
+
+
+class NativeError(RuntimeError):
+    """A C kernel returned an error code."""
+
+    def __init__(self, code: int, context: str):
+        self.code = code
+        super().__init__(f"{context}: {ffi.string(lib.sb_strerror(code)).decode()} (code {code})")
+
+
+class NativeValueError(NativeError, ValueError):
+    pass
+
+
+class NativeMemoryError(NativeError, MemoryError):
+    pass
+
+
+class NativeFormatError(NativeError, ValueError):
+    pass
+
+
+_BY_CODE: dict[int, type[NativeError]] = {
+    lib.SB_EINVAL: NativeValueError,
+    lib.SB_ENOMEM: NativeMemoryError,
+    lib.SB_EFULL: NativeValueError,
+    lib.SB_EFORMAT: NativeFormatError,
+}
+
+
+def check(code: int, context: str) -> None:
+    """Raise the exception for a non-zero status code from C."""
+    if code != lib.SB_OK:
+        raise _BY_CODE.get(code, NativeError)(code, context)
+
+
+def buildinfo() -> dict[str, Any]:
+    path = Path(__file__).with_name("_buildinfo.json")
+    info: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+    info["cflags_compiled"] = ffi.string(lib.sb_build_flags()).decode()
+    return info
+
+
+def as_ptr(ctype: str, array: Any) -> Any:
+    """A cffi pointer into a contiguous numpy array (no copy)."""
+    return ffi.cast(ctype, ffi.from_buffer(array))
