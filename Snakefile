@@ -1,0 +1,46 @@
+# smtbench: one command regenerates every table and figure.
+#   snakemake --profile workflow/profiles/default        (this 2-core machine, writes results/)
+#   snakemake --profile workflow/profiles/smoke          (CI: minutes, writes build/smoke/, checks regressions)
+#   snakemake --profile workflow/profiles/paper          (a big server: the papers' grids)
+#   snakemake --profile workflow/profiles/slurm          (the paper grid on a SLURM cluster)
+# Every rule calls the `smtbench` CLI with shell:; timing rules hold the global `bench` resource (1).
+from pathlib import Path
+
+from snakemake.utils import min_version, validate
+
+min_version("8.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+PROFILE = config["profile"]
+P = config["profiles"][PROFILE]  # this profile's sweep grids
+OUT = P["outdir"]
+ALL = []  # every rule file appends its final tables and figures here
+
+
+rule all:
+    input:
+        lambda wildcards: ALL + [f"{OUT}/README.md"],
+
+
+include: "workflow/rules/common.smk"
+
+
+for _smk in sorted(Path(workflow.basedir, "workflow/rules").glob("*.smk")):
+    if _smk.name != "common.smk":
+
+        include: str(_smk)
+
+
+# The results index comes last: it lists whatever the rule files above produce.
+rule results_index:
+    input:
+        lambda wildcards: ALL,
+    output:
+        f"{OUT}/README.md",
+    shell:
+        "smtbench report index --outdir {OUT} --profile {PROFILE} --out {output}"

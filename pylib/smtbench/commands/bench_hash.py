@@ -1,0 +1,39 @@
+"""`smtbench bench hash`: Mokry §3.1 — linear-probing lookups, plain vs. through a prefetch queue."""
+from __future__ import annotations
+
+import argparse
+
+from ..benchutil import parse_int_list
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    p = groups["bench"].add_parser(
+        "hash", help="hash-table lookups with and without a prefetch queue (Mokry §3.1, Table 3.2, Fig 3.2)")
+    p.add_argument("--table-mib", type=int, required=True, help="table size in MiB (16-byte entries)")
+    p.add_argument("--queue-sizes", default="0-16", help="e.g. 0-16 or 0,2,4,8 (0 = plain lookups)")
+    p.add_argument("--threads", default="1", help="comma list of thread counts, e.g. 1,2")
+    p.add_argument("--lookups", type=int, default=2_000_000, help="lookups per measurement (split over threads)")
+    p.add_argument("--mode", default="miss", help="hit, miss or hit,miss")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--load-factor", type=float, default=2 / 3)
+    p.add_argument("--sizing", choices=["pow2", "mod"], default="pow2")
+    p.add_argument("--burnin", type=int, default=4096, help="untimed lookups per thread first (Mokry: 4k)")
+    p.add_argument("--pin", action="store_true", help="pin thread i to CPU i")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--fill-threads", type=int, default=0, help="threads for filling (0 = all cores)")
+    p.add_argument("--out", help="write rows here (atomically) instead of stdout")
+    p.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..hashbench import HashSweep, run_sweep
+
+    sweep = HashSweep(
+        table_mib=args.table_mib, queue_sizes=parse_int_list(args.queue_sizes),
+        threads=parse_int_list(args.threads), lookups=args.lookups,
+        modes=[m.strip() for m in args.mode.split(",") if m.strip()], repeats=args.repeats,
+        load_factor=args.load_factor, sizing=args.sizing, burnin=args.burnin, pin=args.pin,
+        seed=args.seed, fill_threads=args.fill_threads)
+    run_sweep(sweep, out=args.out, progress=args.progress)
+    return 0
