@@ -20,6 +20,7 @@ PROFILE = config["profile"]
 P = config["profiles"][PROFILE]  # this profile's sweep grids
 OUT = P["outdir"]
 ALL = []  # every rule file appends its final tables and figures here
+METRICS = []  # ...and its regression metrics CSV (experiment,key,metric,value,kind) here
 
 
 rule all:
@@ -34,6 +35,24 @@ for _smk in sorted(Path(workflow.basedir, "workflow/rules").glob("*.smk")):
     if _smk.name != "common.smk":
 
         include: str(_smk)
+
+
+# CI regression check (profiles with a `regression` section, i.e. smoke): correctness metrics must
+# equal the committed baseline; speed-up drift beyond the tolerance is reported and plotted.
+if "regression" in P:
+    ALL.append(f"{OUT}/regression/regression.md")
+
+    rule regression:
+        input:
+            lambda wildcards: METRICS,
+        output:
+            f"{OUT}/regression/regression.md",
+        params:
+            baseline=P["regression"]["baseline"],
+            tol=P["regression"]["speedup_tolerance"],
+        shell:
+            "smtbench report regress --metrics {input} --baseline {params.baseline} "
+            "--tolerance {params.tol} --outdir {OUT}/regression"
 
 
 # The results index comes last: it lists whatever the rule files above produce.

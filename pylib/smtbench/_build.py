@@ -79,6 +79,11 @@ def make_builder(absolute: bool = False) -> FFI:
 
 if __name__ == "__main__":
     # In-place rebuild: compile into pylib/ so the editable install picks it up.
-    make_builder(absolute=True).compile(tmpdir=str(ROOT / "pylib"), verbose="-v" in sys.argv)
+    built = Path(make_builder(absolute=True).compile(tmpdir=str(ROOT / "pylib"), verbose="-v" in sys.argv))
+    # exactly one extension file may remain, or Python could import a stale one
+    for other in PKG.glob("_native*.so"):
+        if other.resolve() != built.resolve():
+            other.unlink()
+    print(built)
 else:
     ffibuilder = make_builder()

@@ -1,0 +1,38 @@
+"""The CLI: every group and command builds, machine facts are complete, bad input exits 2 with a message."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from smtbench.cli import build_parser, main
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "smtbench.cli", *args], capture_output=True, text=True)
+
+
+def test_parser_builds_with_all_command_modules():
+    parser = build_parser()
+    assert "bench" in parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+
+
+def test_machine_json(capsys):
+    assert main(["machine"]) == 0
+    facts = json.loads(capsys.readouterr().out)
+    for key in ("cpu", "cores", "caches", "memory_gib", "huge_pages", "loadavg", "compiler", "cflags",
+                "git_sha", "gpu"):
+        assert key in facts
+    assert facts["gpu"]["available"] or facts["gpu"]["reason"]
+
+
+def test_bench_hash_rows_and_errors(tmp_path):
+    out = tmp_path / "rows.jsonl"
+    r = run("bench", "hash", "--table-mib", "1", "--queue-sizes", "0,4", "--lookups", "5000", "--repeats", "1",
+            "--mode", "hit,miss", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 4 and {r["queue_size"] for r in rows} == {0, 4}
+    bad = run("bench", "hash", "--table-mib", "1", "--load-factor", "1.5", "--out", str(tmp_path / "x.jsonl"))
+    assert bad.returncode == 2 and "load factor" in bad.stderr
+    assert not (tmp_path / "x.jsonl").exists()

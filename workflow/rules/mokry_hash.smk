@@ -1,0 +1,44 @@
+# Mokry 2016 §3.1: hash-table lookups with a prefetch queue → Table 3.2, Fig 3.2.
+H = P["mokry_hash"]
+HASH_ROWS = expand(f"{OUT}/raw/mokry_hash/mib{{mib}}.jsonl", mib=H["table_mib"])
+
+ALL += [f"{OUT}/tables/mokry_table3_2.md", f"{OUT}/figures/mokry_fig3_2.png"]
+METRICS.append(f"{OUT}/metrics/mokry_hash.csv")
+
+
+rule hash_sweep:
+    """One table size: fill once, then every (mode, threads, queue size) point, repeats interleaved."""
+    input:
+        BUILD,
+    output:
+        f"{OUT}/raw/mokry_hash/mib{{mib}}.jsonl",
+    params:
+        q=H["queue_sizes"],
+        threads=",".join(map(str, H["threads"])),
+        modes=",".join(H["modes"]),
+        lookups=H["lookups"],
+        repeats=H["repeats"],
+        lf=H.get("load_factor", 0.6667),
+        sizing=H.get("sizing", "pow2"),
+    resources:
+        bench=1,
+        mem_mb=lambda wc: int(wc.mib) + 512,
+    log:
+        f"{OUT}/logs/mokry_hash/mib{{mib}}.log",
+    shell:
+        "smtbench bench hash --table-mib {wildcards.mib} --queue-sizes {params.q} --threads {params.threads} "
+        "--mode {params.modes} --lookups {params.lookups} --repeats {params.repeats} "
+        "--load-factor {params.lf} --sizing {params.sizing} --progress --out {output} 2> {log}"
+
+
+rule mokry_hash_report:
+    input:
+        HASH_ROWS,
+    output:
+        table=f"{OUT}/tables/mokry_table3_2.md",
+        csv=f"{OUT}/tables/mokry_table3_2.csv",
+        figure=f"{OUT}/figures/mokry_fig3_2.png",
+        metrics=f"{OUT}/metrics/mokry_hash.csv",
+    shell:
+        "smtbench report mokry-hash --rows {input} --table {OUT}/tables/mokry_table3_2 "
+        "--figure {output.figure} --metrics {output.metrics}"
