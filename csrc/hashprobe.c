@@ -239,6 +239,7 @@ typedef struct {
 } bench_job;
 
 static inline uint64_t query_key(const sb_hash_bench_args *a, uint64_t j) {
+    if (a->mode == SB_LOOKUP_LINE) return sb_mix64(a->query_seed + (j + 1) * GOLDEN); /* a bucket seed */
     if (a->mode == SB_LOOKUP_HIT) {
         uint64_t r = sb_mix64(a->query_seed + (j + 1) * GOLDEN);
         uint64_t idx = (uint64_t)(((unsigned __int128)r * a->filled) >> 64);
@@ -267,8 +268,18 @@ static void *bench_worker(void *arg) {
     const uint64_t *keys = job->keys;
 #define KEY_ARRAY(i) (keys[i])
 #define FOLD(idx, f, v_, s_) do { (void)(idx); checksum += (f) ? (v_) : (s_); found += (uint64_t)(f); } while (0)
-    if (pow2) RUN_BATCH(t, KEY_ARRAY, n, a->queue_size, 1, FOLD);
-    else RUN_BATCH(t, KEY_ARRAY, n, a->queue_size, 0, FOLD);
+    if (a->mode == SB_LOOKUP_LINE) {
+        /* independent random reads: the out-of-order core overlaps them by itself */
+        const entry_t *e = t->entries;
+        for (size_t i = 0; i < n; i++) {
+            checksum += e[(uint64_t)(((unsigned __int128)keys[i] * t->buckets) >> 64)].key;
+        }
+        found = n;
+    } else if (pow2) {
+        RUN_BATCH(t, KEY_ARRAY, n, a->queue_size, 1, FOLD);
+    } else {
+        RUN_BATCH(t, KEY_ARRAY, n, a->queue_size, 0, FOLD);
+    }
 #undef KEY_ARRAY
 #undef FOLD
     job->end_ns = sb_now_ns();
@@ -281,7 +292,8 @@ int sb_hash_bench(const sb_hash *t, const sb_hash_bench_args *a, sb_hash_bench_r
     memset(res, 0, sizeof(*res));
     if (a->queue_size < 0 || a->queue_size > SB_HASH_MAX_QUEUE) return SB_EINVAL;
     if (a->threads < 1 || a->threads > 1024) return SB_EINVAL;
-    if (a->mode != SB_LOOKUP_HIT && a->mode != SB_LOOKUP_MISS) return SB_EINVAL;
+    if (a->mode != SB_LOOKUP_HIT && a->mode != SB_LOOKUP_MISS && a->mode != SB_LOOKUP_LINE) return SB_EINVAL;
+    if (a->mode == SB_LOOKUP_LINE && a->queue_size != 0) return SB_EINVAL;
     if (a->lookups < (uint64_t)a->threads) return SB_EINVAL;
     if (a->mode == SB_LOOKUP_HIT && a->filled == 0) return SB_EINVAL;
     const int T = a->threads;
@@ -328,4 +340,28 @@ int sb_hash_bench(const sb_hash *t, const sb_hash_bench_args *a, sb_hash_bench_r
     free(jobs);
     free(tids);
     return rc;
+}
+
+int sb_hash_probe_stats(const sb_hash *t, const sb_hash_bench_args *a, double *mean_probes,
+                        double *mean_lines) {
+    if (a->mode != SB_LOOKUP_HIT && a->mode != SB_LOOKUP_MISS) return SB_EINVAL;
+    if (a->mode == SB_LOOKUP_HIT && a->filled == 0) return SB_EINVAL;
+    const int pow2 = t->sizing == SB_HASH_POW2;
+    const uint64_t n = a->lookups < 1000000 ? a->lookups : 1000000;
+    if (n == 0) return SB_EINVAL;
+    uint64_t probes = 0, lines = 0;
+    for (uint64_t j = 0; j < n; j++) {
+        uint64_t key = query_key(a, j), b = ideal(t, key, pow2), v, stop;
+        probe(t, key, b, &v, &stop);
+        uint64_t len = (stop >= b ? stop - b : stop + t->buckets - b) + 1;
+        uintptr_t first = (uintptr_t)&t->entries[b] >> 6;
+        uintptr_t last = (uintptr_t)&t->entries[(b + len - 1) % t->buckets] >> 6;
+        probes += len;
+        lines += stop >= b ? (uint64_t)(last - first + 1)
+                           : (uint64_t)(((uintptr_t)&t->entries[t->buckets - 1] >> 6) - first + 1) +
+                                 (uint64_t)(last - ((uintptr_t)t->entries >> 6) + 1);
+    }
+    *mean_probes = (double)probes / (double)n;
+    *mean_lines = (double)lines / (double)n;
+    return SB_OK;
 }

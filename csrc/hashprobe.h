@@ -12,7 +12,10 @@
 /* CFFI-BEGIN */
 typedef struct sb_hash sb_hash;
 enum { SB_HASH_POW2 = 0, SB_HASH_MOD = 1 };
-enum { SB_LOOKUP_HIT = 0, SB_LOOKUP_MISS = 1 };
+/* SB_LOOKUP_LINE is no hash lookup: one 8-byte read of a random bucket per query, independent of the
+ * others - the rate at which this machine serves random cache lines (its memory-level parallelism
+ * floor), for comparison with lookups that touch one or two lines each. */
+enum { SB_LOOKUP_HIT = 0, SB_LOOKUP_MISS = 1, SB_LOOKUP_LINE = 2 };
 enum { SB_HASH_MAX_QUEUE = 64 };
 
 /* Size a table: how many buckets fit in table_bytes, and how many entries at load_factor. */
@@ -55,6 +58,11 @@ typedef struct {
 } sb_hash_bench_result;
 
 int sb_hash_bench(const sb_hash *t, const sb_hash_bench_args *args, sb_hash_bench_result *res);
+
+/* Untimed: mean buckets probed and mean distinct 64-byte lines touched per query of the stream
+ * (the first min(lookups, 1M) queries; hit or miss mode). */
+int sb_hash_probe_stats(const sb_hash *t, const sb_hash_bench_args *args, double *mean_probes,
+                        double *mean_lines);
 /* CFFI-END */
 
 #endif

@@ -66,6 +66,10 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
     table, max_entries = ProbingHashTable.for_bytes(s.table_mib << 20, s.load_factor, s.sizing)  # type: ignore[arg-type]
     table.fill_random(max_entries, s.seed, s.fill_threads or (os.cpu_count() or 1))
     points = [(m, t, q) for m in s.modes for t in s.threads for q in s.queue_sizes]
+    # the machine's floor: independent random line reads over the same memory (no queue)
+    points += [("line", t, 0) for t in s.threads]
+    stats = {m: table.probe_stats(fill_seed=s.seed, filled=max_entries, query_seed=s.seed + 1000,
+                                  lookups=s.lookups, mode=m) for m in s.modes}  # type: ignore[arg-type]
     rows: list[dict] = []
     checksums: dict[str, set[int]] = {}
     with _output(out) as fh:
@@ -85,7 +89,9 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
                     sizing=s.sizing, huge_pages=table.huge_pages, mode=mode, threads=threads,
                     queue_size=q, lookups=s.lookups, repeat=rep, wall_ns=r.wall_ns,
                     ns_per_lookup=r.wall_ns / per_thread,
-                    mlookups_per_s=s.lookups / r.wall_ns * 1e3, checksum=str(r.checksum), found=r.found))
+                    mlookups_per_s=s.lookups / r.wall_ns * 1e3, checksum=str(r.checksum), found=r.found,
+                    mean_probes=stats[mode][0] if mode in stats else 1.0,
+                    mean_lines=stats[mode][1] if mode in stats else 1.0))
                 bar.update()
         bar.close()
         # The checksum folds every found value (or the bucket where a miss stopped): it must not

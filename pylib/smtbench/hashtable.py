@@ -10,10 +10,10 @@ from .native import as_ptr, check, ffi, lib
 from .resources import require_memory
 
 Sizing = Literal["pow2", "mod"]
-Mode = Literal["hit", "miss"]
+Mode = Literal["hit", "miss", "line"]
 MAX_QUEUE = int(lib.SB_HASH_MAX_QUEUE)
 _SIZING = {"pow2": lib.SB_HASH_POW2, "mod": lib.SB_HASH_MOD}
-_MODE = {"hit": lib.SB_LOOKUP_HIT, "miss": lib.SB_LOOKUP_MISS}
+_MODE = {"hit": lib.SB_LOOKUP_HIT, "miss": lib.SB_LOOKUP_MISS, "line": lib.SB_LOOKUP_LINE}
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,9 @@ class ProbingHashTable:
               queue_size: int, threads: int, burnin: int = 4096, pin: bool = False) -> BenchResult:
         _check_queue(queue_size)
         if mode not in _MODE:
-            raise ValueError(f"mode must be 'hit' or 'miss', got {mode!r}")
+            raise ValueError(f"mode must be 'hit', 'miss' or 'line', got {mode!r}")
+        if mode == "line" and queue_size:
+            raise ValueError("mode 'line' (random line reads) takes no prefetch queue")
         if threads < 1:
             raise ValueError(f"threads must be >= 1, got {threads}")
         if lookups < threads:
@@ -111,6 +113,16 @@ class ProbingHashTable:
         res = ffi.new("sb_hash_bench_result *")
         check(lib.sb_hash_bench(self._t, args, res), "hash bench")
         return BenchResult(int(res.wall_ns), int(res.max_thread_ns), int(res.checksum), int(res.found))
+
+
+    def probe_stats(self, *, fill_seed: int, filled: int, query_seed: int, lookups: int,
+                    mode: Mode) -> tuple[float, float]:
+        """(mean buckets probed, mean distinct cache lines touched) per query of the benchmark stream."""
+        args = ffi.new("sb_hash_bench_args *", {"fill_seed": fill_seed, "filled": filled,
+                                                "query_seed": query_seed, "lookups": lookups, "mode": _MODE[mode]})
+        probes, lines = ffi.new("double *"), ffi.new("double *")
+        check(lib.sb_hash_probe_stats(self._t, args, probes, lines), "hash probe stats")
+        return float(probes[0]), float(lines[0])
 
 
 def _check_queue(queue_size: int) -> None:

@@ -51,7 +51,9 @@ def _mokry_hash(args: argparse.Namespace) -> int:
         t = mh.table3_2(rows)
         write_table(t, args.table, "Mokry 2016 Table 3.2: best prefetch-queue speed-up per thread count",
                     notes=f"Ours: linear-probing table of {int(t.table_mib.iloc[0])} MiB (16-byte entries, load 2/3), "
-                          "min over repeats, speed-up = plain ns / best-queue ns from the same run. "
+                          "min over repeats, speed-up = plain ns / best-queue ns from the same run; lines_per_lookup = mean "
+                          "distinct 64-byte lines a lookup touches; line_floor_ns = independent random line reads over "
+                          "the same memory (this machine's memory-level-parallelism floor per line). "
                           "paper_*: the thesis' 137 GB table, misses (Mokry 2016, Table 3.2).")
     if args.figure:
         save_figure(mh.fig3_2(rows), args.figure)
