@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Build KenLM's lmplz (the reference estimator for tests/test_lm_estimate.py) from the PyPI sdist of
+# `kenlm` 0.3.0, into build/lmplz/ (gitignored). Nothing of KenLM is committed to this repository.
+# Idempotent: a second run only prints the binary path. Prints the path of the lmplz binary on stdout.
+#   bash tools/build_lmplz.sh            # -> build/lmplz/bin/lmplz
+# Env: LMPLZ_CACHE (default build/lmplz), LMPLZ_JOBS (default 2), LMPLZ_NO_APT=1 to skip apt-get.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${LMPLZ_CACHE:-$ROOT/build/lmplz}"
+JOBS="${LMPLZ_JOBS:-2}"
+VERSION=0.3.0
+BIN="$CACHE/bin/lmplz"
+log() { echo "build_lmplz: $*" >&2; }
+
+if [ -x "$BIN" ] && { "$BIN" --help 2>&1 || true; } | grep -q Kneser; then
+    echo "$BIN"; exit 0
+fi
+mkdir -p "$CACHE"
+
+# Debian build dependencies (boost program_options/system/thread/test, zlib, bz2, lzma).
+PKGS="libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev cmake g++ make"
+missing=""
+for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+    if [ "${LMPLZ_NO_APT:-0}" = 1 ] || ! command -v apt-get >/dev/null; then
+        log "missing Debian packages:$missing (install them, or unset LMPLZ_NO_APT)"; exit 1
+    fi
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    log "installing$missing"
+    $SUDO apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >&2
+fi
+
+# The sdist (downloaded once).
+SDIST="$(ls "$CACHE"/kenlm-$VERSION.tar.gz 2>/dev/null || true)"
+if [ -z "$SDIST" ]; then
+    log "downloading the kenlm==$VERSION sdist from PyPI"
+    python -m pip download --no-deps --no-binary :all: --no-build-isolation -d "$CACHE" "kenlm==$VERSION" >&2
+    SDIST="$CACHE/kenlm-$VERSION.tar.gz"
+fi
+SRC="$CACHE/kenlm-$VERSION"
+if [ ! -f "$SRC/CMakeLists.txt" ]; then
+    rm -rf "$SRC"; tar -xzf "$SDIST" -C "$CACHE"
+fi
+
+# Configure and build only the lmplz target.
+BLD="$CACHE/cmake-build"
+mkdir -p "$BLD"
+log "building lmplz (cmake, -j$JOBS)"
+cmake -S "$SRC" -B "$BLD" -DCMAKE_BUILD_TYPE=Release -DKENLM_MAX_ORDER=6 -DCOMPILE_TESTS=OFF >&2
+cmake --build "$BLD" --target lmplz -j "$JOBS" >&2
+mkdir -p "$CACHE/bin"
+cp "$(find "$BLD" -type f -name lmplz -perm -u+x | head -n1)" "$BIN.tmp"
+mv "$BIN.tmp" "$BIN"
+{ "$BIN" --help 2>&1 || true; } | grep -q Kneser || { log "built $BIN but it does not run"; exit 1; }
+echo "$BIN"
