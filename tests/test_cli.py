@@ -32,7 +32,17 @@ def test_bench_hash_rows_and_errors(tmp_path):
             "--mode", "hit,miss", "--out", str(out))
     assert r.returncode == 0, r.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(rows) == 4 and {r["queue_size"] for r in rows} == {0, 4}
+    # 2 modes x 2 queue sizes, plus the random-line floor row
+    assert len(rows) == 5 and {r["queue_size"] for r in rows} == {0, 4}
+    assert [r["mode"] for r in rows].count("line") == 1
     bad = run("bench", "hash", "--table-mib", "1", "--load-factor", "1.5", "--out", str(tmp_path / "x.jsonl"))
     assert bad.returncode == 2 and "load factor" in bad.stderr
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_guard_reports_a_kill(tmp_path):
+    r = run("guard", "--what", "a doomed step", "--", sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    assert r.returncode == 137
+    assert "a doomed step failed" in r.stderr and "out-of-memory" in r.stderr
+    ok = run("guard", "--what", "fine", "--", sys.executable, "-c", "pass")
+    assert ok.returncode == 0 and ok.stderr == ""
