@@ -1,0 +1,539 @@
+/* btree.c - see btree.h: construction of the breadth-first byte array and the CPU batch query. */
+#define _GNU_SOURCE
+#include "btree.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#define SB_BT_SIMD "avx2"
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#define SB_BT_SIMD "sse2"
+#else
+#define SB_BT_SIMD "scalar"
+#endif
+
+#define ROOT_ENTRY 12u        /* float prob, float backoff, uint32 child */
+#define MAX_MODEL_BYTES (1ULL << 34) /* relative offsets / 4 must fit in uint32 */
+#define PAD_BYTES 256u        /* SIMD loads may read a little past the last key */
+
+struct sb_btree {
+    uint8_t *data;
+    uint64_t bytes;
+    uint64_t alloc_bytes;
+    int order;
+    int K;
+    uint32_t vocab;
+    uint64_t trie_nodes[SB_BTREE_MAX_ORDER + 1];
+    uint64_t stumps[SB_BTREE_MAX_ORDER + 1];
+    uint64_t entries[SB_BTREE_MAX_ORDER + 1];
+    int max_depth[SB_BTREE_MAX_ORDER + 1];
+};
+
+const char *sb_btree_simd(void) { return SB_BT_SIMD; }
+
+/* ---------------------------------------------------------------- shape of a full B-tree */
+
+static inline uint64_t node_bytes(uint64_t c, uint32_t K, uint32_t vs) {
+    if (c < K) return c * (4u + vs);
+    return (uint64_t)(K - 1) * (4u + vs) + 4ull * K;
+}
+
+/* The number of keys in child j of a node holding c >= K keys (0 = no such child). */
+static inline uint64_t child_count(uint64_t c, uint32_t K, uint32_t j) {
+    if (c < 2ull * K) return j == K - 1 ? c - (K - 1) : 0;
+    uint64_t rest = c - (K - 1), b = rest / K, e = rest % K;
+    return b + (j < e ? 1 : 0);
+}
+
+static uint64_t tree_bytes(uint64_t c, uint32_t K, uint32_t vs) {
+    if (c == 0) return 0;
+    if (c < K) return node_bytes(c, K, vs);
+    uint64_t own = node_bytes(c, K, vs);
+    if (c < 2ull * K) return own + tree_bytes(c - (K - 1), K, vs);
+    uint64_t rest = c - (K - 1), b = rest / K, e = rest % K;
+    return own + e * tree_bytes(b + 1, K, vs) + (K - e) * tree_bytes(b, K, vs);
+}
+
+static int tree_depth(uint64_t c, uint32_t K) {
+    if (c == 0) return 0;
+    if (c < K) return 1;
+    if (c < 2ull * K) return 2;
+    uint64_t rest = c - (K - 1), b = rest / K, e = rest % K;
+    return 1 + tree_depth(e ? b + 1 : b, K);
+}
+
+/* ---------------------------------------------------------------- construction */
+
+typedef struct {
+    uint64_t lo;   /* first entry (global index into this order's table) */
+    uint64_t c;    /* keys in the subtree */
+    uint64_t off;  /* byte offset of the node */
+} bt_job;
+
+static inline void put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void put_f32(uint8_t *p, float v) { memcpy(p, &v, 4); }
+
+/* Write the B-tree of one trie node breadth-first at byte offset `base`. Entries lo..lo+c-1 of the
+ * order's table. child_abs[i] = absolute offset of entry i's child trie node (0 = none) or NULL. */
+static int write_tree(uint8_t *data, uint64_t base, uint64_t lo, uint64_t c, uint32_t K, uint32_t vs,
+                      const uint32_t *keys, const float *probs, const float *backoffs,
+                      const uint64_t *child_abs, bt_job *queue) {
+    size_t head = 0, tail = 0;
+    uint64_t cursor = base + node_bytes(c, K, vs);
+    queue[tail++] = (bt_job){lo, c, base};
+    while (head < tail) {
+        bt_job job = queue[head++];
+        uint8_t *p = data + job.off;
+        uint32_t nk = job.c < K ? (uint32_t)job.c : K - 1;
+        int internal = job.c >= K;
+        uint8_t *vals = p + 4ull * nk + (internal ? 4ull * K : 0);
+        uint64_t key_idx[SB_BTREE_MAX_K];
+        if (!internal) {
+            for (uint32_t j = 0; j < nk; j++) key_idx[j] = job.lo + j;
+        } else {
+            uint64_t pos = job.lo;
+            uint8_t *children = p + 4ull * nk;
+            for (uint32_t j = 0; j < K; j++) {
+                uint64_t cc = child_count(job.c, K, j);
+                if (job.c < 2ull * K) {
+                    /* K-1 keys, then one leaf child with the rest (paper 4.1) */
+                    if (j < K - 1) key_idx[j] = job.lo + j;
+                    if (j == K - 1) pos = job.lo + (K - 1);
+                }
+                if (cc) {
+                    uint64_t rel = (cursor - job.off) / 4;
+                    put_u32(children + 4ull * j, (uint32_t)rel);
+                    queue[tail++] = (bt_job){pos, cc, cursor};
+                    cursor += node_bytes(cc, K, vs);
+                    pos += cc;
+                } else {
+                    put_u32(children + 4ull * j, 0);
+                }
+                if (job.c >= 2ull * K && j < K - 1) key_idx[j] = pos++;
+            }
+        }
+        for (uint32_t j = 0; j < nk; j++) {
+            uint64_t i = key_idx[j];
+            put_u32(p + 4ull * j, keys[i]);
+            uint8_t *v = vals + (uint64_t)vs * j;
+            put_f32(v, probs[i]);
+            if (vs == 12) {
+                put_f32(v + 4, backoffs[i]);
+                uint64_t ch = child_abs ? child_abs[i] : 0;
+                put_u32(v + 8, ch ? (uint32_t)((ch - job.off) / 4) : 0);
+            }
+        }
+    }
+    return cursor == base + tree_bytes(c, K, vs) ? SB_OK : SB_EFORMAT;
+}
+
+int sb_btree_build(int order, int K, const uint64_t *counts, const float *uni_probs,
+                   const float *uni_backoffs, const uint32_t *parents, const uint32_t *keys,
+                   const float *probs, const float *backoffs, sb_btree **out) {
+    if (!out || !counts || !uni_probs || !uni_backoffs) return SB_EINVAL;
+    *out = NULL;
+    if (order < 1 || order > SB_BTREE_MAX_ORDER) return SB_EINVAL;
+    if (K < SB_BTREE_MIN_K || K > SB_BTREE_MAX_K) return SB_EINVAL;
+    if (counts[0] == 0 || counts[0] >= (1ull << 31)) return SB_EINVAL;
+    uint64_t total_hi = 0;
+    for (int n = 2; n <= order; n++) total_hi += counts[n - 1];
+    if (total_hi && (!parents || !keys || !probs || !backoffs)) return SB_EINVAL;
+    const uint32_t uK = (uint32_t)K;
+    const uint32_t vocab = (uint32_t)counts[0];
+
+    sb_btree *t = calloc(1, sizeof(*t));
+    if (!t) return SB_ENOMEM;
+    t->order = order;
+    t->K = K;
+    t->vocab = vocab;
+    t->entries[1] = vocab;
+
+    int rc = SB_OK;
+    /* child_abs[n] for n = 1..order-1: absolute offset of each entry's child trie node */
+    uint64_t *child_abs[SB_BTREE_MAX_ORDER + 1] = {0};
+    bt_job *queue = NULL;
+    uint64_t max_group = 0;
+
+    /* pass 1: validate, lay out every trie node (level by level, in parent order) */
+    uint64_t cursor = (uint64_t)vocab * ROOT_ENTRY;
+    uint64_t start = 0; /* first entry of order n in the concatenated arrays */
+    for (int n = 2; n <= order && rc == SB_OK; n++) {
+        uint64_t cnt = counts[n - 1], prev = counts[n - 2];
+        uint32_t vs = n < order ? 12u : 4u;
+        child_abs[n - 1] = calloc(prev ? prev : 1, sizeof(uint64_t));
+        if (!child_abs[n - 1]) { rc = SB_ENOMEM; break; }
+        t->entries[n] = cnt;
+        uint64_t i = 0;
+        while (i < cnt) {
+            uint32_t par = parents[start + i];
+            if (par >= prev) { rc = SB_EFORMAT; break; }
+            uint64_t j = i;
+            while (j < cnt && parents[start + j] == par) {
+                if (keys[start + j] >= vocab) { rc = SB_EFORMAT; break; }
+                if (j > i && keys[start + j] <= keys[start + j - 1]) { rc = SB_EINVAL; break; }
+                j++;
+            }
+            if (rc != SB_OK) break;
+            if (j < cnt && parents[start + j] < par) { rc = SB_EINVAL; break; }
+            uint64_t c = j - i;
+            child_abs[n - 1][par] = cursor;
+            cursor += 4 + tree_bytes(c, uK, vs);
+            if (cursor >= MAX_MODEL_BYTES) { rc = SB_EUNSUPPORTED; break; }
+            if (c > max_group) max_group = c;
+            t->trie_nodes[n]++;
+            if (c < uK) t->stumps[n]++;
+            int d = tree_depth(c, uK);
+            if (d > t->max_depth[n]) t->max_depth[n] = d;
+            i = j;
+        }
+        start += cnt;
+    }
+    if (rc == SB_OK) {
+        t->bytes = cursor;
+        t->alloc_bytes = cursor + PAD_BYTES;
+        int huge = 0;
+        t->data = sb_huge_alloc(t->alloc_bytes, &huge);
+        queue = malloc((max_group + 1) * sizeof(*queue));
+        if (!t->data || !queue) rc = SB_ENOMEM;
+    }
+    if (rc == SB_OK) {
+        /* pass 2: write. Root: direct-indexed unigrams, child offsets relative to the root (offset 0). */
+        for (uint32_t w = 0; w < vocab; w++) {
+            uint8_t *e = t->data + (uint64_t)w * ROOT_ENTRY;
+            put_f32(e, uni_probs[w]);
+            put_f32(e + 4, uni_backoffs[w]);
+            uint64_t ch = order > 1 ? child_abs[1][w] : 0;
+            put_u32(e + 8, (uint32_t)(ch / 4));
+        }
+        start = 0;
+        for (int n = 2; n <= order && rc == SB_OK; n++) {
+            uint64_t cnt = counts[n - 1];
+            uint32_t vs = n < order ? 12u : 4u;
+            const uint64_t *kids = n < order ? child_abs[n] : NULL;
+            uint64_t i = 0;
+            while (i < cnt && rc == SB_OK) {
+                uint32_t par = parents[start + i];
+                uint64_t j = i;
+                while (j < cnt && parents[start + j] == par) j++;
+                uint64_t off = child_abs[n - 1][par];
+                put_u32(t->data + off, (uint32_t)(j - i));
+                /* kids is indexed by the global rank within order n: shift the base pointers */
+                rc = write_tree(t->data, off + 4, i, j - i, uK, vs, keys + start, probs + start,
+                                backoffs + start, kids, queue);
+                i = j;
+            }
+            start += cnt;
+        }
+    }
+    for (int n = 0; n <= SB_BTREE_MAX_ORDER; n++) free(child_abs[n]);
+    free(queue);
+    if (rc != SB_OK) {
+        sb_btree_free(t);
+        return rc;
+    }
+    *out = t;
+    return SB_OK;
+}
+
+void sb_btree_free(sb_btree *t) {
+    if (!t) return;
+    sb_huge_free(t->data, t->alloc_bytes);
+    free(t);
+}
+
+uint64_t sb_btree_bytes(const sb_btree *t) { return t->bytes; }
+int sb_btree_order(const sb_btree *t) { return t->order; }
+int sb_btree_node_size(const sb_btree *t) { return t->K; }
+uint32_t sb_btree_vocab(const sb_btree *t) { return t->vocab; }
+const uint8_t *sb_btree_data(const sb_btree *t) { return t->data; }
+
+int sb_btree_stats(const sb_btree *t, int n, uint64_t *trie_nodes, uint64_t *stumps, int *max_depth,
+                   uint64_t *entries) {
+    if (!t || n < 1 || n > t->order) return SB_EINVAL;
+    if (trie_nodes) *trie_nodes = n == 1 ? 1 : t->trie_nodes[n];
+    if (stumps) *stumps = n == 1 ? 0 : t->stumps[n];
+    if (max_depth) *max_depth = n == 1 ? 0 : t->max_depth[n];
+    if (entries) *entries = t->entries[n];
+    return SB_OK;
+}
+
+/* ---------------------------------------------------------------- query */
+
+static inline uint32_t get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline float get_f32(const uint8_t *p) { float v; memcpy(&v, p, 4); return v; }
+
+/* How many of the nk sorted keys are < key (K-ary search: all compares of a node at once).
+ * Word ids are < 2^31, so signed SIMD compares are exact. */
+static inline uint32_t count_less(const uint8_t *p, uint32_t nk, uint32_t key) {
+#if defined(__AVX2__)
+    const __m256i kv = _mm256_set1_epi32((int)key);
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < nk; i += 8) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + 4ull * i));
+        unsigned m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(kv, x)));
+        if (nk - i < 8) m &= (1u << (nk - i)) - 1u;
+        j += (uint32_t)__builtin_popcount(m);
+        if (m != 0xFFu) break;
+    }
+    return j;
+#elif defined(__SSE2__)
+    const __m128i kv = _mm_set1_epi32((int)key);
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < nk; i += 4) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 4ull * i));
+        unsigned m = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(kv, x)));
+        if (nk - i < 4) m &= (1u << (nk - i)) - 1u;
+        j += (uint32_t)__builtin_popcount(m);
+        if (m != 0xFu) break;
+    }
+    return j;
+#else
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < nk; i++) j += get_u32(p + 4ull * i) < key;
+    return j;
+#endif
+}
+
+enum { ST_FOUND = 1, ST_MISS = 0, ST_DESCEND = 2 };
+
+/* One B-tree node of the subtree (node, count). Found: *val = the entry's value. Descend: node/count move. */
+static inline int node_step(const uint8_t *base, uint32_t K, uint32_t vs, uint64_t *node, uint64_t *count,
+                            uint32_t key, const uint8_t **val) {
+    const uint8_t *p = base + *node;
+    uint64_t c = *count;
+    if (c < K) {
+        uint32_t nk = (uint32_t)c;
+        uint32_t j = count_less(p, nk, key);
+        if (j < nk && get_u32(p + 4ull * j) == key) { *val = p + 4ull * nk + (uint64_t)vs * j; return ST_FOUND; }
+        return ST_MISS;
+    }
+    uint32_t nk = K - 1;
+    uint32_t j = count_less(p, nk, key);
+    if (j < nk && get_u32(p + 4ull * j) == key) {
+        *val = p + 4ull * nk + 4ull * K + (uint64_t)vs * j;
+        return ST_FOUND;
+    }
+    uint32_t rel = get_u32(p + 4ull * nk + 4ull * j);
+    if (!rel) return ST_MISS;
+    *count = child_count(c, K, j);
+    *node += 4ull * rel;
+    return ST_DESCEND;
+}
+
+typedef struct {
+    const uint32_t *q;
+    uint64_t idx;
+    uint64_t node;   /* byte offset: of a trie node's header when count == 0, else of a B-tree node */
+    uint64_t count;
+    float prob, bo;
+    int m;           /* context words */
+    int d;           /* context word being searched */
+    int len;         /* matched n-gram length */
+    int phase;       /* 0 = longest match, 1 = back-offs */
+} bt_query;
+
+typedef struct {
+    const uint8_t *base;
+    uint32_t K, N, vocab;
+} bt_ctx;
+
+/* Back-off phase start: charge b(c1) if needed, descend into c1's children. Returns 1 when done. */
+static inline int begin_backoff(const bt_ctx *cx, bt_query *s) {
+    if (s->len == s->m + 1) return 1;
+    const uint8_t *e = cx->base + (uint64_t)s->q[1] * ROOT_ENTRY;
+    if (s->len <= 1) s->bo += get_f32(e + 4);
+    uint32_t ch = get_u32(e + 8);
+    if (s->m < 2 || !ch) return 1;
+    s->node = 4ull * ch;
+    s->count = 0;
+    s->d = 2;
+    s->phase = 1;
+    return 0;
+}
+
+/* Start a query. Returns 1 when already done, 0 to continue, -1 on a bad word id. */
+static inline int q_start(const bt_ctx *cx, bt_query *s, const uint32_t *q, uint64_t idx) {
+    s->q = q;
+    s->idx = idx;
+    int m = 0;
+    while (m + 1 < (int)cx->N && q[m + 1] != SB_BTREE_NONE) {
+        if (q[m + 1] >= cx->vocab) return -1;
+        m++;
+    }
+    if (q[0] >= cx->vocab) return -1;
+    s->m = m;
+    s->bo = 0.0f;
+    s->len = 1;
+    s->phase = 0;
+    const uint8_t *e = cx->base + (uint64_t)q[0] * ROOT_ENTRY;
+    s->prob = get_f32(e);
+    uint32_t ch = get_u32(e + 8);
+    if (m >= 1 && ch) {
+        s->node = 4ull * ch;
+        s->count = 0;
+        s->d = 1;
+        return 0;
+    }
+    return begin_backoff(cx, s);
+}
+
+/* One node visit. Returns 1 when the query is done. */
+static inline int q_step(const bt_ctx *cx, bt_query *s) {
+    if (s->count == 0) {
+        s->count = get_u32(cx->base + s->node);
+        s->node += 4;
+    }
+    const uint8_t *val;
+    uint32_t vs = (s->phase == 0 && (uint32_t)s->d + 1 >= cx->N) ? 4u : 12u;
+    uint64_t here = s->node;
+    int r = node_step(cx->base, cx->K, vs, &s->node, &s->count, s->q[s->d], &val);
+    if (r == ST_DESCEND) return 0;
+    if (s->phase == 0) {
+        if (r == ST_MISS) return begin_backoff(cx, s);
+        s->prob = get_f32(val);
+        s->len = s->d + 1;
+        if (vs == 12 && s->d < s->m) {
+            uint32_t ch = get_u32(val + 8);
+            if (ch) {
+                s->node = here + 4ull * ch;
+                s->count = 0;
+                s->d++;
+                return 0;
+            }
+        }
+        return begin_backoff(cx, s);
+    }
+    if (r == ST_MISS) return 1;
+    if (s->d >= s->len) s->bo += get_f32(val + 4);
+    if (s->d < s->m) {
+        uint32_t ch = get_u32(val + 8);
+        if (ch) {
+            s->node = here + 4ull * ch;
+            s->count = 0;
+            s->d++;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static inline void q_prefetch(const bt_ctx *cx, const bt_query *s) {
+    const uint8_t *p = cx->base + s->node;
+    SB_PREFETCH(p);
+    SB_PREFETCH(p + 64);
+    if (cx->K > 16) {
+        SB_PREFETCH(p + 128);
+        SB_PREFETCH(p + 192);
+    }
+}
+
+typedef struct {
+    const bt_ctx *cx;
+    const uint32_t *queries;
+    uint64_t lo, hi;
+    int interleave;
+    float *out_prob;
+    uint8_t *out_len;
+    int rc;
+} bt_job_q;
+
+static inline void q_finish(bt_job_q *job, const bt_query *s) {
+    job->out_prob[s->idx] = s->prob + s->bo;
+    if (job->out_len) job->out_len[s->idx] = (uint8_t)s->len;
+}
+
+static void run_range(bt_job_q *job) {
+    const bt_ctx *cx = job->cx;
+    const uint64_t N = cx->N;
+    if (job->interleave <= 1) {
+        bt_query s;
+        for (uint64_t i = job->lo; i < job->hi; i++) {
+            int r = q_start(cx, &s, job->queries + i * N, i);
+            if (r < 0) { job->rc = SB_EINVAL; return; }
+            while (!r) r = q_step(cx, &s);
+            q_finish(job, &s);
+        }
+        return;
+    }
+    bt_query slots[SB_BTREE_MAX_INTERLEAVE];
+    int active[SB_BTREE_MAX_INTERLEAVE];
+    int G = job->interleave;
+    uint64_t next = job->lo;
+    int live = 0;
+    for (int g = 0; g < G; g++) {
+        active[g] = 0;
+        while (next < job->hi) {
+            int r = q_start(cx, &slots[g], job->queries + next * N, next);
+            next++;
+            if (r < 0) { job->rc = SB_EINVAL; return; }
+            if (r) { q_finish(job, &slots[g]); continue; }
+            q_prefetch(cx, &slots[g]);
+            active[g] = 1;
+            live++;
+            break;
+        }
+    }
+    while (live) {
+        for (int g = 0; g < G; g++) {
+            if (!active[g]) continue;
+            if (!q_step(cx, &slots[g])) {
+                q_prefetch(cx, &slots[g]);
+                continue;
+            }
+            q_finish(job, &slots[g]);
+            active[g] = 0;
+            live--;
+            while (next < job->hi) {
+                int r = q_start(cx, &slots[g], job->queries + next * N, next);
+                next++;
+                if (r < 0) { job->rc = SB_EINVAL; return; }
+                if (r) { q_finish(job, &slots[g]); continue; }
+                q_prefetch(cx, &slots[g]);
+                active[g] = 1;
+                live++;
+                break;
+            }
+        }
+    }
+}
+
+static void *query_worker(void *arg) {
+    run_range((bt_job_q *)arg);
+    return NULL;
+}
+
+int sb_btree_query(const sb_btree *t, const uint32_t *queries, uint64_t n, int interleave, int threads,
+                   float *out_prob, uint8_t *out_len) {
+    if (!t || !queries || !out_prob) return SB_EINVAL;
+    if (n == 0) return SB_EINVAL;
+    if (interleave < 0 || interleave > SB_BTREE_MAX_INTERLEAVE) return SB_EINVAL;
+    if (threads < 1 || threads > 1024) return SB_EINVAL;
+    bt_ctx cx = {t->data, (uint32_t)t->K, (uint32_t)t->order, t->vocab};
+    if ((uint64_t)threads > n) threads = (int)n;
+    if (threads == 1) {
+        bt_job_q job = {&cx, queries, 0, n, interleave, out_prob, out_len, SB_OK};
+        run_range(&job);
+        return job.rc;
+    }
+    bt_job_q *jobs = calloc((size_t)threads, sizeof(*jobs));
+    pthread_t *tids = calloc((size_t)threads, sizeof(*tids));
+    if (!jobs || !tids) { free(jobs); free(tids); return SB_ENOMEM; }
+    int rc = SB_OK, started = 0;
+    for (int i = 0; i < threads; i++) {
+        jobs[i] = (bt_job_q){&cx, queries, n * (uint64_t)i / (uint64_t)threads,
+                             n * (uint64_t)(i + 1) / (uint64_t)threads, interleave, out_prob, out_len, SB_OK};
+        if (pthread_create(&tids[i], NULL, query_worker, &jobs[i]) != 0) { rc = SB_ETHREAD; break; }
+        started++;
+    }
+    for (int i = 0; i < started; i++) {
+        pthread_join(tids[i], NULL);
+        if (jobs[i].rc != SB_OK && rc == SB_OK) rc = jobs[i].rc;
+    }
+    free(jobs);
+    free(tids);
+    return rc;
+}
