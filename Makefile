@@ -19,8 +19,12 @@ setup: $(BIN)/smtbench
 reproduce: setup
 	$(BIN)/snakemake --profile workflow/profiles/$(PROFILE)
 
+# KenLM's lmplz, built from the PyPI sdist into build/lmplz (the live reference for our estimator).
+lmplz: setup
+	bash tools/build_lmplz.sh > /dev/null
+
 # Unit tests (correctness), then the smoke sweep with its regression check against the baseline.
-test: setup
+test: setup lmplz
 	$(BIN)/python -m pytest -q
 	$(BIN)/snakemake --profile workflow/profiles/smoke
 
