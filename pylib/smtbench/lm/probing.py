@@ -1,0 +1,151 @@
+"""The probing-hash LM (csrc/lmprobe.c): KenLM's query semantics, scored sequentially or through
+Mokry's automaton queue (§3.2). Backends ``sequential`` and ``automaton`` are registered in
+:mod:`smtbench.lm.backends`."""
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+import numpy as np
+
+from ..native import NativeError, as_ptr, check, ffi, lib
+from ..resources import require_memory
+from . import backends
+from .arpa import ArpaFormatError, ArpaModel, read_arpa
+from .backends import SENTENCE_MARK, EncodedText, StreamScores
+
+MAX_QUEUE = int(lib.SB_LM_MAX_QUEUE)
+MAX_ORDER = int(lib.SB_LM_MAX_ORDER)
+
+
+class ProbingLM:
+    """Build from an :class:`ArpaModel` (or a path). ``multiplier`` = buckets per entry (KenLM's
+    probing default 1.5); grown automatically if KenLM-style blanks for missing suffixes overflow."""
+
+    def __init__(self, model: ArpaModel | str | os.PathLike[str], multiplier: float = 1.5,
+                 source: str | None = None):
+        if not isinstance(model, ArpaModel):
+            source = os.fspath(model)
+            model = read_arpa(model)
+        self.model = model
+        self.source = source or "<model>"
+        if not 1 <= model.order <= MAX_ORDER:
+            raise ValueError(f"{self.source}: order {model.order} is outside 1..{MAX_ORDER}")
+        self.bos, self.eos, self.unk = backends.specials(model)
+        counts = ffi.new("uint64_t[]", [len(t) for t in model.ngrams])
+        while True:
+            need = int(lib.sb_lm_plan_bytes(model.order, counts, multiplier))
+            require_memory(need, f"a probing LM of {sum(model.counts)} n-grams ({self.source})")
+            out = ffi.new("sb_lm **")
+            check(lib.sb_lm_new(model.order, counts, multiplier, out), "probing LM")
+            m = ffi.gc(out[0], lib.sb_lm_free)
+            rc = self._load(m)
+            if rc == lib.SB_EFULL:
+                multiplier *= 1.5
+                continue
+            break
+        check(lib.sb_lm_set_specials(m, self.bos, self.eos, self.unk), "probing LM specials")
+        self._m = m
+        self.multiplier = multiplier
+
+    def _load(self, m) -> int:
+        bad = ffi.new("uint64_t *")
+        for n, t in enumerate(self.model.ngrams, 1):
+            ids = np.ascontiguousarray(t.ids, dtype=np.uint32)
+            prob = np.ascontiguousarray(t.logprob, dtype=np.float32)
+            bo = np.ascontiguousarray(t.backoff, dtype=np.float32)
+            rc = lib.sb_lm_load_order(m, n, as_ptr("uint32_t *", ids), as_ptr("float *", prob),
+                                      as_ptr("float *", bo), len(t), bad)
+            if rc == lib.SB_EFULL:
+                return rc
+            if rc in (lib.SB_ENOTFOUND, lib.SB_EFORMAT):
+                words = " ".join(self.model.vocab[w] for w in t.ids[int(bad[0])])
+                what = (f"the context of the {n}-gram '{words}' is not a {n - 1}-gram "
+                        "(KenLM refuses such models too)" if rc == lib.SB_ENOTFOUND
+                        else f"the {n}-gram '{words}' collides with another one")
+                raise ArpaFormatError(f"{self.source}: {what}")
+            check(rc, f"loading the {n}-grams")
+        return 0
+
+    @property
+    def order(self) -> int:
+        return self.model.order
+
+    @property
+    def nbytes(self) -> int:
+        return int(lib.sb_lm_bytes(self._m))
+
+    @property
+    def blanks(self) -> int:
+        return int(lib.sb_lm_blanks(self._m))
+
+    @property
+    def huge_pages(self) -> bool:
+        return bool(lib.sb_lm_uses_huge_pages(self._m))
+
+    def encode(self, lines: Sequence[str]) -> EncodedText:
+        return backends.encode_lines(self.model, lines)
+
+    def score_stream(self, tokens: np.ndarray, queue_size: int = 0) -> StreamScores:
+        """Score a token stream (backends.encode_lines); queue_size 0 = sequential."""
+        if not 0 <= queue_size <= MAX_QUEUE:
+            raise ValueError(f"queue size must be in 0..{MAX_QUEUE}, got {queue_size}")
+        tok = np.ascontiguousarray(tokens, dtype=np.uint32)
+        nq = int(np.count_nonzero((tok & np.uint32(SENTENCE_MARK)) == 0))
+        probs = np.empty(nq, dtype=np.float32)
+        lens = np.empty(nq, dtype=np.uint8)
+        s = ffi.new("double *")
+        q = ffi.new("uint64_t *")
+        ns = ffi.new("uint64_t *")
+        rc = lib.sb_lm_score_stream(self._m, as_ptr("uint32_t *", tok), len(tok), queue_size,
+                                    as_ptr("float *", probs), as_ptr("uint8_t *", lens), s, q, ns)
+        if rc == lib.SB_EINVAL:
+            raise ValueError("token stream must start with a sentence mark and hold only ids of this model")
+        check(rc, "probing LM scoring")
+        if int(q[0]) != nq:
+            raise NativeError(lib.SB_EINVAL, "probing LM scoring: query count mismatch")
+        return StreamScores(probs, lens, float(s[0]), int(ns[0]))
+
+    def score_sentence(self, words: Sequence[str] | str, queue_size: int = 0) -> list[tuple[float, int]]:
+        """Per-word (log10 p, matched length) for ``words`` and the final ``</s>``, from ``<s>``."""
+        if isinstance(words, str):
+            words = words.split()
+        enc = backends.encode_lines(self.model, [" ".join(words)])
+        r = self.score_stream(enc.tokens, queue_size)
+        return [(float(p), int(n)) for p, n in zip(r.logprob.tolist(), r.length.tolist())]
+
+    def score_corpus(self, ids: np.ndarray | EncodedText, backend: str = "sequential",
+                     queue_size: int = 0) -> StreamScores:
+        tokens = ids.tokens if isinstance(ids, EncodedText) else ids
+        if backend == "sequential":
+            return self.score_stream(tokens, 0)
+        if backend == "automaton":
+            return self.score_stream(tokens, queue_size or 8)
+        raise ValueError(f"ProbingLM has backends 'sequential' and 'automaton', not {backend!r}")
+
+
+class _ProbingScorer:
+    def __init__(self, lm: ProbingLM, name: str, queue_size: int):
+        self.lm, self.name, self.queue_size = lm, name, queue_size
+
+    @property
+    def nbytes(self) -> int:
+        return self.lm.nbytes
+
+    def score_stream(self, tokens: np.ndarray) -> StreamScores:
+        return self.lm.score_stream(tokens, self.queue_size)
+
+
+def _sequential(model: ArpaModel, *, queue_size: int = 0, lm: ProbingLM | None = None, **_: object):
+    return _ProbingScorer(lm or ProbingLM(model), "sequential", 0)
+
+
+def _automaton(model: ArpaModel, *, queue_size: int = 8, lm: ProbingLM | None = None, **_: object):
+    q = queue_size or 8
+    if not 1 <= q <= MAX_QUEUE:
+        raise ValueError(f"--queue-size must be in 1..{MAX_QUEUE} for the automaton backend, got {q}")
+    return _ProbingScorer(lm or ProbingLM(model), "automaton", q)
+
+
+backends.register("sequential", _sequential)
+backends.register("automaton", _automaton)
