@@ -6,14 +6,19 @@ n-grams in C with a memory budget, and writes the ARPA atomically (``.gz`` aware
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from array import array
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import IO, Iterator
 
 import numpy as np
 
@@ -62,6 +67,39 @@ def chunk_tokens_for(order: int, memory: int) -> int:
     """Tokens per counting chunk: the chunk's records and their sort buffer take about half the budget."""
     per_token = 2 * (order + 1) * 4 + 8
     return max(1 << 16, int(memory * 0.5) // per_token)
+
+
+@contextlib.contextmanager
+def fast_atomic_out(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
+    """Binary output that appears whole or not at all. ``.gz`` goes through an external ``gzip -1`` (a second
+    core compresses while we format; level 1 because ARPA files here reach gigabytes); other names, or no
+    gzip binary, fall back to ``ioutil.atomic_open``."""
+    target = Path(path)
+    gz = shutil.which("gzip")
+    if target.suffix != ".gz" or gz is None:
+        with atomic_open(target, "wb") as fh:
+            yield fh
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    proc = None
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            proc = subprocess.Popen([gz, "-1", "-c", "-n"], stdin=subprocess.PIPE, stdout=raw)
+            try:
+                yield proc.stdin
+            finally:
+                proc.stdin.close()
+                rc = proc.wait()
+            if rc != 0:
+                raise OSError(f"{target}: gzip exited with status {rc}")
+        os.replace(tmp, target)
+    except BaseException:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _progress(total: int | None, desc: str, enabled: bool, unit: str = "it"):
@@ -212,7 +250,7 @@ def write_arpa_from_kn(kn, order: int, vocab: list[str], counts: list[int], arpa
     written = ffi.new("size_t *")
     nxt = ffi.new("uint64_t *")
     offp = as_ptr("uint64_t *", off)
-    with atomic_open(arpa, "wb") as fh, _progress(sum(counts), "lm estimate: writing ARPA", progress) as bar:
+    with fast_atomic_out(arpa) as fh, _progress(sum(counts), "lm estimate: writing ARPA", progress) as bar:
         head = []
         if header_comment:
             head += [f"# {line}" for line in header_comment.splitlines()] + [""]
@@ -229,3 +267,21 @@ def write_arpa_from_kn(kn, order: int, vocab: list[str], counts: list[int], arpa
                 start = int(nxt[0])
             fh.write(b"\n")
         fh.write(b"\\end\\\n")
+
+
+def synthetic_label(text: str | os.PathLike[str], source: str | None = None) -> dict:
+    """{'synthetic': bool, 'synthetic_source': ..., 'comment': ...} from --synthetic-source or <text>.json."""
+    side = Path(str(text) + ".json")
+    meta = {}
+    if side.is_file():
+        try:
+            meta = json.loads(side.read_text())
+        except ValueError:
+            meta = {}
+    if source is None and meta.get("synthetic"):
+        source = meta.get("source_arpa", "unknown")
+    if source is None:
+        return {"synthetic": False, "synthetic_source": None, "comment": ""}
+    comment = (f"SYNTHETIC model: estimated on text sampled from {source}"
+               + (f" (seed {meta['seed']}, {meta['words']} words)" if "seed" in meta else ""))
+    return {"synthetic": True, "synthetic_source": source, "comment": comment}
