@@ -1,0 +1,178 @@
+/* phrase_dict.c - see phrase_dict.h. */
+#include "phrase_dict.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NSHARD 64
+#define SHARD_BITS 6
+#define BLOCK (256u << 10)
+
+typedef struct {
+    pthread_mutex_t mu;
+    uint32_t *slots;          /* local index + 1; 0 = empty */
+    uint64_t mask;
+    uint64_t *hash;
+    char **str;
+    uint32_t n, cap;
+    char *blk; size_t blk_used, blk_cap;
+    char **blocks; size_t nblocks, capblocks;
+    uint64_t bytes;
+} shard;
+
+struct sb_dict { shard sh[NSHARD]; };
+
+static inline uint64_t hash_bytes(const char *s, size_t len) {
+    uint64_t h = 0x243F6A8885A308D3ULL ^ len;
+    while (len >= 8) {
+        uint64_t x;
+        memcpy(&x, s, 8);
+        h = sb_mix64(h ^ x);
+        s += 8; len -= 8;
+    }
+    uint64_t x = 0;
+    memcpy(&x, s, len);
+    return sb_mix64(h ^ x ^ 0x9E3779B97F4A7C15ULL);
+}
+
+int sb_dict_create(sb_dict **out) {
+    sb_dict *d = calloc(1, sizeof(*d));
+    if (!d) return SB_ENOMEM;
+    for (int i = 0; i < NSHARD; i++) pthread_mutex_init(&d->sh[i].mu, NULL);
+    *out = d;
+    return SB_OK;
+}
+
+void sb_dict_free(sb_dict *d) {
+    if (!d) return;
+    for (int i = 0; i < NSHARD; i++) {
+        shard *h = &d->sh[i];
+        for (size_t b = 0; b < h->nblocks; b++) free(h->blocks[b]);
+        free(h->blocks); free(h->slots); free(h->hash); free(h->str);
+        pthread_mutex_destroy(&h->mu);
+    }
+    free(d);
+}
+
+static int grow_slots(shard *h) {
+    uint64_t nb = h->slots ? (h->mask + 1) * 2 : 256;
+    uint32_t *s = calloc(nb, sizeof(uint32_t));
+    if (!s) return SB_ENOMEM;
+    for (uint32_t i = 0; i < h->n; i++) {
+        uint64_t b = (h->hash[i] >> SHARD_BITS) & (nb - 1);
+        while (s[b]) b = (b + 1) & (nb - 1);
+        s[b] = i + 1;
+    }
+    if (h->slots) h->bytes -= (h->mask + 1) * sizeof(uint32_t);
+    free(h->slots);
+    h->slots = s; h->mask = nb - 1;
+    h->bytes += nb * sizeof(uint32_t);
+    return SB_OK;
+}
+
+static char *arena_copy(shard *h, const char *s, size_t len) {
+    if (h->blk_used + len + 1 > h->blk_cap) {
+        size_t cap = h->blk_cap ? h->blk_cap * 2 : 1024;   /* blocks grow 1 KiB .. BLOCK */
+        if (cap > BLOCK) cap = BLOCK;
+        if (cap < len + 1) cap = len + 1;
+        char *b = malloc(cap);
+        if (!b) return NULL;
+        if (h->nblocks == h->capblocks) {
+            size_t nc = h->capblocks ? h->capblocks * 2 : 16;
+            char **v = realloc(h->blocks, nc * sizeof(char *));
+            if (!v) { free(b); return NULL; }
+            h->blocks = v; h->capblocks = nc;
+        }
+        h->blocks[h->nblocks++] = b;
+        h->blk = b; h->blk_used = 0; h->blk_cap = cap;
+        h->bytes += cap;
+    }
+    char *p = h->blk + h->blk_used;
+    memcpy(p, s, len);
+    p[len] = 0;
+    h->blk_used += len + 1;
+    return p;
+}
+
+static inline int probe(const shard *h, const char *s, size_t len, uint64_t hv, uint64_t *slot) {
+    if (!h->slots) return 0;
+    uint64_t b = (hv >> SHARD_BITS) & h->mask;
+    for (;;) {
+        uint32_t v = h->slots[b];
+        if (!v) { *slot = b; return 0; }
+        if (h->hash[v - 1] == hv && !memcmp(h->str[v - 1], s, len) && h->str[v - 1][len] == 0) {
+            *slot = v - 1; return 1;
+        }
+        b = (b + 1) & h->mask;
+    }
+}
+
+int sb_dict_intern(sb_dict *d, const char *s, size_t len, uint32_t *id) {
+    uint64_t hv = hash_bytes(s, len);
+    unsigned si = (unsigned)(hv & (NSHARD - 1));
+    shard *h = &d->sh[si];
+    int rc = SB_OK;
+    pthread_mutex_lock(&h->mu);
+    uint64_t slot;
+    if (probe(h, s, len, hv, &slot)) { *id = (uint32_t)(slot * NSHARD + si); goto out; }
+    if ((uint64_t)h->n >= (UINT32_MAX / NSHARD) - 1) { rc = SB_EFULL; goto out; }
+    if (!h->slots || (uint64_t)(h->n + 1) * 10 > (h->mask + 1) * 7) {
+        if ((rc = grow_slots(h))) goto out;
+        probe(h, s, len, hv, &slot);
+    }
+    if (h->n == h->cap) {
+        uint32_t nc = h->cap ? h->cap * 2 : 64;
+        uint64_t *hh = realloc(h->hash, nc * sizeof(uint64_t));
+        if (!hh) { rc = SB_ENOMEM; goto out; }
+        h->hash = hh;
+        char **ss = realloc(h->str, nc * sizeof(char *));
+        if (!ss) { rc = SB_ENOMEM; goto out; }
+        h->str = ss;
+        h->bytes += (uint64_t)(nc - h->cap) * (sizeof(uint64_t) + sizeof(char *));
+        h->cap = nc;
+    }
+    char *p = arena_copy(h, s, len);
+    if (!p) { rc = SB_ENOMEM; goto out; }
+    h->hash[h->n] = hv;
+    h->str[h->n] = p;
+    h->slots[slot] = h->n + 1;
+    *id = (uint32_t)((uint64_t)h->n * NSHARD + si);
+    h->n++;
+out:
+    pthread_mutex_unlock(&h->mu);
+    return rc;
+}
+
+int sb_dict_find(const sb_dict *d, const char *s, size_t len, uint32_t *id) {
+    uint64_t hv = hash_bytes(s, len);
+    unsigned si = (unsigned)(hv & (NSHARD - 1));
+    uint64_t slot;
+    if (!probe(&d->sh[si], s, len, hv, &slot)) return 0;
+    *id = (uint32_t)(slot * NSHARD + si);
+    return 1;
+}
+
+const char *sb_dict_str(const sb_dict *d, uint32_t id) {
+    return d->sh[id % NSHARD].str[id / NSHARD];
+}
+
+uint64_t sb_dict_size(const sb_dict *d) {
+    uint64_t n = 0;
+    for (int i = 0; i < NSHARD; i++) n += d->sh[i].n;
+    return n;
+}
+
+uint64_t sb_dict_max_id(const sb_dict *d) {
+    uint64_t m = 0;
+    for (int i = 0; i < NSHARD; i++) if (d->sh[i].n > m) m = d->sh[i].n;
+    return m * NSHARD;
+}
+
+int sb_dict_has_id(const sb_dict *d, uint32_t id) { return id / NSHARD < d->sh[id % NSHARD].n; }
+
+uint64_t sb_dict_bytes(const sb_dict *d) {
+    uint64_t b = sizeof(*d);
+    for (int i = 0; i < NSHARD; i++) b += d->sh[i].bytes;
+    return b;
+}

@@ -1,0 +1,25 @@
+"""`smtbench tm extract`: Moses phrase extraction + lexical tables."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    p = groups["tm"].add_parser("extract", help="Moses phrase extraction (extract.gz, extract.inv.gz, lex.f2e, lex.e2f)")
+    p.add_argument("--src", required=True)
+    p.add_argument("--tgt", required=True)
+    p.add_argument("--align", required=True, help="symmetrized alignment (i-j, i = source position)")
+    p.add_argument("--outdir", required=True)
+    p.add_argument("--max-length", type=int, default=7)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+    from ..tm.extract import extract_files, lex_files
+    out = Path(args.outdir)
+    lex_files(args.src, args.tgt, args.align, str(out / "lex.f2e"), str(out / "lex.e2f"))
+    n = extract_files(args.src, args.tgt, args.align, str(out / "extract.gz"), str(out / "extract.inv.gz"),
+                      max_len=args.max_length)
+    print(f"extracted {n} phrase pairs -> {out}")
+    return 0

@@ -1,0 +1,128 @@
+"""Word alignment: eflomal in both directions, then grow-diag-final-and (Koehn; Moses' symal semantics,
+see shared/notes/moses-training-formats.md) written here.
+
+Alignment files are Pharaoh format, one sentence per line: ``i-j`` with i = F (source, es) position and
+j = E (target, en) position, 0-based.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..ioutil import atomic_open, open_text
+
+
+class AlignmentFormatError(ValueError):
+    """A malformed alignment line (path:lineno: ...)."""
+
+
+Point = tuple[int, int]  # (f, e)
+
+_NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))  # in (e, f) offsets
+
+
+def grow_diag_final_and(direct: Iterable[Point], inverse: Iterable[Point], n_f: int, n_e: int,
+                        final_and: bool = True) -> list[Point]:
+    """Symmetrize two directional alignments (sets of (f, e) points) as symal
+    ``-alignment=grow -diagonal=yes -final=yes -both=yes`` does.
+
+    ``direct`` has at most one E word per F word (the F→E run), ``inverse`` at most one F word per E word.
+    Returns the symmetrized points sorted by (e, f)."""
+    a = {(f, e) for f, e in direct}
+    b = {(f, e) for f, e in inverse}
+    for f, e in a | b:
+        if not (0 <= f < n_f and 0 <= e < n_e):
+            raise ValueError(f"alignment point {f}-{e} outside a {n_f}x{n_e} sentence pair")
+    union = a | b
+    # work in (e, f) order like symal's std::set<pair<int,int>> of (e, f)
+    cur = {(e, f) for f, e in a & b}
+    e_cov = [False] * n_e
+    f_cov = [False] * n_f
+    for e, f in cur:
+        e_cov[e] = f_cov[f] = True
+    union_ef = {(e, f) for f, e in union}
+
+    added = True
+    while added:
+        added = False
+        # iterate in sorted order; points inserted later in the order are visited in the same pass
+        import bisect
+        order = sorted(cur)
+        i = 0
+        while i < len(order):
+            e, f = order[i]
+            for de, df in _NEIGHBOURS:
+                ne, nf = e + de, f + df
+                if (ne, nf) in union_ef and (ne, nf) not in cur and (not e_cov[ne] or not f_cov[nf]):
+                    cur.add((ne, nf))
+                    e_cov[ne] = f_cov[nf] = True
+                    added = True
+                    if (ne, nf) > (e, f):
+                        bisect.insort(order, (ne, nf), lo=i + 1)
+            i += 1
+    for side in (b - a, a - b):  # final-and: inverse-only points first, then direct-only
+        for e, f in sorted((e, f) for f, e in side):
+            if (e, f) in cur:
+                continue
+            ok = (not e_cov[e] and not f_cov[f]) if final_and else (not e_cov[e] or not f_cov[f])
+            if ok:
+                cur.add((e, f))
+                e_cov[e] = f_cov[f] = True
+    return [(f, e) for e, f in sorted(cur)]
+
+
+def parse_links(line: str, path: str, lineno: int) -> list[Point]:
+    pts = []
+    for tok in line.split():
+        i, sep, j = tok.partition("-")
+        if not sep or not i.isdigit() or not j.isdigit():
+            raise AlignmentFormatError(f"{path}:{lineno}: bad alignment point {tok!r} (expected i-j)")
+        pts.append((int(i), int(j)))
+    return pts
+
+
+def format_links(points: Sequence[Point]) -> str:
+    return " ".join(f"{f}-{e}" for f, e in points)
+
+
+def symmetrize_files(src: str, tgt: str, fwd: str, rev: str, out: str) -> int:
+    """fwd = eflomal's forward links (each E word → ≤1 F word: the 'inverse' run in Moses' terms),
+    rev = reverse links (each F word → ≤1 E word: the 'direct' run). Writes grow-diag-final-and."""
+    n = 0
+    with open_text(src) as fs, open_text(tgt) as ft, open_text(fwd) as ff, open_text(rev) as fr, \
+            atomic_open(out) as fo:
+        for lineno, (ls, lt, lf, lr) in enumerate(zip(fs, ft, ff, fr), 1):
+            nf, ne = len(ls.split()), len(lt.split())
+            try:
+                inv = parse_links(lf, fwd, lineno)
+                direct = parse_links(lr, rev, lineno)
+                pts = grow_diag_final_and(direct, inv, nf, ne)
+            except AlignmentFormatError:
+                raise
+            except ValueError as exc:
+                raise AlignmentFormatError(f"{fwd}:{lineno}: {exc}") from None
+            fo.write(format_links(pts) + "\n")
+            n += 1
+    return n
+
+
+def run_eflomal(src: str, tgt: str, fwd_out: str, rev_out: str, seed: int | None = None) -> None:
+    """Align with eflomal (both directions in one call)."""
+    import eflomal
+    with open_text(src) as fs, open_text(tgt) as ft:
+        src_lines = fs.readlines()
+        tgt_lines = ft.readlines()
+    if len(src_lines) != len(tgt_lines):
+        raise AlignmentFormatError(f"{src}: {len(src_lines)} lines but {tgt} has {len(tgt_lines)}")
+    Path(fwd_out).parent.mkdir(parents=True, exist_ok=True)
+    tmp_f, tmp_r = f"{fwd_out}.tmp{os.getpid()}", f"{rev_out}.tmp{os.getpid()}"
+    try:
+        aligner = eflomal.Aligner()
+        aligner.align(src_lines, tgt_lines, links_filename_fwd=tmp_f, links_filename_rev=tmp_r, quiet=True)
+        os.replace(tmp_f, fwd_out)
+        os.replace(tmp_r, rev_out)
+    finally:
+        for t in (tmp_f, tmp_r):
+            if os.path.exists(t):
+                os.unlink(t)

@@ -1,0 +1,123 @@
+"""Moses phrase extraction (phrase-extract/extract-main.cpp semantics) and lexical translation tables
+(scripts/training/LexicalTranslationModel.pm), see shared/notes/moses-training-formats.md.
+
+F = source (es), E = target (en). Output lines:
+  extract      ``F phrase ||| E phrase ||| fi-ei ...``   (points relative to the phrase, in E order)
+  extract.inv  ``E phrase ||| F phrase ||| ei-fi ...``
+  lex.f2e      ``e f w(e|f)``  with w(e|f) = c(f,e)/c(f)   (NULL may appear as f)
+  lex.e2f      ``f e w(f|e)``  with w(f|e) = c(f,e)/c(e)   (NULL may appear as e)
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterator, Sequence
+
+from ..ioutil import atomic_open, open_text
+from .align import AlignmentFormatError, parse_links
+
+Phrase = tuple[int, int, int, int, list[tuple[int, int]]]  # sF, eF, sE, eE, relative (f, e) points
+
+
+def extract_sentence(n_f: int, n_e: int, points: Sequence[tuple[int, int]], max_len: int = 7
+                     ) -> Iterator[Phrase]:
+    """Every phrase pair consistent with the alignment, Moses' algorithm: enumerate E spans of length
+    ≤ max_len, take the F range they link to, reject if inconsistent or too long, then extend the F side
+    over unaligned boundary words. Pairs without links are not emitted."""
+    aligned_to_e: list[list[int]] = [[] for _ in range(n_e)]
+    count_f = [0] * n_f
+    for f, e in points:
+        if not (0 <= f < n_f and 0 <= e < n_e):
+            raise ValueError(f"alignment point {f}-{e} outside a {n_f}x{n_e} sentence pair")
+        aligned_to_e[e].append(f)
+        count_f[f] += 1
+    for fs in aligned_to_e:
+        fs.sort()
+    for s_e in range(n_e):
+        used = count_f[:]  # links of each F word not yet inside [s_e, e_e]
+        min_f, max_f = n_f, -1
+        for e_e in range(s_e, min(n_e, s_e + max_len)):
+            for f in aligned_to_e[e_e]:
+                used[f] -= 1
+                if f < min_f:
+                    min_f = f
+                if f > max_f:
+                    max_f = f
+            if max_f < 0 or max_f - min_f >= max_len:
+                continue
+            if any(used[f] for f in range(min_f, max_f + 1)):
+                continue
+            s_f = min_f
+            while s_f >= 0 and s_f > max_f - max_len and (s_f == min_f or count_f[s_f] == 0):
+                e_f = max_f
+                while e_f < n_f and e_f < s_f + max_len and (e_f == max_f or count_f[e_f] == 0):
+                    rel = [(f - s_f, e - s_e) for e in range(s_e, e_e + 1) for f in aligned_to_e[e]]
+                    yield s_f, e_f, s_e, e_e, rel
+                    e_f += 1
+                s_f -= 1
+
+
+def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_out: str,
+                  max_len: int = 7, progress: bool = False) -> int:
+    """Write Moses' extract and extract.inv (gzip when the name ends in .gz). Returns the pair count."""
+    n = 0
+    with open_text(src) as fs, open_text(tgt) as ft, open_text(align) as fa, \
+            atomic_open(extract_out) as fo, atomic_open(extract_inv_out) as fi:
+        for lineno, (ls, lt, la) in enumerate(zip(fs, ft, fa), 1):
+            fw, ew = ls.split(), lt.split()
+            pts = parse_links(la, align, lineno)
+            buf, ibuf = [], []
+            try:
+                for s_f, e_f, s_e, e_e, rel in extract_sentence(len(fw), len(ew), pts, max_len):
+                    fp = " ".join(fw[s_f:e_f + 1])
+                    ep = " ".join(ew[s_e:e_e + 1])
+                    buf.append(f"{fp} ||| {ep} ||| {' '.join(f'{f}-{e}' for f, e in rel)}\n")
+                    ibuf.append(f"{ep} ||| {fp} ||| {' '.join(f'{e}-{f}' for f, e in rel)}\n")
+            except ValueError as exc:
+                raise AlignmentFormatError(f"{align}:{lineno}: {exc}") from None
+            fo.write("".join(buf))
+            fi.write("".join(ibuf))
+            n += len(buf)
+    return n
+
+
+def lexical_counts(src: str, tgt: str, align: str) -> tuple[Counter, Counter, Counter]:
+    """c(f,e), c(f) and c(e) from the symmetrized alignment, unaligned words counted against NULL."""
+    cfe: Counter = Counter()
+    cf: Counter = Counter()
+    ce: Counter = Counter()
+    with open_text(src) as fs, open_text(tgt) as ft, open_text(align) as fa:
+        for lineno, (ls, lt, la) in enumerate(zip(fs, ft, fa), 1):
+            fw, ew = ls.split(), lt.split()
+            pts = parse_links(la, align, lineno)
+            f_al = [False] * len(fw)
+            e_al = [False] * len(ew)
+            for f, e in pts:
+                if not (0 <= f < len(fw) and 0 <= e < len(ew)):
+                    raise AlignmentFormatError(f"{align}:{lineno}: point {f}-{e} outside the sentence pair")
+                f_al[f] = e_al[e] = True
+                cfe[fw[f], ew[e]] += 1
+                cf[fw[f]] += 1
+                ce[ew[e]] += 1
+            for e, w in enumerate(ew):
+                if not e_al[e]:
+                    cfe["NULL", w] += 1
+                    ce[w] += 1
+                    cf["NULL"] += 1
+            for f, w in enumerate(fw):
+                if not f_al[f]:
+                    cfe[w, "NULL"] += 1
+                    cf[w] += 1
+                    ce["NULL"] += 1
+    return cfe, cf, ce
+
+
+def write_lex(cfe: Counter, cf: Counter, ce: Counter, f2e_out: str, e2f_out: str) -> None:
+    with atomic_open(f2e_out) as o1, atomic_open(e2f_out) as o2:
+        for (f, e), c in sorted(cfe.items()):
+            o1.write(f"{e} {f} {c / cf[f]:.7f}\n")
+        for (f, e), c in sorted(cfe.items()):
+            o2.write(f"{f} {e} {c / ce[e]:.7f}\n")
+
+
+def lex_files(src: str, tgt: str, align: str, f2e_out: str, e2f_out: str) -> None:
+    write_lex(*lexical_counts(src, tgt, align), f2e_out, e2f_out)

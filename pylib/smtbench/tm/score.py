@@ -1,0 +1,446 @@
+"""Phrase scoring, three ways, all writing the same Moses phrase table
+``F ||| E ||| p(f|e) lex(f|e) p(e|f) lex(e|f) ||| align ||| c(e) c(f) c(e,f)``:
+
+* :func:`score_native` — Mediani et al. §3.1 in C (csrc/phrase_score.c): multithreaded load computing the
+  lexical weights, external-memory sort of fixed-size integer-id records in runs bounded by ``memory``,
+  multiway merges by target then by source. Also the partition step of the distributed form (§3.3):
+  ``counts_only`` writes partial counts (``F ||| E ||| align ||| count``), and ``weighted`` inputs merge them.
+* :func:`score_pandas` — the in-memory baseline and correctness oracle (pandas group-by).
+* :func:`score_sortpipe` — the Moses-style pipeline: GNU ``sort`` of extract and extract.inv, a single-threaded
+  streaming scorer per direction, ``sort`` of the inverse half, and a merge-join (consolidate).
+
+Conventions shared by all three (so that they agree exactly): per pair, the most frequent alignment wins, ties
+going to the lexicographically greater alignment string in F-E notation; the lexical weights are those of the
+winning alignment (Moses' definition: average over links, NULL for unaligned words; a word pair absent from the
+lex table weighs LEX_MISSING); scores are printed with 6 significant digits (as Moses does).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Iterator, Sequence
+
+from ..ioutil import atomic_open, open_text
+
+LEX_MISSING = 1e-7
+SEP = " ||| "
+
+
+class PhraseFormatError(ValueError):
+    """A malformed extract or lex line: ``path:lineno: what is wrong``."""
+
+
+# ------------------------------------------------------------------ shared helpers
+@contextlib.contextmanager
+def _input_fd(path: str) -> Iterator[int]:
+    """A readable fd of the decompressed file (gzip/xz through a child process, like Mediani's reader)."""
+    p = str(path)
+    if not os.path.exists(p):
+        raise FileNotFoundError(f"{p}: no such file")
+    if p.endswith(".gz") or p.endswith(".xz"):
+        tool = "gzip" if p.endswith(".gz") else "xz"
+        proc = subprocess.Popen([tool, "-dc", p], stdout=subprocess.PIPE)
+        try:
+            yield proc.stdout.fileno()
+        finally:
+            proc.stdout.close()
+            rc = proc.wait()
+        if rc not in (0, -13):
+            raise PhraseFormatError(f"{p}: {tool} -dc failed with status {rc}")
+    else:
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+
+def _gzip_member(src: Path, dst: Path, level: int) -> None:
+    co = zlib.compressobj(level, zlib.DEFLATED, 31)
+    with open(src, "rb") as fi, open(dst, "wb") as fo:
+        while True:
+            block = fi.read(1 << 20)
+            if not block:
+                break
+            fo.write(co.compress(block))
+        fo.write(co.flush())
+
+
+def write_parts(parts: Sequence[Path], out: str, threads: int = 1, level: int = 1) -> None:
+    """Concatenate part files in order into ``out`` atomically. A ``.gz`` target is written as one gzip
+    member per part, compressed in ``threads`` threads (zlib releases the GIL), which is valid gzip."""
+    target = Path(out)
+    if target.suffix != ".gz":
+        with atomic_open(target, "wb") as fo:
+            for p in parts:
+                with open(p, "rb") as fi:
+                    shutil.copyfileobj(fi, fo, 1 << 20)
+        return
+    members = [p.with_name(p.name + ".gz") for p in parts]
+    with ThreadPoolExecutor(max(1, threads)) as ex:
+        list(ex.map(lambda ab: _gzip_member(ab[0], ab[1], level), zip(parts, members)))
+    # atomic_open would gzip again: same temp-file + rename protocol, by hand
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fo:
+            for m in members:
+                with open(m, "rb") as fi:
+                    shutil.copyfileobj(fi, fo, 1 << 20)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# ------------------------------------------------------------------ native (Mediani §3.1)
+@dataclass
+class ScoreStats:
+    lines: int
+    runs1: int
+    runs2: int
+    run_bytes: int
+    src_phrases: int
+    tgt_phrases: int
+    alignments: int
+    pairs: int
+    out_lines: int
+    dict_bytes: int
+    buffer_bytes: int
+    s_load: float
+    s_merge1: float
+    s_merge2: float
+    kn_d: tuple[float, float, float]
+
+
+def score_native(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, out: str, *, threads: int = 1,
+                 memory: int = 256 << 20, smoothing: str = "none", counts_only: bool = False,
+                 weighted: bool = False, tmpdir: str | None = None, gzip_level: int = 1) -> ScoreStats:
+    """Score one or more extract files (several = the merge step of the distributed form, with
+    ``weighted=True`` for partial-count files). Returns the run's statistics."""
+    from ..native import check, ffi, lib
+
+    if isinstance(extracts, (str, os.PathLike)):
+        extracts = [str(extracts)]
+    if smoothing not in ("none", "kn"):
+        raise ValueError(f"unknown smoothing {smoothing!r} (none or kn)")
+    if threads < 1:
+        raise ValueError("threads must be >= 1")
+    from ..resources import require_memory
+    require_memory(memory, "the phrase scorer's sort buffers")
+    base = Path(tmpdir) if tmpdir else Path(out).resolve().parent
+    base.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".pscore.", dir=base) as td:
+        args = ffi.new("sb_pscore_args *")
+        tdb = ffi.new("char[]", td.encode())
+        args.threads = threads
+        args.memory_bytes = memory
+        args.tmpdir = tdb
+        args.smoothing = lib.SB_PSCORE_SMOOTH_KN if smoothing == "kn" else lib.SB_PSCORE_SMOOTH_NONE
+        args.counts_only = int(counts_only)
+        args.weighted = int(weighted)
+        pp = ffi.new("sb_pscore **")
+        check(lib.sb_pscore_create(args, pp), "sb_pscore_create")
+        s = ffi.gc(pp[0], lib.sb_pscore_free)
+        err = ffi.new("char[512]")
+        line = ffi.new("uint64_t *")
+
+        def fail(rc: int, path: str, what: str) -> None:
+            if rc == lib.SB_EFORMAT:
+                raise PhraseFormatError(f"{path}:{line[0]}: {ffi.string(err).decode(errors='replace')}")
+            check(rc, f"{what} {path}")
+
+        for which, path in ((lib.SB_PSCORE_LEX_F2E, lex_f2e), (lib.SB_PSCORE_LEX_E2F, lex_e2f)):
+            with _input_fd(path) as fd:
+                rc = lib.sb_pscore_load_lex(s, which, fd, line, err, 512)
+            fail(rc, path, "loading lex table")
+        for path in extracts:
+            with _input_fd(path) as fd:
+                rc = lib.sb_pscore_load_extract(s, fd, line, err, 512)
+            fail(rc, path, "loading")
+        prefix = Path(td) / "part"
+        rc = lib.sb_pscore_finish(s, str(prefix).encode(), err, 512)
+        if rc:
+            check(rc, f"scoring ({ffi.string(err).decode()})")
+        st = ffi.new("sb_pscore_stats *")
+        lib.sb_pscore_get_stats(s, st)
+        stats = ScoreStats(st.lines, st.runs1, st.runs2, st.run_bytes, st.src_phrases, st.tgt_phrases,
+                           st.alignments, st.pairs, st.out_lines, st.dict_bytes, st.buffer_bytes,
+                           st.ns_load / 1e9, st.ns_merge1 / 1e9, st.ns_merge2 / 1e9,
+                           (st.kn_d1, st.kn_d2, st.kn_d3))
+        ffi.release(s) if hasattr(ffi, "release") else None
+        del s
+        parts = [Path(f"{prefix}.{t}") for t in range(threads)]
+        write_parts(parts, out, threads=threads, level=gzip_level)
+    return stats
+
+
+# ------------------------------------------------------------------ lex tables (Python side)
+def read_lex(path: str, which: str) -> dict[tuple[str, str], float]:
+    """{(f, e): w}: lex.f2e lines are ``e f w(e|f)``, lex.e2f lines ``f e w(f|e)``."""
+    table: dict[tuple[str, str], float] = {}
+    with open_text(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 3:
+                raise PhraseFormatError(f"{path}:{lineno}: expected three fields `word word probability`")
+            try:
+                w = float(parts[2])
+            except ValueError:
+                raise PhraseFormatError(f"{path}:{lineno}: the probability is not a number in [0, 1]") from None
+            if not (0.0 <= w <= 1.0 + 1e-6):
+                raise PhraseFormatError(f"{path}:{lineno}: the probability is not a number in [0, 1]")
+            if which == "f2e":
+                table[parts[1], parts[0]] = w
+            else:
+                table[parts[0], parts[1]] = w
+    return table
+
+
+def lex_weights(fw: Sequence[str], ew: Sequence[str], points: Sequence[tuple[int, int]],
+                w_ef: dict, w_fe: dict) -> tuple[float, float]:
+    """(lex(e|f), lex(f|e)) of a phrase pair under one alignment (Moses' definition)."""
+    lef = 1.0
+    for j, e in enumerate(ew):
+        fs = [fw[i] for i, jj in points if jj == j]
+        lef *= sum(w_ef.get((f, e), LEX_MISSING) for f in fs) / len(fs) if fs else w_ef.get(("NULL", e), LEX_MISSING)
+    lfe = 1.0
+    for i, f in enumerate(fw):
+        es = [ew[j] for ii, j in points if ii == i]
+        lfe *= sum(w_fe.get((f, e), LEX_MISSING) for e in es) / len(es) if es else w_fe.get((f, "NULL"), LEX_MISSING)
+    return lef, lfe
+
+
+def _points(align: str) -> list[tuple[int, int]]:
+    return [(int(a), int(b)) for a, b in (t.split("-") for t in align.split())]
+
+
+def kn_discounts(counts) -> tuple[float, float, float]:
+    """Moses consolidate's D1..D3 from count-of-counts n1..n4 of pair counts."""
+    import numpy as np
+    c = np.asarray(counts, dtype=float)
+    n = [0.0] + [float(np.sum(np.abs(c - k) < 1e-9)) for k in (1, 2, 3, 4)]
+    y = n[1] / (n[1] + 2 * n[2]) if n[1] + 2 * n[2] > 0 else 0.0
+    d1 = 1 - 2 * y * n[2] / n[1] if n[1] > 0 else 0.0
+    d2 = 2 - 3 * y * n[3] / n[2] if n[2] > 0 else 0.0
+    d3 = 3 - 4 * y * n[4] / n[3] if n[3] > 0 else 0.0
+    return tuple(max(0.0, min(d, cap)) for d, cap in ((d1, 0.9), (d2, 1.9), (d3, 2.9)))  # type: ignore[return-value]
+
+
+# ------------------------------------------------------------------ in-memory baseline / oracle
+def read_extract_frame(paths: str | Sequence[str], weighted: bool = False):
+    import pandas as pd
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [str(paths)]
+    frames = []
+    for path in paths:
+        with open_text(path) as fh:
+            lines = fh.read().splitlines()
+        rows = []
+        want = 4 if weighted else 3
+        for lineno, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            f = [x.strip() for x in line.split("|||")]
+            if len(f) != want or not f[0] or not f[1]:
+                raise PhraseFormatError(f"{path}:{lineno}: expected {want} `|||`-separated fields")
+            rows.append(f)
+        cols = ["src", "tgt", "align"] + (["count"] if weighted else [])
+        df = pd.DataFrame(rows, columns=cols)
+        df["src"] = df["src"].str.split().str.join(" ")
+        df["tgt"] = df["tgt"].str.split().str.join(" ")
+        df["align"] = df["align"].str.split().str.join(" ")
+        df["count"] = df["count"].astype(float) if weighted else 1.0
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def score_pandas(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, *, smoothing: str = "none",
+                 weighted: bool = False):
+    """The in-memory scorer (pandas group-by): a DataFrame with columns src, tgt, p_fe, lex_fe, p_ef, lex_ef,
+    align, c_e, c_f, c_ef, sorted by (src, tgt) in byte order."""
+    import numpy as np
+    df = read_extract_frame(extracts, weighted)
+    trip = df.groupby(["src", "tgt", "align"], sort=False)["count"].sum().reset_index()
+    # most frequent alignment, ties → lexicographically greater alignment string
+    trip = trip.sort_values(["src", "tgt", "count", "align"], ascending=[True, True, False, False], kind="stable")
+    best = trip.drop_duplicates(["src", "tgt"], keep="first")[["src", "tgt", "align"]]
+    pairs = trip.groupby(["src", "tgt"], sort=False)["count"].sum().rename("c_ef").reset_index()
+    pairs = pairs.merge(best, on=["src", "tgt"])
+    pairs["c_e"] = pairs.groupby("tgt")["c_ef"].transform("sum")
+    pairs["c_f"] = pairs.groupby("src")["c_ef"].transform("sum")
+    w_ef = read_lex(lex_f2e, "f2e")
+    w_fe = read_lex(lex_e2f, "e2f")
+    lefs, lfes = [], []
+    for s, t, a in zip(pairs["src"], pairs["tgt"], pairs["align"]):
+        lef, lfe = lex_weights(s.split(), t.split(), _points(a), w_ef, w_fe)
+        lefs.append(lef)
+        lfes.append(lfe)
+    pairs["lex_ef"] = lefs
+    pairs["lex_fe"] = lfes
+    c = pairs["c_ef"].to_numpy()
+    if smoothing == "kn":
+        d1, d2, d3 = kn_discounts(c)
+        D = np.where(c < 2, d1, np.where(c < 3, d2, d3))
+        D = np.where(D > c, c - 0.01, D)
+        n1e = pairs.groupby("tgt")["src"].transform("size").to_numpy(float)
+        n1f = pairs.groupby("src")["tgt"].transform("size").to_numpy(float)
+        N = float(len(pairs))
+        pairs["p_ef"] = (c - D + D * n1f * n1e / N) / pairs["c_f"].to_numpy()
+        pairs["p_fe"] = (c - D + D * n1e * n1f / N) / pairs["c_e"].to_numpy()
+    elif smoothing == "none":
+        pairs["p_ef"] = c / pairs["c_f"].to_numpy()
+        pairs["p_fe"] = c / pairs["c_e"].to_numpy()
+    else:
+        raise ValueError(f"unknown smoothing {smoothing!r}")
+    key = pairs["src"].map(lambda x: x.encode()) , pairs["tgt"].map(lambda x: x.encode())
+    pairs["_ks"], pairs["_kt"] = key
+    pairs = pairs.sort_values(["_ks", "_kt"]).drop(columns=["_ks", "_kt"]).reset_index(drop=True)
+    return pairs[["src", "tgt", "p_fe", "lex_fe", "p_ef", "lex_ef", "align", "c_e", "c_f", "c_ef"]]
+
+
+def write_table(df, out: str) -> None:
+    with atomic_open(out) as fo:
+        for r in df.itertuples(index=False):
+            fo.write(f"{r.src} ||| {r.tgt} ||| {r.p_fe:.6g} {r.lex_fe:.6g} {r.p_ef:.6g} {r.lex_ef:.6g} ||| "
+                     f"{r.align} ||| {r.c_e:.10g} {r.c_f:.10g} {r.c_ef:.10g}\n")
+
+
+def read_table(path: str):
+    """A Moses phrase table (ours) as a DataFrame with the oracle's columns."""
+    import pandas as pd
+    rows = []
+    with open_text(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            f = [x.strip() for x in line.rstrip("\n").split("|||")]
+            if len(f) != 5:
+                raise PhraseFormatError(f"{path}:{lineno}: expected 5 `|||` fields in a phrase table line")
+            sc = [float(x) for x in f[2].split()]
+            cn = [float(x) for x in f[4].split()]
+            rows.append((f[0], f[1], *sc, f[3], *cn))
+    return pd.DataFrame(rows, columns=["src", "tgt", "p_fe", "lex_fe", "p_ef", "lex_ef", "align", "c_e", "c_f",
+                                       "c_ef"])
+
+
+def compare_tables(ours, oracle, tol: float = 1e-6) -> dict[str, float]:
+    """Raise AssertionError unless both have the same pairs, alignments and counts and scores within tol
+    (absolute, or relative for scores below 1). Returns the largest differences."""
+    import numpy as np
+    a = ours.sort_values(["src", "tgt"]).reset_index(drop=True)
+    b = oracle.sort_values(["src", "tgt"]).reset_index(drop=True)
+    if len(a) != len(b):
+        raise AssertionError(f"{len(a)} pairs vs {len(b)} in the oracle")
+    if not ((a["src"] == b["src"]).all() and (a["tgt"] == b["tgt"]).all()):
+        bad = np.flatnonzero(~((a["src"] == b["src"]) & (a["tgt"] == b["tgt"])))[0]
+        raise AssertionError(f"pair sets differ, first at {a.loc[bad, ['src', 'tgt']].tolist()} vs "
+                             f"{b.loc[bad, ['src', 'tgt']].tolist()}")
+    if not (a["align"] == b["align"]).all():
+        bad = np.flatnonzero(a["align"] != b["align"])[0]
+        raise AssertionError(f"alignment differs for {a.loc[bad, ['src', 'tgt', 'align']].tolist()} vs "
+                             f"{b.loc[bad, 'align']}")
+    out = {}
+    for col in ("c_e", "c_f", "c_ef"):
+        d = float(np.max(np.abs(a[col].to_numpy() - b[col].to_numpy()))) if len(a) else 0.0
+        if d > 1e-6:
+            raise AssertionError(f"{col} differs by {d}")
+        out[col] = d
+    for col in ("p_fe", "lex_fe", "p_ef", "lex_ef"):
+        x, y = a[col].to_numpy(), b[col].to_numpy()
+        d = np.abs(x - y)
+        # 6 significant digits are printed: within 1e-6 absolute, or 1e-5 relative for tiny values
+        ok = (d <= tol) | (d <= 1e-5 * np.abs(y))
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise AssertionError(f"{col} differs for {a.loc[i, ['src', 'tgt']].tolist()}: {x[i]} vs {y[i]}")
+        out[col] = float(d.max()) if len(d) else 0.0
+    return out
+
+
+# ------------------------------------------------------------------ Moses-style sort pipeline
+def _sort(inp: str, out: str, memory: int, tmpdir: str) -> None:
+    env = dict(os.environ, LC_ALL="C")
+    cat = ["gzip", "-dc", inp] if inp.endswith(".gz") else ["cat", inp]
+    with open(out, "wb") as fo:
+        p1 = subprocess.Popen(cat, stdout=subprocess.PIPE)
+        p2 = subprocess.run(["sort", "-S", f"{max(1, memory >> 20)}M", "-T", tmpdir], stdin=p1.stdout,
+                            stdout=fo, env=env)
+        p1.stdout.close()
+        if p1.wait() or p2.returncode:
+            raise RuntimeError(f"sorting {inp} failed")
+
+
+def _half(sorted_path: str, out_path: str, w: dict, inverse: bool) -> None:
+    """Moses' `score` on a sorted extract: group by the first phrase, merge identical pairs, pick the most
+    frequent alignment (F-E notation, ties → greater), lexical weight of the second phrase given the first.
+    Writes `F ||| E ||| align(F-E) ||| lex ||| count(first) count(pair)` (F first in both directions)."""
+    with open(sorted_path, encoding="utf-8") as fi, open(out_path, "w", encoding="utf-8") as fo:
+        group: list[tuple[str, str, dict[str, float]]] = []
+        cur_first = None
+
+        def flush():
+            c_first = sum(sum(al.values()) for _, _, al in group)
+            for first, second, al in group:
+                if inverse:  # alignment e-f → f-e for the tie-break and the lex weight
+                    al = {" ".join("-".join(reversed(p.split("-"))) for p in a.split()): c for a, c in al.items()}
+                best = max(al.items(), key=lambda kv: (kv[1], kv[0]))[0]
+                pts = _points(best)
+                if inverse:
+                    fw, ew = second.split(), first.split()
+                    lex = lex_weights(fw, ew, pts, {}, w)[1]
+                    fo.write(f"{second} ||| {first} ||| {best} ||| {lex!r} ||| {c_first!r} {sum(al.values())!r}\n")
+                else:
+                    fw, ew = first.split(), second.split()
+                    lex = lex_weights(fw, ew, pts, w, {})[0]
+                    fo.write(f"{first} ||| {second} ||| {best} ||| {lex!r} ||| {c_first!r} {sum(al.values())!r}\n")
+
+        last_pair = None
+        for line in fi:
+            first, second, al = (x.strip() for x in line.split("|||")[:3])
+            if first != cur_first:
+                if group:
+                    flush()
+                group, cur_first, last_pair = [], first, None
+            if (first, second) != last_pair:
+                group.append((first, second, {}))
+                last_pair = (first, second)
+            d = group[-1][2]
+            d[al] = d.get(al, 0.0) + 1.0
+        if group:
+            flush()
+
+
+def score_sortpipe(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, out: str, *,
+                   memory: int = 256 << 20, tmpdir: str | None = None) -> None:
+    """The Moses-style baseline: sort + single-threaded streaming scorer per direction + consolidate."""
+    base = Path(tmpdir) if tmpdir else Path(out).resolve().parent
+    base.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".sortpipe.", dir=base) as td:
+        t = Path(td)
+        _sort(extract, str(t / "extract.sorted"), memory, td)
+        _half(str(t / "extract.sorted"), str(t / "half.f2e"), read_lex(lex_f2e, "f2e"), inverse=False)
+        (t / "extract.sorted").unlink()
+        _sort(extract_inv, str(t / "extract.inv.sorted"), memory, td)
+        _half(str(t / "extract.inv.sorted"), str(t / "half.e2f.unsorted"), read_lex(lex_e2f, "e2f"), inverse=True)
+        (t / "extract.inv.sorted").unlink()
+        _sort(str(t / "half.e2f.unsorted"), str(t / "half.e2f"), memory, td)
+        with open(t / "half.f2e", encoding="utf-8") as fd, open(t / "half.e2f", encoding="utf-8") as fv, \
+                atomic_open(out) as fo:
+            for ld, lv in zip(fd, fv):
+                d = [x.strip() for x in ld.split("|||")]
+                v = [x.strip() for x in lv.split("|||")]
+                if d[0] != v[0] or d[1] != v[1]:
+                    raise RuntimeError(f"halves out of step: {d[:2]} vs {v[:2]}")
+                cf, cef = (float(x) for x in d[4].split())
+                ce = float(v[4].split()[0])
+                fo.write(f"{d[0]} ||| {d[1]} ||| {cef / ce:.6g} {float(v[3]):.6g} {cef / cf:.6g} "
+                         f"{float(d[3]):.6g} ||| {d[2]} ||| {ce:.10g} {cf:.10g} {cef:.10g}\n")
