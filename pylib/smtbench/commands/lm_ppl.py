@@ -1,0 +1,38 @@
+"""`smtbench lm ppl`: perplexity of a text under an ARPA model (KenLM `query` conventions)."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    p = groups["lm"].add_parser(
+        "ppl", help="perplexity of a text (one JSON object; </s> counted, <s> not, as KenLM's query)")
+    p.add_argument("--arpa", required=True, help="ARPA model (plain, .gz or .xz)")
+    p.add_argument("--text", required=True, help="tokenized text, one sentence per line (plain, .gz or .xz)")
+    p.add_argument("--backend", default="sequential",
+                   help="scorer: sequential, automaton, or any backend registered in smtbench.lm.backends")
+    p.add_argument("--queue-size", type=int, default=0,
+                   help="automaton queue size (1-16; default 8) for backends that take one")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from ..ioutil import open_text
+    from ..lm import backends
+    from ..lm.arpa import read_arpa
+
+    known = backends.names()
+    if args.backend not in known:
+        raise ValueError(f"unknown --backend {args.backend!r}; known: {', '.join(known)}")
+    model = read_arpa(args.arpa)
+    scorer = backends.make(args.backend, model, queue_size=args.queue_size)
+    with open_text(args.text) as fh:
+        text = backends.encode_lines(model, (line.rstrip("\n") for line in fh))
+    scores = scorer.score_stream(text.tokens)
+    out = {"arpa": args.arpa, "text": args.text, "backend": args.backend,
+           "queue_size": getattr(scorer, "queue_size", None), "order": model.order,
+           **backends.perplexity_summary(scores, text)}
+    print(json.dumps(out))
+    return 0
