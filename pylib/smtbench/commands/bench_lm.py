@@ -1,0 +1,38 @@
+"""`smtbench bench lm`: Mokry §3.2 — scoring a document with the probing LM, sequentially and through
+the automaton queue (queue sizes 1-16), plus the `kenlm` module's `score` on the same text."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    p = groups["bench"].add_parser(
+        "lm", help="LM scoring: sequential vs. automaton queue (Mokry §3.2, Table 3.3, Fig 3.5)")
+    p.add_argument("--arpa", required=True, help="ARPA model (plain, .gz or .xz)")
+    p.add_argument("--text", required=True, help="test document, one tokenized sentence per line")
+    p.add_argument("--name", help="model label in the rows (default: the file name)")
+    p.add_argument("--queue-sizes", default="1-16", help="automaton queue sizes, e.g. 1-16 or 1,2,4,8")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--min-queries", type=int, default=1_000_000,
+                   help="repeat the document until at least this many queries (0 = once)")
+    p.add_argument("--max-lines", type=int, default=0, help="use only the first N lines (0 = all)")
+    p.add_argument("--backends", default="sequential,automaton",
+                   help="comma list of registered backends; 'automaton' expands over --queue-sizes")
+    p.add_argument("--no-kenlm", dest="kenlm", action="store_false",
+                   help="skip the row for the kenlm module's Model.score")
+    p.add_argument("--multiplier", type=float, default=1.5, help="probing buckets per n-gram (KenLM: 1.5)")
+    p.add_argument("--out", help="write rows here (atomically) instead of stdout")
+    p.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..benchutil import parse_int_list
+    from ..lm.lmbench import LmBench, run_bench
+
+    b = LmBench(arpa=args.arpa, text=args.text, name=args.name, queue_sizes=parse_int_list(args.queue_sizes),
+                repeats=args.repeats, min_queries=args.min_queries, max_lines=args.max_lines,
+                backends=[x.strip() for x in args.backends.split(",") if x.strip()], kenlm=args.kenlm,
+                multiplier=args.multiplier)
+    run_bench(b, out=args.out, progress=args.progress)
+    return 0

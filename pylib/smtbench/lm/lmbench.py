@@ -1,0 +1,190 @@
+"""The LM scoring sweep (Mokry §3.2, Table 3.3, Fig 3.5): one model, one test document pre-converted to
+ids, every backend point (sequential; automaton with each queue size; any other registered backend),
+repeats interleaved; then the `kenlm` module's ``Model.score`` on the same lines for reference.
+
+Every row carries the log10 sum as a checksum; all of our backends must agree bit for bit (the
+per-word scores are summed in query order), and kenlm's total must agree within float rounding —
+otherwise the sweep fails."""
+from __future__ import annotations
+
+import contextlib
+import gc
+import gzip
+import lzma
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, TextIO
+
+import numpy as np
+from tqdm import tqdm
+
+from ..benchutil import RowWriter
+from ..ioutil import atomic_open, open_text
+from ..resources import require_memory
+from . import backends
+from .arpa import read_arpa
+from .probing import MAX_QUEUE, ProbingLM
+
+OURS_INCLUDES = "ids pre-converted (no string handling); per-word log10 p and length written; sum in query order"
+KENLM_INCLUDES = ("kenlm module Model.score(line, bos, eos) per sentence: a Python call per sentence, string "
+                  "splitting and vocabulary hashing per word, KenLM's probing model loaded from the same ARPA")
+
+
+@dataclass
+class LmBench:
+    arpa: str
+    text: str
+    name: str | None = None
+    queue_sizes: list[int] = field(default_factory=lambda: list(range(1, 17)))
+    repeats: int = 3
+    min_queries: int = 1_000_000
+    max_lines: int = 0
+    backends: list[str] = field(default_factory=lambda: ["sequential", "automaton"])
+    kenlm: bool = True
+    multiplier: float = 1.5
+
+    def validate(self) -> None:
+        bad = [q for q in self.queue_sizes if not 1 <= q <= MAX_QUEUE]
+        if bad:
+            raise ValueError(f"--queue-sizes must be in 1..{MAX_QUEUE}, got {bad}")
+        if self.repeats < 1:
+            raise ValueError(f"--repeats must be >= 1, got {self.repeats}")
+        if self.min_queries < 0 or self.max_lines < 0:
+            raise ValueError("--min-queries and --max-lines must be >= 0")
+        if not self.multiplier > 1.0:
+            raise ValueError(f"--multiplier must be > 1, got {self.multiplier}")
+        for p in (self.arpa, self.text):
+            if not os.path.isfile(p):
+                raise FileNotFoundError(f"no such file: {p}")
+        known = backends.names()
+        unknown = [b for b in self.backends if b not in known]
+        if unknown or not self.backends:
+            raise ValueError(f"unknown --backends {unknown}; known: {', '.join(known)}")
+
+
+def synthetic_label(arpa: str) -> str:
+    """The '# SYNTHETIC ...' comment the estimator writes above \\data\\ (empty for real models)."""
+    with open_text(arpa) as fh:
+        for _ in range(20):
+            line = fh.readline()
+            if not line or line.startswith("\\data\\"):
+                break
+            if line.startswith("#") and "SYNTHETIC" in line.upper():
+                return line.lstrip("# ").strip()
+    return ""
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    if path:
+        with atomic_open(path, "w") as fh:
+            yield fh
+    else:
+        yield sys.stdout
+
+
+@contextlib.contextmanager
+def plain_arpa(path: str) -> Iterator[str]:
+    """kenlm's module here reads no .gz/.xz: decompress into a temporary file when needed."""
+    if not (path.endswith(".gz") or path.endswith(".xz")):
+        yield path
+        return
+    d = tempfile.mkdtemp(prefix="smtbench-arpa-", dir=os.environ.get("TMPDIR") or str(Path(path).parent))
+    try:
+        plain = os.path.join(d, "model.arpa")
+        opener = gzip.open if path.endswith(".gz") else lzma.open
+        with opener(path, "rb") as src, open(plain, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 24)
+        yield plain
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def run_bench(b: LmBench, out: str | None = None, progress: bool = False) -> list[dict]:
+    b.validate()
+    name = b.name or Path(b.arpa).name.split(".arpa")[0]
+    synth = synthetic_label(b.arpa)
+    model = read_arpa(b.arpa)
+    with open_text(b.text) as fh:
+        lines = [line.rstrip("\n") for line in fh]
+    if b.max_lines:
+        lines = lines[:b.max_lines]
+    if not lines:
+        raise ValueError(f"{b.text}: no lines to score")
+    enc = backends.encode_lines(model, lines)
+    reps = max(1, math.ceil(b.min_queries / enc.queries)) if b.min_queries else 1
+    tokens = np.tile(enc.tokens, reps)
+    queries = enc.queries * reps
+    oovs = int(enc.oov.sum()) * reps
+    require_memory(tokens.nbytes + queries * 5, "the test document")
+
+    lm = ProbingLM(model, multiplier=b.multiplier, source=b.arpa) if {"sequential", "automaton"} & set(b.backends) else None
+    points: list[tuple[str, int | None, backends.Scorer]] = []
+    for be in b.backends:
+        if be == "sequential":
+            points.append((be, 0, backends.make(be, model, lm=lm)))
+        elif be == "automaton":
+            points += [(be, q, backends.make(be, model, queue_size=q, lm=lm)) for q in b.queue_sizes]
+        else:
+            points.append((be, None, backends.make(be, model)))
+    counts = model.counts
+    vocab_size = len(model.vocab)
+    model.ngrams = []  # the scorers hold their own structures now
+    gc.collect()
+    common = dict(model=name, arpa=b.arpa, synthetic=bool(synth), synthetic_label=synth, order=len(counts),
+                  ngrams=int(sum(counts)), counts=counts, vocab=vocab_size, text=b.text, text_lines=len(lines),
+                  text_repeats=reps, queries=queries, oovs=oovs)
+    rows: list[dict] = []
+    sums: dict[str, float] = {}
+    with _output(out) as fh:
+        writer = RowWriter("mokry_lm", fh)
+        bar = tqdm(total=len(points) * b.repeats + (b.repeats if b.kenlm else 0), disable=not progress,
+                   desc=f"lm {name}", file=sys.stderr)
+        for _, _, sc in points[:1]:
+            sc.score_stream(tokens)  # warm-up: page in the model and the document
+        for rep in range(b.repeats):
+            for be, q, sc in points:
+                r = sc.score_stream(tokens)
+                sums[f"{be}/{q}"] = r.log10_sum
+                rows.append(writer.emit(
+                    **common, backend=be, queue_size=q, repeat=rep, model_bytes=int(sc.nbytes),
+                    huge_pages=bool(getattr(getattr(sc, "lm", None), "huge_pages", False)),
+                    multiplier=getattr(getattr(sc, "lm", None), "multiplier", None),
+                    elapsed_ns=r.elapsed_ns, ns_per_query=r.elapsed_ns / queries, log10_sum=r.log10_sum,
+                    checksum=float(r.log10_sum).hex(), includes=OURS_INCLUDES))
+                bar.update()
+        distinct = set(sums.values())
+        if len(distinct) != 1:
+            raise RuntimeError(f"{b.arpa}: log10 sums differ across backends/queue sizes/repeats: {sums}")
+        ours = distinct.pop()
+        ours_bytes = points[0][2].nbytes
+        del points, lm
+        gc.collect()
+        if b.kenlm:
+            import kenlm
+
+            with plain_arpa(b.arpa) as plain:
+                km = kenlm.Model(plain)
+            tiled = lines * reps
+            score = km.score
+            for rep in range(b.repeats):
+                t0 = time.perf_counter_ns()
+                total = 0.0
+                for line in tiled:
+                    total += score(line, bos=True, eos=True)
+                ns = time.perf_counter_ns() - t0
+                if not math.isclose(total, ours, rel_tol=1e-5, abs_tol=1e-3):
+                    raise RuntimeError(f"{b.arpa}: kenlm's log10 sum {total!r} differs from ours {ours!r}")
+                rows.append(writer.emit(
+                    **common, backend="kenlm-module", queue_size=None, repeat=rep, model_bytes=int(ours_bytes),
+                    huge_pages=None, multiplier=None, elapsed_ns=ns, ns_per_query=ns / queries, log10_sum=total,
+                    checksum=float(total).hex(), includes=KENLM_INCLUDES))
+                bar.update()
+        bar.close()
+    return rows
