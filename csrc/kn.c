@@ -32,6 +32,11 @@ struct sb_kn {
     table_t t[SB_KN_MAX_ORDER + 1];   /* t[1..order] */
     table_t prim[SB_KN_MAX_ORDER + 1]; /* <s>-prefixed n-grams of order n < N with raw counts */
     double D[SB_KN_MAX_ORDER + 1][4];
+    /* lmplz quirk (AdjustCounts' final flush): the suffixes of the last highest-order window in suffix order
+     * enter the counts-of-counts with their raw occurrence count instead of the adjusted count. */
+    uint32_t last_words[SB_KN_MAX_ORDER];
+    int last_k;
+    uint64_t last_raw[SB_KN_MAX_ORDER + 1];
     int have_discounts;
     uint64_t bytes, peak;
 };
@@ -246,6 +251,49 @@ int sb_kn_add(sb_kn *kn, const uint32_t *ids, size_t n) {
     return SB_OK;
 }
 
+/* Reverse-lexicographic (suffix order) comparison of two N-word windows. */
+static int cmp_suffix_order(const uint32_t *a, const uint32_t *b, int N) {
+    for (int i = N - 1; i >= 0; --i) if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+/* Find the last window (padded with <s> on the left) in suffix order, and the raw counts of its suffixes
+ * that sit on lmplz's stack at the end: orders 1..k (k = N-1, or up to the last <s> beyond position 0). */
+static void find_last_window(sb_kn *kn) {
+    const int N = kn->order;
+    uint32_t best[SB_KN_MAX_ORDER], cur[SB_KN_MAX_ORDER];
+    int have = 0;
+    for (int L = 2; L <= N; ++L) {
+        const table_t *t = (L == N) ? &kn->t[N] : &kn->prim[L];
+        for (uint64_t i = 0; i < t->m; ++i) {
+            const uint32_t *r = t->rec + i * (L + 1);
+            for (int j = 0; j < N - L; ++j) cur[j] = ID_BOS;
+            memcpy(cur + (N - L), r, (size_t)L * 4);
+            if (!have || cmp_suffix_order(cur, best, N) > 0) { memcpy(best, cur, sizeof(cur)); have = 1; }
+        }
+    }
+    kn->last_k = 0;
+    if (!have) return;
+    memcpy(kn->last_words, best, sizeof(best));
+    int b = 0; /* position of the last <s> beyond position 0 */
+    for (int j = N - 1; j >= 1; --j) if (best[j] == ID_BOS) { b = j; break; }
+    int k = b ? N - b : N - 1;
+    kn->last_k = k;
+    for (int j = 1; j <= k; ++j) {
+        const uint32_t *sfx = best + (N - j);
+        uint64_t raw = 0;
+        for (int L = 2; L <= N; ++L) {
+            if (L < j) continue;
+            const table_t *t = (L == N) ? &kn->t[N] : &kn->prim[L];
+            for (uint64_t i = 0; i < t->m; ++i) {
+                const uint32_t *r = t->rec + i * (L + 1);
+                if (memcmp(r + (L - j), sfx, (size_t)j * 4) == 0) raw += r[L];
+            }
+        }
+        kn->last_raw[j] = raw;
+    }
+}
+
 int sb_kn_finish_counts(sb_kn *kn, uint32_t vocab_size) {
     if (!kn || kn->counted) return SB_EINVAL;
     if (vocab_size < 4) return SB_EINVAL;
@@ -255,6 +303,7 @@ int sb_kn_finish_counts(sb_kn *kn, uint32_t vocab_size) {
     kn->captok = 0;
     if (rc) return rc;
     if (kn->t[kn->order].m == 0) return SB_EINVAL;
+    find_last_window(kn);
     kn->vocab_size = vocab_size;
     kn->counted = 1;
     kn->adjusted_to = kn->order;
@@ -337,6 +386,21 @@ int sb_kn_discounts(sb_kn *kn, const double *fallback, double *discounts, uint64
         for (uint64_t i = 0; i < t->m; ++i) {
             uint32_t a = t->rec[i * (n + 1) + n];
             if (a >= 1 && a <= 4) c[a]++;
+        }
+        if (n <= kn->last_k) {
+            /* the quirk: this order's suffix of the last window counts with its raw count */
+            const uint32_t *key = kn->last_words + (kn->order - n);
+            uint64_t lo = 0, hi = t->m;
+            while (lo < hi) {
+                uint64_t mid = lo + (hi - lo) / 2;
+                if (cmp_words(t->rec + mid * (n + 1), key, n) < 0) lo = mid + 1; else hi = mid;
+            }
+            if (lo < t->m && cmp_words(t->rec + lo * (n + 1), key, n) == 0) {
+                uint32_t a = t->rec[lo * (n + 1) + n];
+                uint64_t raw = kn->last_raw[n];
+                if (a >= 1 && a <= 4) c[a]--;
+                if (raw >= 1 && raw <= 4) c[raw]++;
+            }
         }
         for (int k = 0; k < 5; ++k) coc[(n - 1) * 5 + k] = c[k];
         int bad = (c[1] == 0 || c[2] == 0 || c[3] == 0);
