@@ -20,26 +20,40 @@
 #define MIN_MERGE_RECS 64
 
 /* ---------------------------------------------------------------- records */
-typedef struct {            /* step 1: one per extract line (40 bytes) */
-    uint32_t tgt, src, align, pad;
+/* A phrase is its word codes packed into 128 bits, first word in the most significant bits, 0 = no word.
+ * Codes are 1-based ranks of the words in byte order, so key order = byte order of the phrase strings
+ * (LC_ALL=C), and no phrase dictionary is needed at all (the fix Mediani §5 asks for: integer ids, not
+ * fixed-width strings). */
+typedef struct { uint64_t hi, lo; } pkey;
+static inline int kcmp(pkey a, pkey b) {
+    if (a.hi != b.hi) return a.hi < b.hi ? -1 : 1;
+    if (a.lo != b.lo) return a.lo < b.lo ? -1 : 1;
+    return 0;
+}
+static inline int keq(pkey a, pkey b) { return a.hi == b.hi && a.lo == b.lo; }
+
+typedef struct {            /* step 1: one per extract line (56 bytes) */
+    pkey tgt, src;
+    uint32_t align, pad;
     double count, lex_ef, lex_fe;
 } rec1;
 
-typedef struct {            /* step 3: one per distinct pair (48 bytes), ids are ranks */
-    uint32_t src, tgt, align, n1e;
+typedef struct {            /* step 3: one per distinct pair (72 bytes) */
+    pkey src, tgt;
+    uint32_t align, n1e;
     double c_ef, c_e, lex_ef, lex_fe;
 } rec2;
 
 static inline int cmp1(const rec1 *a, const rec1 *b) {
-    if (a->tgt != b->tgt) return a->tgt < b->tgt ? -1 : 1;
-    if (a->src != b->src) return a->src < b->src ? -1 : 1;
+    int c = kcmp(a->tgt, b->tgt);
+    if (c) return c;
+    if ((c = kcmp(a->src, b->src))) return c;
     if (a->align != b->align) return a->align < b->align ? -1 : 1;
     return 0;
 }
 static inline int cmp2(const rec2 *a, const rec2 *b) {
-    if (a->src != b->src) return a->src < b->src ? -1 : 1;
-    if (a->tgt != b->tgt) return a->tgt < b->tgt ? -1 : 1;
-    return 0;
+    int c = kcmp(a->src, b->src);
+    return c ? c : kcmp(a->tgt, b->tgt);
 }
 
 /* in-place quicksort (median of three, insertion sort below 16), instantiated per record type */
@@ -148,11 +162,11 @@ static int runvec_push(runvec *rv, run_t r) {
     rv->v[rv->n++] = r;
     return SB_OK;
 }
-typedef struct { uint32_t *v; size_t n, cap; } u32vec;
-static int u32_push(u32vec *a, uint32_t x) {
+typedef struct { uint64_t *v; size_t n, cap; } u64vec;
+static int u64_push(u64vec *a, uint64_t x) {
     if (a->n == a->cap) {
         size_t nc = a->cap ? a->cap * 2 : 1024;
-        uint32_t *v = realloc(a->v, nc * sizeof(uint32_t));
+        uint64_t *v = realloc(a->v, nc * sizeof(uint64_t));
         if (!v) return SB_ENOMEM;
         a->v = v; a->cap = nc;
     }
@@ -163,13 +177,16 @@ static int u32_push(u32vec *a, uint32_t x) {
 struct sb_pscore {
     sb_pscore_args a;
     char tmpdir[4096];
-    sb_dict *src, *tgt, *aln, *fw, *ew;  /* phrases, alignments, words */
+    sb_dict *aln, *fw, *ew;              /* alignments, words */
+    uint32_t *fcode, *ecode;              /* word id -> code (1-based byte-order rank) */
+    const char **fword, **eword;          /* code -> word */
+    int bits, maxw;                       /* bits per word code, words per 128-bit key */
     lextab lex;
     uint32_t null_f, null_e;              /* word ids of NULL (UINT32_MAX when absent) */
     int *fd1, *fd2;                       /* per-thread run files of steps 1 and 3 */
     uint64_t *end1, *end2;                /* records written per file */
     runvec runs1, runs2;
-    u32vec samples1, samples2;
+    u64vec samples1, samples2;
     pthread_mutex_t mu;
     sb_pscore_stats st;
     /* load state shared by the workers of one sb_pscore_load_extract call, buffers kept across calls */
@@ -198,8 +215,6 @@ int sb_pscore_create(const sb_pscore_args *args, sb_pscore **out) {
     int rc = SB_OK;
     if (!s->fd1 || !s->fd2 || !s->end1 || !s->end2 || !s->buf1 || !s->n1) rc = SB_ENOMEM;
     if (!rc) for (int t = 0; t < T; t++) s->fd1[t] = s->fd2[t] = -1;
-    if (!rc) rc = sb_dict_create(&s->src);
-    if (!rc) rc = sb_dict_create(&s->tgt);
     if (!rc) rc = sb_dict_create(&s->aln);
     if (!rc) rc = sb_dict_create(&s->fw);
     if (!rc) rc = sb_dict_create(&s->ew);
@@ -244,7 +259,8 @@ void sb_pscore_free(sb_pscore *s) {
     free(s->buf1); free(s->n1);
     free(s->fd1); free(s->fd2); free(s->end1); free(s->end2);
     free(s->runs1.v); free(s->runs2.v); free(s->samples1.v); free(s->samples2.v);
-    sb_dict_free(s->src); sb_dict_free(s->tgt); sb_dict_free(s->aln);
+    sb_dict_free(s->aln);
+    free(s->fcode); free(s->ecode); free((void *)s->fword); free((void *)s->eword);
     sb_dict_free(s->fw); sb_dict_free(s->ew);
     free(s->lex.t);
     pthread_mutex_destroy(&s->mu);
@@ -379,7 +395,7 @@ static int spill1(sb_pscore *s, int t) {
     if (rc) return rc;
     pthread_mutex_lock(&s->mu);
     rc = runvec_push(&s->runs1, (run_t){t, s->end1[t], n});
-    for (size_t i = 0; i < n && !rc; i += SAMPLE_EVERY) rc = u32_push(&s->samples1, b[i].tgt);
+    for (size_t i = 0; i < n && !rc; i += SAMPLE_EVERY) rc = u64_push(&s->samples1, b[i].tgt.hi);
     s->st.runs1++;
     s->st.run_bytes += n * sizeof(rec1);
     pthread_mutex_unlock(&s->mu);
@@ -394,6 +410,70 @@ static inline double lexw(const sb_pscore *s, uint32_t f, uint32_t e, int ef) {
     if (!le) return LEX_MISSING;
     double v = ef ? le->ef : le->fe;
     return v < 0 ? LEX_MISSING : v;
+}
+
+static int cmp_by_str(const void *a, const void *b, void *ctx) {   /* GNU qsort_r: no global state */
+    const sb_dict *d = ctx;
+    return strcmp(sb_dict_str(d, *(const uint32_t *)a), sb_dict_str(d, *(const uint32_t *)b));
+}
+/* codes = 1-based ranks of the words in byte order */
+static int make_codes(const sb_dict *d, uint32_t **code_of, const char ***word_of, uint64_t *nwords) {
+    uint64_t n = sb_dict_size(d), maxid = sb_dict_max_id(d);
+    uint32_t *ids = malloc((n ? n : 1) * sizeof(uint32_t));
+    uint32_t *code = calloc(maxid ? maxid : 1, sizeof(uint32_t));
+    const char **word = malloc((n + 1) * sizeof(char *));
+    if (!ids || !code || !word) { free(ids); free(code); free((void *)word); return SB_ENOMEM; }
+    uint64_t k = 0;
+    for (uint64_t id = 0; id < maxid; id++) if (sb_dict_has_id(d, (uint32_t)id)) ids[k++] = (uint32_t)id;
+    qsort_r(ids, k, sizeof(uint32_t), cmp_by_str, (void *)d);
+    word[0] = "";
+    for (uint64_t r = 0; r < k; r++) { code[ids[r]] = (uint32_t)(r + 1); word[r + 1] = sb_dict_str(d, ids[r]); }
+    free(ids);
+    *code_of = code; *word_of = word; *nwords = k;
+    return SB_OK;
+}
+static int prepare_vocab(sb_pscore *s) {
+    if (s->fcode) return SB_OK;
+    uint64_t nf, ne;
+    int rc = make_codes(s->fw, &s->fcode, &s->fword, &nf);
+    if (!rc) rc = make_codes(s->ew, &s->ecode, &s->eword, &ne);
+    if (rc) return rc;
+    uint64_t v = (nf > ne ? nf : ne) + 1;
+    int bits = 1;
+    while (bits < 32 && (1ULL << bits) < v) bits++;
+    s->bits = bits;
+    s->maxw = 128 / bits;
+    return SB_OK;
+}
+static inline void key_put(pkey *k, int bits, int i, uint64_t c) {
+    int pos = 128 - bits * (i + 1);
+    if (pos >= 64) k->hi |= c << (pos - 64);
+    else if (pos + bits <= 64) k->lo |= c << pos;
+    else { k->hi |= c >> (64 - pos); k->lo |= c << pos; }
+}
+static inline uint64_t key_get(pkey k, int bits, int i) {
+    int pos = 128 - bits * (i + 1);
+    uint64_t mask = (1ULL << bits) - 1, c;
+    if (pos >= 64) c = k.hi >> (pos - 64);
+    else if (pos + bits <= 64) c = k.lo >> pos;
+    else c = (k.lo >> pos) | (k.hi << (64 - pos));
+    return c & mask;
+}
+/* the phrase of a key, words joined by single spaces, into buf (NUL-terminated) */
+static const char *key_str(const sb_pscore *s, pkey k, const char **words, char *buf, size_t n) {
+    size_t o = 0;
+    for (int i = 0; i < s->maxw; i++) {
+        uint64_t c = key_get(k, s->bits, i);
+        if (!c) break;
+        const char *w = words[c];
+        size_t l = strlen(w);
+        if (o + l + 2 >= n) break;
+        if (o) buf[o++] = ' ';
+        memcpy(buf + o, w, l);
+        o += l;
+    }
+    buf[o] = 0;
+    return buf;
 }
 
 /* Split a phrase field into words (in place) and rebuild it with single spaces into out. */
@@ -472,8 +552,18 @@ static int parse_line(worker_t *w, char *line, rec1 *r, const char **msg) {
     }
     /* lexical weights, Moses' definition (average over links, NULL for unaligned words) */
     uint32_t fid[MAXW], eid[MAXW];
-    for (int i = 0; i < nfw; i++) if (!sb_dict_find(s->fw, fwords[i], fwl[i], &fid[i])) fid[i] = UINT32_MAX;
-    for (int j = 0; j < new_; j++) if (!sb_dict_find(s->ew, ewords[j], ewl[j], &eid[j])) eid[j] = UINT32_MAX;
+    if (nfw > s->maxw || new_ > s->maxw) {
+        *msg = "phrase has more words than fit a 128-bit key at this vocabulary size"; return SB_EFORMAT;
+    }
+    pkey ks = {0, 0}, kt = {0, 0};
+    for (int i = 0; i < nfw; i++) {
+        if (!sb_dict_find(s->fw, fwords[i], fwl[i], &fid[i])) { *msg = "a source word is not in the lex tables"; return SB_EFORMAT; }
+        key_put(&ks, s->bits, i, s->fcode[fid[i]]);
+    }
+    for (int j = 0; j < new_; j++) {
+        if (!sb_dict_find(s->ew, ewords[j], ewl[j], &eid[j])) { *msg = "a target word is not in the lex tables"; return SB_EFORMAT; }
+        key_put(&kt, s->bits, j, s->ecode[eid[j]]);
+    }
     double lex_ef = 1.0, lex_fe = 1.0;
     for (int j = 0; j < new_; j++) {
         double sum = 0; int c = 0;
@@ -486,8 +576,7 @@ static int parse_line(worker_t *w, char *line, rec1 *r, const char **msg) {
         lex_fe *= c ? sum / c : lexw(s, fid[i], s->null_e, 0);
     }
     int rc;
-    if ((rc = sb_dict_intern(s->src, fbuf, fl, &r->src))) return rc;
-    if ((rc = sb_dict_intern(s->tgt, ebuf, el, &r->tgt))) return rc;
+    r->src = ks; r->tgt = kt;
     if ((rc = sb_dict_intern(s->aln, abuf, ao, &r->align))) return rc;
     r->pad = 0;
     r->count = count; r->lex_ef = lex_ef; r->lex_fe = lex_fe;
@@ -536,6 +625,8 @@ static void *load_worker(void *arg) {
 int sb_pscore_load_extract(sb_pscore *s, int fd, uint64_t *err_line, char *err, size_t errlen) {
     int T = s->a.threads;
     if (!s->buf1[0]) return SB_EINVAL;   /* finish() already ran */
+    int prc = prepare_vocab(s);
+    if (prc) return prc;
     uint64_t t0 = sb_now_ns();
     loadq q;
     memset(&q, 0, sizeof q);
@@ -637,14 +728,14 @@ static int cur_fill(cursor *c) {
 static inline const void *cur_peek(const cursor *c) { return c->buf + c->pos * c->recsz; }
 
 /* binary search in run r (in file fd): first index whose key >= k (key = tgt for rec1, src for rec2) */
-static int lower_bound(int fd, run_t r, size_t recsz, uint32_t k, uint64_t *out) {
+static int lower_bound(int fd, run_t r, size_t recsz, uint64_t k, uint64_t *out) {
     uint64_t lo = 0, hi = r.n;
-    char tmp[64];
+    char tmp[128];
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         int rc = pread_all(fd, tmp, recsz, (r.off + mid) * recsz);
         if (rc) return rc;
-        uint32_t key = recsz == sizeof(rec1) ? ((rec1 *)tmp)->tgt : ((rec2 *)tmp)->src;
+        uint64_t key = recsz == sizeof(rec1) ? ((rec1 *)tmp)->tgt.hi : ((rec2 *)tmp)->src.hi;
         if (key < k) lo = mid + 1; else hi = mid;
     }
     *out = r.off + lo;
@@ -673,7 +764,7 @@ static void sift_down(merger *m, int i) {
 }
 /* Set up a merge of the slices [lo_key, hi_key) of every run. */
 static int merger_init(merger *m, int type, runvec *runs, int *fds, uint64_t lo_key, uint64_t hi_key,
-                       size_t buf_recs) {
+                       int hi_inf, size_t buf_recs) {
     memset(m, 0, sizeof *m);
     m->type = type;
     size_t recsz = type == 1 ? sizeof(rec1) : sizeof(rec2);
@@ -684,9 +775,9 @@ static int merger_init(merger *m, int type, runvec *runs, int *fds, uint64_t lo_
         run_t r = runs->v[i];
         uint64_t a, b;
         int rc;
-        if ((rc = lower_bound(fds[r.file], r, recsz, (uint32_t)lo_key, &a))) return rc;
-        if (hi_key > UINT32_MAX) b = r.off + r.n;
-        else if ((rc = lower_bound(fds[r.file], r, recsz, (uint32_t)hi_key, &b))) return rc;
+        if ((rc = lower_bound(fds[r.file], r, recsz, lo_key, &a))) return rc;
+        if (hi_inf) b = r.off + r.n;
+        else if ((rc = lower_bound(fds[r.file], r, recsz, hi_key, &b))) return rc;
         if (a >= b) continue;
         cursor *c = &m->c[m->n];
         *c = (cursor){fds[r.file], a, b, malloc(buf_recs * recsz), 0, 0, buf_recs, recsz};
@@ -716,25 +807,24 @@ static int merger_pop(merger *m, void *out) {
     return 1;
 }
 
-static int cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
-/* T+1 range bounds from samples: bounds[0] = 0, bounds[T] = 2^32 */
-static void make_bounds(u32vec *smp, int T, uint64_t *bounds) {
-    qsort(smp->v, smp->n, sizeof(uint32_t), cmp_u32);
+/* T+1 range bounds (on the key's high word) from samples: bounds[0] = 0, bounds[T] unused (infinite) */
+static void make_bounds(u64vec *smp, int T, uint64_t *bounds) {
+    qsort(smp->v, smp->n, sizeof(uint64_t), cmp_u64);
     bounds[0] = 0;
     for (int t = 1; t < T; t++) {
         uint64_t b = smp->n ? smp->v[(size_t)t * smp->n / (size_t)T] : 0;
         bounds[t] = b < bounds[t - 1] ? bounds[t - 1] : b;
     }
-    bounds[T] = (uint64_t)UINT32_MAX + 1;
+    bounds[T] = UINT64_MAX;
 }
 
 /* ---------------------------------------------------------------- step 3: merge by target */
 typedef struct {
-    sb_pscore *s; int t; uint64_t lo, hi; size_t merge_recs;
-    const uint32_t *rank_src, *rank_tgt;
+    sb_pscore *s; int t; uint64_t lo, hi; int hi_inf; size_t merge_recs;
     FILE *out;                        /* counts_only output */
     rec2 *buf2; size_t n2, cap2;      /* step-3 run buffer */
     rec2 *grp; size_t ng, capg;       /* one target's pairs */
@@ -750,7 +840,7 @@ static int spill2(m1_t *w) {
     if (rc) return rc;
     pthread_mutex_lock(&s->mu);
     rc = runvec_push(&s->runs2, (run_t){w->t, s->end2[w->t], w->n2});
-    for (size_t i = 0; i < w->n2 && !rc; i += SAMPLE_EVERY) rc = u32_push(&s->samples2, w->buf2[i].src);
+    for (size_t i = 0; i < w->n2 && !rc; i += SAMPLE_EVERY) rc = u64_push(&s->samples2, w->buf2[i].src.hi);
     s->st.runs2++;
     s->st.run_bytes += w->n2 * sizeof(rec2);
     pthread_mutex_unlock(&s->mu);
@@ -766,7 +856,6 @@ static int flush_target(m1_t *w) {
     for (size_t i = 0; i < w->ng; i++) {
         rec2 r = w->grp[i];
         r.c_e = ce; r.n1e = (uint32_t)w->ng;
-        r.src = w->rank_src[r.src]; r.tgt = w->rank_tgt[r.tgt];
         double c = r.c_ef;
         for (int k = 1; k <= 4; k++) if (fabs(c - k) < 1e-9) w->nk[k]++;
         if (w->n2 == w->cap2) { int rc = spill2(w); if (rc) return rc; }
@@ -781,16 +870,19 @@ static void *merge1_worker(void *arg) {
     m1_t *w = arg;
     sb_pscore *s = w->s;
     merger m;
-    int rc = merger_init(&m, 1, &s->runs1, s->fd1, w->lo, w->hi, w->merge_recs);
+    int rc = merger_init(&m, 1, &s->runs1, s->fd1, w->lo, w->hi, w->hi_inf, w->merge_recs);
+    char sb[8192], tb[8192];
     rec1 r, cur;
+    memset(&cur, 0, sizeof cur);
     int have = 0;
-    double c_ef = 0, c_al = 0, best_c = -1, best_lef = 0, best_lfe = 0;
+    double c_ef = 0, c_al = 0, best_c = -1;
+    volatile double best_lef = 0, best_lfe = 0;
     uint32_t best_al = 0;
     /* close the current alignment run of the current pair */
     #define CLOSE_ALIGN() do {                                                                    \
         if (s->a.counts_only) {                                                                   \
-            fprintf(w->out, "%s ||| %s ||| %s ||| %.17g\n", sb_dict_str(s->src, cur.src),         \
-                    sb_dict_str(s->tgt, cur.tgt), sb_dict_str(s->aln, cur.align), c_al);           \
+            fprintf(w->out, "%s ||| %s ||| %s ||| %.17g\n", key_str(s, cur.src, s->fword, sb, sizeof sb), \
+                    key_str(s, cur.tgt, s->eword, tb, sizeof tb), sb_dict_str(s->aln, cur.align), c_al); \
             w->lines++;                                                                           \
         }                                                                                         \
         if (c_al > best_c || (c_al == best_c &&                                                   \
@@ -815,10 +907,10 @@ static void *merge1_worker(void *arg) {
         if (got < 0) { rc = got; break; }
         if (!got) break;
         if (!have) { cur = r; have = 1; c_ef = 0; c_al = 0; best_c = -1; }
-        else if (r.tgt != cur.tgt || r.src != cur.src) {
+        else if (!keq(r.tgt, cur.tgt) || !keq(r.src, cur.src)) {
             CLOSE_PAIR();
             if (rc) break;
-            if (r.tgt != cur.tgt && !s->a.counts_only && (rc = flush_target(w))) break;
+            if (!keq(r.tgt, cur.tgt) && !s->a.counts_only && (rc = flush_target(w))) break;
             cur = r; c_ef = 0; c_al = 0; best_c = -1;
         } else if (r.align != cur.align) {
             CLOSE_ALIGN();
@@ -841,8 +933,7 @@ static void *merge1_worker(void *arg) {
 
 /* ---------------------------------------------------------------- step 5: merge by source, write */
 typedef struct {
-    sb_pscore *s; int t; uint64_t lo, hi; size_t merge_recs;
-    const uint32_t *id_src, *id_tgt;   /* rank -> id */
+    sb_pscore *s; int t; uint64_t lo, hi; int hi_inf; size_t merge_recs;
     double N, D[4];
     FILE *out;
     rec2 *grp; size_t ng, capg;
@@ -855,7 +946,8 @@ static void write_source(m2_t *w) {
     double cf = 0;
     for (size_t i = 0; i < w->ng; i++) cf += w->grp[i].c_ef;
     double n1f = (double)w->ng;
-    const char *fs = sb_dict_str(s->src, w->id_src[w->grp[0].src]);
+    char fs[8192], tb[8192];
+    key_str(s, w->grp[0].src, s->fword, fs, sizeof fs);
     for (size_t i = 0; i < w->ng; i++) {
         const rec2 *r = &w->grp[i];
         double c = r->c_ef, pfe, pef;
@@ -870,7 +962,7 @@ static void write_source(m2_t *w) {
             pfe = c / r->c_e;
         }
         fprintf(w->out, "%s ||| %s ||| %.6g %.6g %.6g %.6g ||| %s ||| %.10g %.10g %.10g\n", fs,
-                sb_dict_str(s->tgt, w->id_tgt[r->tgt]), pfe, r->lex_fe, pef, r->lex_ef,
+                key_str(s, r->tgt, s->eword, tb, sizeof tb), pfe, r->lex_fe, pef, r->lex_ef,
                 sb_dict_str(s->aln, r->align), r->c_e, cf, c);
     }
     w->lines += w->ng;
@@ -881,13 +973,13 @@ static void *merge2_worker(void *arg) {
     m2_t *w = arg;
     sb_pscore *s = w->s;
     merger m;
-    int rc = merger_init(&m, 2, &s->runs2, s->fd2, w->lo, w->hi, w->merge_recs);
+    int rc = merger_init(&m, 2, &s->runs2, s->fd2, w->lo, w->hi, w->hi_inf, w->merge_recs);
     rec2 r;
     while (!rc) {
         int got = merger_pop(&m, &r);
         if (got < 0) { rc = got; break; }
         if (!got) break;
-        if (w->ng && r.src != w->grp[0].src) write_source(w);
+        if (w->ng && !keq(r.src, w->grp[0].src)) write_source(w);
         if (w->ng == w->capg) {
             size_t nc = w->capg ? w->capg * 2 : 256;
             rec2 *g = realloc(w->grp, nc * sizeof(rec2));
@@ -903,24 +995,6 @@ static void *merge2_worker(void *arg) {
     return NULL;
 }
 
-/* ranks: byte order of the phrase strings */
-static int cmp_by_str(const void *a, const void *b, void *ctx) {   /* GNU qsort_r: no global state */
-    const sb_dict *d = ctx;
-    return strcmp(sb_dict_str(d, *(const uint32_t *)a), sb_dict_str(d, *(const uint32_t *)b));
-}
-static int make_ranks(const sb_dict *d, uint32_t **rank_of, uint32_t **id_of) {
-    uint64_t n = sb_dict_size(d), maxid = sb_dict_max_id(d);
-    uint32_t *ids = malloc((n ? n : 1) * sizeof(uint32_t));
-    uint32_t *rk = calloc(maxid ? maxid : 1, sizeof(uint32_t));
-    if (!ids || !rk) { free(ids); free(rk); return SB_ENOMEM; }
-    uint64_t k = 0;
-    for (uint64_t id = 0; id < maxid; id++) if (sb_dict_has_id(d, (uint32_t)id)) ids[k++] = (uint32_t)id;
-    qsort_r(ids, k, sizeof(uint32_t), cmp_by_str, (void *)d);
-    for (uint64_t r = 0; r < k; r++) rk[ids[r]] = (uint32_t)r;
-    *rank_of = rk; *id_of = ids;
-    return SB_OK;
-}
-
 static FILE *open_part(const char *prefix, int t) {
     char name[8192];
     snprintf(name, sizeof name, "%s.%d", prefix, t);
@@ -933,23 +1007,16 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
     int T = s->a.threads, rc = SB_OK;
     if (!s->buf1[0]) return SB_EINVAL;
     uint64_t t0 = sb_now_ns();
+    if ((rc = prepare_vocab(s))) return rc;
     for (int t = 0; t < T && !rc; t++) rc = spill1(s, t);
     free_load_buffers(s);
     if (rc) { seterr(err, errlen, "writing a sorted run failed"); return rc; }
-    s->st.src_phrases = sb_dict_size(s->src);
-    s->st.tgt_phrases = sb_dict_size(s->tgt);
+    s->st.src_phrases = s->fcode ? sb_dict_size(s->fw) : 0;   /* (words, with the key design) */
+    s->st.tgt_phrases = s->ecode ? sb_dict_size(s->ew) : 0;
     s->st.alignments = sb_dict_size(s->aln);
-    s->st.dict_bytes = sb_dict_bytes(s->src) + sb_dict_bytes(s->tgt) + sb_dict_bytes(s->aln) +
+    s->st.dict_bytes = sb_dict_bytes(s->aln) +
                        sb_dict_bytes(s->fw) + sb_dict_bytes(s->ew) +
                        (s->lex.t ? (s->lex.mask + 1) * sizeof(lexent) : 0);
-    uint32_t *rank_src = NULL, *id_src = NULL, *rank_tgt = NULL, *id_tgt = NULL;
-    if (!s->a.counts_only) {
-        if ((rc = make_ranks(s->src, &rank_src, &id_src)) || (rc = make_ranks(s->tgt, &rank_tgt, &id_tgt))) {
-            free(rank_src); free(id_src); free(rank_tgt); free(id_tgt);
-            seterr(err, errlen, "out of memory ranking phrases");
-            return rc;
-        }
-    }
     /* budget in steps 2-3: half for merge buffers, half for the new runs */
     uint64_t half = s->a.memory_bytes / 2;
     size_t nr = s->runs1.n ? s->runs1.n : 1;
@@ -967,8 +1034,8 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
     if (!rc) make_bounds(&s->samples1, T, bounds);
     int started = 0;
     for (int t = 0; t < T && !rc; t++) {
-        w1[t] = (m1_t){.s = s, .t = t, .lo = bounds[t], .hi = bounds[t + 1], .merge_recs = mrecs,
-                       .rank_src = rank_src, .rank_tgt = rank_tgt, .cap2 = cap2};
+        w1[t] = (m1_t){.s = s, .t = t, .lo = bounds[t], .hi = bounds[t + 1], .hi_inf = t == T - 1,
+                       .merge_recs = mrecs, .cap2 = cap2};
         if (s->a.counts_only) {
             if (!(w1[t].out = open_part(out_prefix, t))) { rc = SB_EIO; break; }
         } else if (!(w1[t].buf2 = malloc(cap2 * sizeof(rec2)))) { rc = SB_ENOMEM; break; }
@@ -988,7 +1055,6 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
         free(w1[t].buf2); free(w1[t].grp);
     }
     free(w1);
-    free(rank_src); free(rank_tgt);
     s->st.n1 = nk[1]; s->st.n2 = nk[2]; s->st.n3 = nk[3]; s->st.n4 = nk[4];
     s->st.ns_merge1 = sb_now_ns() - t0;
     if (rc) seterr(err, errlen, "merging by target failed");
@@ -1016,8 +1082,8 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
         if (!rc) make_bounds(&s->samples2, T, bounds);
         started = 0;
         for (int t = 0; t < T && !rc; t++) {
-            w2[t] = (m2_t){.s = s, .t = t, .lo = bounds[t], .hi = bounds[t + 1], .merge_recs = mrecs,
-                           .id_src = id_src, .id_tgt = id_tgt, .N = (double)s->st.pairs,
+            w2[t] = (m2_t){.s = s, .t = t, .lo = bounds[t], .hi = bounds[t + 1], .hi_inf = t == T - 1,
+                           .merge_recs = mrecs, .N = (double)s->st.pairs,
                            .D = {0, D[1], D[2], D[3]}};
             if (!(w2[t].out = open_part(out_prefix, t))) rc = SB_EIO;
         }
@@ -1036,7 +1102,6 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
         s->st.ns_merge2 = sb_now_ns() - t1;
         if (rc) seterr(err, errlen, "merging by source / writing the table failed");
     }
-    free(id_src); free(id_tgt);
     free(bounds); free(th);
     return rc;
 }
