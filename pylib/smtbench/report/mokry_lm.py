@@ -1,0 +1,87 @@
+"""Mokry 2016 §3.2: Table 3.3 (best automaton-queue speed-up and its queue size per model size) and
+Fig 3.5 (time against prefetches in flight, one line per model), from `smtbench bench lm` rows."""
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from .common import paper_values
+
+POINT = ["model", "backend", "queue_size"]
+
+
+def per_point(rows: pd.DataFrame) -> pd.DataFrame:
+    """Min and median ns/query over repeats per (model, backend, queue size); the thesis keeps the min."""
+    rows = rows.copy()
+    rows["queue_size"] = rows["queue_size"].fillna(-1).astype(int)
+    g = rows.groupby(POINT)
+    out = g["ns_per_query"].agg(ns_min="min", ns_median="median", repeats="count").reset_index()
+    facts = g[["model_bytes", "order", "ngrams", "queries", "synthetic"]].first().reset_index()
+    return out.merge(facts, on=POINT)
+
+
+def best_speedups(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per model: our sequential ns, the best automaton ns and queue size, speed-up, the kenlm module's
+    ns and our sequential speed against it (all mins over repeats of the same run)."""
+    pts = per_point(rows)
+    seq = pts[pts.backend == "sequential"].set_index("model")
+    aut = pts[pts.backend == "automaton"]
+    best = aut.loc[aut.groupby("model")["ns_min"].idxmin()].set_index("model")
+    out = pd.DataFrame({
+        "model_mb": seq["model_bytes"] / 1e6,
+        "order": seq["order"],
+        "ngrams": seq["ngrams"],
+        "synthetic": seq["synthetic"].astype(bool),
+        "queries": seq["queries"],
+        "sequential_ns": seq["ns_min"],
+        "best_automaton_ns": best["ns_min"],
+        "best_queue_size": best["queue_size"],
+    })
+    out["speedup"] = out["sequential_ns"] / out["best_automaton_ns"]
+    km = pts[pts.backend == "kenlm-module"].set_index("model")["ns_min"]
+    out["kenlm_module_ns"] = km.reindex(out.index)
+    out["sequential_vs_kenlm"] = out["kenlm_module_ns"] / out["sequential_ns"]
+    out = out.reset_index().sort_values("model_mb")
+    out["best_queue_size"] = out["best_queue_size"].astype("Int64")
+    return out
+
+
+def table3_3(rows: pd.DataFrame) -> pd.DataFrame:
+    """Ours per model size; beside each, the thesis row of the nearest model size (log scale)."""
+    ours = best_speedups(rows)
+    paper = paper_values("mokry2016", "table3_3")
+    paper["paper_model_mb"] = paper["key"].str.removeprefix("model_mb=").astype(float)
+    paper = paper.drop(columns="key").sort_values("paper_model_mb").reset_index(drop=True)
+    idx = [min(range(len(paper)), key=lambda i: abs(math.log(paper.paper_model_mb[i]) - math.log(mb)))
+           for mb in ours.model_mb]
+    near = paper.iloc[idx].reset_index(drop=True)
+    out = pd.concat([ours.reset_index(drop=True), near[["paper_model_mb", "paper_speedup", "paper_queue_size",
+                                                        "paper_citation"]]], axis=1)
+    out["paper_queue_size"] = out["paper_queue_size"].astype("Int64")
+    return out
+
+
+def fig3_5(rows: pd.DataFrame):
+    """ns per query against prefetches in flight (automaton queue size); the sequential path at 0."""
+    pts = per_point(rows)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    order = pts.groupby("model")["model_bytes"].first().sort_values()
+    for model in order.index:
+        p = pts[pts.model == model]
+        aut = p[p.backend == "automaton"].sort_values("queue_size")
+        seq = p[p.backend == "sequential"]
+        mb = order[model] / 1e6
+        syn = " (synthetic)" if bool(p.synthetic.iloc[0]) else ""
+        line, = ax.plot(aut.queue_size, aut.ns_min, marker="o", ms=3, label=f"{model}: {mb:,.0f} MB{syn}")
+        if not seq.empty:
+            ax.plot([0], seq.ns_min, marker="s", color=line.get_color())
+            ax.axhline(float(seq.ns_min.iloc[0]), color=line.get_color(), lw=0.6, ls=":")
+    ax.set_xlabel("prefetches in flight (automaton queue size; 0 = sequential path)")
+    ax.set_ylabel("ns per query (min over repeats)")
+    ax.set_title("Mokry 2016 Fig 3.5: LM scoring time vs. prefetches in flight")
+    ax.set_xticks(range(0, 17, 2))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return fig
