@@ -1,0 +1,56 @@
+# Mokry 2016 §3.2: LM scoring with the automaton queue -> Table 3.3, Fig 3.5.
+# Models are the estimator's outputs work/lm/{name}.arpa.gz; names come from mokry_lm.models, or,
+# when that is absent, from the profile's lm_models (owned by the estimator's rules).
+L = P.get("mokry_lm", {})
+
+
+def _mokry_lm_models():
+    if L.get("models"):
+        return list(L["models"])
+    spec = P.get("lm_models", [])
+    if isinstance(spec, dict):
+        return list(spec)
+    return [m["name"] if isinstance(m, dict) else str(m) for m in spec]
+
+
+LM_BENCH_MODELS = _mokry_lm_models() if L else []
+LM_ROWS = expand(f"{OUT}/raw/mokry_lm/{{name}}.jsonl", name=LM_BENCH_MODELS)
+
+if LM_BENCH_MODELS:
+    ALL += [f"{OUT}/tables/mokry_table3_3.md", f"{OUT}/figures/mokry_fig3_5.png"]
+
+
+rule lm_bench:
+    """One model: sequential path, automaton queue sizes, repeats interleaved; kenlm module row last."""
+    input:
+        BUILD,
+        arpa="work/lm/{name}.arpa.gz",
+        text=L.get("text", "work/data/test.en"),
+    output:
+        f"{OUT}/raw/mokry_lm/{{name}}.jsonl",
+    params:
+        q=L.get("queue_sizes", "1-16"),
+        repeats=L.get("repeats", 3),
+        minq=L.get("min_queries", 1000000),
+        kenlm="" if L.get("kenlm", True) else "--no-kenlm",
+    resources:
+        bench=1,
+        mem_mb=lambda wc, input: int(input.size_mb * 8) + 1024,
+    log:
+        f"{OUT}/logs/mokry_lm/{{name}}.log",
+    shell:
+        "smtbench guard --what 'LM scoring sweep of {wildcards.name}' -- "
+        "smtbench bench lm --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
+        "--queue-sizes {params.q} --repeats {params.repeats} --min-queries {params.minq} {params.kenlm} "
+        "--progress --out {output} 2> {log}"
+
+
+rule mokry_lm_report:
+    input:
+        LM_ROWS,
+    output:
+        table=f"{OUT}/tables/mokry_table3_3.md",
+        csv=f"{OUT}/tables/mokry_table3_3.csv",
+        figure=f"{OUT}/figures/mokry_fig3_5.png",
+    shell:
+        "smtbench report mokry-lm --rows {input} --table {OUT}/tables/mokry_table3_3 --figure {output.figure}"
