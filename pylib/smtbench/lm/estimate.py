@@ -102,6 +102,21 @@ def fast_atomic_out(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
         raise
 
 
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Fail early (ValueError, exit 2 in the CLI) when ``path`` cannot be created, before any long work."""
+    target = Path(path)
+    parent = target.parent
+    for p in [parent, *parent.parents]:
+        if p.exists():
+            if not p.is_dir():
+                raise EstimateError(f"{target}: cannot write the output: {p} is not a directory")
+            if not os.access(p, os.W_OK | os.X_OK):
+                raise EstimateError(f"{target}: cannot write the output: {p} is not writable")
+            break
+    if target.is_dir():
+        raise EstimateError(f"{target}: cannot write the output: it is a directory")
+
+
 def _progress(total: int | None, desc: str, enabled: bool, unit: str = "it"):
     from tqdm import tqdm
     return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, disable=not enabled,
@@ -175,6 +190,9 @@ def estimate(text: str | os.PathLike[str], order: int, arpa: str | os.PathLike[s
     text = str(text)
     if not Path(text).is_file():
         raise FileNotFoundError(f"{text}: no such file")
+    if not isinstance(order, int) or not 2 <= order <= MAX_ORDER:
+        raise EstimateError(f"order must be an integer in 2..{MAX_ORDER}, got {order!r}")
+    check_writable(arpa)
     mem = parse_size(memory)
     if mem < 64 * 2**20:
         raise EstimateError(f"--memory {memory}: need at least 64M")

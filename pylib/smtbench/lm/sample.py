@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..ioutil import atomic_write_text
-from .estimate import fast_atomic_out
+from .estimate import check_writable, fast_atomic_out
 from ..native import as_ptr, check, ffi, lib
 from ..resources import require_memory
 
@@ -116,5 +116,6 @@ def sample(arpa: str | os.PathLike[str], out: str | os.PathLike[str], words: int
     from .arpa import read_arpa
     if words < 1:
         raise ValueError(f"--words must be >= 1, got {words}")
+    check_writable(out)
     model = read_arpa(arpa)
     return Sampler(model).write(out, words, seed, progress=progress, source=str(arpa))
