@@ -32,17 +32,82 @@ static inline int kcmp(pkey a, pkey b) {
 }
 static inline int keq(pkey a, pkey b) { return a.hi == b.hi && a.lo == b.lo; }
 
-typedef struct {            /* step 1: one per extract line (56 bytes) */
+/* An alignment is a 64-bit set of points, bit f*8+e (so phrases have at most 8 words a side); its string
+ * form lists the points in E order, then F order, as Moses' extract writes them. */
+typedef struct {            /* step 1: one per extract line (64 bytes) */
     pkey tgt, src;
-    uint32_t align, pad;
+    uint64_t align;
     double count, lex_ef, lex_fe;
 } rec1;
 
-typedef struct {            /* step 3: one per distinct pair (72 bytes) */
+typedef struct {            /* step 3: one per distinct pair (80 bytes) */
     pkey src, tgt;
-    uint32_t align, n1e;
+    uint64_t align;
+    uint32_t n1e, pad;
     double c_ef, c_e, lex_ef, lex_fe;
 } rec2;
+
+static char *align_str(uint64_t m, char *p) {
+    char *start = p;
+    for (int e = 0; e < 8; e++)
+        for (int f = 0; f < 8; f++)
+            if (m >> (f * 8 + e) & 1) {
+                if (p != start) *p++ = ' ';
+                *p++ = (char)('0' + f); *p++ = '-'; *p++ = (char)('0' + e);
+            }
+    *p = 0;
+    return p;
+}
+static int align_cmp_str(uint64_t a, uint64_t b) {
+    char x[200], y[200];
+    align_str(a, x); align_str(b, y);
+    return strcmp(x, y);
+}
+
+/* fast number output: integers as such, scores as printf's %.6g (6 significant digits) */
+static char *put_u64(char *p, uint64_t v) {
+    char t[24];
+    int n = 0;
+    do { t[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (n) *p++ = t[--n];
+    return p;
+}
+static char *put_count(char *p, double v) {
+    if (v >= 0 && v < 1e15 && v == floor(v)) return put_u64(p, (uint64_t)v);
+    return p + sprintf(p, "%.10g", v);
+}
+static char *put_g6(char *p, double v) {
+    if (!(v > 0) || !isfinite(v) || v < 1e-300) return p + sprintf(p, "%.6g", v);
+    int e = (int)floor(log10(v));
+    uint64_t m = 0;
+    for (int tries = 0; tries < 3; tries++) {
+        m = (uint64_t)llround(v * pow(10.0, 5 - e));
+        if (m >= 1000000) e++;
+        else if (m < 100000) e--;
+        else break;
+    }
+    if (m >= 1000000 || m < 100000) return p + sprintf(p, "%.6g", v);
+    char d[6];
+    for (int i = 5; i >= 0; i--) { d[i] = (char)('0' + m % 10); m /= 10; }
+    int nd = 6;
+    while (nd > 1 && d[nd - 1] == '0') nd--;
+    if (e < -4 || e >= 6) {
+        *p++ = d[0];
+        if (nd > 1) { *p++ = '.'; memcpy(p, d + 1, (size_t)nd - 1); p += nd - 1; }
+        *p++ = 'e'; *p++ = e < 0 ? '-' : '+';
+        int ae = e < 0 ? -e : e;
+        if (ae < 10) *p++ = '0';
+        p = put_u64(p, (uint64_t)ae);
+    } else if (e >= 0) {
+        for (int i = 0; i <= e; i++) *p++ = i < nd ? d[i] : '0';
+        if (nd > e + 1) { *p++ = '.'; memcpy(p, d + e + 1, (size_t)(nd - e - 1)); p += nd - e - 1; }
+    } else {
+        *p++ = '0'; *p++ = '.';
+        for (int i = 0; i < -e - 1; i++) *p++ = '0';
+        memcpy(p, d, (size_t)nd); p += nd;
+    }
+    return p;
+}
 
 static inline int cmp1(const rec1 *a, const rec1 *b) {
     int c = kcmp(a->tgt, b->tgt);
@@ -442,7 +507,7 @@ static int prepare_vocab(sb_pscore *s) {
     int bits = 1;
     while (bits < 32 && (1ULL << bits) < v) bits++;
     s->bits = bits;
-    s->maxw = 128 / bits;
+    s->maxw = 128 / bits > 8 ? 8 : 128 / bits;
     return SB_OK;
 }
 static inline void key_put(pkey *k, int bits, int i, uint64_t c) {
@@ -513,7 +578,7 @@ static int parse_line(worker_t *w, char *line, rec1 *r, const char **msg) {
         *msg = s->a.weighted ? "expected `F ||| E ||| alignment ||| count`" : "expected `F ||| E ||| alignment`";
         return SB_EFORMAT;
     }
-    char fbuf[8192], ebuf[8192], abuf[8192];
+    char fbuf[8192], ebuf[8192];
     char *fwords[MAXW], *ewords[MAXW];
     size_t fwl[MAXW], ewl[MAXW];
     int nfw, new_;
@@ -523,10 +588,14 @@ static int parse_line(worker_t *w, char *line, rec1 *r, const char **msg) {
     if ((size_t)(end - es) >= sizeof ebuf || strlen(fs) >= sizeof fbuf) { *msg = "phrase too long"; return SB_EFORMAT; }
     if (split_words(fs, fwords, fwl, &nfw, fbuf, &fl)) { *msg = "empty or over-long source phrase"; return SB_EFORMAT; }
     if (split_words(es, ewords, ewl, &new_, ebuf, &el)) { *msg = "empty or over-long target phrase"; return SB_EFORMAT; }
+    if (nfw > s->maxw || new_ > s->maxw) {
+        *msg = "phrase has more words than fit a key (at most 8, fewer for vocabularies over 2^16 words)";
+        return SB_EFORMAT;
+    }
     /* alignment */
     uint8_t lf[MAXL], le[MAXL];
     int nl = 0;
-    size_t ao = 0;
+    uint64_t amask = 0;
     char *save = NULL;
     for (char *tok = strtok_r(fields[2], " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
         char *dash = strchr(tok, '-');
@@ -539,10 +608,8 @@ static int parse_line(worker_t *w, char *line, rec1 *r, const char **msg) {
         if (i >= nfw || j >= new_) { *msg = "alignment point outside the phrase pair"; return SB_EFORMAT; }
         if (nl == MAXL) { *msg = "too many alignment points"; return SB_EFORMAT; }
         lf[nl] = (uint8_t)i; le[nl] = (uint8_t)j; nl++;
-        ao += (size_t)snprintf(abuf + ao, sizeof abuf - ao, ao ? " %ld-%ld" : "%ld-%ld", i, j);
-        if (ao >= sizeof abuf - 16) { *msg = "alignment too long"; return SB_EFORMAT; }
+        amask |= 1ULL << (i * 8 + j);
     }
-    abuf[ao] = 0;
     double count = 1.0;
     if (s->a.weighted) {
         char *cs = trim(fields[3], &end), *ce;
@@ -552,9 +619,6 @@ static int parse_line(worker_t *w, char *line, rec1 *r, const char **msg) {
     }
     /* lexical weights, Moses' definition (average over links, NULL for unaligned words) */
     uint32_t fid[MAXW], eid[MAXW];
-    if (nfw > s->maxw || new_ > s->maxw) {
-        *msg = "phrase has more words than fit a 128-bit key at this vocabulary size"; return SB_EFORMAT;
-    }
     pkey ks = {0, 0}, kt = {0, 0};
     for (int i = 0; i < nfw; i++) {
         if (!sb_dict_find(s->fw, fwords[i], fwl[i], &fid[i])) { *msg = "a source word is not in the lex tables"; return SB_EFORMAT; }
@@ -575,10 +639,8 @@ static int parse_line(worker_t *w, char *line, rec1 *r, const char **msg) {
         for (int k = 0; k < nl; k++) if (lf[k] == i) { sum += lexw(s, fid[i], eid[le[k]], 0); c++; }
         lex_fe *= c ? sum / c : lexw(s, fid[i], s->null_e, 0);
     }
-    int rc;
     r->src = ks; r->tgt = kt;
-    if ((rc = sb_dict_intern(s->aln, abuf, ao, &r->align))) return rc;
-    r->pad = 0;
+    r->align = amask;
     r->count = count; r->lex_ef = lex_ef; r->lex_fe = lex_fe;
     return SB_OK;
 }
@@ -871,22 +933,22 @@ static void *merge1_worker(void *arg) {
     sb_pscore *s = w->s;
     merger m;
     int rc = merger_init(&m, 1, &s->runs1, s->fd1, w->lo, w->hi, w->hi_inf, w->merge_recs);
-    char sb[8192], tb[8192];
+    char sb[8192], tb[8192], ab[200];
     rec1 r, cur;
     memset(&cur, 0, sizeof cur);
     int have = 0;
     double c_ef = 0, c_al = 0, best_c = -1;
     volatile double best_lef = 0, best_lfe = 0;
-    uint32_t best_al = 0;
+    uint64_t best_al = 0;
     /* close the current alignment run of the current pair */
     #define CLOSE_ALIGN() do {                                                                    \
         if (s->a.counts_only) {                                                                   \
             fprintf(w->out, "%s ||| %s ||| %s ||| %.17g\n", key_str(s, cur.src, s->fword, sb, sizeof sb), \
-                    key_str(s, cur.tgt, s->eword, tb, sizeof tb), sb_dict_str(s->aln, cur.align), c_al); \
+                    key_str(s, cur.tgt, s->eword, tb, sizeof tb), (align_str(cur.align, ab), ab), c_al); \
             w->lines++;                                                                           \
         }                                                                                         \
         if (c_al > best_c || (c_al == best_c &&                                                   \
-                              strcmp(sb_dict_str(s->aln, cur.align), sb_dict_str(s->aln, best_al)) > 0)) { \
+                              align_cmp_str(cur.align, best_al) > 0)) {                \
             best_c = c_al; best_al = cur.align; best_lef = cur.lex_ef; best_lfe = cur.lex_fe;     \
         }                                                                                         \
     } while (0)
@@ -899,7 +961,7 @@ static void *merge1_worker(void *arg) {
                 if (!g) { rc = SB_ENOMEM; break; }                                                \
                 w->grp = g; w->capg = nc;                                                         \
             }                                                                                     \
-            w->grp[w->ng++] = (rec2){cur.src, cur.tgt, best_al, 0, c_ef, 0, best_lef, best_lfe};  \
+            w->grp[w->ng++] = (rec2){cur.src, cur.tgt, best_al, 0, 0, c_ef, 0, best_lef, best_lfe}; \
         } else w->pairs++;                                                                        \
     } while (0)
     while (!rc) {
@@ -946,8 +1008,9 @@ static void write_source(m2_t *w) {
     double cf = 0;
     for (size_t i = 0; i < w->ng; i++) cf += w->grp[i].c_ef;
     double n1f = (double)w->ng;
-    char fs[8192], tb[8192];
+    char fs[8192], line[20000];
     key_str(s, w->grp[0].src, s->fword, fs, sizeof fs);
+    size_t fsl = strlen(fs);
     for (size_t i = 0; i < w->ng; i++) {
         const rec2 *r = &w->grp[i];
         double c = r->c_ef, pfe, pef;
@@ -961,9 +1024,22 @@ static void write_source(m2_t *w) {
             pef = c / cf;
             pfe = c / r->c_e;
         }
-        fprintf(w->out, "%s ||| %s ||| %.6g %.6g %.6g %.6g ||| %s ||| %.10g %.10g %.10g\n", fs,
-                key_str(s, r->tgt, s->eword, tb, sizeof tb), pfe, r->lex_fe, pef, r->lex_ef,
-                sb_dict_str(s->aln, r->align), r->c_e, cf, c);
+        char *p = line;
+        memcpy(p, fs, fsl); p += fsl;
+        memcpy(p, " ||| ", 5); p += 5;
+        key_str(s, r->tgt, s->eword, p, 8192); p += strlen(p);
+        memcpy(p, " ||| ", 5); p += 5;
+        p = put_g6(p, pfe); *p++ = ' ';
+        p = put_g6(p, r->lex_fe); *p++ = ' ';
+        p = put_g6(p, pef); *p++ = ' ';
+        p = put_g6(p, r->lex_ef);
+        memcpy(p, " ||| ", 5); p += 5;
+        p = align_str(r->align, p);
+        memcpy(p, " ||| ", 5); p += 5;
+        p = put_count(p, r->c_e); *p++ = ' ';
+        p = put_count(p, cf); *p++ = ' ';
+        p = put_count(p, c); *p++ = '\n';
+        fwrite(line, 1, (size_t)(p - line), w->out);
     }
     w->lines += w->ng;
     w->ng = 0;
@@ -1013,7 +1089,7 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
     if (rc) { seterr(err, errlen, "writing a sorted run failed"); return rc; }
     s->st.src_phrases = s->fcode ? sb_dict_size(s->fw) : 0;   /* (words, with the key design) */
     s->st.tgt_phrases = s->ecode ? sb_dict_size(s->ew) : 0;
-    s->st.alignments = sb_dict_size(s->aln);
+    s->st.alignments = 0;
     s->st.dict_bytes = sb_dict_bytes(s->aln) +
                        sb_dict_bytes(s->fw) + sb_dict_bytes(s->ew) +
                        (s->lex.t ? (s->lex.mask + 1) * sizeof(lexent) : 0);

@@ -221,6 +221,12 @@ def lex_weights(fw: Sequence[str], ew: Sequence[str], points: Sequence[tuple[int
     return lef, lfe
 
 
+def canonical_alignment(align: str) -> str:
+    """Points as a set, listed in E order then F order (how Moses' extract writes them; the C scorer's form)."""
+    pts = sorted({(int(a), int(b)) for a, b in (t.split("-") for t in align.split())}, key=lambda p: (p[1], p[0]))
+    return " ".join(f"{f}-{e}" for f, e in pts)
+
+
 def _points(align: str) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in (t.split("-") for t in align.split())]
 
@@ -259,7 +265,7 @@ def read_extract_frame(paths: str | Sequence[str], weighted: bool = False):
         df = pd.DataFrame(rows, columns=cols)
         df["src"] = df["src"].str.split().str.join(" ")
         df["tgt"] = df["tgt"].str.split().str.join(" ")
-        df["align"] = df["align"].str.split().str.join(" ")
+        df["align"] = df["align"].map(canonical_alignment)
         df["count"] = df["count"].astype(float) if weighted else 1.0
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
