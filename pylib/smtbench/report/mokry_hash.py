@@ -74,7 +74,7 @@ def fig3_2(rows: pd.DataFrame, threads: int = 1):
             g = g.sort_values("queue_size")
             label = f"{mib / 1024:g} GiB" if mib >= 1024 else f"{mib} MiB"
             ax.plot(g.queue_size, g.ns_min, marker="o", ms=3, label=label)
-        ax.set_title(f"{mode}es, {threads} thread(s)")
+        ax.set_title(f"{ {'miss': 'misses', 'hit': 'hits'}[mode]}, {threads} thread(s)")
         ax.set_xlabel("prefetch queue size (0 = plain lookup)")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("ns per lookup (min of repeats)")
