@@ -266,8 +266,19 @@ int sb_btree_stats(const sb_btree *t, int n, uint64_t *trie_nodes, uint64_t *stu
 static inline uint32_t get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static inline float get_f32(const uint8_t *p) { float v; memcpy(&v, p, 4); return v; }
 
-/* How many of the nk sorted keys are < key (K-ary search: all compares of a node at once).
- * Word ids are < 2^31, so signed SIMD compares are exact. */
+/* Population count of a compare mask without a libgcc call on baseline x86-64 (no POPCNT). */
+static inline uint32_t mask_bits(unsigned m) {
+#if defined(__POPCNT__)
+    return (uint32_t)__builtin_popcount(m);
+#else
+    /* m has at most 8 bits: two nibble lookups in a 64-bit constant */
+    const uint64_t nib = 0x4332322132212110ULL;
+    return (uint32_t)(((nib >> (4u * (m & 15u))) & 15u) + ((nib >> (4u * ((m >> 4) & 15u))) & 15u));
+#endif
+}
+
+/* How many of the nk sorted keys are < key (K-ary search: all compares of a node at once, no
+ * data-dependent branch). Word ids are < 2^31, so signed SIMD compares are exact. */
 static inline uint32_t count_less(const uint8_t *p, uint32_t nk, uint32_t key) {
 #if defined(__AVX2__)
     const __m256i kv = _mm256_set1_epi32((int)key);
@@ -275,9 +286,9 @@ static inline uint32_t count_less(const uint8_t *p, uint32_t nk, uint32_t key) {
     for (uint32_t i = 0; i < nk; i += 8) {
         __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + 4ull * i));
         unsigned m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(kv, x)));
-        if (nk - i < 8) m &= (1u << (nk - i)) - 1u;
-        j += (uint32_t)__builtin_popcount(m);
-        if (m != 0xFFu) break;
+        uint32_t left = nk - i;
+        m &= left >= 8 ? 0xFFu : (1u << left) - 1u;
+        j += mask_bits(m);
     }
     return j;
 #elif defined(__SSE2__)
@@ -286,9 +297,9 @@ static inline uint32_t count_less(const uint8_t *p, uint32_t nk, uint32_t key) {
     for (uint32_t i = 0; i < nk; i += 4) {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 4ull * i));
         unsigned m = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(kv, x)));
-        if (nk - i < 4) m &= (1u << (nk - i)) - 1u;
-        j += (uint32_t)__builtin_popcount(m);
-        if (m != 0xFu) break;
+        uint32_t left = nk - i;
+        m &= left >= 4 ? 0xFu : (1u << left) - 1u;
+        j += mask_bits(m);
     }
     return j;
 #else
@@ -421,16 +432,6 @@ static inline int q_step(const bt_ctx *cx, bt_query *s) {
     return 1;
 }
 
-static inline void q_prefetch(const bt_ctx *cx, const bt_query *s) {
-    const uint8_t *p = cx->base + s->node;
-    SB_PREFETCH(p);
-    SB_PREFETCH(p + 64);
-    if (cx->K > 16) {
-        SB_PREFETCH(p + 128);
-        SB_PREFETCH(p + 192);
-    }
-}
-
 typedef struct {
     const bt_ctx *cx;
     const uint32_t *queries;
@@ -444,6 +445,14 @@ typedef struct {
 static inline void q_finish(bt_job_q *job, const bt_query *s) {
     job->out_prob[s->idx] = s->prob + s->bo;
     if (job->out_len) job->out_len[s->idx] = (uint8_t)s->len;
+}
+
+static inline void q_prefetch(const bt_ctx *cx, const bt_query *s) {
+    /* a fresh trie node: its header and first keys (most trie nodes are small B-stumps, section 5.2);
+     * an inner B-tree node: its K-1 keys */
+    const uint8_t *p = cx->base + s->node;
+    SB_PREFETCH(p);
+    if (s->count >= cx->K) SB_PREFETCH(p + 64);
 }
 
 static void run_range(bt_job_q *job) {
@@ -500,6 +509,7 @@ static void run_range(bt_job_q *job) {
         }
     }
 }
+
 
 static void *query_worker(void *arg) {
     run_range((bt_job_q *)arg);

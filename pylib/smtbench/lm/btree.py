@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
@@ -21,13 +21,16 @@ from ..native import as_ptr, check, ffi, lib
 from ..resources import require_memory
 from .arpa import ArpaModel, read_arpa
 
+if TYPE_CHECKING:
+    from .backends import StreamScores
+
 NONE = 0xFFFFFFFF
 MIN_K = int(lib.SB_BTREE_MIN_K)
 MAX_K = int(lib.SB_BTREE_MAX_K)
 MAX_ORDER = int(lib.SB_BTREE_MAX_ORDER)
 MAX_INTERLEAVE = int(lib.SB_BTREE_MAX_INTERLEAVE)
 DEFAULT_K = 31  # the paper's default node size (§5)
-DEFAULT_INTERLEAVE = 16
+DEFAULT_INTERLEAVE = 8
 
 
 class BTreeModelError(ValueError):
@@ -256,3 +259,83 @@ def make_queries(sentences: list[np.ndarray], order: int, bos: int | None, eos: 
         q[ok, j] = toks[src[ok]]
     oov = q[:, 0] == unk
     return q, sent_of_tok[predicted], oov
+
+
+def stream_queries(tokens: np.ndarray, order: int) -> np.ndarray:
+    """Query rows for a token stream of :func:`smtbench.lm.backends.encode_lines` (MARK|<s> starts a
+    sentence and is context only): one row per other token, its context back to the sentence's <s>."""
+    from .backends import SENTENCE_MARK
+
+    tok = np.ascontiguousarray(tokens, dtype=np.uint32)
+    if len(tok) == 0:
+        raise ValueError("empty token stream")
+    is_mark = (tok & np.uint32(SENTENCE_MARK)) != 0
+    if not is_mark[0]:
+        raise ValueError("a token stream must start with a sentence mark (backends.encode_lines)")
+    plain = tok & np.uint32(SENTENCE_MARK - 1)
+    pos = np.arange(len(tok), dtype=np.int64)
+    start = np.maximum.accumulate(np.where(is_mark, pos, 0))  # the mark of each token's sentence
+    p = pos[~is_mark]
+    first = start[~is_mark]
+    q = np.full((len(p), order), NONE, dtype=np.uint32)
+    for j in range(order):
+        src = p - j
+        ok = src >= first
+        q[ok, j] = plain[src[ok]]
+    return q
+
+
+class BTreeScorer:
+    """``smtbench.lm.backends`` scorer over the CPU B-tree (``btree``) or its GPU copy (``btree-cuda``)."""
+
+    def __init__(self, model: ArpaModel, name: str = "btree", node_size: int | None = None,
+                 interleave: int = DEFAULT_INTERLEAVE, threads: int = 1, lm: BTreeLM | None = None):
+        self.name = name
+        self.lm = lm or BTreeLM(model, node_size or DEFAULT_K)
+        self.node_size = self.lm.node_size
+        self.interleave, self.threads = interleave, threads
+        self.gpu = None
+        if name == "btree-cuda":
+            from .. import cuda
+
+            try:
+                self.gpu = cuda.CudaBTreeLM(self.lm)
+            except cuda.CudaUnavailable as exc:
+                raise ValueError(f"backend btree-cuda cannot run here: {exc}") from exc
+
+    @property
+    def nbytes(self) -> int:
+        return self.lm.nbytes
+
+    def score_stream(self, tokens: np.ndarray) -> StreamScores:
+        import time
+
+        from .backends import StreamScores
+
+        q = stream_queries(tokens, self.lm.order)
+        t0 = time.perf_counter_ns()
+        if self.gpu is not None:
+            prob, length = self.gpu.query(q)
+        else:
+            prob, length = self.lm.query(q, self.interleave, self.threads)
+        ns = time.perf_counter_ns() - t0
+        assert length is not None
+        return StreamScores(prob, length, float(prob.astype(np.float64).sum()), ns)
+
+
+def _btree(model: ArpaModel, *, node_size: int | None = None, **_: object) -> BTreeScorer:
+    return BTreeScorer(model, "btree", node_size)
+
+
+def _btree_cuda(model: ArpaModel, *, node_size: int | None = None, **_: object) -> BTreeScorer:
+    return BTreeScorer(model, "btree-cuda", node_size)
+
+
+def _register() -> None:
+    from . import backends
+
+    backends.register("btree", _btree)
+    backends.register("btree-cuda", _btree_cuda)
+
+
+_register()
