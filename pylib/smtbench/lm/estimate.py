@@ -303,3 +303,81 @@ def synthetic_label(text: str | os.PathLike[str], source: str | None = None) -> 
     comment = (f"SYNTHETIC model: estimated on text sampled from {source}"
                + (f" (seed {meta['seed']}, {meta['words']} words)" if "seed" in meta else ""))
     return {"synthetic": True, "synthetic_source": source, "comment": comment}
+
+
+def _arpa_values(path: str | os.PathLike[str]) -> dict[tuple[str, ...], tuple[float, float]]:
+    out: dict[tuple[str, ...], tuple[float, float]] = {}
+    order = 0
+    with open_text(path) as fh:
+        for line in fh:
+            line = line.rstrip("\n")
+            if line.startswith("\\") and line.endswith("-grams:"):
+                order = int(line[1:line.index("-")])
+                continue
+            if not order or not line or line.startswith("\\"):
+                continue
+            f = line.split("\t")
+            out[tuple(f[1].split())] = (float(f[0]), float(f[2]) if len(f) > 2 else 0.0)
+    return out
+
+
+def heldout_perplexity(arpa: str | os.PathLike[str], heldout: str | os.PathLike[str]) -> dict:
+    """Perplexity of ``heldout`` under ``arpa`` with the kenlm module (KenLM query's conventions: </s>
+    counted, <s> not). The kenlm wheel reads plain ARPA only."""
+    import kenlm
+    model = kenlm.Model(str(arpa))
+    total = total_excl = 0.0
+    tokens = oov = 0
+    with open_text(heldout) as fh:
+        for line in fh:
+            words = line.split()
+            for (lp, _, is_oov) in model.full_scores(" ".join(words), bos=True, eos=True):
+                total += lp
+                if is_oov:
+                    oov += 1
+                else:
+                    total_excl += lp
+            tokens += len(words) + 1
+    return {"tokens": tokens, "oov": oov, "log10_sum": total, "ppl": 10.0 ** (-total / tokens),
+            "ppl_excl_oov": 10.0 ** (-total_excl / max(tokens - oov, 1))}
+
+
+def parity(train: str, heldout: str, orders: list[int], lmplz: str, workdir: str, *,
+           discount_fallback: bool = False, progress: bool = False) -> list[dict]:
+    """Our estimator vs lmplz on the same text: held-out perplexity (kenlm module) and every n-gram."""
+    import subprocess as sp
+    rows = []
+    wd = Path(workdir)
+    wd.mkdir(parents=True, exist_ok=True)
+    for order in orders:
+        ours, ref = wd / f"ours.o{order}.arpa", wd / f"lmplz.o{order}.arpa"
+        t0 = time.perf_counter()
+        stats = estimate(train, order, ours, discount_fallback=[] if discount_fallback else None,
+                         progress=progress)
+        t_ours = time.perf_counter() - t0
+        cmd = [lmplz, "-o", str(order), "-S", "2G", "-T", str(wd), "--text", str(train), "--arpa", str(ref)]
+        if discount_fallback:
+            cmd.append("--discount_fallback")
+        t0 = time.perf_counter()
+        res = sp.run(cmd, capture_output=True, text=True)
+        t_ref = time.perf_counter() - t0
+        if res.returncode != 0:
+            raise RuntimeError(f"lmplz failed ({res.returncode}): {res.stderr[-2000:]}")
+        p_ours, p_ref = heldout_perplexity(ours, heldout), heldout_perplexity(ref, heldout)
+        a, b = _arpa_values(ours), _arpa_values(ref)
+        common = a.keys() & b.keys()
+        rows.append({
+            "order": order, "train": str(train), "heldout": str(heldout),
+            "heldout_tokens": p_ours["tokens"], "heldout_oov": p_ours["oov"],
+            "ppl_ours": p_ours["ppl"], "ppl_lmplz": p_ref["ppl"],
+            "ppl_rel_diff": p_ours["ppl"] / p_ref["ppl"] - 1.0,
+            "ppl_excl_oov_ours": p_ours["ppl_excl_oov"], "ppl_excl_oov_lmplz": p_ref["ppl_excl_oov"],
+            "ngrams_ours": len(a), "ngrams_lmplz": len(b), "ngrams_only_one_side": len(a.keys() ^ b.keys()),
+            "max_abs_diff_logprob": max((abs(a[k][0] - b[k][0]) for k in common), default=float("nan")),
+            "max_abs_diff_backoff": max((abs(a[k][1] - b[k][1]) for k in common), default=float("nan")),
+            "seconds_ours": t_ours, "seconds_lmplz": t_ref, "discount_fallback": discount_fallback,
+            "discount_fallback_orders": " ".join(map(str, stats.discount_fallback_orders)),
+        })
+        for p in (ours, ref):
+            p.unlink()
+    return rows

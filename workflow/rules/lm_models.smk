@@ -1,0 +1,119 @@
+# n-gram LMs for the LM experiments: work/lm/{name}.arpa.gz (+ {name}.arpa.gz.json: counts, discounts, and
+# "synthetic": true for models estimated on sampled text).
+#   - corpus models (no `sample_from`): estimated on work/data/train.en (the data rule's output);
+#   - synthetic models (`sample_from: <model>`, `words`, `seed`): `smtbench lm sample` draws `words` words from
+#     that model into work/lm/text/synth-<model>-w<words>-s<seed>.txt (+ .json label), then they are estimated
+#     on it. Their names must start with `synth-` so that they read as synthetic wherever they appear.
+# Also: {OUT}/tables/lm_estimator_parity.{csv,md} (ours vs KenLM lmplz on the corpus, held-out perplexity by the
+# kenlm module), built when lmplz is there (`bash tools/build_lmplz.sh`, or `snakemake build/lmplz/bin/lmplz`).
+import re as _re
+
+LM_MODELS = {m["name"]: m for m in P.get("lm_models", [])}
+LM_TRAIN = "work/data/train.en"
+LM_HELDOUT = "work/data/test.en"
+LMPLZ = "build/lmplz/bin/lmplz"
+
+for _m in LM_MODELS.values():
+    if "sample_from" in _m:
+        if not _m["name"].startswith("synth-"):
+            raise ValueError(f"lm_models: {_m['name']} is sampled from {_m['sample_from']}: name it synth-...")
+        if _m["sample_from"] not in LM_MODELS:
+            raise ValueError(f"lm_models: {_m['name']} samples from unknown model {_m['sample_from']}")
+    elif _m["name"].startswith("synth-"):
+        raise ValueError(f"lm_models: {_m['name']} is estimated on the corpus: do not call it synth-...")
+
+
+def lm_model_path(name):
+    return f"work/lm/{name}.arpa.gz"
+
+
+def lm_text(name):
+    m = LM_MODELS[name]
+    if "sample_from" in m:
+        return f"work/lm/text/synth-{m['sample_from']}-w{m['words']}-s{m['seed']}.txt"
+    return LM_TRAIN
+
+
+LM_ALL = [lm_model_path(n) for n in LM_MODELS]
+if LM_MODELS:
+    ALL += [f"{OUT}/tables/lm_models.md"]
+if LM_MODELS and Path(LMPLZ).exists():
+    ALL += [f"{OUT}/tables/lm_estimator_parity.md"]
+
+
+wildcard_constraints:
+    lmname="|".join(_re.escape(n) for n in LM_MODELS) or "NO_LM_MODELS",
+    lmsrc="|".join(_re.escape(n) for n in LM_MODELS) or "NO_LM_MODELS",
+
+
+rule lm_sample_text:
+    """SYNTHETIC text drawn from a model (seeded); the .json beside it labels it."""
+    input:
+        "work/lm/{lmsrc}.arpa.gz",
+    output:
+        text="work/lm/text/synth-{lmsrc}-w{words,[0-9]+}-s{seed,[0-9]+}.txt",
+        meta="work/lm/text/synth-{lmsrc}-w{words,[0-9]+}-s{seed,[0-9]+}.txt.json",
+    log:
+        "work/logs/lm/sample-{lmsrc}-w{words}-s{seed}.log",
+    shell:
+        "smtbench lm sample --arpa {input} --words {wildcards.words} --seed {wildcards.seed} "
+        "--out {output.text} > {log}.json 2> {log}"
+
+
+rule lm_estimate_model:
+    """Interpolated modified Kneser-Ney (lmplz's rules). Synthetic text has no rare unigrams, so its models use
+    lmplz's discount fallback where counts-of-counts give no valid discounts (recorded in the .json)."""
+    input:
+        text=lambda wc: lm_text(wc.lmname),
+    output:
+        arpa="work/lm/{lmname}.arpa.gz",
+        meta="work/lm/{lmname}.arpa.gz.json",
+    params:
+        order=lambda wc: LM_MODELS[wc.lmname]["order"],
+        memory=lambda wc: LM_MODELS[wc.lmname].get("memory", "4G"),
+        fallback=lambda wc: "--discount-fallback" if "sample_from" in LM_MODELS[wc.lmname] else "",
+    resources:
+        mem_mb=lambda wc: 6144 if LM_MODELS[wc.lmname].get("words", 0) > 20_000_000 else 2048,
+    log:
+        "work/logs/lm/estimate-{lmname}.log",
+    shell:
+        "smtbench guard --what 'estimating {wildcards.lmname}' -- "
+        "smtbench lm estimate -o {params.order} --text {input.text} --arpa {output.arpa} "
+        "--memory {params.memory} {params.fallback} > /dev/null 2> {log}"
+
+
+rule lm_models_table:
+    """One row per model: order, n-gram counts, synthetic or not, source."""
+    input:
+        [f"work/lm/{n}.arpa.gz.json" for n in LM_MODELS],
+    output:
+        md=f"{OUT}/tables/lm_models.md",
+        csv=f"{OUT}/tables/lm_models.csv",
+    shell:
+        "smtbench lm models-table --meta {input} --csv {output.csv} --md {output.md}"
+
+
+rule build_lmplz:
+    """KenLM's lmplz from the kenlm 0.3.0 sdist (reference only; nothing of it is committed)."""
+    output:
+        LMPLZ,
+    log:
+        "work/logs/build_lmplz.log",
+    shell:
+        "bash tools/build_lmplz.sh > /dev/null 2> {log}"
+
+
+rule lm_estimator_parity:
+    """Ours vs lmplz: held-out perplexity (kenlm module) and every n-gram, orders 3 and 5, on the corpus."""
+    input:
+        train=LM_TRAIN,
+        heldout=LM_HELDOUT,
+        lmplz=LMPLZ,
+    output:
+        csv=f"{OUT}/tables/lm_estimator_parity.csv",
+        md=f"{OUT}/tables/lm_estimator_parity.md",
+    log:
+        f"{OUT}/logs/lm_estimator_parity.log",
+    shell:
+        "smtbench lm estimate-parity -q --train {input.train} --heldout {input.heldout} --orders 3,5 "
+        "--lmplz {input.lmplz} --workdir work --csv {output.csv} --md {output.md} > {log} 2>&1"
