@@ -36,9 +36,13 @@ struct sb_arpa {
     uint32_t vocab_size, vocab_cap;
     uint32_t *vtab;        /* id+1, 0 = empty */
     uint64_t vtab_mask;
-    /* duplicate detection for the current section (n >= 2): index+1 into the section's rows */
-    uint32_t *dtab;
+    /* duplicate detection for the current section (n >= 2): (hash >> 32) << 32 | (row + 1).
+     * Checks go through a small prefetch queue (Mokry's Alg. 3.2): an entry's slot is prefetched when
+     * it is parsed and checked DUPQ entries later. */
+    uint64_t *dtab;
     uint64_t dtab_mask;
+    uint64_t dq_row[16], dq_hash[16], dq_line[16];
+    int dq_head, dq_len;
     uint64_t error_line;
     char error[512];
 };
@@ -50,6 +54,57 @@ static int fail(sb_arpa *p, const char *fmt, ...) {
     va_end(ap);
     p->error_line = p->lineno;
     return SB_EFORMAT;
+}
+
+enum { DUPQ = 16 };
+
+static void format_ngram(const sb_arpa *p, const uint32_t *ids, int n, char *out, size_t cap) {
+    size_t o = 0;
+    out[0] = 0;
+    for (int i = 0; i < n && o + 2 < cap; i++) {
+        uint64_t a = p->word_off[ids[i]], b = p->word_off[ids[i] + 1];
+        size_t len = (size_t)(b - a);
+        if (o + len + 2 >= cap) len = cap - o - 2;
+        if (i) out[o++] = ' ';
+        memcpy(out + o, p->arena + a, len);
+        o += len;
+        out[o] = 0;
+    }
+}
+
+/* check the oldest pending entry against the table, then insert it */
+static int dup_check_one(sb_arpa *p) {
+    const int n = p->section;
+    const order_buf *b = &p->bufs[n];
+    int i = p->dq_head;
+    uint64_t row = p->dq_row[i], h = p->dq_hash[i], line = p->dq_line[i];
+    p->dq_head = (i + 1) % DUPQ;
+    p->dq_len--;
+    const uint32_t *ids = b->ids + row * (uint64_t)n;
+    uint64_t fp = h & 0xFFFFFFFF00000000ULL, slot = h & p->dtab_mask;
+    for (;;) {
+        uint64_t v = p->dtab[slot];
+        if (!v) { p->dtab[slot] = fp | (row + 1); return SB_OK; }
+        if ((v & 0xFFFFFFFF00000000ULL) == fp &&
+            memcmp(b->ids + ((v & 0xFFFFFFFFULL) - 1) * n, ids, sizeof(uint32_t) * (size_t)n) == 0) {
+            char text[256];
+            format_ngram(p, ids, n, text, sizeof(text));
+            uint64_t save = p->lineno;
+            p->lineno = line;
+            int rc = fail(p, "duplicate %d-gram '%s'", n, text);
+            p->lineno = save;
+            return rc;
+        }
+        slot = (slot + 1) & p->dtab_mask;
+    }
+}
+
+static int dup_drain(sb_arpa *p) {
+    while (p->dq_len) {
+        int rc = dup_check_one(p);
+        if (rc) { p->dq_len = 0; return rc; }
+    }
+    return SB_OK;
 }
 
 static inline uint64_t hash_bytes(const char *s, size_t n) {
@@ -205,7 +260,8 @@ static int start_section(sb_arpa *p, int n) {
     uint64_t tab = 16;
     while (tab < p->counts[n] + p->counts[n] / 2 + 1) tab <<= 1;
     if (p->counts[n] >= UINT32_MAX - 1) return SB_EINVAL;
-    p->dtab = calloc(tab, sizeof(uint32_t));
+    p->dq_head = p->dq_len = 0;
+    p->dtab = calloc(tab, sizeof(uint64_t));
     if (!p->dtab) return SB_ENOMEM;
     p->dtab_mask = tab - 1;
     return SB_OK;
@@ -215,6 +271,8 @@ static int start_section(sb_arpa *p, int n) {
 static int end_section(sb_arpa *p) {
     int n = p->section;
     order_buf *b = &p->bufs[n];
+    int drc = dup_drain(p);
+    if (drc) return drc;
     if (b->filled != p->counts[n])
         return fail(p, "the \\data\\ header says %llu %d-grams but the section has %llu",
                     (unsigned long long)p->counts[n], n, (unsigned long long)b->filled);
@@ -293,14 +351,14 @@ static int parse_entry(sb_arpa *p, const char *s, const char *e) {
         ids[i] = (uint32_t)id;
     }
     if (n >= 2) {
-        uint64_t h = hash_ids(ids, n), slot = h & p->dtab_mask;
-        for (;;) {
-            uint32_t v = p->dtab[slot];
-            if (!v) { p->dtab[slot] = (uint32_t)(row + 1); break; }
-            if (memcmp(b->ids + (uint64_t)(v - 1) * n, ids, sizeof(uint32_t) * (size_t)n) == 0)
-                return fail(p, "duplicate %d-gram '%.*s'", n, (int)(tend[n] - tok[1] > 200 ? 200 : tend[n] - tok[1]), tok[1]);
-            slot = (slot + 1) & p->dtab_mask;
-        }
+        if (p->dq_len == DUPQ && (rc = dup_check_one(p))) return rc;
+        uint64_t h = hash_ids(ids, n);
+        SB_PREFETCH(&p->dtab[h & p->dtab_mask]);
+        int t = (p->dq_head + p->dq_len) % DUPQ;
+        p->dq_row[t] = row;
+        p->dq_hash[t] = h;
+        p->dq_line[t] = p->lineno;
+        p->dq_len++;
     }
     b->prob[row] = prob;
     b->backoff[row] = backoff;
@@ -387,10 +445,19 @@ static int process_line(sb_arpa *p, const char *s, const char *e, int *stop) {
                 p->state = ST_END;
                 return SB_OK;
             }
+            if ((rc = dup_drain(p))) return rc;
             return fail(p, "unexpected line starting with a backslash");
         }
         if (is_blank(s, e)) return SB_OK;
-        return parse_entry(p, s, e);
+        int rc = parse_entry(p, s, e);
+        if (rc == SB_EFORMAT && p->dq_len) {
+            /* an earlier duplicate still in the check queue is the first error in file order */
+            char msg[sizeof(p->error)];
+            uint64_t line = p->error_line;
+            memcpy(msg, p->error, sizeof(msg));
+            if (dup_drain(p) == SB_OK) { memcpy(p->error, msg, sizeof(msg)); p->error_line = line; }
+        }
+        return rc;
     }
     case ST_END:
         if (is_blank(s, e)) return SB_OK;
@@ -422,7 +489,11 @@ int sb_arpa_finish(sb_arpa *p) {
     switch (p->state) {
     case ST_PRE: return fail(p, "missing the \\data\\ header (end of file)");
     case ST_DATA: return fail(p, "end of file inside the \\data\\ block (no n-gram sections)");
-    case ST_SECTION: return fail(p, "end of file before \\end\\ (in the %d-gram section)", p->section);
+    case ST_SECTION: {
+        int rc = dup_drain(p);
+        if (rc) return rc;
+        return fail(p, "end of file before \\end\\ (in the %d-gram section)", p->section);
+    }
     default: p->lineno--; return SB_OK;
     }
 }
