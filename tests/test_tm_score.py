@@ -1,0 +1,168 @@
+"""The C phrase scorer (Mediani §3.1) against the pandas oracle, computed live on real corpus lines."""
+from __future__ import annotations
+
+import gzip
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from smtbench import data
+from smtbench.tm import score as S
+from smtbench.tm.distributed import partition_extract
+from smtbench.tm.extract import extract_files, lex_files
+
+ROOT = Path(__file__).resolve().parent.parent
+TSV = ROOT / "resources" / "bible-es-en" / "es-en.tsv.xz"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """400 verses, tokenized; a synthetic monotone alignment with some unaligned words; extract + lex."""
+    d = tmp_path_factory.mktemp("tm")
+    verses = data.read_tsv(TSV)[:400]
+    es = data.tokenize_lines([v.es for v in verses], "es")
+    en = data.tokenize_lines([v.en for v in verses], "en")
+    al = []
+    for f, e in zip(es, en):
+        nf, ne = len(f.split()), len(e.split())
+        al.append(" ".join(f"{min(nf - 1, j * nf // ne)}-{j}" for j in range(ne) if j % 7 != 3))
+    (d / "f").write_text("\n".join(es) + "\n")
+    (d / "e").write_text("\n".join(en) + "\n")
+    (d / "al").write_text("\n".join(al) + "\n")
+    lex_files(str(d / "f"), str(d / "e"), str(d / "al"), str(d / "lex.f2e"), str(d / "lex.e2f"))
+    extract_files(str(d / "f"), str(d / "e"), str(d / "al"), str(d / "extract.gz"), str(d / "extract.inv.gz"))
+    return d
+
+
+@pytest.fixture(scope="module")
+def oracle(corpus):
+    return S.score_pandas(str(corpus / "extract.gz"), str(corpus / "lex.f2e"), str(corpus / "lex.e2f"))
+
+
+def native(corpus, out, **kw):
+    return S.score_native(str(corpus / "extract.gz"), str(corpus / "lex.f2e"), str(corpus / "lex.e2f"), str(out), **kw)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("memory", [1 << 20, 3 << 20, 256 << 20])
+def test_equals_oracle(corpus, oracle, tmp_path, threads, memory):
+    out = tmp_path / "pt.gz"
+    st = native(corpus, out, threads=threads, memory=memory)
+    if memory == 1 << 20:
+        assert st.runs1 > threads  # the budget really forced several runs
+    S.compare_tables(S.read_table(str(out)), oracle)
+
+
+def test_kneser_ney_equals_oracle(corpus, tmp_path):
+    out = tmp_path / "kn.gz"
+    native(corpus, out, threads=2, memory=1 << 20, smoothing="kn")
+    ref = S.score_pandas(str(corpus / "extract.gz"), str(corpus / "lex.f2e"), str(corpus / "lex.e2f"), smoothing="kn")
+    S.compare_tables(S.read_table(str(out)), ref)
+
+
+def test_distributed_equals_oracle(corpus, oracle, tmp_path):
+    parts = partition_extract(str(corpus / "extract.gz"), 3, str(tmp_path))
+    counts = []
+    for k, p in enumerate(parts):
+        c = tmp_path / f"part{k}.counts.gz"
+        S.score_native(p, str(corpus / "lex.f2e"), str(corpus / "lex.e2f"), str(c), threads=2, memory=1 << 20,
+                       counts_only=True)
+        counts.append(str(c))
+    out = tmp_path / "pt.gz"
+    S.score_native(counts, str(corpus / "lex.f2e"), str(corpus / "lex.e2f"), str(out), threads=2,
+                   memory=1 << 20, weighted=True)
+    S.compare_tables(S.read_table(str(out)), oracle)
+
+
+def test_sort_pipeline_equals_oracle(corpus, oracle, tmp_path):
+    out = tmp_path / "sort.gz"
+    S.score_sortpipe(str(corpus / "extract.gz"), str(corpus / "extract.inv.gz"), str(corpus / "lex.f2e"),
+                     str(corpus / "lex.e2f"), str(out), memory=1 << 20)
+    S.compare_tables(S.read_table(str(out)), oracle)
+
+
+def test_probabilities_sum_to_one_and_sorted(corpus, tmp_path):
+    out = tmp_path / "pt.txt"
+    native(corpus, out, threads=2, memory=1 << 20)
+    t = S.read_table(str(out))
+    sums = t.groupby("src")["p_ef"].sum().to_numpy()
+    assert np.allclose(sums, 1.0, atol=1e-5 * t.groupby("src").size().max())
+    assert np.allclose(t.groupby("tgt")["p_fe"].sum().to_numpy(), 1.0, atol=1e-4)
+    keys = [(s.encode(), e.encode()) for s, e in zip(t["src"], t["tgt"])]
+    assert keys == sorted(keys)  # byte order, like LC_ALL=C sort
+    assert (t["c_ef"] <= t["c_f"]).all() and (t["c_ef"] <= t["c_e"]).all()
+
+
+def test_exact_sums_in_oracle(oracle):
+    # the oracle's unrounded probabilities: sum over targets of p(e|f) is 1 for every source
+    assert np.allclose(oracle.groupby("src")["p_ef"].sum().to_numpy(), 1.0, atol=1e-12)
+
+
+def write_bad(path: Path, good: list[str], bad: str, at: int) -> None:
+    lines = good[:at - 1] + [bad] + good[at - 1:]
+    with (gzip.open(path, "wt") if path.suffix == ".gz" else open(path, "w")) as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("bad", ["a ||| b", "a ||| b ||| 0-x", "a ||| b ||| 3-0", " ||| b ||| 0-0",
+                                 "a ||| b ||| 0-0 ||| 1 ||| 2", "zzzunknownword ||| b ||| 0-0"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_malformed_extract_line_names_file_and_line(corpus, tmp_path, bad, threads):
+    good = gzip.open(corpus / "extract.gz", "rt").read().splitlines()[:5000]
+    bad = bad.replace(" b ", " the ") if "unknown" in bad else bad
+    path = tmp_path / "bad.extract.gz"
+    write_bad(path, good, bad, 3001)
+    out = tmp_path / "pt.gz"
+    with pytest.raises(S.PhraseFormatError, match=rf"bad\.extract\.gz:3001: "):
+        S.score_native(str(path), str(corpus / "lex.f2e"), str(corpus / "lex.e2f"), str(out), threads=threads,
+                       memory=1 << 20)
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary files left behind
+
+
+def test_malformed_lex_line_names_file_and_line(corpus, tmp_path):
+    good = (corpus / "lex.e2f").read_text().splitlines()
+    for bad, name in (("a b", "short"), ("a b 1.5", "range"), ("a b x", "nan")):
+        path = tmp_path / f"{name}.e2f"
+        write_bad(path, good, bad, 17)
+        with pytest.raises(S.PhraseFormatError, match=rf"{name}\.e2f:17: "):
+            S.score_native(str(corpus / "extract.gz"), str(corpus / "lex.f2e"), str(path), str(tmp_path / "o.gz"))
+        with pytest.raises(S.PhraseFormatError, match=rf"{name}\.e2f:17: "):
+            S.score_pandas(str(corpus / "extract.gz"), str(corpus / "lex.f2e"), str(path))
+    assert not (tmp_path / "o.gz").exists()
+
+
+def test_cli_exit_status_and_message(corpus, tmp_path, capsys):
+    from smtbench.cli import main
+    path = tmp_path / "x.extract"
+    path.write_text("a ||| b ||| 0-0\nbroken line\n")
+    rc = main(["tm", "score", "--extract", str(path), "--lex-f2e", str(corpus / "lex.f2e"), "--lex-e2f",
+               str(corpus / "lex.e2f"), "--out", str(tmp_path / "pt.gz"), "--memory", "4M"])
+    assert rc == 2
+    assert "x.extract:1:" in capsys.readouterr().err  # 'a' is not a corpus word: line 1 already fails
+
+
+def test_interrupted_run_leaves_no_table(corpus, tmp_path):
+    big = tmp_path / "big.extract"
+    text = gzip.open(corpus / "extract.gz", "rt").read()
+    with open(big, "w") as fh:
+        for _ in range(40):
+            fh.write(text)
+    out = tmp_path / "pt.gz"
+    cmd = [sys.executable, "-m", "smtbench.cli", "tm", "score", "--extract", str(big), "--lex-f2e",
+           str(corpus / "lex.f2e"), "--lex-e2f", str(corpus / "lex.e2f"), "--out", str(out), "--memory", "2M",
+           "--threads", "2"]
+    for sig in (signal.SIGINT, signal.SIGKILL):
+        proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
+        time.sleep(1.0)
+        assert proc.poll() is None, "the run finished before it could be interrupted"
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+        assert not out.exists()
+        assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
