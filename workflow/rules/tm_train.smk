@@ -1,0 +1,109 @@
+# Translation model from the shipped corpus: eflomal + grow-diag-final-and, Moses extraction, and phrase
+# scoring (Mediani §3.1), plus the distributed form (§3.3) as scatter/gather: partition the extract file,
+# score each partition with partial counts (independent jobs: the SLURM profile spreads them over nodes),
+# then merge the partial counts and re-estimate. Outputs under work/tm/ (gitignored), shared by profiles.
+TM = "work/tm"
+TM_LEX = [f"{TM}/lex.f2e", f"{TM}/lex.e2f"]
+TM_PARTS = P.get("mediani", {}).get("workflow_partitions", 4)
+
+
+rule tm_align:
+    input:
+        src="work/data/train.es",
+        tgt="work/data/train.en",
+    output:
+        gdfa=f"{TM}/aligned.grow-diag-final-and",
+        fwd=f"{TM}/aligned.fwd",
+        rev=f"{TM}/aligned.rev",
+    log:
+        f"{TM}/logs/align.log",
+    shell:
+        "smtbench tm align --src {input.src} --tgt {input.tgt} --out {output.gdfa} "
+        "--fwd {output.fwd} --rev {output.rev} > {log} 2>&1"
+
+
+rule tm_extract:
+    input:
+        src="work/data/train.es",
+        tgt="work/data/train.en",
+        align=rules.tm_align.output.gdfa,
+    output:
+        extract=f"{TM}/extract.gz",
+        extract_inv=f"{TM}/extract.inv.gz",
+        lex_f2e=f"{TM}/lex.f2e",
+        lex_e2f=f"{TM}/lex.e2f",
+    log:
+        f"{TM}/logs/extract.log",
+    shell:
+        "smtbench tm extract --src {input.src} --tgt {input.tgt} --align {input.align} --outdir {TM} "
+        "--max-length 7 > {log} 2>&1"
+
+
+rule tm_score:
+    """The phrase table the decoders use (unsmoothed relative frequencies)."""
+    input:
+        extract=rules.tm_extract.output.extract,
+        lex=TM_LEX,
+    output:
+        f"{TM}/phrase-table.gz",
+    threads: workflow.cores
+    log:
+        f"{TM}/logs/score.log",
+    shell:
+        "smtbench tm score --extract {input.extract} --lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} "
+        "--out {output} --threads {threads} --memory 256M > {log} 2>&1"
+
+
+rule tm_score_kn:
+    input:
+        extract=rules.tm_extract.output.extract,
+        lex=TM_LEX,
+    output:
+        f"{TM}/phrase-table.kn.gz",
+    threads: workflow.cores
+    log:
+        f"{TM}/logs/score_kn.log",
+    shell:
+        "smtbench tm score --extract {input.extract} --lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} "
+        "--out {output} --threads {threads} --memory 256M --smoothing kn > {log} 2>&1"
+
+
+checkpoint tm_partition:
+    """§3.3 scatter: K partitions of the extract (extraction is per sentence, so this is a corpus split)."""
+    input:
+        rules.tm_extract.output.extract,
+    output:
+        directory(f"{TM}/dist{{k}}/parts"),
+    shell:
+        "smtbench tm partition --extract {input} --parts {wildcards.k} --outdir {output}"
+
+
+rule tm_score_partition:
+    """One partition, scored independently, keeping its partial counts (one job per partition)."""
+    input:
+        part=f"{TM}/dist{{k}}/parts/part{{i}}.extract.gz",
+        lex=TM_LEX,
+    output:
+        f"{TM}/dist{{k}}/part{{i}}.counts.gz",
+    threads: 1
+    shell:
+        "smtbench tm score --counts --extract {input.part} --lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} "
+        "--out {output} --threads {threads} --memory 256M"
+
+
+def _tm_partial_counts(wc):
+    parts = checkpoints.tm_partition.get(k=wc.k).output[0]
+    return [f"{TM}/dist{wc.k}/part{i}.counts.gz" for i in range(int(wc.k))]
+
+
+rule tm_merge_partitions:
+    """§3.3 gather: merge the partial counts and re-estimate."""
+    input:
+        counts=_tm_partial_counts,
+        lex=TM_LEX,
+    output:
+        f"{TM}/dist{{k}}/phrase-table.gz",
+    threads: workflow.cores
+    shell:
+        "smtbench tm score --weighted --extract {input.counts} --lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} "
+        "--out {output} --threads {threads} --memory 256M"
