@@ -1,0 +1,285 @@
+"""`smtbench bench btree`: gLM's B-tree trie LM (Bogoychev & Lopez 2016, §5) against our probing LM and
+the kenlm module — Table 3 (throughput and size, 1 and all threads), Fig 9 (node size K), Fig 10 (batch
+size, GPU with and without copies), and the rows that Tables 4 and 5 read (other models / orders).
+
+One model per run. The queries are the n-gram queries of a tokenized text (each word and </s> with its
+context back to <s>), tiled to at least --min-queries; repeats are interleaved across points. Every B-tree
+point must give bit-identical scores (checksum), equal to the probing LM's per-query scores within 1e-5,
+and the kenlm module's total within float rounding — otherwise the run fails. A GPU point is measured only
+when `smtbench.cuda.available()`; otherwise one row per GPU point says why (no GPU lent)."""
+from __future__ import annotations
+
+import argparse
+
+from ..benchutil import parse_int_list
+
+INCLUDES_CPU = "ids pre-converted to query rows; batch query in C (one call per batch); no string handling"
+INCLUDES_PROBING = "our probing LM, sequential path over the token stream (KenLM state), ids pre-converted"
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    p = groups["bench"].add_parser(
+        "btree", help="gLM B-tree trie LM: throughput vs probing LM / kenlm, node size, batch size (gLM §5)")
+    p.add_argument("--arpa", required=True, help="ARPA model (plain, .gz or .xz)")
+    p.add_argument("--text", required=True, help="tokenized text whose n-grams are the queries")
+    p.add_argument("--name", help="model name in the rows (default: from the file name)")
+    p.add_argument("--node-size", type=int, default=31, help="K for the table and batch sweeps (paper: 31)")
+    p.add_argument("--node-sizes", default="", help="Fig 9 sweep, e.g. 5,7,15,23,31,33,47,59 (empty = none)")
+    p.add_argument("--batch-sizes", default="", help="Fig 10 sweep, e.g. 10,100,1000,10000,100000,1000000")
+    p.add_argument("--threads", default="1", help="Table 3 thread counts, e.g. 1,2 (0 = all cores)")
+    p.add_argument("--interleave", type=int, default=8, help="queries in flight per thread (0/1 = none)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--min-queries", type=int, default=1_000_000, help="tile the text to at least this many")
+    p.add_argument("--max-lines", type=int, default=0, help="use only the first lines of the text (0 = all)")
+    p.add_argument("--no-probing", action="store_true", help="skip our probing LM rows")
+    p.add_argument("--no-kenlm", action="store_true", help="skip the kenlm module rows")
+    p.add_argument("--no-gpu", action="store_true", help="do not try the GPU even when one is there")
+    p.add_argument("--out", help="write rows here (atomically) instead of stdout")
+    p.add_argument("--progress", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import contextlib
+    import gc
+    import math
+    import os
+    import sys
+    import threading
+    import time
+    from pathlib import Path
+
+    import numpy as np
+    from tqdm import tqdm
+
+    from .. import cuda
+    from ..benchutil import RowWriter
+    from ..ioutil import atomic_open, open_text
+    from ..lm import backends
+    from ..lm.arpa import read_arpa
+    from ..lm.btree import MAX_INTERLEAVE, BTreeLM, check_node_size, stream_queries
+    from ..lm.lmbench import plain_arpa, synthetic_label
+    from ..resources import require_memory
+
+    cores = os.cpu_count() or 1
+    threads = sorted({cores if t == 0 else t for t in parse_int_list(args.threads)})
+    node_sizes = parse_int_list(args.node_sizes) if args.node_sizes.strip() else []
+    batch_sizes = parse_int_list(args.batch_sizes) if args.batch_sizes.strip() else []
+    check_node_size(args.node_size)
+    for k in node_sizes:
+        check_node_size(k)
+    if any(t < 1 or t > 1024 for t in threads):
+        raise ValueError(f"--threads must be in 1..1024 (0 = all cores), got {threads}")
+    if any(b < 1 for b in batch_sizes):
+        raise ValueError(f"--batch-sizes must be >= 1 (an empty batch is not a batch), got {batch_sizes}")
+    if not 0 <= args.interleave <= MAX_INTERLEAVE:
+        raise ValueError(f"--interleave must be in 0..{MAX_INTERLEAVE}, got {args.interleave}")
+    if args.repeats < 1 or args.min_queries < 0 or args.max_lines < 0:
+        raise ValueError("--repeats must be >= 1; --min-queries and --max-lines >= 0")
+    for path in (args.arpa, args.text):
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no such file: {path}")
+
+    name = args.name or Path(args.arpa).name.split(".arpa")[0]
+    model = read_arpa(args.arpa)
+    with open_text(args.text) as fh:
+        lines = [line.rstrip("\n") for line in fh]
+    if args.max_lines:
+        lines = lines[:args.max_lines]
+    if not lines:
+        raise ValueError(f"{args.text}: no lines to score")
+    enc = backends.encode_lines(model, lines)
+    reps = max(1, math.ceil(args.min_queries / enc.queries)) if args.min_queries else 1
+    tokens = np.tile(enc.tokens, reps)
+    q = stream_queries(tokens, model.order)
+    nq = len(q)
+    require_memory(tokens.nbytes + q.nbytes + nq * 8, "the query rows")
+    synth = synthetic_label(args.arpa)
+    common = dict(model=name, arpa=args.arpa, synthetic=bool(synth), order=model.order,
+                  ngrams=int(sum(model.counts)), counts=model.counts, vocab=len(model.vocab), text=args.text,
+                  queries=nq, text_repeats=reps)
+
+    gpu_ok, gpu_why = (False, "disabled with --no-gpu") if args.no_gpu else cuda.available()
+    gpu_sizes: list[int] = cuda.compiled_node_sizes() if gpu_ok else []
+
+    ks = sorted(set(node_sizes) | {args.node_size})
+    lms: dict[int, BTreeLM] = {}
+    for k in ks:
+        lms[k] = BTreeLM(model, k, source=args.arpa)
+    gpus: dict[int, object] = {}
+    if gpu_ok:
+        for k in ks:
+            if k in gpu_sizes:
+                gpus[k] = cuda.CudaBTreeLM(lms[k])
+
+    probing = None
+    if not args.no_probing:
+        from ..lm.probing import ProbingLM
+
+        probing = ProbingLM(model, source=args.arpa)
+    vocab_size = len(model.vocab)
+    del model
+    gc.collect()
+
+    # sentence-aligned chunks of the token stream for multi-threaded probing
+    marks = np.flatnonzero((tokens & np.uint32(backends.SENTENCE_MARK)) != 0)
+
+    def stream_chunks(t: int) -> list[np.ndarray]:
+        cuts = [int(marks[min(len(marks) - 1, (len(marks) * i) // t)]) for i in range(t)] + [len(tokens)]
+        return [np.ascontiguousarray(tokens[a:b]) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+
+    chunks = {t: stream_chunks(t) for t in threads}
+
+    def probing_run(t: int) -> tuple[int, np.ndarray]:
+        assert probing is not None
+        if t == 1:
+            r = probing.score_stream(tokens, 0)
+            return r.elapsed_ns, r.logprob
+        outs: list = [None] * len(chunks[t])
+
+        def work(i: int) -> None:
+            outs[i] = probing.score_stream(chunks[t][i], 0)
+
+        ths = [threading.Thread(target=work, args=(i,)) for i in range(len(chunks[t]))]
+        t0 = time.perf_counter_ns()
+        for th in ths:
+            th.start()
+        for th in ths:
+            th.join()
+        ns = time.perf_counter_ns() - t0
+        return ns, np.concatenate([o.logprob for o in outs])
+
+    prob = np.empty(nq, dtype=np.float32)
+    reference: dict[str, np.ndarray] = {}
+    checksums: dict[str, str] = {}
+
+    def check_scores(label: str, p: np.ndarray) -> str:
+        c = float(p.astype(np.float64).sum()).hex()
+        if "btree" not in reference:
+            reference["btree"] = p.copy()
+        elif not np.array_equal(reference["btree"], p):
+            raise RuntimeError(f"{args.arpa}: B-tree scores of {label} differ from the first B-tree point")
+        checksums[label] = c
+        return c
+
+    # points: (sweep, backend, K, threads, batch)
+    points: list[tuple[str, str, int, int, int]] = []
+    for t in threads:
+        points.append(("table", "btree", args.node_size, t, nq))
+        if probing is not None:
+            points.append(("table", "probing", 0, t, nq))
+    for k in node_sizes:
+        points.append(("node_size", "btree", k, 1, nq))
+    for b in batch_sizes:
+        points.append(("batch", "btree", args.node_size, 1, b))
+    gpu_points: list[tuple[str, int, int]] = []
+    if gpu_ok:
+        gpu_points += [("table", args.node_size, nq)] if args.node_size in gpus else []
+        gpu_points += [("node_size", k, nq) for k in node_sizes if k in gpus]
+        gpu_points += [("batch", args.node_size, b) for b in batch_sizes if args.node_size in gpus]
+
+    rows: list[dict] = []
+
+    @contextlib.contextmanager
+    def output():
+        if args.out:
+            with atomic_open(args.out, "w") as fh:
+                yield fh
+        else:
+            yield sys.stdout
+
+    with output() as fh:
+        w = RowWriter("glm_btree", fh)
+        total = args.repeats * (len(points) + len(gpu_points)) + (0 if args.no_kenlm else args.repeats)
+        bar = tqdm(total=total, disable=not args.progress, desc=f"btree {name}", file=sys.stderr)
+        lms[args.node_size].query_into(q, prob, args.interleave, 1)  # warm-up
+        for rep in range(args.repeats):
+            for sweep, be, k, t, b in points:
+                if be == "probing":
+                    ns, lp = probing_run(t)
+                    if not np.allclose(lp, reference.get("btree", lp), rtol=0, atol=1e-5):
+                        raise RuntimeError(f"{args.arpa}: probing and B-tree per-query scores differ by > 1e-5")
+                    rows.append(w.emit(**common, sweep=sweep, backend="probing", path="sequential",
+                                       node_size=None, threads=t, batch=nq, repeat=rep,
+                                       model_bytes=probing.nbytes, elapsed_ns=ns, qps=nq / ns * 1e9,
+                                       checksum=float(lp.astype(np.float64).sum()).hex(),
+                                       includes=INCLUDES_PROBING))
+                else:
+                    lm = lms[k]
+                    if b >= nq:
+                        t0 = time.perf_counter_ns()
+                        lm.query_into(q, prob, args.interleave, t)
+                        ns = time.perf_counter_ns() - t0
+                    else:
+                        views = [q[i:i + b] for i in range(0, nq, b)]
+                        outs = [prob[i:i + b] for i in range(0, nq, b)]
+                        t0 = time.perf_counter_ns()
+                        for qv, ov in zip(views, outs):
+                            lm.query_into(qv, ov, args.interleave, t)
+                        ns = time.perf_counter_ns() - t0
+                    c = check_scores(f"K={k} threads={t} batch={b}", prob)
+                    rows.append(w.emit(**common, sweep=sweep, backend="btree", path="cpu", node_size=k,
+                                       threads=t, interleave=args.interleave, simd=lm.simd(), batch=b,
+                                       repeat=rep, model_bytes=lm.nbytes, elapsed_ns=ns, qps=nq / ns * 1e9,
+                                       checksum=c, includes=INCLUDES_CPU + ("; one Python call per batch"
+                                                                            if b < nq else "")))
+                bar.update()
+            for sweep, k, b in gpu_points:
+                g = gpus[k]
+                kern = tot = 0.0
+                gp = np.empty(nq, dtype=np.float32)
+                for i in range(0, nq, b):
+                    p_i, _ = g.query(q[i:i + b], with_len=False)  # type: ignore[attr-defined]
+                    gp[i:i + b] = p_i
+                    kern += g.last_kernel_ms  # type: ignore[attr-defined]
+                    tot += g.last_total_ms  # type: ignore[attr-defined]
+                c = check_scores(f"GPU K={k} batch={b}", gp)
+                for path, ms in (("gpu-kernel", kern), ("gpu-with-copies", tot)):
+                    rows.append(w.emit(**common, sweep=sweep, backend="btree-cuda", path=path, node_size=k,
+                                       threads=None, batch=b, repeat=rep, model_bytes=lms[k].nbytes,
+                                       elapsed_ns=ms * 1e6, qps=nq / (ms * 1e-3) if ms > 0 else None,
+                                       checksum=c, gpu=gpu_why,
+                                       includes="CUDA events; " + ("kernel only" if path == "gpu-kernel" else
+                                                                   "queries host->device + kernel + answers back")))
+                bar.update()
+        if not gpu_ok:
+            for sweep, k, b in ([("table", args.node_size, nq)] + [("node_size", k, nq) for k in node_sizes]
+                                + [("batch", args.node_size, b) for b in batch_sizes]):
+                for path in ("gpu-kernel", "gpu-with-copies"):
+                    rows.append(w.emit(**common, sweep=sweep, backend="btree-cuda", path=path, node_size=k,
+                                       threads=None, batch=b, repeat=None, model_bytes=lms[k].nbytes,
+                                       elapsed_ns=None, qps=None, checksum=None,
+                                       gpu=f"no GPU lent: {gpu_why}", includes="not measured"))
+        # B-stump statistics (§5.2) and sizes for every K
+        for k, lm in lms.items():
+            for st in lm.stats():
+                rows.append(w.emit(**common, sweep="stats", backend="btree", path="cpu", node_size=k,
+                                   model_bytes=lm.nbytes,
+                                   **{("ngram_order" if kk == "order" else kk): v for kk, v in st.items()}))
+        ours = float(reference["btree"].astype(np.float64).sum())
+        del probing
+        gc.collect()
+        if not args.no_kenlm:
+            import kenlm
+
+            with plain_arpa(args.arpa) as plain:
+                km = kenlm.Model(plain)
+            tiled = lines * reps
+            score = km.score
+            for rep in range(args.repeats):
+                t0 = time.perf_counter_ns()
+                tot_k = 0.0
+                for line in tiled:
+                    tot_k += score(line, bos=True, eos=True)
+                ns = time.perf_counter_ns() - t0
+                if not math.isclose(tot_k, ours, rel_tol=1e-5, abs_tol=1e-3):
+                    raise RuntimeError(f"{args.arpa}: kenlm's log10 sum {tot_k!r} differs from ours {ours!r}")
+                rows.append(w.emit(**common, sweep="table", backend="kenlm-module", path="Model.score",
+                                   node_size=None, threads=1, batch=nq, repeat=rep, model_bytes=None,
+                                   elapsed_ns=ns, qps=nq / ns * 1e9, checksum=float(tot_k).hex(),
+                                   includes="kenlm module Model.score per sentence (a Python call per "
+                                            "sentence, string splitting and vocabulary hashing per word)"))
+                bar.update()
+        bar.close()
+    del vocab_size
+    return 0
