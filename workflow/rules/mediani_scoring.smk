@@ -1,9 +1,11 @@
 # Mediani et al. (2012): parallel external-memory phrase scoring → Tables 1, 3 and 4 analogues.
+# (included before tm_train.smk, which makes the inputs: plain paths here, not rules.* references)
 MED = P["mediani"]
+_TM = "work/tm"
 
 ALL += expand(f"{OUT}/tables/mediani_table{{t}}.md", t=[1, 3, 4]) + [f"{OUT}/figures/mediani_scaling.png",
-                                                                   f"{TM}/phrase-table.gz",
-                                                                   f"{TM}/dist{TM_PARTS}/phrase-table.gz"]
+                                                                   f"{_TM}/phrase-table.gz",
+                                                                   f"{_TM}/dist{MED.get('workflow_partitions', 4)}/phrase-table.gz"]
 
 
 rule mediani_bench:
@@ -11,9 +13,9 @@ rule mediani_bench:
     tables are checked against each other and the pandas oracle inside the benchmark."""
     input:
         BUILD,
-        extract=rules.tm_extract.output.extract,
-        extract_inv=rules.tm_extract.output.extract_inv,
-        lex=TM_LEX,
+        extract=f"{_TM}/extract.gz",
+        extract_inv=f"{_TM}/extract.inv.gz",
+        lex=[f"{_TM}/lex.f2e", f"{_TM}/lex.e2f"],
     output:
         f"{OUT}/raw/mediani_scoring/rows.jsonl",
     params:
