@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 $(BIN)/smtbench: pyproject.toml setup.py pylib/smtbench/_build.py $(wildcard csrc/*.c csrc/*.h)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q --upgrade pip wheel
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@
 
