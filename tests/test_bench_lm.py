@@ -1,0 +1,105 @@
+"""`smtbench bench lm` and `smtbench report mokry-lm`: rows, checksums, the kenlm row, table and figure."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from smtbench.cli import main
+from smtbench.lm import backends
+from smtbench.lm.backends import StreamScores
+from smtbench.lm.lmbench import LmBench, run_bench
+
+pytest.importorskip("kenlm")
+ROOT = Path(__file__).resolve().parents[1]
+TEXT = ["in the beginning god created the heavens and the earth .",
+        "the earth was formless and empty .", "god said , let there be light .", ""]
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    d = tmp_path_factory.mktemp("benchlm")
+    lmplz = ROOT / "build/lmplz/bin/lmplz"
+    train = (TEXT * 3) + ["and the spirit of god was moving over the waters .", "and there was light ."]
+    if lmplz.exists():
+        arpa = d / "m.arpa"
+        with open(arpa, "w") as fout:
+            subprocess.run([str(lmplz), "-o", "3", "-S", "50M", "-T", str(d), "--discount_fallback"],
+                           input="\n".join(train) + "\n", text=True, stdout=fout, stderr=subprocess.DEVNULL,
+                           check=True)
+    else:
+        from test_lm_probing import toy_estimate  # noqa: PLC0415
+
+        from smtbench.lm.arpa import write_arpa
+
+        arpa = d / "m.arpa"
+        write_arpa(toy_estimate(train, 3), arpa)
+    text = d / "test.txt"
+    text.write_text("\n".join(TEXT + ["an unknownword here"]) + "\n")
+    return arpa, text, d
+
+
+def test_bench_rows_and_report(model, tmp_path):
+    arpa, text, _ = model
+    out = tmp_path / "rows.jsonl"
+    rc = main(["bench", "lm", "--arpa", str(arpa), "--text", str(text), "--queue-sizes", "1,3,16",
+               "--repeats", "2", "--min-queries", "500", "--name", "tiny", "--out", str(out)])
+    assert rc == 0
+    rows = pd.read_json(out, lines=True)
+    assert set(rows.backend) == {"sequential", "automaton", "kenlm-module"}
+    assert len(rows) == 2 * (1 + 3 + 1)
+    ours = rows[rows.backend != "kenlm-module"]
+    assert ours.checksum.nunique() == 1
+    assert (rows.queries >= 500).all() and (rows.model == "tiny").all()
+    assert rows[rows.backend == "kenlm-module"].includes.str.contains("string").all()
+    km = rows[rows.backend == "kenlm-module"].log10_sum.iloc[0]
+    assert km == pytest.approx(ours.log10_sum.iloc[0], abs=1e-3)
+    assert (rows.ns_per_query > 0).all() and "machine_cpu" in rows
+
+    stem = tmp_path / "tables" / "mokry_table3_3"
+    fig = tmp_path / "figures" / "mokry_fig3_5.png"
+    assert main(["report", "mokry-lm", "--rows", str(out), "--table", str(stem), "--figure", str(fig)]) == 0
+    t = pd.read_csv(stem.with_suffix(".csv"))
+    assert list(t.model) == ["tiny"]
+    assert {"speedup", "best_queue_size", "paper_speedup", "paper_queue_size", "kenlm_module_ns"} <= set(t.columns)
+    assert t.paper_model_mb.iloc[0] == 11  # nearest thesis size to a tiny model
+    assert fig.stat().st_size > 1000
+    assert "Table 3.3" in stem.with_suffix(".md").read_text()
+
+
+def test_checksum_mismatch_fails_loudly(model, tmp_path):
+    arpa, text, _ = model
+
+    class Bad:
+        name = "bad"
+        nbytes = 1
+
+        def score_stream(self, tokens):
+            n = int(np.count_nonzero((tokens & np.uint32(backends.SENTENCE_MARK)) == 0))
+            p = np.full(n, -1.0, dtype=np.float32)
+            return StreamScores(p, np.ones(n, dtype=np.uint8), float(p.sum()), 1)
+
+    backends.register("test-bad", lambda model, **kw: Bad())
+    try:
+        out = tmp_path / "rows.jsonl"
+        with pytest.raises(RuntimeError, match="log10 sums differ"):
+            run_bench(LmBench(arpa=str(arpa), text=str(text), queue_sizes=[2], repeats=1, min_queries=0,
+                              backends=["sequential", "test-bad"], kenlm=False), out=str(out))
+        assert not out.exists()  # no partial output
+    finally:
+        backends.BACKENDS.pop("test-bad", None)
+
+
+def test_bad_arguments(model, tmp_path, capsys):
+    arpa, text, _ = model
+    assert main(["bench", "lm", "--arpa", str(arpa), "--text", str(text), "--queue-sizes", "0-3"]) == 2
+    assert "queue-sizes" in capsys.readouterr().err
+    assert main(["bench", "lm", "--arpa", str(arpa), "--text", str(tmp_path / "nope.txt")]) == 2
+    assert main(["bench", "lm", "--arpa", str(arpa), "--text", str(text), "--backends", "nope"]) == 2
+    assert main(["lm", "ppl", "--arpa", str(arpa), "--text", str(text), "--backend", "nope"]) == 2
+    assert "unknown --backend" in capsys.readouterr().err
