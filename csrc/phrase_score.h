@@ -62,6 +62,14 @@ int sb_pscore_load_extract(sb_pscore *s, int fd, uint64_t *err_line, char *err, 
  * which concatenated in order form the output. */
 int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t errlen);
 void sb_pscore_get_stats(const sb_pscore *s, sb_pscore_stats *st);
+
+/* The Moses-style baseline's single-threaded pieces (the lex tables loaded into s first):
+ * score a *sorted* extract (inverse = 0) or extract.inv (inverse = 1) from in_fd into a half table
+ * `F ||| E ||| align ||| lex ||| count(first) count(pair)` on out_fd (F first in both directions, so the
+ * inverse half lines up with the direct one once sorted), and join the two sorted halves into the table. */
+int sb_pscore_stream_half(sb_pscore *s, int in_fd, int out_fd, int inverse, uint64_t *err_line, char *err,
+                          size_t errlen);
+int sb_pscore_consolidate(int direct_fd, int inverse_fd, int out_fd, uint64_t *err_line, char *err, size_t errlen);
 /* CFFI-END */
 
 #endif

@@ -59,7 +59,7 @@ def run_report(args: argparse.Namespace) -> int:
     out = Path(args.outdir)
     cpu = f"{rows.machine_cpu.iloc[0]}, {rows.machine_cores.iloc[0]} cores" if "machine_cpu" in rows else ""
     common = (f"Ours = `smtbench tm score` (C, pthreads, external-memory runs + multiway merges); sort = GNU sort "
-              f"+ a single-threaded streaming scorer in Python + consolidate (Moses-style); in-memory = pandas. "
+              f"+ a single-threaded streaming scorer in C + consolidate (Moses-style); in-memory = pandas. "
               f"Seconds are minima over repeats on {cpu}; every table was checked equal to the others of its "
               f"corpus fraction inside the benchmark. paper_*: Mediani et al. 2012 (hours on 8/16-core "
               f"machines, 13.8M-29.4M sentence pairs).")

@@ -2,7 +2,7 @@
 (time against corpus size), Table 4 (the distributed form) and a scaling figure, from `bench tmscore` rows.
 
 Ours ("Multithreaded" = `smtbench tm score`, C, external memory), "Moses" = the sort pipeline
-(`tm score-sort`: GNU sort + a single-threaded streaming scorer, written in Python here), "in-memory" =
+(`tm score-sort`: GNU sort + a single-threaded streaming scorer and consolidate, in C), "in-memory" =
 `tm score-memory` (pandas). Times are the minimum over repeats (median beside them)."""
 from __future__ import annotations
 

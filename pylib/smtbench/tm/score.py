@@ -7,7 +7,7 @@
   ``counts_only`` writes partial counts (``F ||| E ||| align ||| count``), and ``weighted`` inputs merge them.
 * :func:`score_pandas` — the in-memory baseline and correctness oracle (pandas group-by).
 * :func:`score_sortpipe` — the Moses-style pipeline: GNU ``sort`` of extract and extract.inv, a single-threaded
-  streaming scorer per direction, ``sort`` of the inverse half, and a merge-join (consolidate).
+  streaming scorer per direction (C), ``sort`` of the inverse half, and a merge-join (consolidate, C).
 
 Conventions shared by all three (so that they agree exactly): per pair, the most frequent alignment wins, ties
 going to the lexicographically greater alignment string in F-E notation; the lexical weights are those of the
@@ -373,80 +373,63 @@ def compare_tables(ours, oracle, tol: float = 1e-6) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------ Moses-style sort pipeline
-def _sort(inp: str, out: str, memory: int, tmpdir: str) -> None:
+def _sort_cmd(inp: str, memory: int, tmpdir: str, parallel: int) -> subprocess.Popen:
+    """`gzip -dc inp | LC_ALL=C sort -S memory -T tmpdir --parallel=N` with its stdout a pipe."""
     env = dict(os.environ, LC_ALL="C")
-    cat = ["gzip", "-dc", inp] if inp.endswith(".gz") else ["cat", inp]
-    with open(out, "wb") as fo:
-        p1 = subprocess.Popen(cat, stdout=subprocess.PIPE)
-        p2 = subprocess.run(["sort", "-S", f"{max(1, memory >> 20)}M", "-T", tmpdir], stdin=p1.stdout,
-                            stdout=fo, env=env)
-        p1.stdout.close()
-        if p1.wait() or p2.returncode:
-            raise RuntimeError(f"sorting {inp} failed")
+    cat = subprocess.Popen(["gzip", "-dc", inp] if inp.endswith(".gz") else ["cat", inp], stdout=subprocess.PIPE)
+    par = [f"--parallel={parallel}"] if parallel else []  # 0: GNU sort's default (all cores, up to 8), as Moses
+    srt = subprocess.Popen(["sort", "-S", f"{max(1, memory >> 20)}M", "-T", tmpdir, *par],
+                           stdin=cat.stdout, stdout=subprocess.PIPE, env=env)
+    cat.stdout.close()
+    srt._cat = cat  # type: ignore[attr-defined]
+    return srt
 
 
-def _half(sorted_path: str, out_path: str, w: dict, inverse: bool) -> None:
-    """Moses' `score` on a sorted extract: group by the first phrase, merge identical pairs, pick the most
-    frequent alignment (F-E notation, ties → greater), lexical weight of the second phrase given the first.
-    Writes `F ||| E ||| align(F-E) ||| lex ||| count(first) count(pair)` (F first in both directions)."""
-    with open(sorted_path, encoding="utf-8") as fi, open(out_path, "w", encoding="utf-8") as fo:
-        group: list[tuple[str, str, dict[str, float]]] = []
-        cur_first = None
-
-        def flush():
-            c_first = sum(sum(al.values()) for _, _, al in group)
-            for first, second, al in group:
-                if inverse:  # alignment e-f → f-e for the tie-break and the lex weight
-                    al = {" ".join("-".join(reversed(p.split("-"))) for p in a.split()): c for a, c in al.items()}
-                best = max(al.items(), key=lambda kv: (kv[1], kv[0]))[0]
-                pts = _points(best)
-                if inverse:
-                    fw, ew = second.split(), first.split()
-                    lex = lex_weights(fw, ew, pts, {}, w)[1]
-                    fo.write(f"{second} ||| {first} ||| {best} ||| {lex!r} ||| {c_first!r} {sum(al.values())!r}\n")
-                else:
-                    fw, ew = first.split(), second.split()
-                    lex = lex_weights(fw, ew, pts, w, {})[0]
-                    fo.write(f"{first} ||| {second} ||| {best} ||| {lex!r} ||| {c_first!r} {sum(al.values())!r}\n")
-
-        last_pair = None
-        for line in fi:
-            first, second, al = (x.strip() for x in line.split("|||")[:3])
-            if first != cur_first:
-                if group:
-                    flush()
-                group, cur_first, last_pair = [], first, None
-            if (first, second) != last_pair:
-                group.append((first, second, {}))
-                last_pair = (first, second)
-            d = group[-1][2]
-            d[al] = d.get(al, 0.0) + 1.0
-        if group:
-            flush()
+def _finish(proc: subprocess.Popen, what: str) -> None:
+    proc.stdout.close()
+    if proc.wait() or proc._cat.wait():  # type: ignore[attr-defined]
+        raise RuntimeError(f"sorting {what} failed")
 
 
 def score_sortpipe(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, out: str, *,
-                   memory: int = 256 << 20, tmpdir: str | None = None) -> None:
-    """The Moses-style baseline: sort + single-threaded streaming scorer per direction + consolidate."""
+                   memory: int = 256 << 20, tmpdir: str | None = None, sort_parallel: int = 0) -> None:
+    """The Moses-style baseline: `sort` of extract | single-threaded scorer → half.f2e; `sort` of extract.inv |
+    scorer → half.e2f; `sort` half.e2f; consolidate (join the halves). The scorers are C (phrase_score.c),
+    single-threaded, streaming; GNU sort gets the same budget as ours and, as Moses runs it by default, no
+    --parallel option (so it sorts with all cores, up to 8)."""
+    from ..native import check, ffi, lib
+
     base = Path(tmpdir) if tmpdir else Path(out).resolve().parent
     base.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".sortpipe.", dir=base) as td:
         t = Path(td)
-        _sort(extract, str(t / "extract.sorted"), memory, td)
-        _half(str(t / "extract.sorted"), str(t / "half.f2e"), read_lex(lex_f2e, "f2e"), inverse=False)
-        (t / "extract.sorted").unlink()
-        _sort(extract_inv, str(t / "extract.inv.sorted"), memory, td)
-        _half(str(t / "extract.inv.sorted"), str(t / "half.e2f.unsorted"), read_lex(lex_e2f, "e2f"), inverse=True)
-        (t / "extract.inv.sorted").unlink()
-        _sort(str(t / "half.e2f.unsorted"), str(t / "half.e2f"), memory, td)
-        with open(t / "half.f2e", encoding="utf-8") as fd, open(t / "half.e2f", encoding="utf-8") as fv, \
-                atomic_open(out) as fo:
-            for ld, lv in zip(fd, fv):
-                d = [x.strip() for x in ld.split("|||")]
-                v = [x.strip() for x in lv.split("|||")]
-                if d[0] != v[0] or d[1] != v[1]:
-                    raise RuntimeError(f"halves out of step: {d[:2]} vs {v[:2]}")
-                cf, cef = (float(x) for x in d[4].split())
-                ce = float(v[4].split()[0])
-                fo.write(f"{d[0]} ||| {d[1]} ||| {cef / ce:.6g} {float(v[3]):.6g} {cef / cf:.6g} "
-                         f"{float(d[3]):.6g} ||| {d[2]} ||| {ce:.10g} {cf:.10g} {cef:.10g}\n")
+        args = ffi.new("sb_pscore_args *")
+        tdb = ffi.new("char[]", td.encode())
+        args.threads, args.memory_bytes, args.tmpdir = 1, 1 << 20, tdb
+        pp = ffi.new("sb_pscore **")
+        check(lib.sb_pscore_create(args, pp), "sb_pscore_create")
+        s = ffi.gc(pp[0], lib.sb_pscore_free)
+        err = ffi.new("char[512]")
+        line = ffi.new("uint64_t *")
+        for which, path in ((lib.SB_PSCORE_LEX_F2E, lex_f2e), (lib.SB_PSCORE_LEX_E2F, lex_e2f)):
+            with _input_fd(path) as fd:
+                rc = lib.sb_pscore_load_lex(s, which, fd, line, err, 512)
+            if rc == lib.SB_EFORMAT:
+                raise PhraseFormatError(f"{path}:{line[0]}: {ffi.string(err).decode()}")
+            check(rc, f"loading {path}")
+        for inp, half, inverse in ((extract, t / "half.f2e", 0), (extract_inv, t / "half.e2f.unsorted", 1)):
+            proc = _sort_cmd(inp, memory, td, sort_parallel)
+            with open(half, "wb") as fo:
+                rc = lib.sb_pscore_stream_half(s, proc.stdout.fileno(), fo.fileno(), inverse, line, err, 512)
+            _finish(proc, inp)
+            if rc == lib.SB_EFORMAT:
+                raise PhraseFormatError(f"{inp} (sorted):{line[0]}: {ffi.string(err).decode()}")
+            check(rc, f"scoring {inp}")
+        proc = _sort_cmd(str(t / "half.e2f.unsorted"), memory, td, sort_parallel)
+        (t / "half.e2f.unsorted").unlink(missing_ok=True)  # sort has it open
+        with open(t / "half.f2e", "rb") as fd_, open(t / "table", "wb") as fo:
+            rc = lib.sb_pscore_consolidate(fd_.fileno(), proc.stdout.fileno(), fo.fileno(), line, err, 512)
+        _finish(proc, "half.e2f")
+        if rc:
+            check(rc, f"consolidate ({ffi.string(err).decode()}, line {line[0]})")
+        write_parts([t / "table"], out, threads=1)
