@@ -4,16 +4,19 @@
  * which is how partial counts of the distributed form (§3.3) come back in), and lex.f2e / lex.e2f.
  *
  * Five steps, as in Mediani §3.1 / Figure 1:
- *  1. load: the calling thread reads the (decompressed) input in chunks and hands them to `threads` workers,
- *     which parse lines, intern phrases to integer ids (§5's fix: fixed-size records of ids, not fixed-width
- *     strings), compute both lexical weights and append 40-byte records to a per-thread buffer; a full buffer
- *     is sorted by (target, source, alignment) and written to disk as a run. The buffers together never
- *     exceed the memory budget.
- *  2./3. the runs are merged (multiway, a heap per thread) in `threads` disjoint target-id ranges (splitters
+ *  1. load: the calling thread reads the (decompressed) input in 1 MiB chunks and hands them to `threads`
+ *     workers, which parse lines, compute both lexical weights and append 64-byte records to a per-thread
+ *     buffer; a full buffer is sorted by (target, source, alignment) and written to disk as a run. The buffers
+ *     together never exceed the memory budget. Records are fixed-size and hold no strings: a phrase is the
+ *     codes of its words (1-based ranks of the words in byte order, from the lex tables) packed into 128 bits,
+ *     an alignment a 64-bit point set -- §5's fix (integer ids instead of padded fixed-width strings), without
+ *     even a phrase dictionary. Key order is byte order of the phrase strings (LC_ALL=C), so the table comes
+ *     out sorted like Moses'. Limits: 8 words a side (fewer past 2^16 words of vocabulary).
+ *  2./3. the runs are merged (multiway, a heap per thread) in `threads` disjoint target ranges (splitters
  *     from samples taken while forming runs); each thread merges pairs with the same target, counts c(e),
  *     uniquifies identical pairs choosing the most frequent alignment (ties: the lexicographically greater
- *     alignment string) with its lexical weights, and forms runs of 48-byte unique-pair records sorted by
- *     (source rank, target rank), ranks being byte order of the phrase strings (LC_ALL=C order).
+ *     alignment string) with its lexical weights, and forms runs of 80-byte unique-pair records sorted by
+ *     (source, target). Half the budget feeds the merge buffers, half the new runs.
  *  4./5. those runs are merged in `threads` disjoint source ranges; each thread computes c(f) and writes its
  *     range of the phrase table to its own part file (the caller concatenates / compresses parts in order).
  * With counts_only, step 3 writes `F ||| E ||| align ||| count` for every distinct (pair, alignment) instead
