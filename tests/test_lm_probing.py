@@ -138,6 +138,28 @@ def test_edge_case_parity(tmp_path, name):
     assert_parity(path, EDGE_SENTENCES)
 
 
+def test_state_api_matches_kenlm(tmp_path):
+    """score(state, word) -> (log10 p, new state, matched length), with right-state minimisation."""
+    path = _variant(tmp_path, "toy.arpa", TOY)
+    lm, km = ProbingLM(path), kenlm.Model(str(path))
+    for sent in ["a b", "c a", "b a b a b"]:
+        st, ks = lm.begin_state(), kenlm.State()
+        km.BeginSentenceWrite(ks)
+        for w in sent.split() + ["</s>"]:
+            p, st, n = lm.score(st, w)
+            out = kenlm.State()
+            ref = km.BaseFullScore(ks, w, out)
+            ks = out
+            assert p == pytest.approx(ref.log_prob, abs=1e-6) and n == ref.ngram_length
+    # after OOV 'c' the state is empty (<unk> never extends); after 'a' it is [a]
+    _, st, _ = lm.score(lm.begin_state(), "c")
+    assert lm.state_words(st) == []
+    _, st, _ = lm.score(lm.begin_state(), "a")
+    assert lm.state_words(st) == [lm.model.word_id["a"], lm.model.word_id["<s>"]]
+    _, st, _ = lm.score(lm.null_state(), "b")
+    assert lm.state_words(st) == [lm.model.word_id["b"]]
+
+
 def test_pruned_blank_value(tmp_path):
     lm = ProbingLM(_variant(tmp_path, "p.arpa", EDGE["pruned_blank"]))
     assert lm.blanks >= 1

@@ -83,6 +83,30 @@ class ProbingLM:
     def huge_pages(self) -> bool:
         return bool(lib.sb_lm_uses_huge_pages(self._m))
 
+    def begin_state(self):
+        """KenLM's BeginSentenceState: context <s> with its back-off (a cffi ``sb_lm_state``)."""
+        st = ffi.new("sb_lm_state *")
+        lib.sb_lm_begin_state(self._m, st)
+        return st
+
+    def null_state(self):
+        """The empty context (KenLM's NullContextState)."""
+        return ffi.new("sb_lm_state *")
+
+    def score(self, state, word: str | int):
+        """One KenLM FullScore step: (log10 p, new state, matched length). ``word`` is a string
+        (OOV -> <unk>) or an id."""
+        wid = word if isinstance(word, int) else self.model.word_id.get(word, self.unk)
+        out = ffi.new("sb_lm_state *")
+        nlen = ffi.new("int *")
+        p = lib.sb_lm_score(self._m, state, wid, out, nlen)
+        return float(p), out, int(nlen[0])
+
+    @staticmethod
+    def state_words(state) -> list[int]:
+        """The context word ids of a state, most recent first (right-state minimised)."""
+        return [int(state.words[i]) for i in range(state.length)]
+
     def encode(self, lines: Sequence[str]) -> EncodedText:
         return backends.encode_lines(self.model, lines)
 
