@@ -479,7 +479,7 @@ static int score_automata(const sb_lm *m, const uint32_t *tok, uint64_t n, int Q
         if (a->busy) {
             if (step(&c, a)) busy--;
         }
-        if (!a->busy && next < n) {
+        while (!a->busy && next < n) {
             /* assign the next query, publishing <s> states for the sentence marks passed on the way */
             while (next < n && (tok[next] & SB_LM_SENTENCE_MARK)) {
                 hist_t *h = &hist[next % RING];
@@ -504,11 +504,13 @@ static int score_automata(const sb_lm *m, const uint32_t *tok, uint64_t n, int Q
                 a->k = 0;
                 uint64_t av = next - sent_start;
                 a->avail = av > (uint64_t)cap ? cap : (int)av;
+                /* unigrams are direct-indexed and small: the first STEP (unigram lookup, bigram
+                 * prefetch) runs at once instead of after a lap of the queue */
                 a->bucket = (const entry_t *)(const void *)&m->uni[tok[next]];
-                SB_PREFETCH(a->bucket);
                 a->busy = 1;
                 busy++;
                 next++;
+                if (step(&c, a)) busy--;
             }
         }
         if (++cur == Q) cur = 0;
