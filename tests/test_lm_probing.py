@@ -336,3 +336,26 @@ def test_ppl_cli_bad_arpa(tmp_path, capsys):
     text.write_text("a b\n")
     assert main(["lm", "ppl", "--arpa", str(bad), "--text", str(text)]) == 2
     assert f"{bad}:19:" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("order", [3, 5])
+def test_full_corpus_parity(order, tmp_path):
+    """Acceptance: a model of the whole training split (lmplz, else our estimator), the whole test split,
+    every queue size: per-word parity with kenlm (1e-5, identical lengths)."""
+    train, test = ROOT / "work/data/train.en", ROOT / "work/data/test.en"
+    if not (train.exists() and test.exists()):
+        pytest.skip("work/data is not prepared (snakemake rule data_prepare)")
+    path = tmp_path / f"full{order}.arpa"
+    lmplz = _lmplz()
+    if lmplz:
+        with open(train) as fin, open(path, "w") as fout:
+            subprocess.run([lmplz, "-o", str(order), "-S", "200M", "-T", str(tmp_path)], stdin=fin, stdout=fout,
+                           stderr=subprocess.DEVNULL, check=True)
+    else:
+        from smtbench.cli import main
+
+        assert main(["lm", "estimate", "--order", str(order), "--text", str(train), "--arpa", str(path), "-q"]) == 0
+    lines = test.read_text(encoding="utf-8").split("\n")[:-1]
+    lm, r = assert_parity(path, lines)
+    assert r.length.max() == order
