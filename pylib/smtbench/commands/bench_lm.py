@@ -21,6 +21,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--no-kenlm", dest="kenlm", action="store_false",
                    help="skip the row for the kenlm module's Model.score")
     p.add_argument("--multiplier", type=float, default=1.5, help="probing buckets per n-gram (KenLM: 1.5)")
+    p.add_argument("--lock", help="hold an flock on this file while timing only (e.g. /tmp/smtbench-bench.lock); "
+                   "loading the model happens outside it")
     p.add_argument("--out", help="write rows here (atomically) instead of stdout")
     p.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
     p.set_defaults(func=run)
@@ -33,6 +35,6 @@ def run(args: argparse.Namespace) -> int:
     b = LmBench(arpa=args.arpa, text=args.text, name=args.name, queue_sizes=parse_int_list(args.queue_sizes),
                 repeats=args.repeats, min_queries=args.min_queries, max_lines=args.max_lines,
                 backends=[x.strip() for x in args.backends.split(",") if x.strip()], kenlm=args.kenlm,
-                multiplier=args.multiplier)
+                multiplier=args.multiplier, lock=args.lock)
     run_bench(b, out=args.out, progress=args.progress)
     return 0

@@ -48,6 +48,7 @@ class LmBench:
     backends: list[str] = field(default_factory=lambda: ["sequential", "automaton"])
     kenlm: bool = True
     multiplier: float = 1.5
+    lock: str | None = None  # hold this flock only while timing (loading happens outside it)
 
     def validate(self) -> None:
         bad = [q for q in self.queue_sizes if not 1 <= q <= MAX_QUEUE]
@@ -87,6 +88,22 @@ def _output(path: str | None) -> Iterator[TextIO]:
             yield fh
     else:
         yield sys.stdout
+
+
+@contextlib.contextmanager
+def timing_lock(path: str | None) -> Iterator[None]:
+    """flock(LOCK_EX) on ``path`` for the timed part only, so that two timings never overlap."""
+    if not path:
+        yield
+        return
+    import fcntl
+
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 @contextlib.contextmanager
@@ -146,19 +163,20 @@ def run_bench(b: LmBench, out: str | None = None, progress: bool = False) -> lis
         writer = RowWriter("mokry_lm", fh)
         bar = tqdm(total=len(points) * b.repeats + (b.repeats if b.kenlm else 0), disable=not progress,
                    desc=f"lm {name}", file=sys.stderr)
-        for _, _, sc in points[:1]:
-            sc.score_stream(tokens)  # warm-up: page in the model and the document
-        for rep in range(b.repeats):
-            for be, q, sc in points:
-                r = sc.score_stream(tokens)
-                sums[f"{be}/{q}"] = r.log10_sum
-                rows.append(writer.emit(
-                    **common, backend=be, queue_size=q, repeat=rep, model_bytes=int(sc.nbytes),
-                    huge_pages=bool(getattr(getattr(sc, "lm", None), "huge_pages", False)),
-                    multiplier=getattr(getattr(sc, "lm", None), "multiplier", None),
-                    elapsed_ns=r.elapsed_ns, ns_per_query=r.elapsed_ns / queries, log10_sum=r.log10_sum,
-                    checksum=float(r.log10_sum).hex(), includes=OURS_INCLUDES))
-                bar.update()
+        with timing_lock(b.lock):
+            for _, _, sc in points[:1]:
+                sc.score_stream(tokens)  # warm-up: page in the model and the document
+            for rep in range(b.repeats):
+                for be, q, sc in points:
+                    r = sc.score_stream(tokens)
+                    sums[f"{be}/{q}"] = r.log10_sum
+                    rows.append(writer.emit(
+                        **common, backend=be, queue_size=q, repeat=rep, model_bytes=int(sc.nbytes),
+                        huge_pages=bool(getattr(getattr(sc, "lm", None), "huge_pages", False)),
+                        multiplier=getattr(getattr(sc, "lm", None), "multiplier", None),
+                        elapsed_ns=r.elapsed_ns, ns_per_query=r.elapsed_ns / queries, log10_sum=r.log10_sum,
+                        checksum=float(r.log10_sum).hex(), includes=OURS_INCLUDES))
+                    bar.update()
         distinct = set(sums.values())
         if len(distinct) != 1:
             raise RuntimeError(f"{b.arpa}: log10 sums differ across backends/queue sizes/repeats: {sums}")
@@ -173,18 +191,19 @@ def run_bench(b: LmBench, out: str | None = None, progress: bool = False) -> lis
                 km = kenlm.Model(plain)
             tiled = lines * reps
             score = km.score
-            for rep in range(b.repeats):
-                t0 = time.perf_counter_ns()
-                total = 0.0
-                for line in tiled:
-                    total += score(line, bos=True, eos=True)
-                ns = time.perf_counter_ns() - t0
-                if not math.isclose(total, ours, rel_tol=1e-5, abs_tol=1e-3):
-                    raise RuntimeError(f"{b.arpa}: kenlm's log10 sum {total!r} differs from ours {ours!r}")
-                rows.append(writer.emit(
-                    **common, backend="kenlm-module", queue_size=None, repeat=rep, model_bytes=int(ours_bytes),
-                    huge_pages=None, multiplier=None, elapsed_ns=ns, ns_per_query=ns / queries, log10_sum=total,
-                    checksum=float(total).hex(), includes=KENLM_INCLUDES))
-                bar.update()
+            with timing_lock(b.lock):
+                for rep in range(b.repeats):
+                    t0 = time.perf_counter_ns()
+                    total = 0.0
+                    for line in tiled:
+                        total += score(line, bos=True, eos=True)
+                    ns = time.perf_counter_ns() - t0
+                    if not math.isclose(total, ours, rel_tol=1e-5, abs_tol=1e-3):
+                        raise RuntimeError(f"{b.arpa}: kenlm's log10 sum {total!r} differs from ours {ours!r}")
+                    rows.append(writer.emit(
+                        **common, backend="kenlm-module", queue_size=None, repeat=rep, model_bytes=int(ours_bytes),
+                        huge_pages=None, multiplier=None, elapsed_ns=ns, ns_per_query=ns / queries, log10_sum=total,
+                        checksum=float(total).hex(), includes=KENLM_INCLUDES))
+                    bar.update()
         bar.close()
     return rows
