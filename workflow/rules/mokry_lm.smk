@@ -20,7 +20,7 @@ if LM_BENCH_MODELS:
     ALL += [f"{OUT}/tables/mokry_table3_3.md", f"{OUT}/figures/mokry_fig3_5.png"]
 
 
-rule lm_bench:
+rule mokry_lm_bench:
     """One model: sequential path, automaton queue sizes, repeats interleaved; kenlm module row last."""
     input:
         BUILD,
