@@ -19,7 +19,22 @@ typedef struct {
     uint32_t *cont_word;  /* m */
     uint32_t *cont_entry; /* m: index of the n-gram in this order's table */
     double *cont_cum;     /* m: cumulative probability within its context group */
+    /* packed copies used while sampling (one cache line holds what one step needs) */
+    struct ctx_rec *cx;   /* n <= N-1: per context */
+    struct cont_rec *ct;  /* n >= 2: per continuation, sorted by (context, word) */
 } ord_t;
+
+typedef struct ctx_rec {
+    uint32_t begin, end;  /* continuation range in the next order's ct */
+    uint32_t sfx_index;   /* longest existing proper suffix (n >= 2) */
+    uint32_t sfx_order;
+} ctx_rec;
+
+typedef struct cont_rec {
+    double cum;           /* cumulative probability within the context group */
+    uint32_t word;
+    uint32_t entry;       /* index of the n-gram in its order's table (the next context) */
+} cont_rec;
 
 struct sb_lms {
     int order;
@@ -28,6 +43,8 @@ struct sb_lms {
     ord_t o[8];
     uint32_t *uni_of_word;   /* word id -> unigram index */
     double *uni_cum;         /* cumulative over unigram entries, <s>/<unk> excluded */
+    double *alias_prob;      /* Walker/Vose alias table over unigram entries (same distribution) */
+    uint32_t *alias_idx;
     uint64_t bytes;
     int ready;
 };
@@ -91,9 +108,12 @@ void sb_lms_free(sb_lms *s) {
         ord_t *o = &s->o[n];
         free(o->ids); free(o->logprob); free(o->sfx_order); free(o->sfx_index);
         free(o->cont_begin); free(o->cont_word); free(o->cont_entry); free(o->cont_cum);
+        free(o->cx); free(o->ct);
     }
     free(s->uni_of_word);
     free(s->uni_cum);
+    free(s->alias_prob);
+    free(s->alias_idx);
     free(s);
 }
 
@@ -138,6 +158,35 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
     }
     if (!(acc > 0.0)) return SB_EFORMAT;
     for (uint64_t i = 0; i < u->m; ++i) s->uni_cum[i] /= acc;
+    /* Vose's alias method: O(1) unigram draws */
+    {
+        uint64_t m = u->m;
+        s->alias_prob = malloc(m * sizeof(double));
+        s->alias_idx = malloc(m * 4);
+        uint32_t *small = malloc(m * 4), *large = malloc(m * 4);
+        double *q = malloc(m * sizeof(double));
+        if (!s->alias_prob || !s->alias_idx || !small || !large || !q) {
+            free(small); free(large); free(q);
+            return SB_ENOMEM;
+        }
+        uint64_t ns = 0, nl = 0;
+        for (uint64_t i = 0; i < m; ++i) {
+            double w = s->uni_cum[i] - (i ? s->uni_cum[i - 1] : 0.0);
+            q[i] = w * (double)m;
+            if (q[i] < 1.0) small[ns++] = (uint32_t)i; else large[nl++] = (uint32_t)i;
+        }
+        while (ns && nl) {
+            uint32_t a = small[--ns], g = large[--nl];
+            s->alias_prob[a] = q[a];
+            s->alias_idx[a] = g;
+            q[g] = (q[g] + q[a]) - 1.0;
+            if (q[g] < 1.0) small[ns++] = g; else large[nl++] = g;
+        }
+        while (nl) { uint32_t g = large[--nl]; s->alias_prob[g] = 1.0; s->alias_idx[g] = g; }
+        while (ns) { uint32_t a = small[--ns]; s->alias_prob[a] = 1.0; s->alias_idx[a] = a; } /* rounding */
+        free(small); free(large); free(q);
+        s->bytes += m * 12;
+    }
     if (s->uni_of_word[bos] == UINT32_MAX || s->uni_of_word[eos] == UINT32_MAX) return SB_EFORMAT;
     s->bytes += (uint64_t)s->vocab * 4 + u->m * 8;
     /* higher orders: context and suffix links, continuation groups */
@@ -204,6 +253,35 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
     }
     for (int n = 0; n < 8; ++n) free(h[n].slot);
     if (rc) return rc;
+    /* pack */
+    for (int n = 1; n <= N; ++n) {
+        ord_t *o = &s->o[n];
+        if (n <= N - 1) {
+            o->cx = malloc((o->m ? o->m : 1) * sizeof(ctx_rec));
+            if (!o->cx) return SB_ENOMEM;
+            for (uint64_t i = 0; i < o->m; ++i) {
+                o->cx[i].begin = (uint32_t)o->cont_begin[i];
+                o->cx[i].end = (uint32_t)o->cont_begin[i + 1];
+                o->cx[i].sfx_index = n >= 2 ? o->sfx_index[i] : 0;
+                o->cx[i].sfx_order = n >= 2 ? o->sfx_order[i] : 0;
+            }
+            s->bytes += o->m * sizeof(ctx_rec);
+        }
+        if (n >= 2) {
+            o->ct = malloc(o->m * sizeof(cont_rec));
+            if (!o->ct) return SB_ENOMEM;
+            for (uint64_t j = 0; j < o->m; ++j) {
+                o->ct[j].cum = o->cont_cum[j];
+                o->ct[j].word = o->cont_word[j];
+                o->ct[j].entry = o->cont_entry[j];
+            }
+            s->bytes += o->m * sizeof(cont_rec);
+        }
+        free(o->cont_begin); free(o->cont_word); free(o->cont_entry); free(o->cont_cum);
+        free(o->sfx_order); free(o->sfx_index);
+        o->cont_begin = NULL; o->cont_word = NULL; o->cont_entry = NULL; o->cont_cum = NULL;
+        o->sfx_order = NULL; o->sfx_index = NULL;
+    }
     s->ready = 1;
     return SB_OK;
 }
@@ -227,23 +305,23 @@ void sb_lms_seed(const sb_lms *s, sb_lms_state *st, uint64_t seed) {
     st->ctx_index = s ? s->uni_of_word[s->bos] : 0;
 }
 
-/* First j in [lo, hi) with cum[j] > r (cum non-decreasing); hi-1 if none. */
-static inline uint64_t upper(const double *cum, uint64_t lo, uint64_t hi, double r) {
+/* First j in [lo, hi) with ct[j].cum > r; hi-1 if none. */
+static inline uint64_t upper_ct(const cont_rec *ct, uint64_t lo, uint64_t hi, double r) {
     uint64_t a = lo, b = hi;
     while (a < b) {
         uint64_t mid = a + (b - a) / 2;
-        if (cum[mid] > r) b = mid; else a = mid + 1;
+        if (ct[mid].cum > r) b = mid; else a = mid + 1;
     }
     return a < hi ? a : hi - 1;
 }
 
-/* Is word explicit after context (k, i)? Returns its position in order k+1's continuation arrays or -1. */
+/* Is word explicit after context (k, i)? Returns its position in order k+1's ct or -1. */
 static inline int64_t find_cont(const sb_lms *s, uint32_t k, uint32_t i, uint32_t word) {
-    const ord_t *o = &s->o[k + 1];
-    uint64_t a = s->o[k].cont_begin[i], b = s->o[k].cont_begin[i + 1];
+    const cont_rec *ct = s->o[k + 1].ct;
+    uint64_t a = s->o[k].cx[i].begin, b = s->o[k].cx[i].end;
     while (a < b) {
         uint64_t mid = a + (b - a) / 2;
-        uint32_t w = o->cont_word[mid];
+        uint32_t w = ct[mid].word;
         if (w == word) return (int64_t)mid;
         if (w < word) a = mid + 1; else b = mid;
     }
@@ -255,27 +333,29 @@ static uint32_t draw_word(const sb_lms *s, sb_lms_state *st, uint32_t k, uint32_
     if (k == 0) {
         const ord_t *u = &s->o[1];
         for (;;) {
-            uint64_t j = upper(s->uni_cum, 0, u->m, rng_unit(&st->rng));
+            uint64_t j = (uint64_t)(rng_unit(&st->rng) * (double)u->m);
+            if (j >= u->m) j = u->m - 1;
+            if (rng_unit(&st->rng) >= s->alias_prob[j]) j = s->alias_idx[j];
             uint32_t w = u->ids[j];
             if (w != s->bos && w != s->unk) return w;
         }
     }
-    const ord_t *o = &s->o[k + 1];
-    uint64_t a = s->o[k].cont_begin[i], b = s->o[k].cont_begin[i + 1];
-    double mass = (b > a) ? o->cont_cum[b - 1] : 0.0;
+    const ctx_rec c = s->o[k].cx[i];
+    const cont_rec *ct = s->o[k + 1].ct;
+    double mass = (c.end > c.begin) ? ct[c.end - 1].cum : 0.0;
     double r = rng_unit(&st->rng);
     if (r < mass) {
-        uint64_t j = upper(o->cont_cum, a, b, r);
-        uint32_t w = o->cont_word[j];
+        uint64_t j = upper_ct(ct, c.begin, c.end, r);
+        uint32_t w = ct[j].word;
         if (w != s->bos && w != s->unk) return w;
     }
     /* back off to the longest existing suffix of the context, rejecting words explicit here */
     uint32_t bk = 0, bi = 0;
-    if (k >= 2) { bk = s->o[k].sfx_order[i]; bi = s->o[k].sfx_index[i]; }
+    if (k >= 2) { bk = c.sfx_order; bi = c.sfx_index; }
     st->backoffs++;
     for (;;) {
         uint32_t w = draw_word(s, st, bk, bi);
-        if (b == a || find_cont(s, k, i, w) < 0) return w;
+        if (c.end == c.begin || find_cont(s, k, i, w) < 0) return w;
         st->rejections++;
     }
 }
@@ -286,13 +366,13 @@ static inline void next_ctx(const sb_lms *s, sb_lms_state *st, uint32_t w) {
     const uint32_t N1 = (uint32_t)s->order - 1;
     uint32_t k = st->ctx_order, i = st->ctx_index;
     if (k >= N1) { /* c w would be an N-gram: start from c's suffix */
-        if (k >= 2) { uint32_t nk = s->o[k].sfx_order[i]; i = s->o[k].sfx_index[i]; k = nk; }
+        if (k >= 2) { const ctx_rec *c = &s->o[k].cx[i]; k = c->sfx_order; i = c->sfx_index; }
         else k = 0;
     }
     while (k >= 1) {
         int64_t j = find_cont(s, k, i, w);
-        if (j >= 0) { st->ctx_order = k + 1; st->ctx_index = s->o[k + 1].cont_entry[j]; return; }
-        if (k >= 2) { uint32_t nk = s->o[k].sfx_order[i]; i = s->o[k].sfx_index[i]; k = nk; }
+        if (j >= 0) { st->ctx_order = k + 1; st->ctx_index = s->o[k + 1].ct[j].entry; return; }
+        if (k >= 2) { const ctx_rec *c = &s->o[k].cx[i]; k = c->sfx_order; i = c->sfx_index; }
         else k = 0;
     }
     st->ctx_order = 1;
