@@ -1,0 +1,204 @@
+"""Bogoychev & Lopez 2016 (gLM) §5: Table 3 (throughput and size), the B-stump shares of §5.2, Table 4
+(a ~5x larger model), Table 5 (orders 3-5), Fig 9 (throughput vs node size K) and Fig 10 (throughput vs
+batch size), from `smtbench bench btree` rows. Throughput = n-gram queries per second, the best (min time)
+over repeats of one run; GPU columns say "no GPU lent" where the run had no GPU."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from .common import paper_values
+
+NO_GPU = "no GPU lent"
+POINT = ["model", "sweep", "backend", "path", "node_size", "threads", "batch"]
+
+
+def per_point(rows: pd.DataFrame) -> pd.DataFrame:
+    """Best (max) and median throughput over repeats per measured point; unmeasured GPU points keep
+    their reason in ``note``."""
+    r = rows[rows["sweep"] != "stats"].copy()
+    for c in ("node_size", "threads", "batch"):
+        r[c] = r[c].fillna(-1).astype(int)
+    if "gpu" not in r:
+        r["gpu"] = None
+    g = r.groupby(POINT, dropna=False)
+    out = g["qps"].agg(qps_best="max", qps_median="median", repeats="count").reset_index()
+    facts = g[["model_bytes", "order", "ngrams", "synthetic", "queries", "gpu"]].first().reset_index()
+    out = out.merge(facts, on=POINT)
+    out["note"] = np.where(out["qps_best"].isna(), out["gpu"].fillna(NO_GPU), "")
+    return out
+
+
+def _label(backend: str, path: str, threads: int, cores: int) -> str:
+    if backend == "probing":
+        return f"probing LM ({threads} thread{'s' if threads > 1 else ''})"
+    if backend == "btree":
+        return f"B-tree CPU ({threads} thread{'s' if threads > 1 else ''})"
+    if backend == "btree-cuda":
+        return "B-tree GPU (kernel)" if path == "gpu-kernel" else "B-tree GPU (with copies)"
+    return "kenlm module (1 thread)"
+
+
+# which published row each of ours is shown beside (the nearest analogue; the paper has no CPU B-tree)
+_PAPER_ROW = {"probing-1": "KenLM probing (1)", "probing-n": "KenLM probing (16)", "btree-1": "KenLM trie (1)",
+              "gpu-kernel": "gLM", "kenlm-module": "KenLM probing (1)"}
+
+
+def _main_model(rows: pd.DataFrame) -> str:
+    nb = rows[rows["sweep"].isin(["node_size", "batch"])]
+    return str((nb if not nb.empty else rows)["model"].iloc[0])
+
+
+def table3(rows: pd.DataFrame, model: str | None = None) -> pd.DataFrame:
+    """Throughput and size of each system on one model (the shipped-corpus 5-gram)."""
+    model = model or _main_model(rows)
+    pts = per_point(rows)
+    p = pts[(pts.model == model) & (pts.sweep == "table")].copy()
+    if p.empty:
+        raise ValueError(f"no Table 3 rows for model {model!r}")
+    cores = int(rows["machine_cores"].iloc[0]) if "machine_cores" in rows else 1
+    p = p.sort_values(["backend", "path", "threads"])
+    out = pd.DataFrame({
+        "system": [_label(b, pa, t, cores) for b, pa, t in zip(p.backend, p.path, p.threads)],
+        "threads": p.threads.where(p.threads > 0).astype("Int64").values,
+        "qps": p.qps_best.values,
+        "qps_median": p.qps_median.values,
+        "model_mb": (p.model_bytes / 1e6).values,
+        "note": p.note.values,
+    })
+    base = p[(p.backend == "probing") & (p.threads == 1)].qps_best
+    out["vs_probing_1"] = out["qps"] / float(base.iloc[0]) if len(base) else np.nan
+    out.loc[out.system.str.startswith("kenlm"), "model_mb"] = np.nan
+    keys = []
+    for b, pa, t in zip(p.backend, p.path, p.threads):
+        k = ("probing-1" if t == 1 else "probing-n") if b == "probing" else \
+            ("btree-1" if t == 1 else "") if b == "btree" else pa if b == "btree-cuda" else "kenlm-module"
+        keys.append(_PAPER_ROW.get(k, ""))
+    out["paper_row"] = keys
+    paper = paper_values("glm2016", "table3").rename(columns={"key": "paper_row"})
+    out = out.merge(paper[["paper_row", "paper_qps", "paper_size_gb", "paper_citation"]], on="paper_row",
+                    how="left")
+    out["qps"] = [NO_GPU if pd.isna(v) else int(round(v)) for v in out["qps"]]
+    out["model"] = model
+    return out
+
+
+def bstumps(rows: pd.DataFrame, model: str | None = None, node_size: int = 31) -> pd.DataFrame:
+    """Share of trie nodes whose B-tree is a single node (a B-stump), per order (§5.2)."""
+    model = model or _main_model(rows)
+    st = rows[(rows.sweep == "stats") & (rows.model == model)]
+    if node_size not in set(st.node_size):
+        node_size = int(st.node_size.iloc[0])
+    st = st[st.node_size == node_size]
+    out = st[["ngram_order", "entries", "trie_nodes", "b_stumps", "b_stump_share", "max_btree_depth"]].copy()
+    out.insert(0, "node_size", node_size)
+    out["key"] = "order=" + out.ngram_order.astype(int).astype(str)
+    paper = paper_values("glm2016", "bstumps")
+    out = out.merge(paper[["key", "paper_b_stump_share", "paper_citation"]], on="key", how="left")
+    return out.drop(columns="key")
+
+
+def _system_qps(pts: pd.DataFrame, model: str) -> dict[str, object]:
+    p = pts[(pts.model == model) & (pts.sweep == "table")]
+
+    def pick(mask) -> object:
+        s = p[mask]
+        if s.empty:
+            return np.nan
+        v = s.qps_best.iloc[0]
+        return NO_GPU if pd.isna(v) and s.backend.iloc[0] == "btree-cuda" else v
+
+    return {"probing LM (1 thread)": pick((p.backend == "probing") & (p.threads == 1)),
+            "B-tree CPU (1 thread)": pick((p.backend == "btree") & (p.threads == 1)),
+            "B-tree GPU (kernel)": pick((p.backend == "btree-cuda") & (p.path == "gpu-kernel")),
+            "kenlm module (1 thread)": pick(p.backend == "kenlm-module")}
+
+
+_PAPER_SYS = {"probing LM (1 thread)": "KenLM", "kenlm module (1 thread)": "KenLM",
+              "B-tree CPU (1 thread)": "KenLM Trie", "B-tree GPU (kernel)": "gLM"}
+
+
+def table4(rows: pd.DataFrame, regular: str, big: str) -> pd.DataFrame:
+    """Throughput on the regular and the ~5x larger model, and the slowdown."""
+    pts = per_point(rows)
+    a, b = _system_qps(pts, regular), _system_qps(pts, big)
+    ng = pts.groupby("model")["ngrams"].first()
+    out = pd.DataFrame({"system": list(a), "qps_regular": list(a.values()), "qps_big": list(b.values())})
+    num = pd.to_numeric(out.qps_regular, errors="coerce"), pd.to_numeric(out.qps_big, errors="coerce")
+    out["slowdown_pct"] = 100 * (1 - num[1] / num[0])
+    out["regular_model"], out["big_model"] = regular, big
+    out["size_ratio_ngrams"] = float(ng.get(big, np.nan)) / float(ng.get(regular, np.nan))
+    paper = paper_values("glm2016", "table4")
+    out["paper_row"] = out.system.map(_PAPER_SYS)
+    out = out.merge(paper.rename(columns={"key": "paper_row"}), on="paper_row", how="left")
+    return out
+
+
+def table5(rows: pd.DataFrame, models_by_order: dict[int, str]) -> pd.DataFrame:
+    """Throughput per system for the models of orders 5, 4, 3."""
+    pts = per_point(rows)
+    cols = {}
+    for n in sorted(models_by_order, reverse=True):
+        cols[f"qps_o{n}"] = _system_qps(pts, models_by_order[n])
+    out = pd.DataFrame(cols)
+    out.index.name = "system"
+    out = out.reset_index()
+    out["paper_row"] = out.system.map(_PAPER_SYS)
+    paper = paper_values("glm2016", "table5")
+    out = out.merge(paper.rename(columns={"key": "paper_row"}), on="paper_row", how="left")
+    out["models"] = ", ".join(f"{n}: {m}" for n, m in sorted(models_by_order.items()))
+    return out
+
+
+def fig9(rows: pd.DataFrame, model: str | None = None):
+    """Throughput against B-tree node size K, CPU (1 thread) and GPU when measured."""
+    model = model or _main_model(rows)
+    pts = per_point(rows)
+    p = pts[(pts.model == model) & (pts.sweep == "node_size")]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    cpu = p[p.backend == "btree"].sort_values("node_size")
+    ax.plot(cpu.node_size, cpu.qps_best / 1e6, marker="o", label="B-tree CPU, 1 thread")
+    gpu_notes = []
+    for path, style in (("gpu-kernel", "s-"), ("gpu-with-copies", "^--")):
+        g = p[(p.backend == "btree-cuda") & (p.path == path)].sort_values("node_size")
+        if g.qps_best.notna().any():
+            ax.plot(g.node_size, g.qps_best / 1e6, style, label=f"B-tree GPU ({path.removeprefix('gpu-')})")
+        elif not g.empty:
+            gpu_notes.append(g.note.iloc[0])
+    if gpu_notes:
+        ax.text(0.02, 0.04, f"GPU: {NO_GPU}", transform=ax.transAxes, fontsize=8, color="gray")
+    ax.axvline(32, color="gray", lw=0.6, ls=":")
+    ax.set_xlabel("B-tree node size K")
+    ax.set_ylabel("million n-gram queries per second (best of repeats)")
+    ax.set_title(f"gLM Fig 9: throughput vs node size ({model})")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def fig10(rows: pd.DataFrame, model: str | None = None):
+    """Throughput against batch size: CPU B-tree, GPU kernel only and with host<->device copies."""
+    model = model or _main_model(rows)
+    pts = per_point(rows)
+    p = pts[(pts.model == model) & (pts.sweep == "batch")]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    cpu = p[p.backend == "btree"].sort_values("batch")
+    ax.plot(cpu.batch, cpu.qps_best / 1e6, marker="o", label="B-tree CPU, 1 thread (a C call per batch)")
+    missing = False
+    for path, style in (("gpu-kernel", "s-"), ("gpu-with-copies", "^--")):
+        g = p[(p.backend == "btree-cuda") & (p.path == path)].sort_values("batch")
+        if g.qps_best.notna().any():
+            ax.plot(g.batch, g.qps_best / 1e6, style, label=f"B-tree GPU ({path.removeprefix('gpu-')})")
+        elif not g.empty:
+            missing = True
+    if missing:
+        ax.text(0.02, 0.04, f"GPU (with and without copies): {NO_GPU}", transform=ax.transAxes, fontsize=8,
+                color="gray")
+    ax.set_xscale("log")
+    ax.set_xlabel("batch size (queries per call)")
+    ax.set_ylabel("million n-gram queries per second (best of repeats)")
+    ax.set_title(f"gLM Fig 10: throughput vs batch size ({model})")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    return fig

@@ -1,0 +1,96 @@
+# Bogoychev & Lopez 2016 (gLM) §5: the B-tree trie LM on CPU (and GPU when one is lent) against our probing LM
+# and the kenlm module -> Tables 3-5, B-stump shares, Figs 9-10. Models are the estimator's outputs
+# work/lm/{name}.arpa.gz (names from lm_models); the main model also gets the node-size and batch sweeps.
+GB = P.get("glm_btree", {})
+
+GLM_MAIN = GB.get("model", "")
+GLM_BIG = GB.get("big_model", "")
+GLM_ORDERS = list(GB.get("order_models", []))
+GLM_MODELS = list(dict.fromkeys([m for m in [GLM_MAIN, GLM_BIG, *GLM_ORDERS] if m]))
+import re as _re_glm
+
+GLM_NAME_RE = "|".join(_re_glm.escape(m) for m in GLM_MODELS) if GLM_MODELS else "NO_GLM_MODELS"
+GLM_ROWS = expand(f"{OUT}/raw/glm_btree/{{name}}.jsonl", name=GLM_MODELS)
+GLM_TABLES = [f"{OUT}/tables/glm_table3.md", f"{OUT}/tables/glm_bstumps.md"]
+if GLM_BIG:
+    GLM_TABLES.append(f"{OUT}/tables/glm_table4.md")
+if GLM_ORDERS:
+    GLM_TABLES.append(f"{OUT}/tables/glm_table5.md")
+
+if GB:
+    ALL += GLM_TABLES + [f"{OUT}/figures/glm_fig9.png", f"{OUT}/figures/glm_fig10.png"]
+
+
+def _glm_order_arg():
+    out = []
+    for m in GLM_ORDERS:
+        n = _re_glm.search(r"\.o(\d+)$", m)
+        if not n:
+            raise ValueError(f"glm_btree.order_models: cannot read the order of {m} (expected a name ending .oN)")
+        out.append(f"{n.group(1)}={m}")
+    return ",".join(out)
+
+
+def _glm_sweeps(wildcards):
+    """The main model gets the node-size and batch sweeps; the others only the Table 3 points."""
+    if wildcards.name != GLM_MAIN:
+        return ""
+    ks = ",".join(map(str, GB.get("node_sizes", [])))
+    bs = ",".join(map(str, GB.get("batch_sizes", [])))
+    return (f"--node-sizes {ks} " if ks else "") + (f"--batch-sizes {bs}" if bs else "")
+
+
+rule glm_build_cuda:
+    """Compile the GPU kernels when nvcc exists (an empty report otherwise); bench rows say why no GPU ran."""
+    output:
+        f"{OUT}/glm_cuda_build.json",
+    log:
+        f"{OUT}/logs/glm_build_cuda.log",
+    shell:
+        "smtbench build-cuda --if-nvcc --check > {output} 2> {log}"
+
+
+rule glm_btree_bench:
+    input:
+        BUILD,
+        f"{OUT}/glm_cuda_build.json",
+        arpa="work/lm/{name}.arpa.gz",
+        text=GB.get("text", "work/data/test.en"),
+    output:
+        f"{OUT}/raw/glm_btree/{{name}}.jsonl",
+    wildcard_constraints:
+        name=GLM_NAME_RE,
+    params:
+        sweeps=_glm_sweeps,
+        k=GB.get("node_size", 31),
+        threads=",".join(map(str, GB.get("threads", [1]))),
+        il=GB.get("interleave", 8),
+        repeats=GB.get("repeats", 3),
+        minq=GB.get("min_queries", 1000000),
+    resources:
+        bench=1,
+        mem_mb=lambda wc, input: int(input.size_mb * 12) + 2048,
+    log:
+        f"{OUT}/logs/glm_btree/{{name}}.log",
+    shell:
+        "smtbench guard --what 'gLM B-tree sweep of {wildcards.name}' -- "
+        "smtbench bench btree --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
+        "--node-size {params.k} --threads {params.threads} --interleave {params.il} {params.sweeps} "
+        "--repeats {params.repeats} --min-queries {params.minq} --progress --out {output} 2> {log}"
+
+
+rule glm_btree_report:
+    input:
+        GLM_ROWS,
+    output:
+        GLM_TABLES,
+        [f"{OUT}/tables/{t}.csv" for t in ("glm_table3", "glm_bstumps")],
+        f"{OUT}/figures/glm_fig9.png",
+        f"{OUT}/figures/glm_fig10.png",
+    params:
+        big=f"--big-model {GLM_BIG}" if GLM_BIG else "",
+        orders=f"--order-models {_glm_order_arg()}" if GLM_ORDERS else "",
+        k=GB.get("node_size", 31),
+    shell:
+        "smtbench report glm --rows {input} --model {GLM_MAIN} {params.big} {params.orders} "
+        "--node-size {params.k} --tables {OUT}/tables --figures {OUT}/figures"
