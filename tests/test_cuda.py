@@ -108,3 +108,14 @@ def test_gpu_run_matches_cpu(built_library: Path, tmp_path: Path):
     assert gpu.last_kernel_ms <= gpu.last_total_ms
     with pytest.raises(ValueError):
         gpu.query(np.zeros((0, 3), dtype=np.uint32))
+
+
+def test_uncompiled_node_size_is_refused_clearly(built_library: Path, tmp_path: Path):
+    from smtbench.lm.arpa import read_arpa
+    from smtbench.lm.btree import BTreeLM
+
+    toy = tmp_path / "toy.arpa"
+    toy.write_text(TOY)
+    lm = BTreeLM(read_arpa(toy), node_size=8)
+    with pytest.raises(ValueError, match="compiled for node sizes"):
+        cuda.CudaBTreeLM(lm)

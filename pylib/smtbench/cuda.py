@@ -188,12 +188,14 @@ class CudaBTreeLM:
     """A :class:`smtbench.lm.btree.BTreeLM` copied once to the GPU; queries run one warp each."""
 
     def __init__(self, cpu_model: Any):
-        ffi, lib = require()
+        _load()  # the library's compiled sizes can be checked even where no GPU runs it
         k, order = cpu_model.node_size, cpu_model.order
         sizes, orders = compiled_node_sizes(), compiled_orders()
         if k not in sizes or order not in orders:
             raise ValueError(f"the CUDA B-tree is compiled for node sizes K in {sizes} and orders {orders}; "
-                             f"got K={k}, order {order} (add it to SB_CUDA_NODE_SIZES in csrc/cuda/btree.cu)")
+                             f"got K={k}, order {order} (add it to SB_CUDA_NODE_SIZES / SB_CUDA_ORDERS in "
+                             "csrc/cuda/btree.cu and the schema's glm_btree.gpu_node_sizes)")
+        ffi, lib = require()
         data = cpu_model.data()
         out = ffi.new("sb_cuda_btree **")
         err = ffi.new("char[]", 256)

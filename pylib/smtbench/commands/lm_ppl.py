@@ -13,6 +13,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                    help="scorer: sequential, automaton, or any backend registered in smtbench.lm.backends")
     p.add_argument("--queue-size", type=int, default=0,
                    help="automaton queue size (1-16; default 8) for backends that take one")
+    # gLM B-tree backends (btree, btree-cuda; smtbench.lm.btree)
+    p.add_argument("--node-size", type=int, default=None,
+                   help="B-tree node size K for the btree/btree-cuda backends (default 31)")
     p.set_defaults(func=run)
 
 
@@ -27,12 +30,14 @@ def run(args: argparse.Namespace) -> int:
     if args.backend not in known:
         raise ValueError(f"unknown --backend {args.backend!r}; known: {', '.join(known)}")
     model = read_arpa(args.arpa)
-    scorer = backends.make(args.backend, model, queue_size=args.queue_size)
+    extra = {} if args.node_size is None else {"node_size": args.node_size}  # B-tree backends only
+    scorer = backends.make(args.backend, model, queue_size=args.queue_size, **extra)
     with open_text(args.text) as fh:
         text = backends.encode_lines(model, (line.rstrip("\n") for line in fh))
     scores = scorer.score_stream(text.tokens)
     out = {"arpa": args.arpa, "text": args.text, "backend": args.backend,
            "queue_size": getattr(scorer, "queue_size", None), "order": model.order,
+           **({"node_size": scorer.node_size} if hasattr(scorer, "node_size") else {}),
            **backends.perplexity_summary(scores, text)}
     print(json.dumps(out))
     return 0
