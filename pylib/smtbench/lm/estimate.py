@@ -46,6 +46,7 @@ class EstimateStats:
     discounts: list[list[float]] = field(default_factory=list)  # per order: D1, D2, D3+
     discount_fallback_orders: list[int] = field(default_factory=list)
     c_peak_bytes: int = 0
+    memory_estimate_bytes: int = 0
     seconds: float = 0.0
 
     def to_json(self) -> str:
@@ -214,6 +215,13 @@ def estimate(text: str | os.PathLike[str], order: int, arpa: str | os.PathLike[s
         [f"probs {n}" for n in range(1, order + 1)]
     with _progress(len(stages), "lm estimate: stages", progress) as bar:
         check(lib.sb_kn_finish_counts(kn, len(vocab)), "kn count")
+        # Memory estimate for the rest: each order holds at most about as many n-grams as the highest order
+        # (4n+16 bytes each), plus the suffix sort buffers of one adjust step.
+        top = int(lib.sb_kn_size(kn, order))
+        stats.memory_estimate_bytes = int(lib.sb_kn_bytes(kn)) + top * (
+            sum(4 * n + 16 for n in range(1, order)) + 8 * order)
+        require_memory(stats.memory_estimate_bytes, f"estimating an order-{order} model of {text} "
+                       f"({top} distinct {order}-grams)")
         bar.update()
         for n in range(order - 1, 0, -1):
             bar.set_postfix_str(f"adjust {n}")
