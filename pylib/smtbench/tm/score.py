@@ -426,7 +426,6 @@ def score_sortpipe(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, o
                 raise PhraseFormatError(f"{inp} (sorted):{line[0]}: {ffi.string(err).decode()}")
             check(rc, f"scoring {inp}")
         proc = _sort_cmd(str(t / "half.e2f.unsorted"), memory, td, sort_parallel)
-        (t / "half.e2f.unsorted").unlink(missing_ok=True)  # sort has it open
         with open(t / "half.f2e", "rb") as fd_, open(t / "table", "wb") as fo:
             rc = lib.sb_pscore_consolidate(fd_.fileno(), proc.stdout.fileno(), fo.fileno(), line, err, 512)
         _finish(proc, "half.e2f")
