@@ -107,7 +107,9 @@ def _system_qps(pts: pd.DataFrame, model: str) -> dict[str, object]:
         if s.empty:
             return np.nan
         v = s.qps_best.iloc[0]
-        return NO_GPU if pd.isna(v) and s.backend.iloc[0] == "btree-cuda" else v
+        if pd.isna(v):
+            return NO_GPU if s.backend.iloc[0] == "btree-cuda" else np.nan
+        return int(round(v))
 
     return {"probing LM (1 thread)": pick((p.backend == "probing") & (p.threads == 1)),
             "B-tree CPU (1 thread)": pick((p.backend == "btree") & (p.threads == 1)),
@@ -167,7 +169,7 @@ def fig9(rows: pd.DataFrame, model: str | None = None):
         elif not g.empty:
             gpu_notes.append(g.note.iloc[0])
     if gpu_notes:
-        ax.text(0.02, 0.04, f"GPU: {NO_GPU}", transform=ax.transAxes, fontsize=8, color="gray")
+        ax.text(0.98, 0.02, f"GPU: {NO_GPU}", transform=ax.transAxes, fontsize=8, color="gray", ha="right")
     ax.axvline(32, color="gray", lw=0.6, ls=":")
     ax.set_xlabel("B-tree node size K")
     ax.set_ylabel("million n-gram queries per second (best of repeats)")
@@ -193,7 +195,7 @@ def fig10(rows: pd.DataFrame, model: str | None = None):
         elif not g.empty:
             missing = True
     if missing:
-        ax.text(0.02, 0.04, f"GPU (with and without copies): {NO_GPU}", transform=ax.transAxes, fontsize=8,
+        ax.text(0.98, 0.02, f"GPU (with and without copies): {NO_GPU}", transform=ax.transAxes, fontsize=8, ha="right",
                 color="gray")
     ax.set_xscale("log")
     ax.set_xlabel("batch size (queries per call)")
