@@ -135,6 +135,6 @@ def run_models_table(args: argparse.Namespace) -> int:
         fh.write("# n-gram language models\n\nInterpolated modified Kneser-Ney (`smtbench lm estimate`, lmplz's "
                  "rules). Rows with synthetic = True are SYNTHETIC: estimated on text sampled from the source "
                  "model (`smtbench lm sample`), not on real text.\n\n")
-        fh.write(df.astype(str).replace({"<NA>": "", "nan": "", "None": ""})
+        fh.write(df.astype(object).where(df.notna(), "").astype(str)
                  .to_markdown(index=False, disable_numparse=True) + "\n")
     return 0
