@@ -196,6 +196,8 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
                     check = f"equal to {refs[frac].name} (max score diff {max(diff.values()):.2g})"
                 rows.append(writer.emit(**p, repeat=rep, seconds=secs, peak_rss_bytes=rss,
                                         lines_per_s=p["lines"] / secs, check=check, **extra))
+                if table != refs[frac]:
+                    table.unlink()  # checked; keep only each fraction's reference table on disk
                 bar.update()
         bar.close()
         if fh:
