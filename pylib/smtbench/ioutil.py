@@ -10,6 +10,19 @@ from pathlib import Path
 from typing import IO, Iterator
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def publish(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Rename a finished temporary file over ``target`` with the permissions a plain ``open`` would have
+    given it (mkstemp creates files 0600)."""
+    os.chmod(tmp, 0o666 & ~_umask())
+    os.replace(tmp, target)
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file next to ``path``; rename it over ``path`` only if the block succeeds.
@@ -31,7 +44,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | N
                 fh.flush()
         if target.suffix == ".gz":
             raw.close()
-        os.replace(tmp, target)
+        publish(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -22,7 +22,7 @@ from typing import IO, Iterator
 
 import numpy as np
 
-from ..ioutil import atomic_open, open_text
+from ..ioutil import atomic_open, open_text, publish
 from ..native import as_ptr, check, ffi, lib
 from ..resources import require_memory
 
@@ -94,7 +94,7 @@ def fast_atomic_out(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
                 rc = proc.wait()
             if rc != 0:
                 raise OSError(f"{target}: gzip exited with status {rc}")
-        os.replace(tmp, target)
+        publish(tmp, target)
     except BaseException:
         if proc is not None and proc.poll() is None:
             proc.kill()

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterator, Sequence
 
-from ..ioutil import atomic_open, open_text
+from ..ioutil import atomic_open, open_text, publish
 
 LEX_MISSING = 1e-7
 SEP = " ||| "
@@ -94,7 +94,7 @@ def write_parts(parts: Sequence[Path], out: str, threads: int = 1, level: int = 
             for m in members:
                 with open(m, "rb") as fi:
                     shutil.copyfileobj(fi, fo, 1 << 20)
-        os.replace(tmp, target)
+        publish(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
