@@ -1,4 +1,4 @@
-"""`smtbench report index|regress|mokry-hash`."""
+"""`smtbench report index|regress|mokry-hash|lm-metrics`."""
 from __future__ import annotations
 
 import argparse
@@ -27,6 +27,14 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--metrics", help="output CSV of regression metrics")
     p.set_defaults(func=_mokry_hash)
 
+    p = g.add_parser("lm-metrics", help="smoke metrics of the LM models (lm models-table CSV) or of the "
+                                        "estimator parity (lm estimate-parity CSV)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--models-table", help="CSV of `smtbench lm models-table` (experiment lm_models)")
+    src.add_argument("--parity-table", help="CSV of `smtbench lm estimate-parity` (experiment lm_estimator_parity)")
+    p.add_argument("--metrics", required=True, help="output CSV of regression metrics")
+    p.set_defaults(func=_lm_metrics)
+
 
 def _index(args: argparse.Namespace) -> int:
     from ..report.index import write
@@ -39,6 +47,19 @@ def _regress(args: argparse.Namespace) -> int:
     from ..report.regress import run
 
     return run(args.metrics, args.baseline, args.tolerance, args.outdir, args.update)
+
+
+def _lm_metrics(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ..report import metrics
+
+    if args.models_table:
+        recs = metrics.lm_models(pd.read_csv(args.models_table))
+    else:
+        recs = metrics.lm_estimator_parity(pd.read_csv(args.parity_table))
+    metrics.write(recs, args.metrics)
+    return 0
 
 
 def _mokry_hash(args: argparse.Namespace) -> int:
