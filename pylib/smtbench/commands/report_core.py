@@ -63,7 +63,6 @@ def _lm_metrics(args: argparse.Namespace) -> int:
 
 
 def _mokry_hash(args: argparse.Namespace) -> int:
-    from ..ioutil import atomic_open
     from ..report import mokry_hash as mh
     from ..report.common import read_rows, save_figure, write_table
 
@@ -79,12 +78,7 @@ def _mokry_hash(args: argparse.Namespace) -> int:
     if args.figure:
         save_figure(mh.fig3_2(rows), args.figure)
     if args.metrics:
-        b = mh.best_speedups(rows)
-        recs = [("mokry_hash", f"mib={r.table_mib},{r.mode},t={r.threads}", "speedup", f"{r.speedup:.4f}", "ratio")
-                for r in b.itertuples()]
-        sums = rows.groupby(["table_mib", "mode"])["checksum"].agg(lambda s: ",".join(sorted(set(map(str, s)))))
-        recs += [("mokry_hash", f"mib={k[0]},{k[1]}", "checksum", v, "exact") for k, v in sums.items()]
-        with atomic_open(args.metrics) as fh:
-            fh.write("experiment,key,metric,value,kind\n")
-            fh.writelines(f'{e},"{k}",{m},{v},{kind}\n' for e, k, m, v, kind in recs)
+        from ..report import metrics
+
+        metrics.write(metrics.mokry_hash(rows), args.metrics)
     return 0
