@@ -19,6 +19,7 @@ if GLM_ORDERS:
 
 if GB:
     ALL += GLM_TABLES + [f"{OUT}/figures/glm_fig9.png", f"{OUT}/figures/glm_fig10.png"]
+    METRICS.append(f"{OUT}/metrics/glm_btree.csv")
 
 
 def _glm_order_arg():
@@ -87,10 +88,11 @@ rule glm_btree_report:
         [f"{OUT}/tables/{t}.csv" for t in ("glm_table3", "glm_bstumps")],
         f"{OUT}/figures/glm_fig9.png",
         f"{OUT}/figures/glm_fig10.png",
+        metrics=f"{OUT}/metrics/glm_btree.csv",
     params:
         big=f"--big-model {GLM_BIG}" if GLM_BIG else "",
         orders=f"--order-models {_glm_order_arg()}" if GLM_ORDERS else "",
         k=GB.get("node_size", 31),
     shell:
         "smtbench report glm --rows {input} --model {GLM_MAIN} {params.big} {params.orders} "
-        "--node-size {params.k} --tables {OUT}/tables --figures {OUT}/figures"
+        "--node-size {params.k} --tables {OUT}/tables --figures {OUT}/figures --metrics {output.metrics}"

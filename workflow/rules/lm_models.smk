@@ -37,8 +37,10 @@ def lm_text(name):
 LM_ALL = [lm_model_path(n) for n in LM_MODELS]
 if LM_MODELS:
     ALL += [f"{OUT}/tables/lm_models.md"]
+    METRICS.append(f"{OUT}/metrics/lm_models.csv")
 if LM_MODELS and Path(LMPLZ).exists():
     ALL += [f"{OUT}/tables/lm_estimator_parity.md"]
+    METRICS.append(f"{OUT}/metrics/lm_estimator_parity.csv")
 
 
 wildcard_constraints:
@@ -117,3 +119,23 @@ rule lm_estimator_parity:
     shell:
         "smtbench lm estimate-parity -q --train {input.train} --heldout {input.heldout} --orders 3,5 "
         "--lmplz {input.lmplz} --workdir work --csv {output.csv} --md {output.md} > {log} 2>&1"
+
+
+rule lm_models_metrics:
+    """Regression metrics (exact): training tokens and n-gram counts per model."""
+    input:
+        f"{OUT}/tables/lm_models.csv",
+    output:
+        f"{OUT}/metrics/lm_models.csv",
+    shell:
+        "smtbench report lm-metrics --models-table {input} --metrics {output}"
+
+
+rule lm_estimator_parity_metrics:
+    """Regression metrics (exact): n-gram counts of ours and lmplz, and our held-out perplexity (fixed digits)."""
+    input:
+        f"{OUT}/tables/lm_estimator_parity.csv",
+    output:
+        f"{OUT}/metrics/lm_estimator_parity.csv",
+    shell:
+        "smtbench report lm-metrics --parity-table {input} --metrics {output}"

@@ -6,6 +6,7 @@ _TM = "work/tm"
 ALL += expand(f"{OUT}/tables/mediani_table{{t}}.md", t=[1, 3, 4]) + [f"{OUT}/figures/mediani_scaling.png",
                                                                    f"{_TM}/phrase-table.gz",
                                                                    f"{_TM}/dist{MED.get('workflow_partitions', 4)}/phrase-table.gz"]
+METRICS.append(f"{OUT}/metrics/mediani_scoring.csv")
 
 
 rule mediani_bench:
@@ -44,5 +45,6 @@ rule mediani_report:
     output:
         expand(f"{OUT}/tables/mediani_table{{t}}.{{ext}}", t=[1, 3, 4], ext=["csv", "md"]),
         figure=f"{OUT}/figures/mediani_scaling.png",
+        metrics=f"{OUT}/metrics/mediani_scoring.csv",
     shell:
-        "smtbench report mediani --rows {input} --outdir {OUT}"
+        "smtbench report mediani --rows {input} --outdir {OUT} --metrics {output.metrics}"

@@ -18,6 +18,7 @@ LM_ROWS = expand(f"{OUT}/raw/mokry_lm/{{name}}.jsonl", name=LM_BENCH_MODELS)
 
 if LM_BENCH_MODELS:
     ALL += [f"{OUT}/tables/mokry_table3_3.md", f"{OUT}/figures/mokry_fig3_5.png"]
+    METRICS.append(f"{OUT}/metrics/mokry_lm.csv")
 
 
 rule mokry_lm_bench:
@@ -52,5 +53,7 @@ rule mokry_lm_report:
         table=f"{OUT}/tables/mokry_table3_3.md",
         csv=f"{OUT}/tables/mokry_table3_3.csv",
         figure=f"{OUT}/figures/mokry_fig3_5.png",
+        metrics=f"{OUT}/metrics/mokry_lm.csv",
     shell:
-        "smtbench report mokry-lm --rows {input} --table {OUT}/tables/mokry_table3_3 --figure {output.figure}"
+        "smtbench report mokry-lm --rows {input} --table {OUT}/tables/mokry_table3_3 --figure {output.figure} "
+        "--metrics {output.metrics}"

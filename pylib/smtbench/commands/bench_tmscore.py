@@ -48,6 +48,7 @@ def _register_report(groups: dict[str, argparse._SubParsersAction]) -> None:
     p = groups["report"].add_parser("mediani", help="Mediani Tables 1, 3, 4 and the scaling figure")
     p.add_argument("--rows", nargs="+", required=True)
     p.add_argument("--outdir", required=True, help="writes tables/mediani_table{1,3,4}.{csv,md}, figures/")
+    p.add_argument("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.mediani)")
     p.set_defaults(func=run_report)
 
 
@@ -74,6 +75,10 @@ def run_report(args: argparse.Namespace) -> int:
                 notes=common + " critical_path_s = partition + slowest partition + merge (one node per "
                                "partition); seconds_min = all of it on this machine, one after another.")
     save_figure(M.fig_scaling(rows), out / "figures" / "mediani_scaling.png")
+    if args.metrics:
+        from ..report import metrics
+
+        metrics.write(metrics.mediani(rows), args.metrics)
     return 0
 
 

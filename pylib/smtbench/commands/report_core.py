@@ -1,4 +1,4 @@
-"""`smtbench report index|regress|mokry-hash`."""
+"""`smtbench report index|regress|mokry-hash|lm-metrics`."""
 from __future__ import annotations
 
 import argparse
@@ -27,6 +27,14 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--metrics", help="output CSV of regression metrics")
     p.set_defaults(func=_mokry_hash)
 
+    p = g.add_parser("lm-metrics", help="smoke metrics of the LM models (lm models-table CSV) or of the "
+                                        "estimator parity (lm estimate-parity CSV)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--models-table", help="CSV of `smtbench lm models-table` (experiment lm_models)")
+    src.add_argument("--parity-table", help="CSV of `smtbench lm estimate-parity` (experiment lm_estimator_parity)")
+    p.add_argument("--metrics", required=True, help="output CSV of regression metrics")
+    p.set_defaults(func=_lm_metrics)
+
 
 def _index(args: argparse.Namespace) -> int:
     from ..report.index import write
@@ -41,8 +49,20 @@ def _regress(args: argparse.Namespace) -> int:
     return run(args.metrics, args.baseline, args.tolerance, args.outdir, args.update)
 
 
+def _lm_metrics(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ..report import metrics
+
+    if args.models_table:
+        recs = metrics.lm_models(pd.read_csv(args.models_table))
+    else:
+        recs = metrics.lm_estimator_parity(pd.read_csv(args.parity_table))
+    metrics.write(recs, args.metrics)
+    return 0
+
+
 def _mokry_hash(args: argparse.Namespace) -> int:
-    from ..ioutil import atomic_open
     from ..report import mokry_hash as mh
     from ..report.common import read_rows, save_figure, write_table
 
@@ -58,12 +78,7 @@ def _mokry_hash(args: argparse.Namespace) -> int:
     if args.figure:
         save_figure(mh.fig3_2(rows), args.figure)
     if args.metrics:
-        b = mh.best_speedups(rows)
-        recs = [("mokry_hash", f"mib={r.table_mib},{r.mode},t={r.threads}", "speedup", f"{r.speedup:.4f}", "ratio")
-                for r in b.itertuples()]
-        sums = rows.groupby(["table_mib", "mode"])["checksum"].agg(lambda s: ",".join(sorted(set(map(str, s)))))
-        recs += [("mokry_hash", f"mib={k[0]},{k[1]}", "checksum", v, "exact") for k, v in sums.items()]
-        with atomic_open(args.metrics) as fh:
-            fh.write("experiment,key,metric,value,kind\n")
-            fh.writelines(f'{e},"{k}",{m},{v},{kind}\n' for e, k, m, v, kind in recs)
+        from ..report import metrics
+
+        metrics.write(metrics.mokry_hash(rows), args.metrics)
     return 0

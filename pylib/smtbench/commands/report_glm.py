@@ -24,6 +24,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--node-size", type=int, default=31, help="K of the B-stump table")
     p.add_argument("--tables", required=True, help="output directory for glm_*.csv/.md")
     p.add_argument("--figures", required=True, help="output directory for glm_fig9.png, glm_fig10.png")
+    p.add_argument("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.glm_btree)")
     p.set_defaults(func=run)
 
 
@@ -51,4 +52,8 @@ def run(args: argparse.Namespace) -> int:
                     "gLM Table 5: throughput by n-gram order", notes=NOTES)
     save_figure(glm.fig9(rows, model), figures / "glm_fig9.png")
     save_figure(glm.fig10(rows, model), figures / "glm_fig10.png")
+    if args.metrics:
+        from ..report import metrics
+
+        metrics.write(metrics.glm_btree(rows), args.metrics)
     return 0

@@ -1,4 +1,4 @@
-"""`smtbench report mokry-lm`: Mokry 2016 Table 3.3 and Fig 3.5 from `smtbench bench lm` rows."""
+"""`smtbench report mokry-lm`: Mokry 2016 Table 3.3 and Fig 3.5 (and smoke metrics) from `smtbench bench lm` rows."""
 from __future__ import annotations
 
 import argparse
@@ -10,6 +10,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--rows", nargs="+", required=True, help="JSON-lines rows of `smtbench bench lm`")
     p.add_argument("--table", help="output stem for Table 3.3 (.csv and .md)")
     p.add_argument("--figure", help="output PNG for Fig 3.5")
+    p.add_argument("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.mokry_lm)")
     p.set_defaults(func=run)
 
 
@@ -33,4 +34,8 @@ def run(args: argparse.Namespace) -> int:
                     "Mokry 2016 Table 3.3: best automaton-queue speed-up per model size", notes=NOTES)
     if args.figure:
         save_figure(ml.fig3_5(rows), args.figure)
+    if args.metrics:
+        from ..report import metrics
+
+        metrics.write(metrics.mokry_lm(rows), args.metrics)
     return 0

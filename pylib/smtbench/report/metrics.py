@@ -1,0 +1,167 @@
+"""Regression metrics (``experiment,key,metric,value,kind``) of each experiment, computed from the rows and
+tables the experiment already writes; `smtbench report regress` compares them with the committed baseline.
+
+``exact``: correctness values that are bit-identical across runs and machines (checksums of scores summed in
+a fixed order, digests of deterministic outputs, counts, a perplexity rounded to a fixed number of digits).
+``ratio``: speed-ups measured inside one run (formatted to 4 decimals). GPU rows never contribute (CI has no
+GPU), and no metric key carries a machine-dependent number such as "all cores"."""
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+from ..ioutil import atomic_open
+
+COLUMNS = ["experiment", "key", "metric", "value", "kind"]
+Record = tuple[str, str, str, str, str]
+
+
+def write(records: Iterable[Record], path: str | Path) -> int:
+    """Write metric records as CSV (atomically); returns how many."""
+    recs = list(records)
+    for r in recs:
+        if len(r) != 5 or r[4] not in ("exact", "ratio"):
+            raise ValueError(f"bad metric record {r!r}: want (experiment, key, metric, value, exact|ratio)")
+    with atomic_open(path) as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(COLUMNS)
+        w.writerows(recs)
+    return len(recs)
+
+
+def _ratio(x) -> str | None:
+    x = float(x)
+    return None if math.isnan(x) or math.isinf(x) else f"{x:.4f}"
+
+
+def _distinct(values: pd.Series) -> str:
+    """The distinct non-null values, sorted and comma-joined: one value when the run's points agree (the
+    benchmarks check that they do); a regression shows as more than one."""
+    return ",".join(sorted({str(v) for v in values.dropna()}))
+
+
+def _ratios(exp: str, key: str, pairs: dict[str, object]) -> list[Record]:
+    out = []
+    for metric, v in pairs.items():
+        s = _ratio(v) if v is not None else None
+        if s is not None:
+            out.append((exp, key, metric, s, "ratio"))
+    return out
+
+
+def mokry_hash(rows: pd.DataFrame) -> list[Record]:
+    """`bench hash` rows. exact per (table size, mode): the lookup checksum of hits and misses (found values,
+    or the bucket where a miss stopped: independent of thread count, queue size and fill order). Mode 'line'
+    (random line reads, the machine's floor) is left out: it folds whatever the lines hold, and the table is
+    filled by several threads, so it differs from run to run. ratio: best prefetch-queue speed-up per
+    (table size, mode, threads)."""
+    from .mokry_hash import best_speedups
+
+    recs: list[Record] = [("mokry_hash", f"mib={r.table_mib},{r.mode},t={r.threads}", "speedup",
+                           f"{r.speedup:.4f}", "ratio") for r in best_speedups(rows).itertuples()]
+    lookups = rows[rows["mode"].isin(["hit", "miss"])]
+    for (mib, mode), g in lookups.groupby(["table_mib", "mode"]):
+        recs.append(("mokry_hash", f"mib={mib},{mode}", "checksum", _distinct(g.checksum), "exact"))
+    return recs
+
+
+def mokry_lm(rows: pd.DataFrame) -> list[Record]:
+    """`bench lm` rows. exact: our score checksum per model (the log10 sum in query order as a hex float;
+    every sequential/automaton point must agree). ratio: best automaton speed-up over our sequential path,
+    and our sequential path against the kenlm module."""
+    from .mokry_lm import best_speedups
+
+    recs: list[Record] = []
+    ours = rows[rows.backend.isin(["sequential", "automaton"])]
+    for model, g in ours.groupby("model"):
+        recs.append(("mokry_lm", f"model={model}", "checksum", _distinct(g.checksum), "exact"))
+    for r in best_speedups(rows).itertuples():
+        recs += _ratios("mokry_lm", f"model={r.model}",
+                        {"speedup": r.speedup, "sequential_vs_kenlm": r.sequential_vs_kenlm})
+    return recs
+
+
+def glm_btree(rows: pd.DataFrame) -> list[Record]:
+    """`bench btree` rows. exact per model: the CPU B-tree score checksum (every node size, batch and thread
+    count gives bit-identical scores) and the probing LM's. ratio per model: B-tree / probing throughput at
+    one thread, and B-tree and probing throughput at the most threads measured over one thread (best of the
+    repeats). GPU rows are left out."""
+    from .glm import per_point
+
+    recs: list[Record] = []
+    cpu = rows[(rows.sweep != "stats") & rows.backend.isin(["btree", "probing"])]
+    for model, g in cpu.groupby("model"):
+        for be in ("btree", "probing"):
+            c = _distinct(g[g.backend == be].checksum)
+            if c:
+                recs.append(("glm_btree", f"model={model}", f"{be}_checksum", c, "exact"))
+    pts = per_point(rows)
+    tab = pts[(pts.sweep == "table") & pts.backend.isin(["btree", "probing"])]
+    for model, g in tab.groupby("model"):
+        qps = {(b, int(t)): float(q) for b, t, q in zip(g.backend, g.threads, g.qps_best)}
+        tmax = max(t for _, t in qps)
+        ratios: dict[str, object] = {}
+        if ("btree", 1) in qps and ("probing", 1) in qps:
+            ratios["btree_vs_probing"] = qps["btree", 1] / qps["probing", 1]
+        for be in ("btree", "probing"):
+            if tmax > 1 and (be, 1) in qps and (be, tmax) in qps:
+                ratios[f"{be}_thread_scaling"] = qps[be, tmax] / qps[be, 1]
+        recs += _ratios("glm_btree", f"model={model}", ratios)
+    return recs
+
+
+def mediani(rows: pd.DataFrame) -> list[Record]:
+    """`bench tmscore` rows. exact per corpus fraction: how many distinct phrase tables (MD5 of the bytes) our
+    thread counts and the distributed form wrote: 1. The digest itself, the extract's line count and the pair
+    count are NOT exact: the corpus is aligned by eflomal, which is unseeded, so the extract (and so the
+    phrase table) changes from one fresh run to the next. ratio: our most-threads speed-up over one thread
+    and over the sort pipeline per fraction (Table 3), and the distributed form's critical path against the
+    sort pipeline (Table 4)."""
+    from .mediani import table3, table4
+
+    recs: list[Record] = []
+    if "table_md5" in rows:
+        for frac, g in rows[rows.system.isin(["ours", "distributed"])].groupby("fraction"):
+            n = g.table_md5.dropna().nunique()
+            if n:
+                recs.append(("mediani_scoring", f"fraction={frac:g}", "distinct_tables", str(n), "exact"))
+    for r in table3(rows).itertuples():
+        recs += _ratios("mediani_scoring", f"fraction={r.fraction:g}",
+                        {"thread_speedup": r.thread_speedup, "speedup_vs_sort": r.speedup_vs_sort})
+    t4 = table4(rows)
+    for r in t4.itertuples():
+        recs += _ratios("mediani_scoring", f"distributed,k={int(r.partitions)}",
+                        {"speedup_vs_sort": r.speedup_vs_sort})
+    return recs
+
+
+def lm_models(table: pd.DataFrame) -> list[Record]:
+    """`lm models-table` CSV. exact per model: training tokens and the n-gram count of every order (the
+    estimator and the seeded sampler of the synthetic models are deterministic)."""
+    recs: list[Record] = []
+    for r in table.to_dict("records"):
+        key = f"model={r['model']}"
+        recs.append(("lm_models", key, "training_tokens", str(int(r["training_tokens"])), "exact"))
+        for n in range(1, int(r["order"]) + 1):
+            recs.append(("lm_models", key, f"ngrams_{n}", str(int(r[f"ngrams_{n}"])), "exact"))
+    return recs
+
+
+PPL_DIGITS = 6  # decimals of the held-out perplexity kept as an exact metric
+
+
+def lm_estimator_parity(table: pd.DataFrame) -> list[Record]:
+    """`lm estimate-parity` CSV. exact per order: our n-gram count, lmplz's, the n-grams only one side has,
+    and our model's held-out perplexity (kenlm module) to PPL_DIGITS decimals. lmplz's perplexity is left out:
+    lmplz is compiled on each machine from the sdist, so its last digits are not ours to pin."""
+    recs: list[Record] = []
+    for r in table.to_dict("records"):
+        key = f"order={int(r['order'])}"
+        for m in ("ngrams_ours", "ngrams_lmplz", "ngrams_only_one_side"):
+            recs.append(("lm_estimator_parity", key, m, str(int(r[m])), "exact"))
+        recs.append(("lm_estimator_parity", key, "ppl_ours", f"{float(r['ppl_ours']):.{PPL_DIGITS}f}", "exact"))
+    return recs
