@@ -350,11 +350,34 @@ typedef struct {
 typedef struct {
     const uint8_t *base;
     uint32_t K, N, vocab;
+    /* SB_BTREE_STREAM_REUSE: rec[i*(N-1)+d] = back-off of the entry at depth d of row i's longest-match
+     * walk (d = 0: its unigram), rec_n[i] = how many were recorded; pend[i] = 1 when row i's back-offs
+     * are to be taken from row i-1's record instead of a second walk (then ctx_m[i] = its context words,
+     * match_len[i] = its matched length, out_prob[i] its probability until the final pass). */
+    const uint32_t *queries;
+    float *rec;
+    uint8_t *rec_n, *pend, *ctx_m, *match_len;
 } bt_ctx;
+
+/* Row i's context continues row i-1's walk: c1 = the previous word and c_k = its c_{k-1}. Then the
+ * back-off walk of row i (c1, c2, ..) visits exactly the entries of row i-1's longest-match walk. */
+static inline int stream_successor(const bt_ctx *cx, uint64_t i, int m) {
+    if (i == 0 || m < 1) return 0;
+    const uint32_t *a = cx->queries + (i - 1) * cx->N, *b = cx->queries + i * cx->N;
+    for (int k = 1; k <= m; k++)
+        if (b[k] != a[k - 1]) return 0;
+    return 1;
+}
 
 /* Back-off phase start: charge b(c1) if needed, descend into c1's children. Returns 1 when done. */
 static inline int begin_backoff(const bt_ctx *cx, bt_query *s) {
     if (s->len == s->m + 1) return 1;
+    if (cx->rec && stream_successor(cx, s->idx, s->m)) {
+        cx->pend[s->idx] = 1;
+        cx->ctx_m[s->idx] = (uint8_t)s->m;
+        cx->match_len[s->idx] = (uint8_t)s->len;
+        return 1;
+    }
     const uint8_t *e = cx->base + (uint64_t)s->q[1] * ROOT_ENTRY;
     if (s->len <= 1) s->bo += get_f32(e + 4);
     uint32_t ch = get_u32(e + 8);
@@ -382,6 +405,11 @@ static inline int q_start(const bt_ctx *cx, bt_query *s, const uint32_t *q, uint
     s->phase = 0;
     const uint8_t *e = cx->base + (uint64_t)q[0] * ROOT_ENTRY;
     s->prob = get_f32(e);
+    if (cx->rec) {
+        cx->rec[idx * (cx->N - 1)] = get_f32(e + 4);
+        cx->rec_n[idx] = 1;
+        cx->pend[idx] = 0;
+    }
     uint32_t ch = get_u32(e + 8);
     if (m >= 1 && ch) {
         s->node = 4ull * ch;
@@ -407,6 +435,10 @@ static inline int q_step(const bt_ctx *cx, bt_query *s) {
         if (r == ST_MISS) return begin_backoff(cx, s);
         s->prob = get_f32(val);
         s->len = s->d + 1;
+        if (cx->rec && vs == 12) {
+            cx->rec[s->idx * (cx->N - 1) + (uint64_t)s->d] = get_f32(val + 4);
+            cx->rec_n[s->idx] = (uint8_t)(s->d + 1);
+        }
         if (vs == 12 && s->d < s->m) {
             uint32_t ch = get_u32(val + 8);
             if (ch) {
@@ -516,14 +548,57 @@ static void *query_worker(void *arg) {
     return NULL;
 }
 
+static int query_threads(const bt_ctx *cxp, const uint32_t *queries, uint64_t n, int interleave, int threads,
+                         float *out_prob, uint8_t *out_len);
+
 int sb_btree_query(const sb_btree *t, const uint32_t *queries, uint64_t n, int interleave, int threads,
                    float *out_prob, uint8_t *out_len) {
+    return sb_btree_query_ex(t, queries, n, interleave, threads, 0, out_prob, out_len);
+}
+
+/* The back-offs of rows marked pending, from their predecessor's record, in the order of the walk. */
+static void stream_backoffs(const bt_ctx *cx, uint64_t n, float *out_prob) {
+    const uint64_t w = cx->N - 1;
+    for (uint64_t i = 1; i < n; i++) {
+        if (!cx->pend[i]) continue;
+        const float *r = cx->rec + (i - 1) * w;
+        const int have = cx->rec_n[i - 1], m = cx->ctx_m[i];
+        float bo = 0.0f;
+        for (int k = cx->match_len[i]; k <= m && k <= have; k++) bo += r[k - 1];
+        out_prob[i] += bo;
+    }
+}
+
+int sb_btree_query_ex(const sb_btree *t, const uint32_t *queries, uint64_t n, int interleave, int threads,
+                      int flags, float *out_prob, uint8_t *out_len) {
     if (!t || !queries || !out_prob) return SB_EINVAL;
     if (n == 0) return SB_EINVAL;
     if (interleave < 0 || interleave > SB_BTREE_MAX_INTERLEAVE) return SB_EINVAL;
     if (threads < 1 || threads > 1024) return SB_EINVAL;
-    bt_ctx cx = {t->data, (uint32_t)t->K, (uint32_t)t->order, t->vocab};
+    if (flags & ~SB_BTREE_STREAM_REUSE) return SB_EINVAL;
+    bt_ctx cx = {t->data, (uint32_t)t->K, (uint32_t)t->order, t->vocab, queries, NULL, NULL, NULL, NULL, NULL};
+    uint8_t *scratch = NULL;
+    if ((flags & SB_BTREE_STREAM_REUSE) && t->order > 1) {
+        const uint64_t w = (uint64_t)t->order - 1;
+        cx.rec = malloc(n * w * sizeof(float));
+        scratch = malloc(4 * n);
+        if (!cx.rec || !scratch) { free(cx.rec); free(scratch); return SB_ENOMEM; }
+        cx.rec_n = scratch;
+        cx.pend = scratch + n;
+        cx.ctx_m = scratch + 2 * n;
+        cx.match_len = scratch + 3 * n;
+    }
     if ((uint64_t)threads > n) threads = (int)n;
+    int rc = query_threads(&cx, queries, n, interleave, threads, out_prob, out_len);
+    if (rc == SB_OK && cx.rec) stream_backoffs(&cx, n, out_prob);
+    free(cx.rec);
+    free(scratch);
+    return rc;
+}
+
+static int query_threads(const bt_ctx *cxp, const uint32_t *queries, uint64_t n, int interleave, int threads,
+                         float *out_prob, uint8_t *out_len) {
+    const bt_ctx cx = *cxp;
     if (threads == 1) {
         bt_job_q job = {&cx, queries, 0, n, interleave, out_prob, out_len, SB_OK};
         run_range(&job);

@@ -56,6 +56,14 @@ int sb_btree_stats(const sb_btree *t, int n, uint64_t *trie_nodes, uint64_t *stu
  * while the others compare. threads >= 1 split the batch. out_len may be NULL. */
 int sb_btree_query(const sb_btree *t, const uint32_t *queries, uint64_t n, int interleave, int threads,
                    float *out_prob, uint8_t *out_len);
+/* The same with flags. SB_BTREE_STREAM_REUSE: when row i's context continues row i-1 (c1 = row i-1's
+ * word, c_k = its c_{k-1}: consecutive n-grams of one token stream), row i's back-offs are read from
+ * row i-1's longest-match walk, which visits exactly the entries of row i's back-off walk, instead of
+ * walking again (KenLM's state, rebuilt from the batch); other rows walk as usual. Same scores, bit for
+ * bit. Not gLM's independent-query semantics: benchmarks label it. */
+enum { SB_BTREE_STREAM_REUSE = 1 };
+int sb_btree_query_ex(const sb_btree *t, const uint32_t *queries, uint64_t n, int interleave, int threads,
+                      int flags, float *out_prob, uint8_t *out_len);
 /* Which K-ary compare this binary uses: "avx2", "sse2" or "scalar". */
 const char *sb_btree_simd(void);
 /* CFFI-END */

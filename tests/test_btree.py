@@ -169,6 +169,27 @@ def test_backend_and_stream_match_probing(models, corpus):
     assert q.shape == (enc.queries, model.order) and (q[:, 0] != NONE).all()
 
 
+@pytest.mark.parametrize("order", [3, 5])
+@pytest.mark.parametrize("k", [5, 31])
+def test_stream_reuse_is_bit_identical(order, k, models, corpus):
+    """Back-offs taken from the previous row's walk give the very same floats and lengths as the second walk,
+    for stream rows (reused), shuffled rows (no reuse possible) and a mix, any interleave and thread count."""
+    _, test = corpus
+    model = read_arpa(models[order])
+    lm = BTreeLM(model, node_size=k)
+    q = stream_queries(backends.encode_lines(model, test).tokens, model.order)
+    rng = np.random.default_rng(order * 100 + k)
+    mixed = q.copy()
+    swap = rng.choice(len(q), size=len(q) // 10, replace=False)
+    mixed[swap] = q[rng.permutation(swap)]
+    for rows in (q, q[rng.permutation(len(q))], mixed):
+        for interleave, threads in ((0, 1), (8, 1), (8, 2), (64, 3)):
+            p0, l0 = lm.query(rows, interleave, threads)
+            p1, l1 = lm.query(rows, interleave, threads, stream_reuse=True)
+            assert np.array_equal(p0.view(np.uint32), p1.view(np.uint32))
+            assert np.array_equal(l0, l1)
+
+
 def test_bad_input_gives_clear_errors(models, tmp_path):
     model = read_arpa(models[3])
     for k in (2, 65, 0, -1, 3.5):

@@ -14,6 +14,8 @@ import argparse
 from ..benchutil import parse_int_list
 
 INCLUDES_CPU = "ids pre-converted to query rows; batch query in C (one call per batch); no string handling"
+INCLUDES_REUSE = (INCLUDES_CPU + "; stream reuse: a row that continues the previous row takes its back-offs "
+                  "from that row's walk (KenLM's state rebuilt from the batch; not gLM's independent queries)")
 INCLUDES_PROBING = "our probing LM, sequential path over the token stream (KenLM state), ids pre-converted"
 
 
@@ -32,6 +34,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--min-queries", type=int, default=1_000_000, help="tile the text to at least this many")
     p.add_argument("--max-lines", type=int, default=0, help="use only the first lines of the text (0 = all)")
     p.add_argument("--no-probing", action="store_true", help="skip our probing LM rows")
+    p.add_argument("--no-stream-reuse", action="store_true",
+                   help="skip the B-tree rows with stream reuse (back-offs from the previous row's walk)")
     p.add_argument("--no-kenlm", action="store_true", help="skip the kenlm module rows")
     p.add_argument("--no-gpu", action="store_true", help="do not try the GPU even when one is there")
     p.add_argument("--out", help="write rows here (atomically) instead of stdout")
@@ -166,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
     points: list[tuple[str, str, int, int, int]] = []
     for t in threads:
         points.append(("table", "btree", args.node_size, t, nq))
+        if not args.no_stream_reuse:
+            points.append(("table", "btree-reuse", args.node_size, t, nq))
         if probing is not None:
             points.append(("table", "probing", 0, t, nq))
     for k in node_sizes:
@@ -206,9 +212,10 @@ def run(args: argparse.Namespace) -> int:
                                        includes=INCLUDES_PROBING))
                 else:
                     lm = lms[k]
+                    reuse = be == "btree-reuse"
                     if b >= nq:
                         t0 = time.perf_counter_ns()
-                        lm.query_into(q, prob, args.interleave, t)
+                        lm.query_into(q, prob, args.interleave, t, reuse)
                         ns = time.perf_counter_ns() - t0
                     else:
                         views = [q[i:i + b] for i in range(0, nq, b)]
@@ -218,11 +225,12 @@ def run(args: argparse.Namespace) -> int:
                             lm.query_into(qv, ov, args.interleave, t)
                         ns = time.perf_counter_ns() - t0
                     c = check_scores(f"K={k} threads={t} batch={b}", prob)
-                    rows.append(w.emit(**common, sweep=sweep, backend="btree", path="cpu", node_size=k,
+                    rows.append(w.emit(**common, sweep=sweep, backend=be,
+                                       path="cpu-stream-reuse" if reuse else "cpu", node_size=k,
                                        threads=t, interleave=args.interleave, simd=lm.simd(), batch=b,
                                        repeat=rep, model_bytes=lm.nbytes, elapsed_ns=ns, qps=nq / ns * 1e9,
-                                       checksum=c, includes=INCLUDES_CPU + ("; one Python call per batch"
-                                                                            if b < nq else "")))
+                                       checksum=c, includes=(INCLUDES_REUSE if reuse else INCLUDES_CPU)
+                                       + ("; one Python call per batch" if b < nq else "")))
                 bar.update()
             for sweep, k, b in gpu_points:
                 g = gpus[k]

@@ -184,8 +184,11 @@ class BTreeLM:
 
     # ------------------------------------------------------------------ queries
     def query(self, queries: np.ndarray, interleave: int = DEFAULT_INTERLEAVE,
-              threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        """(log10 p, matched n-gram length) for each row of ``queries`` (n x order uint32)."""
+              threads: int = 1, stream_reuse: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(log10 p, matched n-gram length) for each row of ``queries`` (n x order uint32).
+        ``stream_reuse``: rows that continue the previous row (consecutive n-grams of one token stream)
+        take their back-offs from that row's walk instead of a second walk (same scores; not gLM's
+        independent queries, see csrc/btree.h)."""
         q = self._check_queries(queries)
         if not 0 <= interleave <= MAX_INTERLEAVE:
             raise ValueError(f"interleave must be in 0..{MAX_INTERLEAVE}, got {interleave}")
@@ -193,15 +196,18 @@ class BTreeLM:
             raise ValueError(f"threads must be >= 1, got {threads}")
         prob = np.empty(len(q), dtype=np.float32)
         length = np.empty(len(q), dtype=np.uint8)
-        check(lib.sb_btree_query(self._t, as_ptr("uint32_t *", q), len(q), interleave, threads,
-                                 as_ptr("float *", prob), as_ptr("uint8_t *", length)),
+        flags = int(lib.SB_BTREE_STREAM_REUSE) if stream_reuse else 0
+        check(lib.sb_btree_query_ex(self._t, as_ptr("uint32_t *", q), len(q), interleave, threads, flags,
+                                    as_ptr("float *", prob), as_ptr("uint8_t *", length)),
               f"B-tree query (word ids must be < {len(self.vocab)})")
         return prob, length
 
-    def query_into(self, q: np.ndarray, prob: np.ndarray, interleave: int, threads: int) -> None:
+    def query_into(self, q: np.ndarray, prob: np.ndarray, interleave: int, threads: int,
+                   stream_reuse: bool = False) -> None:
         """Timing path: no checks, no allocation (q from :meth:`_check_queries`)."""
-        check(lib.sb_btree_query(self._t, as_ptr("uint32_t *", q), len(q), interleave, threads,
-                                 as_ptr("float *", prob), ffi.NULL), "B-tree query")
+        flags = int(lib.SB_BTREE_STREAM_REUSE) if stream_reuse else 0
+        check(lib.sb_btree_query_ex(self._t, as_ptr("uint32_t *", q), len(q), interleave, threads, flags,
+                                    as_ptr("float *", prob), ffi.NULL), "B-tree query")
 
     def _check_queries(self, queries: np.ndarray) -> np.ndarray:
         q = np.ascontiguousarray(queries, dtype=np.uint32)

@@ -35,6 +35,8 @@ def _label(backend: str, path: str, threads: int, cores: int) -> str:
         return f"probing LM ({threads} thread{'s' if threads > 1 else ''})"
     if backend == "btree":
         return f"B-tree CPU ({threads} thread{'s' if threads > 1 else ''})"
+    if backend == "btree-reuse":
+        return f"B-tree CPU, stream reuse ({threads} thread{'s' if threads > 1 else ''})"
     if backend == "btree-cuda":
         return "B-tree GPU (kernel)" if path == "gpu-kernel" else "B-tree GPU (with copies)"
     return "kenlm module (1 thread)"
@@ -113,6 +115,7 @@ def _system_qps(pts: pd.DataFrame, model: str) -> dict[str, object]:
 
     return {"probing LM (1 thread)": pick((p.backend == "probing") & (p.threads == 1)),
             "B-tree CPU (1 thread)": pick((p.backend == "btree") & (p.threads == 1)),
+            "B-tree CPU, stream reuse (1 thread)": pick((p.backend == "btree-reuse") & (p.threads == 1)),
             "B-tree GPU (kernel)": pick((p.backend == "btree-cuda") & (p.path == "gpu-kernel")),
             "kenlm module (1 thread)": pick(p.backend == "kenlm-module")}
 

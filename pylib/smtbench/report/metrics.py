@@ -88,8 +88,8 @@ def mokry_lm(rows: pd.DataFrame) -> list[Record]:
 def glm_btree(rows: pd.DataFrame) -> list[Record]:
     """`bench btree` rows. exact per model: the CPU B-tree score checksum (every node size, batch and thread
     count gives bit-identical scores) and the probing LM's. ratio per model: B-tree / probing throughput at
-    one thread, and B-tree and probing throughput at the most threads measured over one thread (best of the
-    repeats). GPU rows are left out."""
+    one thread (also for the stream-reuse B-tree rows), and B-tree and probing throughput at the most
+    threads measured over one thread (best of the repeats). GPU rows are left out."""
     from .glm import per_point
 
     recs: list[Record] = []
@@ -100,13 +100,15 @@ def glm_btree(rows: pd.DataFrame) -> list[Record]:
             if c:
                 recs.append(("glm_btree", f"model={model}", f"{be}_checksum", c, "exact"))
     pts = per_point(rows)
-    tab = pts[(pts.sweep == "table") & pts.backend.isin(["btree", "probing"])]
+    tab = pts[(pts.sweep == "table") & pts.backend.isin(["btree", "btree-reuse", "probing"])]
     for model, g in tab.groupby("model"):
         qps = {(b, int(t)): float(q) for b, t, q in zip(g.backend, g.threads, g.qps_best)}
         tmax = max(t for _, t in qps)
         ratios: dict[str, object] = {}
         if ("btree", 1) in qps and ("probing", 1) in qps:
             ratios["btree_vs_probing"] = qps["btree", 1] / qps["probing", 1]
+        if ("btree-reuse", 1) in qps and ("probing", 1) in qps:
+            ratios["btree_reuse_vs_probing"] = qps["btree-reuse", 1] / qps["probing", 1]
         for be in ("btree", "probing"):
             if tmax > 1 and (be, 1) in qps and (be, tmax) in qps:
                 ratios[f"{be}_thread_scaling"] = qps[be, tmax] / qps[be, 1]
