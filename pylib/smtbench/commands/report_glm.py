@@ -9,7 +9,10 @@ NOTES = ("Ours: n-gram queries of the test text (each word and </s> with its con
          "repeats (median beside it). B-tree CPU: csrc/btree.c, K-ary SIMD search, interleaved batch; probing LM: "
          "our KenLM-style probing hash, sequential path with KenLM state over the token stream (threads: Python "
          "threads over sentence-aligned chunks, the GIL released in C); kenlm module: Model.score per sentence "
-         "(includes a Python call per sentence and string handling). Every B-tree point gives bit-identical "
+         "(includes a Python call per sentence and string handling). B-tree CPU, stream reuse: the same batch, "
+         "but a query that continues the previous one takes its back-offs from that query's longest-match walk "
+         "instead of a second walk (KenLM's state rebuilt from the batch; gLM answers queries independently, "
+         "so this is ours, not the paper's). Every B-tree point gives bit-identical "
          "scores, equal to the probing LM's per query within 1e-5 and to kenlm's total (checked in the run). "
          "GPU columns: '" + "no GPU lent" + "' where the run had no GPU (nothing is invented). paper_*: the "
          "published row named in paper_row (the paper has no CPU B-tree; KenLM trie is its nearest analogue).")

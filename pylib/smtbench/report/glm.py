@@ -75,7 +75,8 @@ def table3(rows: pd.DataFrame, model: str | None = None) -> pd.DataFrame:
     keys = []
     for b, pa, t in zip(p.backend, p.path, p.threads):
         k = ("probing-1" if t == 1 else "probing-n") if b == "probing" else \
-            ("btree-1" if t == 1 else "") if b == "btree" else pa if b == "btree-cuda" else "kenlm-module"
+            ("btree-1" if t == 1 else "") if b == "btree" else pa if b == "btree-cuda" else \
+            "kenlm-module" if b == "kenlm-module" else ""  # stream reuse: the paper has no analogue
         keys.append(_PAPER_ROW.get(k, ""))
     out["paper_row"] = keys
     paper = paper_values("glm2016", "table3").rename(columns={"key": "paper_row"})
