@@ -47,6 +47,19 @@ _PAPER_ROW = {"probing-1": "KenLM probing (1)", "probing-n": "KenLM probing (16)
               "gpu-kernel": "gLM", "kenlm-module": "KenLM probing (1)"}
 
 
+def _paper_key(backend: str, path: str, threads: int) -> str:
+    """Key into _PAPER_ROW for one of our Table 3 systems ("" = no published analogue)."""
+    if backend == "probing":
+        return "probing-1" if threads == 1 else "probing-n"
+    if backend == "btree":
+        return "btree-1" if threads == 1 else ""
+    if backend == "btree-cuda":
+        return path
+    if backend == "kenlm-module":
+        return "kenlm-module"
+    return ""  # e.g. btree-reuse (stream reuse): ours, not the paper's
+
+
 def _main_model(rows: pd.DataFrame) -> str:
     nb = rows[rows["sweep"].isin(["node_size", "batch"])]
     return str((nb if not nb.empty else rows)["model"].iloc[0])
@@ -72,13 +85,7 @@ def table3(rows: pd.DataFrame, model: str | None = None) -> pd.DataFrame:
     base = p[(p.backend == "probing") & (p.threads == 1)].qps_best
     out["vs_probing_1"] = out["qps"] / float(base.iloc[0]) if len(base) else np.nan
     out.loc[out.system.str.startswith("kenlm"), "model_mb"] = np.nan
-    keys = []
-    for b, pa, t in zip(p.backend, p.path, p.threads):
-        k = ("probing-1" if t == 1 else "probing-n") if b == "probing" else \
-            ("btree-1" if t == 1 else "") if b == "btree" else pa if b == "btree-cuda" else \
-            "kenlm-module" if b == "kenlm-module" else ""  # stream reuse: the paper has no analogue
-        keys.append(_PAPER_ROW.get(k, ""))
-    out["paper_row"] = keys
+    out["paper_row"] = [_PAPER_ROW.get(_paper_key(b, pa, t), "") for b, pa, t in zip(p.backend, p.path, p.threads)]
     paper = paper_values("glm2016", "table3").rename(columns={"key": "paper_row"})
     out = out.merge(paper[["paper_row", "paper_qps", "paper_size_gb", "paper_citation"]], on="paper_row",
                     how="left")
