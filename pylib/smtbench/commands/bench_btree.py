@@ -222,9 +222,9 @@ def run(args: argparse.Namespace) -> int:
                         outs = [prob[i:i + b] for i in range(0, nq, b)]
                         t0 = time.perf_counter_ns()
                         for qv, ov in zip(views, outs):
-                            lm.query_into(qv, ov, args.interleave, t)
+                            lm.query_into(qv, ov, args.interleave, t, reuse)
                         ns = time.perf_counter_ns() - t0
-                    c = check_scores(f"K={k} threads={t} batch={b}", prob)
+                    c = check_scores(f"{be} K={k} threads={t} batch={b}", prob)
                     rows.append(w.emit(**common, sweep=sweep, backend=be,
                                        path="cpu-stream-reuse" if reuse else "cpu", node_size=k,
                                        threads=t, interleave=args.interleave, simd=lm.simd(), batch=b,
