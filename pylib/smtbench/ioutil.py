@@ -11,6 +11,15 @@ from typing import IO, Iterator
 
 
 def _umask() -> int:
+    """The process umask, read without changing it where Linux allows (os.umask alone must set it, which
+    races with files other threads create meanwhile)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
