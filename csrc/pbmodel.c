@@ -1,0 +1,804 @@
+/* pbmodel.c - see pbmodel.h. */
+#include "pbmodel.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LN10 2.30258509299404568402
+#define FLOOR_LN (-100.0)   /* Moses' FloorScore: ln(0) and anything below becomes -100 */
+#define OOV_BIT 0x80000000u
+#define NO_WORD UINT32_MAX
+
+/* ---------------------------------------------------------------- string interning */
+typedef struct {
+    char *chars;      /* NUL-terminated words back to back */
+    size_t chars_len, chars_cap;
+    uint64_t *off;    /* id -> offset into chars */
+    uint32_t n, cap;
+    uint32_t *slot;   /* open addressing: id + 1, 0 = empty */
+    uint64_t slots;
+} vocab_t;
+
+static uint64_t hash_bytes(const char *s, size_t len) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+static void vocab_free(vocab_t *v) {
+    free(v->chars);
+    free(v->off);
+    free(v->slot);
+    memset(v, 0, sizeof(*v));
+}
+
+static const char *vocab_str(const vocab_t *v, uint32_t id) { return v->chars + v->off[id]; }
+
+static uint32_t vocab_find(const vocab_t *v, const char *s, size_t len) {
+    if (!v->slots) return NO_WORD;
+    uint64_t b = hash_bytes(s, len) & (v->slots - 1);
+    for (;;) {
+        uint32_t x = v->slot[b];
+        if (!x) return NO_WORD;
+        const char *w = vocab_str(v, x - 1);
+        if (strncmp(w, s, len) == 0 && w[len] == '\0') return x - 1;
+        b = (b + 1) & (v->slots - 1);
+    }
+}
+
+static int vocab_grow(vocab_t *v) {
+    uint64_t slots = v->slots ? v->slots * 2 : 1024;
+    uint32_t *slot = calloc(slots, sizeof(uint32_t));
+    if (!slot) return SB_ENOMEM;
+    for (uint32_t id = 0; id < v->n; id++) {
+        const char *w = vocab_str(v, id);
+        uint64_t b = hash_bytes(w, strlen(w)) & (slots - 1);
+        while (slot[b]) b = (b + 1) & (slots - 1);
+        slot[b] = id + 1;
+    }
+    free(v->slot);
+    v->slot = slot;
+    v->slots = slots;
+    return SB_OK;
+}
+
+/* id of s (added if new); NO_WORD on allocation failure. */
+static uint32_t vocab_intern(vocab_t *v, const char *s, size_t len) {
+    uint32_t id = vocab_find(v, s, len);
+    if (id != NO_WORD) return id;
+    if ((uint64_t)(v->n + 1) * 2 > v->slots && vocab_grow(v) != SB_OK) return NO_WORD;
+    if (v->n == v->cap) {
+        uint32_t cap = v->cap ? v->cap * 2 : 1024;
+        uint64_t *off = realloc(v->off, (size_t)cap * sizeof(uint64_t));
+        if (!off) return NO_WORD;
+        v->off = off;
+        v->cap = cap;
+    }
+    if (v->chars_len + len + 1 > v->chars_cap) {
+        size_t cap = v->chars_cap ? v->chars_cap * 2 : 65536;
+        while (cap < v->chars_len + len + 1) cap *= 2;
+        char *c = realloc(v->chars, cap);
+        if (!c) return NO_WORD;
+        v->chars = c;
+        v->chars_cap = cap;
+    }
+    memcpy(v->chars + v->chars_len, s, len);
+    v->chars[v->chars_len + len] = '\0';
+    v->off[v->n] = v->chars_len;
+    v->chars_len += len + 1;
+    id = v->n++;
+    uint64_t b = hash_bytes(s, len) & (v->slots - 1);
+    while (v->slot[b]) b = (b + 1) & (v->slots - 1);
+    v->slot[b] = id + 1;
+    return id;
+}
+
+/* ---------------------------------------------------------------- the model */
+typedef struct {
+    uint32_t off, len;   /* source ids in src_words */
+    uint32_t first, n;   /* options [first, first + n) after finish_phrases */
+} srcphrase_t;
+
+typedef struct {
+    uint32_t src;        /* srcphrase index */
+    uint32_t seq;        /* line order (stable sort) */
+    sb_pb_option o;
+} rawopt_t;
+
+struct sb_pb_model {
+    const sb_lm *lm;
+    int order;
+    uint32_t lm_vocab;   /* target ids below this are LM ids */
+    uint32_t eos;
+    double w[SB_PB_NFEAT];
+    int table_limit;
+    vocab_t src_vocab, tgt_vocab;
+    uint32_t *src_words; size_t src_words_len, src_words_cap;
+    uint32_t *tgt_words; size_t tgt_words_len, tgt_words_cap;
+    srcphrase_t *phr; uint32_t n_phr, cap_phr;
+    uint32_t *phr_slot; uint64_t phr_slots;   /* open addressing: index + 1 */
+    rawopt_t *raw; uint64_t n_raw, cap_raw;
+    sb_pb_option *opt; uint64_t n_opt;
+    int max_len;
+    int phase;           /* 0 loading phrases, 1 loading reordering, 2 ready */
+    uint64_t pt_lines, ro_lines, ro_attached;
+    uint64_t err_line;
+    char err[512];
+};
+
+const sb_lm *sb_pb_lm(const sb_pb_model *m) { return m->lm; }
+const double *sb_pb_weights(const sb_pb_model *m) { return m->w; }
+uint64_t sb_pb_error_line(const sb_pb_model *m) { return m->err_line; }
+const char *sb_pb_error_message(const sb_pb_model *m) { return m->err; }
+
+static int fail(sb_pb_model *m, uint64_t line, const char *fmt, const char *detail) {
+    m->err_line = line;
+    snprintf(m->err, sizeof m->err, fmt, detail ? detail : "");
+    return SB_EFORMAT;
+}
+
+int sb_pb_set_weights(sb_pb_model *m, const double *weights) {
+    for (int i = 0; i < SB_PB_NFEAT; i++)
+        if (!isfinite(weights[i])) return SB_EINVAL;
+    memcpy(m->w, weights, sizeof m->w);
+    return SB_OK;
+}
+
+int sb_pb_new(const sb_lm *lm, const char *lm_vocab, size_t vocab_len, const double *weights,
+              int table_limit, sb_pb_model **out) {
+    *out = NULL;
+    if (!lm || !lm_vocab || table_limit < 0) return SB_EINVAL;
+    sb_pb_model *m = calloc(1, sizeof *m);
+    if (!m) return SB_ENOMEM;
+    m->lm = lm;
+    m->order = sb_lm_order(lm);
+    m->table_limit = table_limit;
+    if (sb_pb_set_weights(m, weights) != SB_OK) { free(m); return SB_EINVAL; }
+    size_t i = 0;
+    while (i < vocab_len) {
+        size_t j = i;
+        while (j < vocab_len && lm_vocab[j] != '\n') j++;
+        uint32_t before = m->tgt_vocab.n;
+        uint32_t id = vocab_intern(&m->tgt_vocab, lm_vocab + i, j - i);
+        if (id == NO_WORD) { sb_pb_free(m); return SB_ENOMEM; }
+        if (id != before) { sb_pb_free(m); return SB_EINVAL; } /* duplicate word in the LM vocabulary */
+        i = j + 1;
+    }
+    m->lm_vocab = m->tgt_vocab.n;
+    m->eos = vocab_find(&m->tgt_vocab, "</s>", 4);
+    if (m->eos == NO_WORD) { sb_pb_free(m); return SB_EINVAL; } /* an LM vocabulary has </s> */
+    *out = m;
+    return SB_OK;
+}
+
+void sb_pb_free(sb_pb_model *m) {
+    if (!m) return;
+    vocab_free(&m->src_vocab);
+    vocab_free(&m->tgt_vocab);
+    free(m->src_words);
+    free(m->tgt_words);
+    free(m->phr);
+    free(m->phr_slot);
+    free(m->raw);
+    free(m->opt);
+    free(m);
+}
+
+static int push_u32(uint32_t **a, size_t *len, size_t *cap, uint32_t x) {
+    if (*len == *cap) {
+        size_t c = *cap ? *cap * 2 : 65536;
+        uint32_t *p = realloc(*a, c * sizeof(uint32_t));
+        if (!p) return SB_ENOMEM;
+        *a = p;
+        *cap = c;
+    }
+    (*a)[(*len)++] = x;
+    return SB_OK;
+}
+
+static uint64_t hash_ids(const uint32_t *ids, uint32_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
+    for (uint32_t i = 0; i < n; i++) h = (h ^ ids[i]) * 0xff51afd7ed558ccdULL, h ^= h >> 32;
+    return h;
+}
+
+static uint32_t phrase_find(const sb_pb_model *m, const uint32_t *ids, uint32_t n) {
+    if (!m->phr_slots) return NO_WORD;
+    uint64_t b = hash_ids(ids, n) & (m->phr_slots - 1);
+    for (;;) {
+        uint32_t x = m->phr_slot[b];
+        if (!x) return NO_WORD;
+        const srcphrase_t *p = &m->phr[x - 1];
+        if (p->len == n && memcmp(m->src_words + p->off, ids, n * sizeof(uint32_t)) == 0) return x - 1;
+        b = (b + 1) & (m->phr_slots - 1);
+    }
+}
+
+static int phrase_grow(sb_pb_model *m) {
+    uint64_t slots = m->phr_slots ? m->phr_slots * 2 : 4096;
+    uint32_t *slot = calloc(slots, sizeof(uint32_t));
+    if (!slot) return SB_ENOMEM;
+    for (uint32_t k = 0; k < m->n_phr; k++) {
+        const srcphrase_t *p = &m->phr[k];
+        uint64_t b = hash_ids(m->src_words + p->off, p->len) & (slots - 1);
+        while (slot[b]) b = (b + 1) & (slots - 1);
+        slot[b] = k + 1;
+    }
+    free(m->phr_slot);
+    m->phr_slot = slot;
+    m->phr_slots = slots;
+    return SB_OK;
+}
+
+/* the source phrase of the ids at src_words[off .. off+n) (just appended): found or added */
+static int phrase_intern(sb_pb_model *m, size_t off, uint32_t n, uint32_t *index) {
+    uint32_t k = phrase_find(m, m->src_words + off, n);
+    if (k != NO_WORD) { m->src_words_len = off; *index = k; return SB_OK; }
+    if ((uint64_t)(m->n_phr + 1) * 2 > m->phr_slots && phrase_grow(m) != SB_OK) return SB_ENOMEM;
+    if (m->n_phr == m->cap_phr) {
+        uint32_t cap = m->cap_phr ? m->cap_phr * 2 : 4096;
+        srcphrase_t *p = realloc(m->phr, (size_t)cap * sizeof *p);
+        if (!p) return SB_ENOMEM;
+        m->phr = p;
+        m->cap_phr = cap;
+    }
+    srcphrase_t *p = &m->phr[m->n_phr];
+    p->off = (uint32_t)off;
+    p->len = n;
+    p->first = p->n = 0;
+    uint64_t b = hash_ids(m->src_words + off, n) & (m->phr_slots - 1);
+    while (m->phr_slot[b]) b = (b + 1) & (m->phr_slots - 1);
+    m->phr_slot[b] = ++m->n_phr;
+    *index = m->n_phr - 1;
+    return SB_OK;
+}
+
+/* ---- line parsing ---- */
+typedef struct { const char *p; size_t len; } field_t;
+
+/* Split a line at " ||| " into at most max fields; returns the count. */
+static int split_fields(const char *line, size_t len, field_t *f, int max) {
+    int n = 0;
+    size_t start = 0;
+    for (size_t i = 0; i + 5 <= len && n < max - 1; i++) {
+        if (line[i] == ' ' && memcmp(line + i, " ||| ", 5) == 0) {
+            f[n].p = line + start;
+            f[n].len = i - start;
+            n++;
+            start = i + 5;
+            i += 4;
+        }
+    }
+    if (n < max) {
+        size_t end = len;
+        /* a trailing " |||" (no blank after it) closes the last field */
+        if (end - start >= 4 && memcmp(line + end - 4, " |||", 4) == 0) end -= 4;
+        f[n].p = line + start;
+        f[n].len = end - start;
+        n++;
+    }
+    return n;
+}
+
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+/* Tokenise a field into ids of vocab v (interning when `add`); returns count, -1 if too long,
+ * -2 allocation failure, -3 unknown word (only when !add). */
+static int tokens(vocab_t *v, const char *p, size_t len, int add, uint32_t *ids, int max) {
+    int n = 0;
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && is_blank(p[i])) i++;
+        if (i == len) break;
+        size_t j = i;
+        while (j < len && !is_blank(p[j])) j++;
+        if (n == max) return -1;
+        uint32_t id = add ? vocab_intern(v, p + i, j - i) : vocab_find(v, p + i, j - i);
+        if (id == NO_WORD) return add ? -2 : -3;
+        ids[n++] = id;
+        i = j;
+    }
+    return n;
+}
+
+static int parse_scores(const char *p, size_t len, float *out, int want, int *got) {
+    char buf[64];
+    int n = 0;
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && is_blank(p[i])) i++;
+        if (i == len) break;
+        size_t j = i;
+        while (j < len && !is_blank(p[j])) j++;
+        if (n == want || j - i >= sizeof buf) { *got = n + 1; return -1; }
+        memcpy(buf, p + i, j - i);
+        buf[j - i] = '\0';
+        char *end;
+        errno = 0;
+        double x = strtod(buf, &end);
+        if (*end != '\0' || errno == ERANGE || !isfinite(x) || x < 0) { *got = n; return -2; }
+        double l = x > 0 ? log(x) : FLOOR_LN;
+        out[n++] = (float)(l < FLOOR_LN ? FLOOR_LN : l);
+        i = j;
+    }
+    *got = n;
+    return n == want ? 0 : -1;
+}
+
+typedef int (*line_fn)(sb_pb_model *m, const char *line, size_t len, uint64_t lineno);
+
+static int feed_lines(sb_pb_model *m, const char *buf, size_t len, uint64_t first_line, line_fn fn) {
+    size_t i = 0;
+    uint64_t lineno = first_line;
+    while (i < len) {
+        const char *nl = memchr(buf + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - buf) : len;
+        size_t l = end - i;
+        if (l && buf[i + l - 1] == '\r') l--;
+        if (memchr(buf + i, '\0', l)) return fail(m, lineno, "a NUL byte inside the line%s", NULL);
+        int only_blank = 1;
+        for (size_t k = 0; k < l; k++) if (!is_blank(buf[i + k])) { only_blank = 0; break; }
+        if (!only_blank) {
+            int rc = fn(m, buf + i, l, lineno);
+            if (rc != SB_OK) return rc;
+        }
+        i = end + 1;
+        lineno++;
+    }
+    return SB_OK;
+}
+
+static int phrase_line(sb_pb_model *m, const char *line, size_t len, uint64_t lineno) {
+    field_t f[4];
+    int nf = split_fields(line, len, f, 4);
+    if (nf < 3) return fail(m, lineno, "expected 'source ||| target ||| 4 scores [||| ...]'%s", NULL);
+    uint32_t ids[SB_PB_MAX_PHRASE + 1];
+    int ns = tokens(&m->src_vocab, f[0].p, f[0].len, 1, ids, SB_PB_MAX_PHRASE);
+    if (ns == -1) return fail(m, lineno, "source phrase longer than 20 words (Moses' maximum)%s", NULL);
+    if (ns == -2) return SB_ENOMEM;
+    if (ns == 0) return fail(m, lineno, "empty source phrase%s", NULL);
+    size_t src_off = m->src_words_len;
+    for (int k = 0; k < ns; k++)
+        if (push_u32(&m->src_words, &m->src_words_len, &m->src_words_cap, ids[k])) return SB_ENOMEM;
+    uint32_t phr;
+    if (phrase_intern(m, src_off, (uint32_t)ns, &phr) != SB_OK) return SB_ENOMEM;
+    rawopt_t r;
+    memset(&r, 0, sizeof r);
+    int got;
+    int rc = parse_scores(f[2].p, f[2].len, r.o.tm, 4, &got);
+    if (rc == -2) return fail(m, lineno, "scores must be probabilities (finite numbers >= 0)%s", NULL);
+    if (rc == -1) {
+        char d[64];
+        snprintf(d, sizeof d, "%d", got);
+        return fail(m, lineno, "expected 4 scores (PhraseDictionaryMemory num-features=4), found %s", d);
+    }
+    uint32_t tids[256];
+    int nt = tokens(&m->tgt_vocab, f[1].p, f[1].len, 1, tids, 255);
+    if (nt == -1) return fail(m, lineno, "target phrase longer than 255 words%s", NULL);
+    if (nt == -2) return SB_ENOMEM;
+    if (nt == 0) return fail(m, lineno, "empty target phrase%s", NULL);
+    r.o.tgt_off = (uint32_t)m->tgt_words_len;
+    r.o.tgt_len = (uint16_t)nt;
+    for (int k = 0; k < nt; k++)
+        if (push_u32(&m->tgt_words, &m->tgt_words_len, &m->tgt_words_cap, tids[k])) return SB_ENOMEM;
+    if (m->tgt_words_len > UINT32_MAX - 256) return fail(m, lineno, "phrase table too large%s", NULL);
+    r.src = phr;
+    r.seq = (uint32_t)m->n_raw;
+    if (m->n_raw == m->cap_raw) {
+        uint64_t cap = m->cap_raw ? m->cap_raw * 2 : 65536;
+        rawopt_t *p = realloc(m->raw, cap * sizeof *p);
+        if (!p) return SB_ENOMEM;
+        m->raw = p;
+        m->cap_raw = cap;
+    }
+    m->raw[m->n_raw++] = r;
+    if (ns > m->max_len) m->max_len = ns;
+    m->pt_lines++;
+    return SB_OK;
+}
+
+int sb_pb_feed_phrases(sb_pb_model *m, const char *buf, size_t len, uint64_t first_line) {
+    if (m->phase != 0) return SB_EINVAL;
+    return feed_lines(m, buf, len, first_line, phrase_line);
+}
+
+static uint32_t lm_id(const sb_pb_model *m, uint32_t w) {
+    return w < m->lm_vocab ? w : NO_WORD; /* sb_lm_score maps ids beyond its vocabulary to <unk> */
+}
+
+/* stand-alone scores of an option whose target ids are `words` */
+static void option_scores(const sb_pb_model *m, sb_pb_option *o, const uint32_t *words) {
+    const double *w = m->w;
+    double fixed = w[SB_PB_F_WP] * -(double)o->tgt_len + w[SB_PB_F_PP] * 1.0;
+    if (o->unknown) fixed += w[SB_PB_F_UNK] * -100.0;
+    for (int k = 0; k < 4; k++) fixed += w[SB_PB_F_TM + k] * o->tm[k];
+    o->fixed = (float)fixed;
+    sb_lm_state st[2];
+    memset(st, 0, sizeof st);  /* null context */
+    int cur = 0, nlen;
+    double est = 0, ngram = 0;
+    for (int k = 0; k < o->tgt_len; k++) {
+        float p = sb_lm_score(m->lm, &st[cur], lm_id(m, words[k]), &st[cur ^ 1], &nlen);
+        cur ^= 1;
+        if (k < m->order - 1) est += p; else ngram += p;
+    }
+    o->lm_est = (float)est;
+    o->lm_ngram = (float)ngram;
+    o->end = st[cur];
+    o->estimate = (float)(fixed + w[SB_PB_F_LM] * LN10 * (est + ngram));
+}
+
+static int cmp_raw(const void *a, const void *b) {
+    const rawopt_t *x = a, *y = b;
+    if (x->src != y->src) return x->src < y->src ? -1 : 1;
+    if (x->o.estimate != y->o.estimate) return x->o.estimate > y->o.estimate ? -1 : 1;
+    return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+int sb_pb_finish_phrases(sb_pb_model *m) {
+    if (m->phase != 0) return SB_EINVAL;
+    for (uint64_t i = 0; i < m->n_raw; i++)
+        option_scores(m, &m->raw[i].o, m->tgt_words + m->raw[i].o.tgt_off);
+    if (m->n_raw) qsort(m->raw, m->n_raw, sizeof *m->raw, cmp_raw);
+    m->opt = malloc((m->n_raw ? m->n_raw : 1) * sizeof *m->opt);
+    if (!m->opt) return SB_ENOMEM;
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < m->n_raw;) {
+        uint64_t j = i;
+        while (j < m->n_raw && m->raw[j].src == m->raw[i].src) j++;
+        uint64_t keep = j - i;
+        if (m->table_limit && keep > (uint64_t)m->table_limit) keep = (uint64_t)m->table_limit;
+        srcphrase_t *p = &m->phr[m->raw[i].src];
+        p->first = (uint32_t)n;
+        p->n = (uint32_t)keep;
+        for (uint64_t k = 0; k < keep; k++) m->opt[n++] = m->raw[i + k].o;
+        i = j;
+    }
+    m->n_opt = n;
+    free(m->raw);
+    m->raw = NULL;
+    m->n_raw = m->cap_raw = 0;
+    sb_pb_option *shrunk = realloc(m->opt, (n ? n : 1) * sizeof *m->opt);
+    if (shrunk) m->opt = shrunk;
+    m->phase = 1;
+    return SB_OK;
+}
+
+static int reordering_line(sb_pb_model *m, const char *line, size_t len, uint64_t lineno) {
+    field_t f[4];
+    int nf = split_fields(line, len, f, 4);
+    if (nf < 3) return fail(m, lineno, "expected 'source ||| target ||| 6 scores'%s", NULL);
+    float ro[6];
+    int got;
+    int rc = parse_scores(f[2].p, f[2].len, ro, 6, &got);
+    if (rc == -2) return fail(m, lineno, "scores must be probabilities (finite numbers >= 0)%s", NULL);
+    if (rc == -1) {
+        char d[64];
+        snprintf(d, sizeof d, "%d", got);
+        return fail(m, lineno, "expected 6 scores (wbe-msd-bidirectional-fe-allff), found %s", d);
+    }
+    m->ro_lines++;
+    uint32_t ids[SB_PB_MAX_PHRASE + 1];
+    int ns = tokens(&m->src_vocab, f[0].p, f[0].len, 0, ids, SB_PB_MAX_PHRASE);
+    if (ns == 0) return fail(m, lineno, "empty source phrase%s", NULL);
+    if (ns < 0) return SB_OK;  /* not a source phrase of the table */
+    uint32_t k = phrase_find(m, ids, (uint32_t)ns);
+    if (k == NO_WORD) return SB_OK;
+    uint32_t tids[256];
+    int nt = tokens(&m->tgt_vocab, f[1].p, f[1].len, 0, tids, 255);
+    if (nt == 0) return fail(m, lineno, "empty target phrase%s", NULL);
+    if (nt < 0) return SB_OK;
+    const srcphrase_t *p = &m->phr[k];
+    for (uint32_t i = 0; i < p->n; i++) {
+        sb_pb_option *o = &m->opt[p->first + i];
+        if (o->tgt_len == (uint16_t)nt && memcmp(m->tgt_words + o->tgt_off, tids, (size_t)nt * 4) == 0) {
+            if (o->has_ro) return fail(m, lineno, "the pair appears twice in the reordering table%s", NULL);
+            memcpy(o->ro, ro, sizeof ro);
+            o->has_ro = 1;
+            m->ro_attached++;
+            break;
+        }
+    }
+    return SB_OK;
+}
+
+int sb_pb_feed_reordering(sb_pb_model *m, const char *buf, size_t len, uint64_t first_line) {
+    if (m->phase != 1) return SB_EINVAL;
+    return feed_lines(m, buf, len, first_line, reordering_line);
+}
+
+int sb_pb_finish(sb_pb_model *m) {
+    if (m->phase == 0) {
+        int rc = sb_pb_finish_phrases(m);
+        if (rc != SB_OK) return rc;
+    }
+    m->phase = 2;
+    return SB_OK;
+}
+
+void sb_pb_counts(const sb_pb_model *m, uint64_t *c) {
+    c[0] = m->pt_lines;
+    c[1] = m->n_phr;
+    c[2] = m->n_opt;
+    c[3] = m->ro_lines;
+    c[4] = m->ro_attached;
+    c[5] = m->n_opt - m->ro_attached;
+    c[6] = (uint64_t)m->max_len;
+    c[7] = sizeof *m + m->src_vocab.chars_cap + m->tgt_vocab.chars_cap
+         + (uint64_t)(m->src_vocab.cap + m->tgt_vocab.cap) * 8 + (m->src_vocab.slots + m->tgt_vocab.slots) * 4
+         + m->src_words_cap * 4 + m->tgt_words_cap * 4 + (uint64_t)m->cap_phr * sizeof(srcphrase_t)
+         + m->phr_slots * 4 + m->n_opt * sizeof(sb_pb_option);
+}
+
+/* ---------------------------------------------------------------- sentences */
+const char *sb_pb_word(const sb_pb_sentence *s, uint32_t w) {
+    if (w & OOV_BIT) return s->text + s->tok_off[w & ~OOV_BIT];
+    return vocab_str(&s->model->tgt_vocab, w);
+}
+
+const uint32_t *sb_pb_option_words(const sb_pb_sentence *s, const sb_pb_option *o) {
+    return o->unknown ? s->pass_words + o->tgt_off : s->model->tgt_words + o->tgt_off;
+}
+
+void sb_pb_sentence_free(sb_pb_sentence *s) {
+    if (!s) return;
+    free(s->src);
+    free(s->text);
+    free(s->tok_off);
+    free(s->spans);
+    free(s->pass);
+    free(s->pass_words);
+    free(s->fc);
+    free(s);
+}
+
+int sb_pb_sentence_length(const sb_pb_sentence *s) { return s->n; }
+
+int sb_pb_span_options(const sb_pb_sentence *s, int i, int j) {
+    if (i < 0 || j < i || j >= s->n || j - i >= SB_PB_MAX_PHRASE) return 0;
+    return s->spans[i * SB_PB_MAX_PHRASE + (j - i)].n;
+}
+
+double sb_pb_future_cost(const sb_pb_sentence *s, int i, int j) {
+    if (i < 0 || j < i || j >= s->n) return -INFINITY;
+    return s->fc[i * s->n + j];
+}
+
+int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb_sentence **out) {
+    *out = NULL;
+    if (m->phase != 2) return SB_EINVAL;
+    sb_pb_sentence *s = calloc(1, sizeof *s);
+    if (!s) return SB_ENOMEM;
+    s->model = m;
+    s->text = malloc(len + 1);
+    s->tok_off = malloc((SB_PB_MAX_WORDS + 1) * sizeof(uint32_t));
+    s->src = malloc((SB_PB_MAX_WORDS + 1) * sizeof(uint32_t));
+    if (!s->text || !s->tok_off || !s->src) { sb_pb_sentence_free(s); return SB_ENOMEM; }
+    int n = 0;
+    size_t i = 0, w = 0;
+    while (i < len) {
+        while (i < len && (is_blank(text[i]) || text[i] == '\n')) i++;
+        if (i == len) break;
+        size_t j = i;
+        while (j < len && !is_blank(text[j]) && text[j] != '\n') j++;
+        if (n == SB_PB_MAX_WORDS) { sb_pb_sentence_free(s); return SB_EINVAL; }
+        s->tok_off[n] = (uint32_t)w;
+        memcpy(s->text + w, text + i, j - i);
+        s->text[w + (j - i)] = '\0';
+        s->src[n] = vocab_find(&m->src_vocab, text + i, j - i);
+        w += j - i + 1;
+        n++;
+        i = j;
+    }
+    s->n = n;
+    size_t nsp = (size_t)(n ? n : 1) * SB_PB_MAX_PHRASE;
+    s->spans = calloc(nsp, sizeof *s->spans);
+    s->pass = calloc((size_t)(n ? n : 1), sizeof *s->pass);
+    s->pass_words = calloc((size_t)(n ? n : 1), sizeof(uint32_t));
+    s->fc = malloc((size_t)(n ? n * n : 1) * sizeof(double));
+    if (!s->spans || !s->pass || !s->pass_words || !s->fc) { sb_pb_sentence_free(s); return SB_ENOMEM; }
+    for (int a = 0; a < n; a++) {
+        for (int b = a; b < n && b - a < m->max_len; b++) {
+            if (s->src[b] == NO_WORD) break;
+            uint32_t k = phrase_find(m, s->src + a, (uint32_t)(b - a + 1));
+            if (k == NO_WORD || m->phr[k].n == 0) continue;
+            sb_pb_span *sp = &s->spans[a * SB_PB_MAX_PHRASE + (b - a)];
+            sp->opt = m->opt + m->phr[k].first;
+            sp->n = (int)m->phr[k].n;
+        }
+        if (s->spans[a * SB_PB_MAX_PHRASE].n == 0) {
+            /* pass-through: the source word as target, UnknownWordPenalty -100, TM/reordering 0 */
+            const char *tok = s->text + s->tok_off[a];
+            uint32_t t = vocab_find(&m->tgt_vocab, tok, strlen(tok));
+            s->pass_words[a] = t != NO_WORD ? t : (OOV_BIT | (uint32_t)a);
+            sb_pb_option *o = &s->pass[a];
+            o->tgt_off = (uint32_t)a;
+            o->tgt_len = 1;
+            o->unknown = 1;
+            option_scores(m, o, &s->pass_words[a]);
+            s->spans[a * SB_PB_MAX_PHRASE].opt = o;
+            s->spans[a * SB_PB_MAX_PHRASE].n = 1;
+        }
+    }
+    /* future costs: best option of each span, then the best split (Moses' EstimatedScores) */
+    for (int len2 = 1; len2 <= n; len2++) {
+        for (int a = 0; a + len2 <= n; a++) {
+            int b = a + len2 - 1;
+            double best = -INFINITY;
+            if (len2 <= SB_PB_MAX_PHRASE) {
+                const sb_pb_span *sp = &s->spans[a * SB_PB_MAX_PHRASE + (b - a)];
+                if (sp->n) best = sp->opt[0].estimate;  /* options are sorted best first */
+            }
+            for (int k = a; k < b; k++) {
+                double v = s->fc[a * n + k] + s->fc[(k + 1) * n + b];
+                if (v > best) best = v;
+            }
+            s->fc[a * n + b] = best;
+        }
+    }
+    *out = s;
+    return SB_OK;
+}
+
+/* ---------------------------------------------------------------- hypotheses */
+void sb_pb_hyp_init(const sb_pb_sentence *s, sb_pb_hyp *h) {
+    memset(h, 0, sizeof *h);
+    sb_lm_begin_state(s->model->lm, &h->lm);
+    h->start = h->end = -1;
+    h->total = s->n ? s->fc[s->n - 1] : 0.0;
+}
+
+double sb_pb_estimate(const sb_pb_sentence *s, const uint64_t *cov) {
+    double est = 0;
+    int n = s->n, i = 0;
+    while (i < n) {
+        if (sb_pb_cov_get(cov, i)) { i++; continue; }
+        int j = i;
+        while (j + 1 < n && !sb_pb_cov_get(cov, j + 1)) j++;
+        est += s->fc[i * n + j];
+        i = j + 1;
+    }
+    return est;
+}
+
+static int first_gap(const sb_pb_sentence *s, const uint64_t *cov) {
+    int i = 0;
+    while (i < s->n && sb_pb_cov_get(cov, i)) i++;
+    return i;
+}
+
+static int distortion_distance(int prev_end, int start) {
+    int d = prev_end < 0 ? start : prev_end - start + 1;
+    return d < 0 ? -d : d;
+}
+
+int sb_pb_can_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, int start, int end, int limit) {
+    for (int i = start; i <= end; i++)
+        if (sb_pb_cov_get(h->cov, i)) return 0;
+    if (limit < 0) return 1;
+    if (distortion_distance(h->end, start) > limit) return 0;
+    int gap = first_gap(s, h->cov);
+    if (gap != start && distortion_distance(end, gap) > limit) return 0;
+    return 1;
+}
+
+/* orientation of [start, end] after [pstart, pend]: 0 monotone, 1 swap, 2 discontinuous */
+static int orientation(int pstart, int pend, int start, int end) {
+    if (pend < 0) return start == 0 ? 0 : 2;
+    if (start == pend + 1) return 0;
+    if (pstart == end + 1) return 1;
+    return 2;
+}
+
+void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
+                  double est, sb_pb_hyp *out) {
+    const sb_pb_model *m = s->model;
+    const double *w = m->w;
+    out->prev = h;
+    out->opt = o;
+    out->arcs = NULL;
+    out->next_arc = NULL;
+    memcpy(out->cov, h->cov, sizeof out->cov);
+    for (int i = start; i <= end; i++) sb_pb_cov_set(out->cov, i);
+    out->ncov = (int16_t)(h->ncov + (end - start + 1));
+    out->start = (int16_t)start;
+    out->end = (int16_t)end;
+    out->tgt_len = (int16_t)(h->tgt_len + o->tgt_len);
+    /* LM: the first order-1 words in context; the rest as scored in the phrase */
+    const uint32_t *words = sb_pb_option_words(s, o);
+    int ctx = o->tgt_len < m->order - 1 ? o->tgt_len : m->order - 1;
+    sb_lm_state st[2];
+    const sb_lm_state *in = &h->lm;
+    int nlen, cur = 0;
+    double lm = 0;
+    for (int k = 0; k < ctx; k++) {
+        lm += sb_lm_score(m->lm, in, lm_id(m, words[k]), &st[cur], &nlen);
+        in = &st[cur];
+        cur ^= 1;
+    }
+    if (o->tgt_len > ctx) {        /* then tgt_len >= order: the state is the phrase's own */
+        lm += o->lm_ngram;
+        out->lm = o->end;
+    } else {
+        out->lm = *in;
+    }
+    if (out->ncov == s->n) lm += sb_lm_score(m->lm, &out->lm, m->eos, &st[cur], &nlen);
+    double score = h->score + o->fixed;
+    /* distortion */
+    score += w[SB_PB_F_DIST] * -(double)distortion_distance(h->end, start);
+    /* lexicalized reordering: this pair's backward score, the previous pair's forward score */
+    int ori = orientation(h->start, h->end, start, end);
+    score += w[SB_PB_F_RO + ori] * o->ro[ori];
+    if (h->opt) score += w[SB_PB_F_RO + 3 + ori] * h->opt->ro[3 + ori];
+    out->score = score + w[SB_PB_F_LM] * LN10 * lm;
+    out->total = out->score + est;
+}
+
+static int lm_state_equal(const sb_lm_state *a, const sb_lm_state *b) {
+    return a->length == b->length && memcmp(a->words, b->words, (size_t)a->length * sizeof(uint32_t)) == 0;
+}
+
+int sb_pb_hyp_equal(const sb_pb_hyp *a, const sb_pb_hyp *b, int forward) {
+    if (a->start != b->start || a->end != b->end) return 0;
+    if (memcmp(a->cov, b->cov, sizeof a->cov) != 0) return 0;
+    if (!lm_state_equal(&a->lm, &b->lm)) return 0;
+    if (forward && a->opt && b->opt && memcmp(a->opt->ro + 3, b->opt->ro + 3, 3 * sizeof(float)) != 0) return 0;
+    return 1;
+}
+
+uint64_t sb_pb_hyp_hash(const sb_pb_hyp *h, int forward) {
+    uint64_t x = ((uint64_t)(uint16_t)h->start << 16) ^ (uint16_t)h->end ^ ((uint64_t)h->lm.length << 40);
+    for (int i = 0; i < SB_PB_COVW; i++) x = (x ^ h->cov[i]) * 0x9E3779B97F4A7C15ULL, x ^= x >> 31;
+    for (int i = 0; i < h->lm.length; i++) x = (x ^ h->lm.words[i]) * 0xff51afd7ed558ccdULL, x ^= x >> 29;
+    if (forward && h->opt) {
+        uint32_t r[3];
+        memcpy(r, h->opt->ro + 3, sizeof r);
+        for (int i = 0; i < 3; i++) x = (x ^ r[i]) * 0xc4ceb9fe1a85ec53ULL, x ^= x >> 32;
+    }
+    return x;
+}
+
+double sb_pb_weighted(const sb_pb_model *m, const double *f) {
+    double t = 0;
+    for (int i = 0; i < SB_PB_NFEAT; i++) t += m->w[i] * f[i];
+    return t;
+}
+
+void sb_pb_path_features(const sb_pb_sentence *s, const sb_pb_hyp *h, double *f) {
+    const sb_pb_model *m = s->model;
+    const sb_pb_hyp *chain[SB_PB_MAX_WORDS + 1];
+    int n = 0;
+    for (const sb_pb_hyp *x = h; x && x->opt; x = x->prev) chain[n++] = x;
+    for (int i = 0; i < SB_PB_NFEAT; i++) f[i] = 0;
+    sb_lm_state st[2];
+    sb_lm_begin_state(m->lm, &st[0]);
+    int cur = 0, nlen;
+    double lm = 0;
+    int pstart = -1, pend = -1;
+    const sb_pb_option *prev = NULL;
+    for (int i = n - 1; i >= 0; i--) {
+        const sb_pb_hyp *x = chain[i];
+        const sb_pb_option *o = x->opt;
+        if (o->unknown) f[SB_PB_F_UNK] += -100.0;
+        f[SB_PB_F_WP] -= o->tgt_len;
+        f[SB_PB_F_PP] += 1;
+        for (int k = 0; k < 4; k++) f[SB_PB_F_TM + k] += o->tm[k];
+        f[SB_PB_F_DIST] -= distortion_distance(pend, x->start);
+        int ori = orientation(pstart, pend, x->start, x->end);
+        f[SB_PB_F_RO + ori] += o->ro[ori];
+        if (prev) f[SB_PB_F_RO + 3 + ori] += prev->ro[3 + ori];
+        const uint32_t *words = sb_pb_option_words(s, o);
+        for (int k = 0; k < o->tgt_len; k++) {
+            lm += sb_lm_score(m->lm, &st[cur], lm_id(m, words[k]), &st[cur ^ 1], &nlen);
+            cur ^= 1;
+        }
+        pstart = x->start;
+        pend = x->end;
+        prev = o;
+    }
+    lm += sb_lm_score(m->lm, &st[cur], m->eos, &st[cur ^ 1], &nlen);
+    f[SB_PB_F_LM] = lm * LN10;
+}

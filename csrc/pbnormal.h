@@ -1,0 +1,54 @@
+/* pbnormal.h - Moses' normal stack search (-search-algorithm 0), as Moses2 implements it
+ * (moses2/PhraseBased/Normal/Search.cpp, moses2/HypothesisColl.cpp): one stack per number of covered
+ * source words; each stack, sorted by score + future cost and cut to the stack size, is expanded by
+ * every source span (in order of start, then length) x every hypothesis x every option of the span.
+ * Adding to a stack recombines equal states (coverage, LM state, last source span), prunes to the stack
+ * size when it exceeds twice that, and drops a hypothesis below the beam once the stack is full, with
+ * Moses2's bookkeeping of the best and worst scores. n-best lists follow Moses' trellis paths: every
+ * hypothesis of the last stack, then deviations through the arcs recombination kept.
+ *
+ * The result holds its own strings and feature values (recomputed along each path from the model, so
+ * every printed n-best entry rescores to its values); the model score of the 1-best is its weighted sum. */
+#ifndef SMTBENCH_PBNORMAL_H
+#define SMTBENCH_PBNORMAL_H
+
+#include "pbmodel.h"
+
+/* CFFI-BEGIN */
+typedef struct sb_pb_result sb_pb_result;
+typedef struct {
+    int stack_size;          /* Moses -s (default 200); >= 1 */
+    double beam_width;       /* ln of Moses' -b (1e-5 -> -11.51); -inf: no beam */
+    int distortion_limit;    /* < 0: none */
+    int nbest;               /* entries wanted (0: the 1-best only) */
+    int recombine_forward;   /* also compare the previous pair's forward reordering scores */
+} sb_pb_normal_opts;
+typedef struct {
+    uint64_t created;        /* hypotheses scored */
+    uint64_t recombined;     /* merged into an equal state */
+    uint64_t beam_discarded; /* dropped on arrival below the stack's worst score */
+    uint64_t pruned;         /* removed by cutting a stack to its size */
+    uint64_t expanded;       /* hypotheses whose extensions were generated */
+} sb_pb_counters;
+
+int sb_pb_decode_normal(const sb_pb_model *m, const char *text, size_t len, const sb_pb_normal_opts *opts,
+                        sb_pb_result **out, sb_pb_counters *counters);
+int sb_pb_result_size(const sb_pb_result *r);       /* entries, best first; 0 for an empty sentence */
+/* target words of entry i; with segmentation each phrase is followed by |start-end| */
+const char *sb_pb_result_text(const sb_pb_result *r, int i, int segmentation);
+void sb_pb_result_features(const sb_pb_result *r, int i, double *features); /* SB_PB_NFEAT values */
+double sb_pb_result_total(const sb_pb_result *r, int i);  /* weighted sum of the features */
+double sb_pb_result_search_score(const sb_pb_result *r, int i); /* the score the search kept */
+void sb_pb_result_free(sb_pb_result *r);
+/* CFFI-END */
+
+/* ---- shared with other searches ---- */
+typedef struct sb_pb_pool sb_pb_pool;
+sb_pb_pool *sb_pb_pool_new(void);
+void sb_pb_pool_free(sb_pb_pool *p);
+sb_pb_hyp *sb_pb_pool_get(sb_pb_pool *p);
+void sb_pb_pool_put(sb_pb_pool *p, sb_pb_hyp *h);   /* h and its arcs */
+/* Build a result from the complete hypotheses `finals` (n of them, any order). */
+int sb_pb_make_result(const sb_pb_sentence *s, sb_pb_hyp **finals, int n, int nbest, sb_pb_result **out);
+
+#endif

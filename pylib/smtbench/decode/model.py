@@ -1,0 +1,145 @@
+"""The phrase-based model in C (csrc/pbmodel.c) loaded from a moses.ini: what every decoder here searches.
+
+Feature values inside C use a fixed order (``INTERNAL``); :class:`PhraseModel` maps them to and from the
+ini's order, which is the order of Moses2's n-best lists.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Mapping, Sequence
+
+from ..native import ffi, lib, check
+from .ini import IniError, MosesConfig, load_ini
+
+#: the C kernel's feature order (SB_PB_F_*): (ini class, index within the feature)
+INTERNAL: list[tuple[str, int]] = (
+    [("UnknownWordPenalty", 0), ("WordPenalty", 0), ("PhrasePenalty", 0)]
+    + [("PhraseDictionaryMemory", k) for k in range(4)]
+    + [("LexicalReordering", k) for k in range(6)]
+    + [("Distortion", 0), ("KENLM", 0)]
+)
+assert len(INTERNAL) == lib.SB_PB_NFEAT
+_REQUIRED = ("PhraseDictionaryMemory", "KENLM")
+_OPTIONAL = ("UnknownWordPenalty", "WordPenalty", "PhrasePenalty", "LexicalReordering", "Distortion")
+_CHUNK = 1 << 22
+
+
+class ModelFormatError(ValueError):
+    """A phrase or reordering table line the model cannot read; the message names file:line."""
+
+
+@dataclass
+class LoadStats:
+    phrase_lines: int
+    source_phrases: int
+    options: int
+    reordering_lines: int
+    reordering_attached: int
+    options_without_reordering: int
+    max_phrase_length: int
+    nbytes: int
+    seconds: float
+
+
+def _open_binary(path: Path):
+    if path.is_dir():
+        raise ModelFormatError(f"{path}: is a directory, expected a table file")
+    name = str(path)
+    if name.endswith(".gz"):
+        import gzip
+        return gzip.open(name, "rb")
+    if name.endswith(".xz"):
+        import lzma
+        return lzma.open(name, "rb")
+    return open(name, "rb")
+
+
+def _chunks(path: Path) -> Iterator[tuple[bytes, int]]:
+    """(whole lines as bytes, line number of the first) from a plain/.gz/.xz text file."""
+    lineno = 1
+    rest = b""
+    with _open_binary(path) as fh:
+        while True:
+            block = fh.read(_CHUNK)
+            if not block:
+                break
+            block = rest + block
+            cut = block.rfind(b"\n")
+            if cut < 0:
+                rest = block
+                continue
+            whole, rest = block[: cut + 1], block[cut + 1:]
+            yield whole, lineno
+            lineno += whole.count(b"\n")
+    if rest:
+        yield rest, lineno
+
+
+class PhraseModel:
+    """Load a moses.ini's model: ``PhraseModel(config_or_path, overrides)``."""
+
+    def __init__(self, config: MosesConfig | str | os.PathLike[str],
+                 overrides: Mapping[str, Sequence[float]] | None = None, lm=None):
+        from ..lm.probing import ProbingLM
+
+        self.config = config if isinstance(config, MosesConfig) else load_ini(config, overrides)
+        if overrides and isinstance(config, MosesConfig):
+            from .ini import apply_overrides
+            apply_overrides(self.config, overrides)
+        kinds = [f.kind for f in self.config.features]
+        for k in _REQUIRED:
+            if kinds.count(k) != 1:
+                raise IniError(f"{self.config.path}: the decoders need exactly one {k} feature (found {kinds.count(k)})")
+        for k in _OPTIONAL:
+            if kinds.count(k) > 1:
+                raise IniError(f"{self.config.path}: more than one {k} feature is unsupported")
+        t0 = time.perf_counter()
+        lm_feature = self.config.feature("KENLM")
+        self.lm = lm if lm is not None else ProbingLM(lm_feature.path)
+        if lm_feature.order is not None and lm_feature.order != self.lm.order:
+            raise IniError(f"{self.config.path}:{lm_feature.line}: order={lm_feature.order} but "
+                           f"{lm_feature.path} is a {self.lm.order}-gram model")
+        tm = self.config.feature("PhraseDictionaryMemory")
+        vocab = "\n".join(self.lm.model.vocab).encode("utf-8")
+        out = ffi.new("sb_pb_model **")
+        check(lib.sb_pb_new(self.lm._m, vocab, len(vocab), self._weights_c(), tm.table_limit or 0, out),
+              f"phrase model for {self.config.path}")
+        self._m = ffi.gc(out[0], lib.sb_pb_free)
+        self._feed(tm.path, lib.sb_pb_feed_phrases)
+        check(lib.sb_pb_finish_phrases(self._m), "phrase table")
+        ro = [f for f in self.config.features if f.kind == "LexicalReordering"]
+        if ro:
+            self._feed(ro[0].path, lib.sb_pb_feed_reordering)
+        check(lib.sb_pb_finish(self._m), "phrase model")
+        c = ffi.new("uint64_t[8]")
+        lib.sb_pb_counts(self._m, c)
+        self.stats = LoadStats(*(int(c[i]) for i in range(8)), seconds=time.perf_counter() - t0)
+
+    def _feed(self, path: Path, fn) -> None:
+        for buf, first in _chunks(path):
+            rc = fn(self._m, buf, len(buf), first)
+            if rc == lib.SB_EFORMAT:
+                msg = ffi.string(lib.sb_pb_error_message(self._m)).decode()
+                raise ModelFormatError(f"{path}:{int(lib.sb_pb_error_line(self._m))}: {msg}")
+            check(rc, f"reading {path}")
+
+    # ---- weights and feature order
+    def _weights_c(self):
+        return ffi.new("double[]", self.internal_weights())
+
+    def internal_weights(self) -> list[float]:
+        by_kind = {f.kind: f for f in self.config.features}
+        return [by_kind[k].weights[i] if k in by_kind else 0.0 for k, i in INTERNAL]
+
+    def to_ini_order(self, internal: Sequence[float]) -> list[tuple[str, list[float]]]:
+        """Internal feature values -> [(feature name, values)] in ini order."""
+        idx = {key: n for n, key in enumerate(INTERNAL)}
+        return [(f.name, [float(internal[idx[(f.kind, k)]]) for k in range(f.num_features)])
+                for f in self.config.features]
+
+    @property
+    def order(self) -> int:
+        return self.lm.order

@@ -1,0 +1,147 @@
+"""Moses' normal stack search (csrc/pbnormal.c) over a :class:`~smtbench.decode.model.PhraseModel`, and the
+decoding loop shared by the decoders' CLIs (1-best, n-best in Moses2's format, segmentation, counters)."""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import IO, Iterable, Protocol
+
+from ..native import check, ffi, lib
+from .model import PhraseModel
+
+MAX_WORDS = int(lib.SB_PB_MAX_WORDS)
+
+
+class InputError(ValueError):
+    """An input sentence the decoders refuse (the message names the input and line)."""
+
+
+@dataclass
+class Entry:
+    text: str
+    segmentation: str
+    features: list[float]   # internal (SB_PB_F_*) order
+    total: float            # weighted sum of the features
+    search_score: float     # the score the search kept for the path
+
+
+@dataclass
+class Translation:
+    entries: list[Entry]
+    counters: dict[str, int]
+    seconds: float
+
+    @property
+    def best(self) -> Entry | None:
+        return self.entries[0] if self.entries else None
+
+
+class Decoder(Protocol):
+    model: PhraseModel
+
+    def translate(self, line: str) -> Translation: ...
+
+
+def _entries(res) -> list[Entry]:
+    out = []
+    f = ffi.new("double[]", int(lib.SB_PB_NFEAT))
+    for i in range(int(lib.sb_pb_result_size(res))):
+        lib.sb_pb_result_features(res, i, f)
+        out.append(Entry(
+            text=ffi.string(lib.sb_pb_result_text(res, i, 0)).decode("utf-8"),
+            segmentation=ffi.string(lib.sb_pb_result_text(res, i, 1)).decode("utf-8"),
+            features=[float(f[k]) for k in range(int(lib.SB_PB_NFEAT))],
+            total=float(lib.sb_pb_result_total(res, i)),
+            search_score=float(lib.sb_pb_result_search_score(res, i)),
+        ))
+    return out
+
+
+def check_sentence(line: str, where: str) -> bytes:
+    words = line.split()
+    if len(words) > MAX_WORDS:
+        raise InputError(f"{where}: a sentence of {len(words)} words; the decoders take at most {MAX_WORDS}")
+    return " ".join(words).encode("utf-8")
+
+
+class NormalDecoder:
+    """``-search-algorithm 0``. ``beam_threshold`` is Moses' ratio (1e-5 = ln −11.51; 0 = no beam)."""
+
+    def __init__(self, model: PhraseModel, stack_size: int = 200, beam_threshold: float = 1e-5,
+                 distortion_limit: int | None = None, nbest: int = 0, recombine_forward: bool = False):
+        if not 1 <= stack_size <= 1_000_000:
+            raise ValueError(f"--stack-size {stack_size}: must be in 1..1000000")
+        if not 0 <= beam_threshold <= 1:
+            raise ValueError(f"--beam-threshold {beam_threshold}: must be in [0, 1] (a probability ratio)")
+        if nbest < 0 or nbest > 100_000:
+            raise ValueError(f"--n-best size {nbest}: must be in 0..100000")
+        dl = model.config.distortion_limit if distortion_limit is None else distortion_limit
+        if dl > MAX_WORDS:
+            raise ValueError(f"--distortion-limit {dl}: must be < {MAX_WORDS} (negative = none)")
+        self.model = model
+        self.opts = ffi.new("sb_pb_normal_opts *")
+        self.opts.stack_size = stack_size
+        self.opts.beam_width = math.log(beam_threshold) if beam_threshold > 0 else -math.inf
+        self.opts.distortion_limit = dl
+        self.opts.nbest = nbest
+        self.opts.recombine_forward = int(recombine_forward)
+
+    def translate(self, line: str, where: str = "<input>") -> Translation:
+        text = check_sentence(line, where)
+        out = ffi.new("sb_pb_result **")
+        c = ffi.new("sb_pb_counters *")
+        t0 = time.perf_counter()
+        check(lib.sb_pb_decode_normal(self.model._m, text, len(text), self.opts, out, c), f"{where}: decoding")
+        seconds = time.perf_counter() - t0
+        res = ffi.gc(out[0], lib.sb_pb_result_free)
+        counters = {k: int(getattr(c, k)) for k in ("created", "recombined", "beam_discarded", "pruned", "expanded")}
+        return Translation(_entries(res), counters, seconds)
+
+
+def _g(x: float) -> str:
+    return format(x, ".6g")
+
+
+def nbest_line(model: PhraseModel, sid: int, e: Entry) -> str:
+    """Moses2's n-best format (ini order), with UnknownWordPenalty0 printed too."""
+    parts = []
+    for name, values in model.to_ini_order(e.features):
+        parts.append(f"{name}= " + " ".join(_g(v) for v in values))
+    return f"{sid} ||| {e.text} ||| {' '.join(parts)} ||| {_g(e.total)}"
+
+
+@dataclass
+class RunSummary:
+    sentences: int = 0
+    words: int = 0
+    seconds: float = 0.0          # decoding only (model loading excluded)
+    counters: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        wps = self.words / self.seconds if self.seconds > 0 else 0.0
+        return {"sentences": self.sentences, "source_words": self.words, "decode_seconds": round(self.seconds, 6),
+                "words_per_second": round(wps, 3), **self.counters}
+
+
+def run(decoder, lines: Iterable[str], out: IO[str], *, name: str = "<input>", scores: IO[str] | None = None,
+        nbest: IO[str] | None = None, segmentation: bool = False, progress=None) -> RunSummary:
+    """Decode every line; write the 1-best (input order; empty line -> empty line)."""
+    summary = RunSummary()
+    for lineno, line in enumerate(lines, 1):
+        tr = decoder.translate(line, f"{name}:{lineno}")
+        summary.sentences += 1
+        summary.words += len(line.split())
+        summary.seconds += tr.seconds
+        for k, v in tr.counters.items():
+            summary.counters[k] = summary.counters.get(k, 0) + v
+        best = tr.best
+        out.write(((best.segmentation if segmentation else best.text) if best else "") + "\n")
+        if scores is not None:
+            scores.write((_g(best.total) if best else "0") + "\n")
+        if nbest is not None and best is not None:
+            for e in tr.entries:
+                nbest.write(nbest_line(decoder.model, lineno - 1, e) + "\n")
+        if progress is not None:
+            progress.update(1)
+    return summary
