@@ -103,12 +103,13 @@ def _g(x: float) -> str:
     return format(x, ".6g")
 
 
-def nbest_line(model: PhraseModel, sid: int, e: Entry) -> str:
+def nbest_line(model: PhraseModel, sid: int, e: Entry, segmentation: bool = False) -> str:
     """Moses2's n-best format (ini order), with UnknownWordPenalty0 printed too."""
     parts = []
     for name, values in model.to_ini_order(e.features):
         parts.append(f"{name}= " + " ".join(_g(v) for v in values))
-    return f"{sid} ||| {e.text} ||| {' '.join(parts)} ||| {_g(e.total)}"
+    text = e.segmentation if segmentation else e.text
+    return f"{sid} ||| {text} ||| {' '.join(parts)} ||| {_g(e.total)}"
 
 
 @dataclass
@@ -125,7 +126,7 @@ class RunSummary:
 
 
 def run(decoder, lines: Iterable[str], out: IO[str], *, name: str = "<input>", scores: IO[str] | None = None,
-        nbest: IO[str] | None = None, segmentation: bool = False, progress=None) -> RunSummary:
+        nbest: IO[str] | None = None, segmentation: bool = False, progress=None, nbest_segmentation: bool = False) -> RunSummary:
     """Decode every line; write the 1-best (input order; empty line -> empty line)."""
     summary = RunSummary()
     for lineno, line in enumerate(lines, 1):
@@ -138,10 +139,10 @@ def run(decoder, lines: Iterable[str], out: IO[str], *, name: str = "<input>", s
         best = tr.best
         out.write(((best.segmentation if segmentation else best.text) if best else "") + "\n")
         if scores is not None:
-            scores.write((_g(best.total) if best else "0") + "\n")
+            scores.write((f"{best.total:.6f}" if best else "0") + "\n")
         if nbest is not None and best is not None:
             for e in tr.entries:
-                nbest.write(nbest_line(decoder.model, lineno - 1, e) + "\n")
+                nbest.write(nbest_line(decoder.model, lineno - 1, e, nbest_segmentation) + "\n")
         if progress is not None:
             progress.update(1)
     return summary

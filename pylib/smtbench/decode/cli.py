@@ -1,0 +1,84 @@
+"""Arguments and the run loop every `smtbench decode <search>` verb shares (model, input, outputs, counters)."""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from .model import PhraseModel
+
+
+def add_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-f", "--config", required=True, metavar="MOSES_INI",
+                   help="moses.ini (as train-model.perl writes it; relative paths: cwd, then the ini's folder)")
+    p.add_argument("--weight-overwrite", default=None, metavar="'NAME= w ...'",
+                   help="replace weights by feature name, as Moses' -weight-overwrite")
+
+
+def add_io_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-i", "--input", default="-", help="source text, one sentence per line (default: stdin)")
+    p.add_argument("-o", "--output", default="-", help="1-best, one line per input line (default: stdout)")
+    p.add_argument("--scores", default=None, help="also write each 1-best's model score, one per line")
+    p.add_argument("--n-best", nargs=2, default=None, metavar=("FILE", "N"),
+                   help="n-best list in Moses2's format (ini order, N entries, UnknownWordPenalty0 printed)")
+    p.add_argument("--report-segmentation", "-t", action="store_true",
+                   help="mark each target phrase with its source span: 'words |i-j|' (Moses -t)")
+    p.add_argument("--nbest-segmentation", action="store_true",
+                   help="put the |i-j| segmentation into each n-best entry's text (Moses' "
+                        "-include-segmentation-in-n-best), so `decode rescore` can check every entry")
+    p.add_argument("--counters", default=None,
+                   help="write the JSON counters here too (always printed on stderr)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def load_model(args: argparse.Namespace) -> PhraseModel:
+    from .ini import parse_weight_overwrite
+    from .model import PhraseModel
+    overrides = parse_weight_overwrite(args.weight_overwrite) if args.weight_overwrite else None
+    return PhraseModel(args.config, overrides)
+
+
+def nbest_size(args: argparse.Namespace) -> int:
+    if not args.n_best:
+        return 0
+    try:
+        n = int(args.n_best[1])
+    except ValueError:
+        raise ValueError(f"--n-best {args.n_best[0]} {args.n_best[1]}: N must be an integer") from None
+    if not 1 <= n <= 100_000:
+        raise ValueError(f"--n-best N = {n}: must be in 1..100000")
+    return n
+
+
+def run_decoder(args: argparse.Namespace, make: Callable[[PhraseModel, int], object], extra: dict) -> int:
+    """Load the model, build the decoder with ``make(model, nbest)``, decode, print counters on stderr."""
+    from tqdm import tqdm
+
+    from ..ioutil import atomic_open, open_text
+    from .normal import run
+
+    nb = nbest_size(args)
+    model = load_model(args)
+    decoder = make(model, nb)
+    with contextlib.ExitStack() as stack:
+        src = sys.stdin if args.input == "-" else stack.enter_context(open_text(args.input))
+        lines = [line.rstrip("\n") for line in src]
+        out = sys.stdout if args.output == "-" else stack.enter_context(atomic_open(args.output))
+        scores = stack.enter_context(atomic_open(args.scores)) if args.scores else None
+        nbest = stack.enter_context(atomic_open(args.n_best[0])) if nb else None
+        bar = stack.enter_context(tqdm(total=len(lines), unit="sent", file=sys.stderr,
+                                       disable=args.no_progress or None))
+        summary = run(decoder, lines, out, name=args.input if args.input != "-" else "<stdin>",
+                      scores=scores, nbest=nbest, segmentation=args.report_segmentation, progress=bar,
+                      nbest_segmentation=args.nbest_segmentation)
+    report = {**extra, "load_seconds": round(model.stats.seconds, 3), "options": model.stats.options,
+              **summary.as_dict()}
+    text = json.dumps(report)
+    print(text, file=sys.stderr)
+    if args.counters:
+        with atomic_open(args.counters) as fh:
+            fh.write(text + "\n")
+    return 0
