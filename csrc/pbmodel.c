@@ -651,38 +651,61 @@ void sb_pb_hyp_init(const sb_pb_sentence *s, sb_pb_hyp *h) {
     h->total = s->n ? s->fc[s->n - 1] : 0.0;
 }
 
+/* lowest set bit index of a non-zero word */
+static inline int lowest_bit(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(x);
+#else
+    int i = 0;
+    while (!(x & 1u)) { x >>= 1; i++; }
+    return i;
+#endif
+}
+
+/* first position >= i whose coverage bit equals `covered` (n if none) */
+static inline int next_with(const uint64_t *cov, int i, int n, int covered) {
+    while (i < n) {
+        int w = i >> 6;
+        uint64_t bits = covered ? cov[w] : ~cov[w];
+        bits &= ~(uint64_t)0 << (i & 63);
+        if (bits) {
+            int k = (w << 6) + lowest_bit(bits);
+            return k < n ? k : n;
+        }
+        i = (w + 1) << 6;
+    }
+    return n;
+}
+
 double sb_pb_estimate(const sb_pb_sentence *s, const uint64_t *cov) {
     double est = 0;
-    int n = s->n, i = 0;
+    const int n = s->n;
+    int i = next_with(cov, 0, n, 0);
     while (i < n) {
-        if (sb_pb_cov_get(cov, i)) { i++; continue; }
-        int j = i;
-        while (j + 1 < n && !sb_pb_cov_get(cov, j + 1)) j++;
-        est += s->fc[i * n + j];
-        i = j + 1;
+        int j = next_with(cov, i, n, 1);   /* gap [i, j-1] */
+        est += s->fc[i * n + (j - 1)];
+        i = next_with(cov, j, n, 0);
     }
     return est;
 }
 
-static int first_gap(const sb_pb_sentence *s, const uint64_t *cov) {
-    int i = 0;
-    while (i < s->n && sb_pb_cov_get(cov, i)) i++;
-    return i;
-}
+int sb_pb_first_gap(const sb_pb_sentence *s, const uint64_t *cov) { return next_with(cov, 0, s->n, 0); }
 
 static int distortion_distance(int prev_end, int start) {
     int d = prev_end < 0 ? start : prev_end - start + 1;
     return d < 0 ? -d : d;
 }
 
-int sb_pb_can_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, int start, int end, int limit) {
-    for (int i = start; i <= end; i++)
-        if (sb_pb_cov_get(h->cov, i)) return 0;
+int sb_pb_distortion_ok(const sb_pb_hyp *h, int start, int end, int gap, int limit) {
     if (limit < 0) return 1;
     if (distortion_distance(h->end, start) > limit) return 0;
-    int gap = first_gap(s, h->cov);
     if (gap != start && distortion_distance(end, gap) > limit) return 0;
     return 1;
+}
+
+int sb_pb_can_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, int start, int end, int limit) {
+    if (next_with(h->cov, start, end + 1, 1) <= end) return 0;  /* overlap */
+    return sb_pb_distortion_ok(h, start, end, sb_pb_first_gap(s, h->cov), limit);
 }
 
 /* orientation of [start, end] after [pstart, pend]: 0 monotone, 1 swap, 2 discontinuous */
@@ -693,10 +716,29 @@ static int orientation(int pstart, int pend, int start, int end) {
     return 2;
 }
 
+/* the extension's score without the LM of the first order-1 words (rescored in context) and </s> */
+static inline double score_without_context_lm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o,
+                                              int start, int end) {
+    const double *w = s->model->w;
+    double score = h->score + o->fixed;
+    score += w[SB_PB_F_DIST] * -(double)distortion_distance(h->end, start);
+    int ori = orientation(h->start, h->end, start, end);
+    score += w[SB_PB_F_RO + ori] * o->ro[ori];
+    if (h->opt) score += w[SB_PB_F_RO + 3 + ori] * h->opt->ro[3 + ori];
+    if (o->tgt_len >= s->model->order) score += w[SB_PB_F_LM] * LN10 * o->lm_ngram;
+    return score;
+}
+
+double sb_pb_extend_bound(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
+                          double est) {
+    /* log probabilities are <= 0: with a non-negative LM weight this bounds the total from above */
+    if (s->model->w[SB_PB_F_LM] < 0) return INFINITY;
+    return score_without_context_lm(s, h, o, start, end) + est;
+}
+
 void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
                   double est, sb_pb_hyp *out) {
     const sb_pb_model *m = s->model;
-    const double *w = m->w;
     out->prev = h;
     out->opt = o;
     out->arcs = NULL;
@@ -707,7 +749,7 @@ void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_optio
     out->start = (int16_t)start;
     out->end = (int16_t)end;
     out->tgt_len = (int16_t)(h->tgt_len + o->tgt_len);
-    /* LM: the first order-1 words in context; the rest as scored in the phrase */
+    /* LM: the first order-1 words in context; the rest as scored in the phrase (in the base score) */
     const uint32_t *words = sb_pb_option_words(s, o);
     int ctx = o->tgt_len < m->order - 1 ? o->tgt_len : m->order - 1;
     sb_lm_state st[2];
@@ -719,21 +761,9 @@ void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_optio
         in = &st[cur];
         cur ^= 1;
     }
-    if (o->tgt_len > ctx) {        /* then tgt_len >= order: the state is the phrase's own */
-        lm += o->lm_ngram;
-        out->lm = o->end;
-    } else {
-        out->lm = *in;
-    }
+    out->lm = o->tgt_len > ctx ? o->end : *in;  /* tgt_len > ctx means tgt_len >= order */
     if (out->ncov == s->n) lm += sb_lm_score(m->lm, &out->lm, m->eos, &st[cur], &nlen);
-    double score = h->score + o->fixed;
-    /* distortion */
-    score += w[SB_PB_F_DIST] * -(double)distortion_distance(h->end, start);
-    /* lexicalized reordering: this pair's backward score, the previous pair's forward score */
-    int ori = orientation(h->start, h->end, start, end);
-    score += w[SB_PB_F_RO + ori] * o->ro[ori];
-    if (h->opt) score += w[SB_PB_F_RO + 3 + ori] * h->opt->ro[3 + ori];
-    out->score = score + w[SB_PB_F_LM] * LN10 * lm;
+    out->score = score_without_context_lm(s, h, o, start, end) + m->w[SB_PB_F_LM] * LN10 * lm;
     out->total = out->score + est;
 }
 

@@ -115,9 +115,15 @@ struct sb_pb_sentence {
 void sb_pb_hyp_init(const sb_pb_sentence *s, sb_pb_hyp *h);
 /* Distortion-limit check with Moses' semantics (distortion_limit < 0: none). */
 int sb_pb_can_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, int start, int end, int distortion_limit);
+/* The same check once overlap is excluded, with the hypothesis' first uncovered position `gap` given. */
+int sb_pb_distortion_ok(const sb_pb_hyp *h, int start, int end, int gap, int distortion_limit);
+int sb_pb_first_gap(const sb_pb_sentence *s, const uint64_t *cov);
 /* Fill `out` as `h` extended by option `o` over [start, end]; `est` = future cost of the new coverage. */
 void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
                   double est, sb_pb_hyp *out);
+/* An upper bound of the total sb_pb_extend would give (the LM terms still to compute are <= 0). */
+double sb_pb_extend_bound(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
+                          double est);
 /* Future cost of the uncovered words of a coverage. */
 double sb_pb_estimate(const sb_pb_sentence *s, const uint64_t *cov);
 /* Recombination: same coverage, LM state, last span (and, if forward, the previous pair's forward scores). */

@@ -424,20 +424,35 @@ int sb_pb_decode_normal(const sb_pb_model *m, const char *text, size_t len, cons
         rc = stack_cut(st, o->stack_size, &x);
         if (rc != SB_OK) break;
         counters->expanded += (uint64_t)st->n;
+        int *gaps = malloc((size_t)(st->n ? st->n : 1) * sizeof(int));
+        if (!gaps) { rc = SB_ENOMEM; break; }
+        for (int hi = 0; hi < st->n; hi++) gaps[hi] = sb_pb_first_gap(s, st->h[hi]->cov);
         for (int a = 0; a < n && rc == SB_OK; a++) {
+            uint64_t mask[SB_PB_COVW] = {0};
             for (int b = a; b < n && b - a < maxlen && rc == SB_OK; b++) {
+                sb_pb_cov_set(mask, b);
                 const sb_pb_span *sp = &s->spans[a * SB_PB_MAX_PHRASE + (b - a)];
                 if (!sp->n) continue;
                 int dest = k + (b - a + 1);
                 if (dest > n) break;
                 for (int hi = 0; hi < st->n && rc == SB_OK; hi++) {
                     const sb_pb_hyp *h = st->h[hi];
-                    if (!sb_pb_can_extend(s, h, a, b, o->distortion_limit)) continue;
+                    uint64_t overlap = 0;
+                    for (int w = 0; w < SB_PB_COVW; w++) overlap |= h->cov[w] & mask[w];
+                    if (overlap || !sb_pb_distortion_ok(h, a, b, gaps[hi], o->distortion_limit)) continue;
                     uint64_t cov[SB_PB_COVW];
-                    memcpy(cov, h->cov, sizeof cov);
-                    for (int i = a; i <= b; i++) sb_pb_cov_set(cov, i);
+                    for (int w = 0; w < SB_PB_COVW; w++) cov[w] = h->cov[w] | mask[w];
                     double est = sb_pb_estimate(s, cov);
+                    pbstack_t *ds = &stacks[dest];
                     for (int t = 0; t < sp->n; t++) {
+                        /* exact shortcut: when no pruning is pending in the destination stack, a hypothesis
+                         * whose upper bound is below the stack's worst score would be discarded on arrival */
+                        if (ds->n >= o->stack_size && ds->n <= 2 * o->stack_size &&
+                            sb_pb_extend_bound(s, h, &sp->opt[t], a, b, est) < ds->worst) {
+                            counters->created++;
+                            counters->beam_discarded++;
+                            continue;
+                        }
                         sb_pb_hyp *nh = sb_pb_pool_get(pool);
                         if (!nh) { rc = SB_ENOMEM; break; }
                         sb_pb_extend(s, h, &sp->opt[t], a, b, est, nh);
@@ -448,6 +463,7 @@ int sb_pb_decode_normal(const sb_pb_model *m, const char *text, size_t len, cons
                 }
             }
         }
+        free(gaps);
     }
     if (rc == SB_OK) {
         pbstack_t *last = &stacks[n];
