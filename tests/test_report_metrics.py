@@ -179,6 +179,7 @@ EXPERIMENT_METRICS = {
     "mokry_lm": ["mokry_lm"],
     "glm_btree": ["glm_btree"],
     "mediani": ["mediani_scoring"],
+    "moses_decode": ["moses_decode"],
     "lm_models": ["lm_models"],  # + lm_estimator_parity where lmplz is built (the Snakefile adds it then)
 }
 NOT_EXPERIMENTS = {"outdir", "native", "regression"}

@@ -167,3 +167,18 @@ def lm_estimator_parity(table: pd.DataFrame) -> list[Record]:
             recs.append(("lm_estimator_parity", key, m, str(int(r[m])), "exact"))
         recs.append(("lm_estimator_parity", key, "ppl_ours", f"{float(r['ppl_ours']):.{PPL_DIGITS}f}", "exact"))
     return recs
+
+
+def moses_decode(rows: pd.DataFrame) -> list[Record]:
+    """`bench decode` rows. exact: identical lines and scores >= Moses2's, n-best rescoring mismatches, BLEU (2
+    decimals) and the digest of the 1-best output (the search is deterministic). No ratio: the Moses figures come
+    from another run."""
+    out: list[Record] = []
+    for _, q in rows[rows.kind == "quality"].iterrows():
+        key = f"{q.search}-s{int(q.stack_size)}-n{int(q.sentences)}"
+        for metric in ("m2-normal200_identical", "m2-normal200_score_ge", "nbest_rescore_mismatches", "output_sha"):
+            if metric in q and pd.notna(q[metric]):
+                v = q[metric]
+                out.append(("moses_decode", key, metric, str(int(v)) if not isinstance(v, str) else v, "exact"))
+        out.append(("moses_decode", key, "bleu", f"{float(q.bleu):.2f}", "exact"))
+    return out

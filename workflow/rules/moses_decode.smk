@@ -1,0 +1,44 @@
+# The phrase-based model and its reference normal stack search, checked against the real Moses: the oracle's
+# model (../shared/oracles/moses-bible-dev, a Moses-trained model of the shipped corpus) decoded by us, every
+# 1-best compared with Moses2's and Moses v1's, every n-best entry rescored by the independent derivation scorer,
+# and our words per second beside the oracle's figures.
+MD = P.get("moses_decode")
+MD_ORACLE = "../shared/oracles/moses-bible-dev"
+
+if MD:
+    ALL += [f"{OUT}/tables/moses_decode_normal.md"]
+    METRICS.append(f"{OUT}/metrics/moses_decode.csv")
+
+    rule moses_decode_normal:
+        """Normal search, stack MD['stack_size'], on the first MD['sentences'] dev verses (0 = all)."""
+        input:
+            BUILD,
+            ini=f"{MD_ORACLE}/moses.ini",
+            src=f"{MD_ORACLE}/dev.es",
+            ref=f"{MD_ORACLE}/dev.en",
+        output:
+            f"{OUT}/raw/moses_decode/normal.jsonl",
+        params:
+            stack=MD["stack_size"],
+            sentences=MD["sentences"],
+            repeats=MD["repeats"],
+            outputs=f"{OUT}/raw/moses_decode/normal-outputs",
+            oracle=f"{MD_ORACLE}/m2-normal200 {MD_ORACLE}/m1-normal200",
+        resources:
+            bench=1,
+        log:
+            f"{OUT}/logs/moses_decode/normal.log",
+        shell:
+            "smtbench bench decode -f {input.ini} --input {input.src} --reference {input.ref} "
+            "--oracle {params.oracle} -s {params.stack} --sentences {params.sentences} --repeats {params.repeats} "
+            "--outputs {params.outputs} --out {output} 2> {log}"
+
+    rule moses_decode_report:
+        input:
+            rules.moses_decode_normal.output,
+        output:
+            expand(f"{OUT}/tables/moses_decode_normal.{{ext}}", ext=["csv", "md"]),
+            metrics=f"{OUT}/metrics/moses_decode.csv",
+        shell:
+            "smtbench report moses-decode --rows {input} --table {OUT}/tables/moses_decode_normal "
+            "--metrics {output.metrics}"
