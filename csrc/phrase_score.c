@@ -58,10 +58,23 @@ static char *align_str(uint64_t m, char *p) {
     *p = 0;
     return p;
 }
-static int align_cmp_str(uint64_t a, uint64_t b) {
-    char x[200], y[200];
-    align_str(a, x); align_str(b, y);
-    return strcmp(x, y);
+/* Moses' tie rule between equally frequent alignments (score-main.cpp, FindBestAlignmentTargetToSource): the
+ * greater alignment wins, compared as Moses stores it -- a vector over target positions of the set of source
+ * positions linked to each, compared lexicographically (an empty set is less than any other). by_f = 0: the
+ * direct run, target = E (sets of F positions per E word); by_f = 1: the inverse run, target = F. */
+static int align_cmp_moses(uint64_t a, uint64_t b, int by_f) {
+    for (int t = 0; t < 8; t++) {
+        int sa[8], sb[8], na = 0, nb = 0;
+        for (int x = 0; x < 8; x++) {
+            int bit = by_f ? t * 8 + x : x * 8 + t;
+            if (a >> bit & 1) sa[na++] = x;
+            if (b >> bit & 1) sb[nb++] = x;
+        }
+        for (int k = 0; k < na && k < nb; k++)
+            if (sa[k] != sb[k]) return sa[k] < sb[k] ? -1 : 1;
+        if (na != nb) return na < nb ? -1 : 1;
+    }
+    return 0;
 }
 
 /* fast number output: integers as such, scores as printf's %.6g (6 significant digits) */
@@ -939,9 +952,9 @@ static void *merge1_worker(void *arg) {
     rec1 r, cur;
     memset(&cur, 0, sizeof cur);
     int have = 0;
-    double c_ef = 0, c_al = 0, best_c = -1;
+    double c_ef = 0, c_al = 0, best_c = -1, best_ci = -1;
     volatile double best_lef = 0, best_lfe = 0;
-    uint64_t best_al = 0;
+    uint64_t best_al = 0, best_ali = 0;
     /* close the current alignment run of the current pair */
     #define CLOSE_ALIGN() do {                                                                    \
         if (s->a.counts_only) {                                                                   \
@@ -949,9 +962,12 @@ static void *merge1_worker(void *arg) {
                     key_str(s, cur.tgt, s->eword, tb, sizeof tb), (align_str(cur.align, ab), ab), c_al); \
             w->lines++;                                                                           \
         }                                                                                         \
-        if (c_al > best_c || (c_al == best_c &&                                                   \
-                              align_cmp_str(cur.align, best_al) > 0)) {                \
-            best_c = c_al; best_al = cur.align; best_lef = cur.lex_ef; best_lfe = cur.lex_fe;     \
+        /* direct run's winner: printed alignment and lex(e|f); inverse run's winner: lex(f|e) */   \
+        if (c_al > best_c || (c_al == best_c && align_cmp_moses(cur.align, best_al, 0) > 0)) {    \
+            best_c = c_al; best_al = cur.align; best_lef = cur.lex_ef;                            \
+        }                                                                                         \
+        if (c_al > best_ci || (c_al == best_ci && align_cmp_moses(cur.align, best_ali, 1) > 0)) { \
+            best_ci = c_al; best_ali = cur.align; best_lfe = cur.lex_fe;                          \
         }                                                                                         \
     } while (0)
     #define CLOSE_PAIR() do {                                                                     \
@@ -970,12 +986,12 @@ static void *merge1_worker(void *arg) {
         int got = merger_pop(&m, &r);
         if (got < 0) { rc = got; break; }
         if (!got) break;
-        if (!have) { cur = r; have = 1; c_ef = 0; c_al = 0; best_c = -1; }
+        if (!have) { cur = r; have = 1; c_ef = 0; c_al = 0; best_c = best_ci = -1; }
         else if (!keq(r.tgt, cur.tgt) || !keq(r.src, cur.src)) {
             CLOSE_PAIR();
             if (rc) break;
             if (!keq(r.tgt, cur.tgt) && !s->a.counts_only && (rc = flush_target(w))) break;
-            cur = r; c_ef = 0; c_al = 0; best_c = -1;
+            cur = r; c_ef = 0; c_al = 0; best_c = best_ci = -1;
         } else if (r.align != cur.align) {
             CLOSE_ALIGN();
             cur = r; c_al = 0;
@@ -1229,13 +1245,13 @@ int sb_pscore_stream_half(sb_pscore *s, int in_fd, int out_fd, int inverse, uint
     rec1 r, cur;
     int have = 0;
     const char *msg = NULL;
-    /* close the current pair: most frequent alignment (ties: greater string), its lex */
+    /* close the current pair: most frequent alignment (ties: Moses' rule for this run's direction), its lex */
     #define CLOSE_PAIR() do {                                                                    \
         size_t b = 0; double cp = 0;                                                             \
         for (size_t k = 0; k < nal; k++) {                                                       \
             cp += al[k].count;                                                                   \
             if (k && (al[k].count > al[b].count ||                                               \
-                      (al[k].count == al[b].count && align_cmp_str(al[k].mask, al[b].mask) > 0))) b = k; \
+                      (al[k].count == al[b].count && align_cmp_moses(al[k].mask, al[b].mask, inverse) > 0))) b = k; \
         }                                                                                        \
         if (ng == capg) {                                                                        \
             size_t nc = capg ? capg * 2 : 256;                                                   \

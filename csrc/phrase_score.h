@@ -14,8 +14,7 @@
  *     out sorted like Moses'. Limits: 8 words a side (fewer past 2^16 words of vocabulary).
  *  2./3. the runs are merged (multiway, a heap per thread) in `threads` disjoint target ranges (splitters
  *     from samples taken while forming runs); each thread merges pairs with the same target, counts c(e),
- *     uniquifies identical pairs choosing the most frequent alignment (ties: the lexicographically greater
- *     alignment string) with its lexical weights, and forms runs of 80-byte unique-pair records sorted by
+ *     uniquifies identical pairs choosing the most frequent alignment (ties: Moses' rule -- the greater alignment as a vector over target words of source-position sets; the direct and inverse runs each apply it from their side, so lex(e|f) and lex(f|e) may come from different alignments) with its lexical weights, and forms runs of 80-byte unique-pair records sorted by
  *     (source, target). Half the budget feeds the merge buffers, half the new runs.
  *  4./5. those runs are merged in `threads` disjoint source ranges; each thread computes c(f) and writes its
  *     range of the phrase table to its own part file (the caller concatenates / compresses parts in order).

@@ -166,3 +166,46 @@ def test_interrupted_run_leaves_no_table(corpus, tmp_path):
         proc.wait(timeout=60)
         assert not out.exists()
         assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_alignment_ties_follow_moses(tmp_path):
+    """Equally frequent alignments: Moses keeps the greater one as `score` stores it (a vector over target words of
+    source-position sets), from each run's own side. `abatida ||| brought low`: 0-1 once, 0-0 0-1 once -> Moses
+    prints 0-0 0-1 (the greater string would be 0-1). `a b ||| x y`: 0-1 once, 1-1 once -> the direct run (target E)
+    keeps 1-1, the inverse run (target F) keeps 0-1, so lex(f|e) comes from 0-1."""
+    import gzip
+    ext = tmp_path / "extract.gz"
+    inv = tmp_path / "extract.inv.gz"
+    pairs = [("abatida", "brought low", "0-1"), ("abatida", "brought low", "0-0 0-1"),
+             ("a b", "x y", "0-1"), ("a b", "x y", "1-1")]
+    with gzip.open(ext, "wt") as fh:
+        fh.writelines(f"{f} ||| {e} ||| {a}\n" for f, e, a in pairs)
+    with gzip.open(inv, "wt") as fh:
+        fh.writelines(f"{e} ||| {f} ||| {' '.join('-'.join(p.split('-')[::-1]) for p in a.split())}\n"
+                      for f, e, a in pairs)
+    words = [("abatida", "brought", 0.5), ("abatida", "low", 0.25), ("a", "y", 0.5), ("b", "y", 0.2),
+             ("NULL", "x", 0.1), ("NULL", "brought", 0.3)]
+    (tmp_path / "lex.f2e").write_text("".join(f"{e} {f} {w:.7f}\n" for f, e, w in words))
+    inv_words = [("abatida", "brought", 0.4), ("abatida", "low", 0.6), ("a", "y", 0.7), ("b", "y", 0.3),
+                 ("a", "NULL", 0.05), ("b", "NULL", 0.02)]
+    (tmp_path / "lex.e2f").write_text("".join(f"{f} {e} {w:.7f}\n" for f, e, w in inv_words))
+    lf2e, le2f = str(tmp_path / "lex.f2e"), str(tmp_path / "lex.e2f")
+    ref = S.score_pandas(str(ext), lf2e, le2f).set_index(["src", "tgt"])
+    assert ref.loc[("abatida", "brought low"), "align"] == "0-0 0-1"
+    ab = ref.loc[("a b", "x y")]
+    assert ab["align"] == "1-1"
+    # lex(f|e) under 0-1 (inverse winner): a <- y (0.7), b unaligned -> w(b|NULL) = 0.02
+    assert ab["lex_fe"] == pytest.approx(0.7 * 0.02)
+    # lex(e|f) under 1-1 (direct winner): x unaligned -> w(x|NULL) 0.1, y <- b 0.2
+    assert ab["lex_ef"] == pytest.approx(0.1 * 0.2)
+    for name, run in {
+        "native": lambda out: S.score_native(str(ext), lf2e, le2f, out, threads=2, memory=1 << 20),
+        "sortpipe": lambda out: S.score_sortpipe(str(ext), str(inv), lf2e, le2f, out),
+    }.items():
+        out = str(tmp_path / f"{name}.gz")
+        run(out)
+        got = S.read_table(out).set_index(["src", "tgt"])
+        for key in ref.index:
+            assert got.loc[key, "align"] == ref.loc[key, "align"], (name, key)
+            for col in ("lex_fe", "lex_ef"):
+                assert got.loc[key, col] == pytest.approx(ref.loc[key, col], rel=1e-5), (name, key, col)

@@ -10,8 +10,10 @@
   streaming scorer per direction (C), ``sort`` of the inverse half, and a merge-join (consolidate, C).
 
 Conventions shared by all three (so that they agree exactly): per pair, the most frequent alignment wins, ties
-going to the lexicographically greater alignment string in F-E notation; the lexical weights are those of the
-winning alignment (Moses' definition: average over links, NULL for unaligned words; a word pair absent from the
+going to the greater alignment as Moses' ``score`` stores it (a vector over target words of the sets of source
+positions linked to each, compared lexicographically: :func:`moses_align_key`); the direct run (target E) picks the
+printed alignment and lex(e|f), the inverse run (target F) picks lex(f|e), so the two lexical weights may come
+from different alignments of the same pair; the lexical weights are those of the winning alignments (Moses' definition: average over links, NULL for unaligned words; a word pair absent from the
 lex table weighs LEX_MISSING); scores are printed with 6 significant digits (as Moses does).
 """
 from __future__ import annotations
@@ -243,6 +245,21 @@ def kn_discounts(counts) -> tuple[float, float, float]:
     return tuple(max(0.0, min(d, cap)) for d, cap in ((d1, 0.9), (d2, 1.9), (d3, 2.9)))  # type: ignore[return-value]
 
 
+def moses_align_key(align: str, by_f: bool) -> str:
+    """A string that sorts as Moses' ``score`` compares alignments of one pair: a vector over target positions
+    (E for the direct run, F for the inverse run, ``by_f``) of the set of source positions linked to each,
+    compared lexicographically (a set is a run of element characters closed by a terminator that sorts below
+    them, so a shorter set that is a prefix of another is less, and an empty set is less than any other)."""
+    sets: list[list[int]] = [[] for _ in range(8)]
+    for p in align.split():
+        f, e = p.split("-")
+        t, x = (int(f), int(e)) if by_f else (int(e), int(f))
+        if t >= len(sets):
+            sets.extend([] for _ in range(t + 1 - len(sets)))
+        sets[t].append(x)
+    return "".join("".join(chr(98 + x) for x in sorted(s)) + "a" for s in sets)
+
+
 # ------------------------------------------------------------------ in-memory baseline / oracle
 def read_extract_frame(paths: str | Sequence[str], weighted: bool = False):
     import pandas as pd
@@ -278,18 +295,25 @@ def score_pandas(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, *, s
     import numpy as np
     df = read_extract_frame(extracts, weighted)
     trip = df.groupby(["src", "tgt", "align"], sort=False)["count"].sum().reset_index()
-    # most frequent alignment, ties → lexicographically greater alignment string
-    trip = trip.sort_values(["src", "tgt", "count", "align"], ascending=[True, True, False, False], kind="stable")
-    best = trip.drop_duplicates(["src", "tgt"], keep="first")[["src", "tgt", "align"]]
+    # most frequent alignment, ties -> Moses' greater alignment, from the direct (E) and inverse (F) side
+    trip["_kd"] = trip["align"].map(lambda a: moses_align_key(a, by_f=False))
+    trip["_ki"] = trip["align"].map(lambda a: moses_align_key(a, by_f=True))
+    best = (trip.sort_values(["src", "tgt", "count", "_kd"], ascending=[True, True, False, False], kind="stable")
+            .drop_duplicates(["src", "tgt"], keep="first")[["src", "tgt", "align"]])
+    best_inv = (trip.sort_values(["src", "tgt", "count", "_ki"], ascending=[True, True, False, False], kind="stable")
+                .drop_duplicates(["src", "tgt"], keep="first")[["src", "tgt", "align"]]
+                .rename(columns={"align": "align_inv"}))
     pairs = trip.groupby(["src", "tgt"], sort=False)["count"].sum().rename("c_ef").reset_index()
-    pairs = pairs.merge(best, on=["src", "tgt"])
+    pairs = pairs.merge(best, on=["src", "tgt"]).merge(best_inv, on=["src", "tgt"])
     pairs["c_e"] = pairs.groupby("tgt")["c_ef"].transform("sum")
     pairs["c_f"] = pairs.groupby("src")["c_ef"].transform("sum")
     w_ef = read_lex(lex_f2e, "f2e")
     w_fe = read_lex(lex_e2f, "e2f")
     lefs, lfes = [], []
-    for s, t, a in zip(pairs["src"], pairs["tgt"], pairs["align"]):
+    for s, t, a, ai in zip(pairs["src"], pairs["tgt"], pairs["align"], pairs["align_inv"]):
         lef, lfe = lex_weights(s.split(), t.split(), _points(a), w_ef, w_fe)
+        if ai != a:
+            lfe = lex_weights(s.split(), t.split(), _points(ai), w_ef, w_fe)[1]
         lefs.append(lef)
         lfes.append(lfe)
     pairs["lex_ef"] = lefs
