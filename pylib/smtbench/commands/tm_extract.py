@@ -11,6 +11,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--align", required=True, help="symmetrized alignment (i-j, i = source position)")
     p.add_argument("--outdir", required=True)
     p.add_argument("--max-length", type=int, default=7)
+    p.add_argument("--orientation", action="store_true",
+                   help="also write extract.o.gz (wbe-msd orientations, for `tm reorder`)")
     p.set_defaults(func=run)
 
 
@@ -20,6 +22,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.outdir)
     lex_files(args.src, args.tgt, args.align, str(out / "lex.f2e"), str(out / "lex.e2f"))
     n = extract_files(args.src, args.tgt, args.align, str(out / "extract.gz"), str(out / "extract.inv.gz"),
-                      max_len=args.max_length)
+                      max_len=args.max_length,
+                      orientation_out=str(out / "extract.o.gz") if args.orientation else None)
     print(f"extracted {n} phrase pairs -> {out}")
     return 0

@@ -56,26 +56,60 @@ def extract_sentence(n_f: int, n_e: int, points: Sequence[tuple[int, int]], max_
                 s_f -= 1
 
 
+_ORIENT = ("mono", "swap", "other")
+
+
+def _orientation(linked: set[tuple[int, int]], n_f: int, n_e: int, left: tuple[int, int],
+                 right: tuple[int, int]) -> str:
+    """Moses' word-based (wbe) msd orientation: mono if the `left` corner is linked and the `right` one is not,
+    swap in the opposite case, else other. The virtual corners (-1,-1) and (|F|,|E|) count as linked."""
+    def is_linked(f: int, e: int) -> bool:
+        if (f, e) == (-1, -1) or (f, e) == (n_f, n_e):
+            return True
+        return (f, e) in linked
+    a, b = is_linked(*left), is_linked(*right)
+    return _ORIENT[0] if a and not b else _ORIENT[1] if b and not a else _ORIENT[2]
+
+
+def orientations(n_f: int, n_e: int, linked: set[tuple[int, int]], s_f: int, e_f: int, s_e: int, e_e: int
+                 ) -> tuple[str, str]:
+    """(previous, next) orientation of a phrase pair, as `extract ... orientation --model wbe-msd` writes them."""
+    prev = _orientation(linked, n_f, n_e, (s_f - 1, s_e - 1), (e_f + 1, s_e - 1))
+    nxt = _orientation(linked, n_f, n_e, (e_f + 1, e_e + 1), (s_f - 1, e_e + 1))
+    return prev, nxt
+
+
 def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_out: str,
-                  max_len: int = 7, progress: bool = False) -> int:
-    """Write Moses' extract and extract.inv (gzip when the name ends in .gz). Returns the pair count."""
+                  max_len: int = 7, progress: bool = False, orientation_out: str | None = None) -> int:
+    """Write Moses' extract and extract.inv (gzip when the name ends in .gz), and with ``orientation_out`` the
+    orientation file (`F ||| E ||| prev next`, wbe-msd). Returns the pair count."""
+    import contextlib
     n = 0
-    with open_text(src) as fs, open_text(tgt) as ft, open_text(align) as fa, \
-            atomic_open(extract_out) as fo, atomic_open(extract_inv_out) as fi:
+    with contextlib.ExitStack() as stack:
+        fs, ft, fa = (stack.enter_context(open_text(p)) for p in (src, tgt, align))
+        fo = stack.enter_context(atomic_open(extract_out))
+        fi = stack.enter_context(atomic_open(extract_inv_out))
+        fr = stack.enter_context(atomic_open(orientation_out)) if orientation_out else None
         for lineno, (ls, lt, la) in enumerate(zip(fs, ft, fa), 1):
             fw, ew = ls.split(), lt.split()
             pts = parse_links(la, align, lineno)
-            buf, ibuf = [], []
+            linked = set(pts)
+            buf, ibuf, obuf = [], [], []
             try:
                 for s_f, e_f, s_e, e_e, rel in extract_sentence(len(fw), len(ew), pts, max_len):
                     fp = " ".join(fw[s_f:e_f + 1])
                     ep = " ".join(ew[s_e:e_e + 1])
                     buf.append(f"{fp} ||| {ep} ||| {' '.join(f'{f}-{e}' for f, e in rel)}\n")
                     ibuf.append(f"{ep} ||| {fp} ||| {' '.join(f'{e}-{f}' for f, e in rel)}\n")
+                    if fr is not None:
+                        prev, nxt = orientations(len(fw), len(ew), linked, s_f, e_f, s_e, e_e)
+                        obuf.append(f"{fp} ||| {ep} ||| {prev} {nxt}\n")
             except ValueError as exc:
                 raise AlignmentFormatError(f"{align}:{lineno}: {exc}") from None
             fo.write("".join(buf))
             fi.write("".join(ibuf))
+            if fr is not None:
+                fr.write("".join(obuf))
             n += len(buf)
     return n
 

@@ -1,0 +1,21 @@
+"""`smtbench tm reorder`: the lexicalized reordering table (wbe-msd-bidirectional-fe) from orientation files."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    p = groups["tm"].add_parser(
+        "reorder", help="reordering table from extract.o (as lexical-reordering-score ... 0.5 --model "
+                        "'wbe msd wbe-msd-bidirectional-fe')")
+    p.add_argument("--orientations", nargs="+", required=True, help="extract.o files (`tm extract --orientation`)")
+    p.add_argument("--out", required=True, help="reordering table (.gz to compress)")
+    p.add_argument("--smoothing", type=float, default=0.5, help="additive smoothing per class (Moses: 0.5)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..tm.reordering import score_reordering
+    n = score_reordering(args.orientations, args.out, args.smoothing)
+    print(f"{n} phrase pairs -> {args.out}")
+    return 0
