@@ -1,7 +1,7 @@
 # Mediani et al. (2012): parallel external-memory phrase scoring → Tables 1, 3 and 4 analogues.
-# (included before tm_train.smk, which makes the inputs: plain paths here, not rules.* references)
+
 MED = P["mediani"]
-_TM = "work/tm"
+_TM = TM  # from tm_train.smk (included before this file)
 
 ALL += expand(f"{OUT}/tables/mediani_table{{t}}.md", t=[1, 3, 4]) + [f"{OUT}/figures/mediani_scaling.png",
                                                                    f"{_TM}/phrase-table.gz",

@@ -32,11 +32,24 @@ rule tm_extract:
         extract_inv=f"{TM}/extract.inv.gz",
         lex_f2e=f"{TM}/lex.f2e",
         lex_e2f=f"{TM}/lex.e2f",
+        orientations=f"{TM}/extract.o.gz",
     log:
         f"{TM}/logs/extract.log",
     shell:
         "smtbench tm extract --src {input.src} --tgt {input.tgt} --align {input.align} --outdir {TM} "
-        "--max-length 7 > {log} 2>&1"
+        "--max-length 7 --orientation > {log} 2>&1"
+
+
+rule tm_reorder:
+    """The lexicalized reordering table (wbe-msd-bidirectional-fe, 0.5 smoothing) the decoders use."""
+    input:
+        rules.tm_extract.output.orientations,
+    output:
+        f"{TM}/reordering-table.wbe-msd-bidirectional-fe.gz",
+    log:
+        f"{TM}/logs/reorder.log",
+    shell:
+        "smtbench tm reorder --orientations {input} --out {output} > {log} 2>&1"
 
 
 rule tm_score:

@@ -44,9 +44,9 @@ def _open(path: Path):
 
 
 def plain_arpa(path: Path, cache: Path | None = None) -> Path:
-    """A path kenlm can read: .xz ARPA files (which the kenlm wheel cannot open) are decompressed once
+    """A path kenlm can read: .xz and .gz ARPA files (which the kenlm wheel cannot open) are decompressed once
     into a cache keyed by the content hash of the compressed file."""
-    if not str(path).endswith(".xz"):
+    if not str(path).endswith((".xz", ".gz")):
         return path
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -55,11 +55,13 @@ def plain_arpa(path: Path, cache: Path | None = None) -> Path:
     root = cache or Path(os.environ.get("SMTBENCH_CACHE", Path.home() / ".cache" / "smtbench"))
     target = root / "arpa" / f"{h.hexdigest()[:32]}.arpa"
     if not target.exists():
+        import gzip
         import lzma
         import shutil
 
         from ..ioutil import atomic_open
-        with lzma.open(path, "rb") as src, atomic_open(target, "wb") as dst:
+        opener = lzma.open if str(path).endswith(".xz") else gzip.open
+        with opener(path, "rb") as src, atomic_open(target, "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 22)
     return target
 

@@ -1,0 +1,31 @@
+"""`smtbench report moses-training`: training fidelity against Moses' tables, and BLEU of our end-to-end model."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    p = groups["report"].add_parser("moses-training", help="training fidelity + end-to-end BLEU table")
+    p.add_argument("--fidelity", required=True, help="JSON of `smtbench tm fidelity`")
+    p.add_argument("--ours", required=True, help="`bench decode` rows with our end-to-end model")
+    p.add_argument("--oracle", required=True, help="`bench decode` rows with the oracle's model")
+    p.add_argument("--table", required=True)
+    p.add_argument("--metrics", default=None)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from ..report import moses_decode as md
+    from ..report.common import read_rows, write_table
+    with open(args.fidelity, encoding="utf-8") as fh:
+        fidelity = json.load(fh)
+    table = md.training_table(fidelity, read_rows([args.ours]), read_rows([args.oracle]))
+    write_table(table, args.table, "Training fidelity against Moses, and an end-to-end model", notes=md.TRAINING_NOTES)
+    if args.metrics:
+        from ..report import metrics
+        recs = [("moses_training", name, k, str(int(v)), "exact") for name, r in fidelity.items()
+                for k, v in r.items() if k != "examples"]
+        metrics.write(recs, args.metrics)
+    return 0

@@ -1,0 +1,115 @@
+# Training fidelity and the end-to-end model (the phrase-based model issue):
+#  1. from the oracle's own symmetrised alignment, our extraction, phrase scoring and reordering scoring, filtered
+#     to the dev books as Moses' filter-model-given-input.pl does, against Moses' own dev-filtered tables;
+#  2. a full Moses-style model our pipeline trains end to end (eflomal alignment, our tables, our 5-gram LM) in
+#     work/tm/model, decoded on the dev books by the normal search, BLEU beside the oracle model's.
+MT = P.get("moses_training")
+MT_ORACLE = "../shared/oracles/moses-bible-dev"
+TMO = "work/tm-oracle"
+
+if MT:
+    ALL += [f"{OUT}/tables/moses_training.md"]
+    METRICS.append(f"{OUT}/metrics/moses_training.csv")
+
+    rule tm_oracle_extract:
+        input:
+            src=f"{MT_ORACLE}/train.es.xz",
+            tgt=f"{MT_ORACLE}/train.en.xz",
+            align=f"{MT_ORACLE}/train.aligned.grow-diag-final-and.xz",
+        output:
+            f"{TMO}/extract.gz",
+            f"{TMO}/extract.inv.gz",
+            f"{TMO}/extract.o.gz",
+            lex=[f"{TMO}/lex.f2e", f"{TMO}/lex.e2f"],
+        log:
+            f"{TMO}/logs/extract.log",
+        shell:
+            "smtbench tm extract --src {input.src} --tgt {input.tgt} --align {input.align} --outdir {TMO} "
+            "--max-length 7 --orientation > {log} 2>&1"
+
+    rule tm_oracle_tables:
+        input:
+            extract=f"{TMO}/extract.gz",
+            orientations=f"{TMO}/extract.o.gz",
+            lex=[f"{TMO}/lex.f2e", f"{TMO}/lex.e2f"],
+            dev=f"{MT_ORACLE}/dev.es",
+        output:
+            pt=f"{TMO}/phrase-table.gz",
+            rt=f"{TMO}/reordering-table.wbe-msd-bidirectional-fe.gz",
+            fpt=f"{TMO}/dev/phrase-table.gz",
+            frt=f"{TMO}/dev/reordering-table.wbe-msd-bidirectional-fe.gz",
+        threads: workflow.cores
+        log:
+            f"{TMO}/logs/tables.log",
+        shell:
+            "(smtbench tm score --extract {input.extract} --lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} "
+            "--out {output.pt} --threads {threads} --memory 256M "
+            "&& smtbench tm reorder --orientations {input.orientations} --out {output.rt} "
+            "&& smtbench tm filter --input {input.dev} --table {output.pt} {output.rt} --outdir {TMO}/dev) > {log} 2>&1"
+
+    rule moses_training_fidelity:
+        input:
+            pt=rules.tm_oracle_tables.output.fpt,
+            rt=rules.tm_oracle_tables.output.frt,
+            moses_pt=f"{MT_ORACLE}/phrase-table.dev.gz",
+            moses_rt=f"{MT_ORACLE}/reordering-table.dev.gz",
+        output:
+            f"{OUT}/raw/moses_training/fidelity.json",
+        shell:
+            "smtbench tm fidelity --phrase-table {input.pt} {input.moses_pt} "
+            "--reordering-table {input.rt} {input.moses_rt} --out {output} > /dev/null"
+
+    rule tm_model_dev:
+        """Our end-to-end model, filtered to the dev books (Moses' filter-model-given-input.pl)."""
+        input:
+            pt=f"{TM}/phrase-table.gz",
+            rt=rules.tm_reorder.output,
+            lm=lm_model_path(MT["lm"]),
+            dev="work/data/dev.es",
+        output:
+            ini=f"{TM}/model/moses.ini",
+            dev_ini=f"{TM}/model-dev/moses.ini",
+        params:
+            order=LM_MODELS[MT["lm"]]["order"],
+        log:
+            f"{TM}/logs/model.log",
+        shell:
+            "(smtbench tm model --phrase-table {input.pt} --reordering-table {input.rt} --lm {input.lm} "
+            "--order {params.order} --outdir {TM}/model "
+            "&& smtbench tm filter --input {input.dev} --table {TM}/model/phrase-table.gz "
+            "{TM}/model/reordering-table.wbe-msd-bidirectional-fe.gz --outdir {TM}/model-dev/tables "
+            "&& smtbench tm model --phrase-table {TM}/model-dev/tables/phrase-table.gz "
+            "--reordering-table {TM}/model-dev/tables/reordering-table.wbe-msd-bidirectional-fe.gz "
+            "--lm {input.lm} --order {params.order} --outdir {TM}/model-dev) > {log} 2>&1"
+
+    rule moses_training_decode:
+        input:
+            BUILD,
+            ini=rules.tm_model_dev.output.dev_ini,
+            src="work/data/dev.es",
+            ref="work/data/dev.en",
+        output:
+            f"{OUT}/raw/moses_training/decode-ours.jsonl",
+        params:
+            stack=MT["stack_size"],
+            sentences=MT["sentences"],
+            outputs=f"{OUT}/raw/moses_training/decode-ours-outputs",
+        resources:
+            bench=1,
+        log:
+            f"{OUT}/logs/moses_training/decode.log",
+        shell:
+            "smtbench bench decode -f {input.ini} --input {input.src} --reference {input.ref} -s {params.stack} "
+            "--sentences {params.sentences} --repeats 1 --nbest 2 --outputs {params.outputs} --out {output} 2> {log}"
+
+    rule moses_training_report:
+        input:
+            fidelity=rules.moses_training_fidelity.output,
+            ours=rules.moses_training_decode.output,
+            oracle=rules.moses_decode_normal.output,
+        output:
+            expand(f"{OUT}/tables/moses_training.{{ext}}", ext=["csv", "md"]),
+            metrics=f"{OUT}/metrics/moses_training.csv",
+        shell:
+            "smtbench report moses-training --fidelity {input.fidelity} --ours {input.ours} --oracle {input.oracle} "
+            "--table {OUT}/tables/moses_training --metrics {output.metrics}"
