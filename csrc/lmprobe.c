@@ -352,7 +352,10 @@ static int score_sequential(const sb_lm *m, const uint32_t *tok, uint64_t n, flo
  * A successor that needs more context than its unfinished predecessor has published waits
  * (its STEP does nothing); a successor that finishes its walk before its predecessor hands its
  * pending score over, and the predecessor charges the back-offs when it finishes. */
-enum { RING = 1024 }; /* >= 2 * Q * (order + 1) positions in flight; checked */
+enum { RING = 1024 }; /* stream positions whose state is kept; the dispatcher never runs further than
+                       * RING - 2 positions ahead of the oldest query still in flight (see score_automata), so a
+                       * long run of queries that finish at once (unknown words) cannot overwrite the state a
+                       * waiting query still needs, whatever the run's length */
 
 typedef struct {
     uint64_t tag;      /* stream position + 1 that owns this slot (0 = none) */
@@ -474,14 +477,23 @@ static int score_automata(const sb_lm *m, const uint32_t *tok, uint64_t n, int Q
     int busy = 0, cur = 0, rc = SB_OK;
     /* a stream that does not start with a sentence mark starts from <s> anyway */
     int have_start = 0;
+    uint64_t oldest = 0; /* a lower bound of the oldest in-flight query's position */
     for (;;) {
         automaton_t *a = &aq[cur];
         if (a->busy) {
             if (step(&c, a)) busy--;
         }
         while (!a->busy && next < n) {
+            /* stay within RING - 2 positions of the oldest query in flight (its predecessor's state and
+             * every pending hand-over between must survive); refresh the bound only when it binds */
+            if (busy && next - oldest >= RING - 2) {
+                oldest = next;
+                for (int i = 0; i < Q; i++)
+                    if (aq[i].busy && aq[i].pos < oldest) oldest = aq[i].pos;
+                if (next - oldest >= RING - 2) break;  /* let the queue drain a little */
+            }
             /* assign the next query, publishing <s> states for the sentence marks passed on the way */
-            while (next < n && (tok[next] & SB_LM_SENTENCE_MARK)) {
+            if (tok[next] & SB_LM_SENTENCE_MARK) {  /* one mark at a time, each under the bound above */
                 hist_t *h = &hist[next % RING];
                 if (h->tag && !h->done) { rc = SB_EFULL; goto out; }
                 h->tag = next + 1;
@@ -491,8 +503,9 @@ static int score_automata(const sb_lm *m, const uint32_t *tok, uint64_t n, int Q
                 sent_start = next;
                 have_start = 1;
                 next++;
+                continue;
             }
-            if (next < n) {
+            {
                 if (!have_start) { rc = SB_EINVAL; goto out; }
                 hist_t *h = &hist[next % RING];
                 if ((h->tag && !h->done) || pend[next % RING].tag) { rc = SB_EFULL; goto out; }

@@ -359,3 +359,35 @@ def test_full_corpus_parity(order, tmp_path):
     lines = test.read_text(encoding="utf-8").split("\n")[:-1]
     lm, r = assert_parity(path, lines)
     assert r.length.max() == order
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_long_runs_never_outrun_the_automaton_ring(small_lm, data):
+    """Runs of words that finish on their first step (unknown words), <s>-like and independent-left words, longer
+    than the automaton ring (1,024 positions): every queue size gives the sequential path's scores, bit for bit
+    (issue: the dispatcher ran ahead of a waiting query and reused its predecessor's slot)."""
+    lm, km, vocab = small_lm
+    runs = st.tuples(st.sampled_from(["OOVWORD", "<unk>", "<s>", vocab[0], vocab[1]]), st.integers(1, 2600))
+    pieces = data.draw(st.lists(st.one_of(runs, st.sampled_from(vocab).map(lambda w: (w, 1))), min_size=1,
+                                max_size=6))
+    sent = " ".join(" ".join([w] * k) for w, k in pieces)
+    sents = [vocab[2] + " " + sent + " " + vocab[3], sent]
+    tokens = lm.encode(sents).tokens
+    seq = lm.score_stream(tokens, 0)
+    for q in (1, 2, 8, 16):
+        r = lm.score_stream(tokens, q)
+        assert r.logprob.tobytes() == seq.logprob.tobytes(), q
+        np.testing.assert_array_equal(r.length, seq.length)
+    ref_p, _ = kenlm_scores(km, sents)
+    np.testing.assert_allclose(seq.logprob, ref_p, atol=1e-4, rtol=0)
+
+
+def test_issue_reproducer_long_oov_run(small_lm):
+    lm, km, vocab = small_lm
+    for n in (1019, 1030, 5000):
+        sents = ["and " + "zzzoov " * n + "and the lord"]
+        tokens = lm.encode(sents).tokens
+        seq = lm.score_stream(tokens, 0)
+        for q in (1, 4, 8, 16):
+            assert lm.score_stream(tokens, q).logprob.tobytes() == seq.logprob.tobytes(), (n, q)
