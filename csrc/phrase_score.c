@@ -400,7 +400,7 @@ int sb_pscore_load_lex(sb_pscore *s, int which, int fd, uint64_t *err_line, char
     linereader r = {fd, malloc(CHUNK), CHUNK, 0, 0, 0};
     if (!r.buf) return SB_ENOMEM;
     int rc = SB_OK;
-    uint64_t lineno = 0;
+    uint64_t lineno = 0, entries = 0;
     size_t len;
     char *line;
     while ((line = next_line(&r, &len, &rc))) {
@@ -425,8 +425,14 @@ int sb_pscore_load_lex(sb_pscore *s, int which, int fd, uint64_t *err_line, char
         lexent *le = lex_slot(&s->lex, fid, eid, 1);
         if (!le) { rc = SB_ENOMEM; break; }
         if (which == SB_PSCORE_LEX_F2E) le->ef = p; else le->fe = p;
+        entries++;
     }
     free(r.buf);
+    if (!rc && entries == 0) {  /* every lexical weight would silently become LEX_MISSING */
+        seterr(err, errlen, "empty lex file (no `word word probability` line)");
+        rc = SB_EFORMAT;
+        lineno = 0;
+    }
     if (rc && err_line) *err_line = lineno;
     uint32_t id;
     if (sb_dict_find(s->fw, "NULL", 4, &id)) s->null_f = id;
@@ -682,6 +688,9 @@ static void *load_worker(void *arg) {
             char *le = nl ? nl : end;
             *le = 0;
             char *e;
+            if (memchr(p, '\0', (size_t)(le - p))) {   /* a NUL would silently cut the line short */
+                rc = SB_EFORMAT; msg = "a NUL byte inside the line"; break;
+            }
             char *t = trim(p, &e);
             if (*t) {
                 if (s->n1[w->t] == s->cap1 && (rc = spill1(s, w->t))) { msg = "writing a run failed"; break; }
@@ -1265,6 +1274,7 @@ int sb_pscore_stream_half(sb_pscore *s, int in_fd, int out_fd, int inverse, uint
     while ((line = next_line(&lr, &len, &rc))) {
         lineno++;
         char *e;
+        if (memchr(line, '\0', len)) { rc = SB_EFORMAT; msg = "a NUL byte inside the line"; break; }
         char *t = trim(line, &e);
         if (!*t) continue;
         if ((rc = parse_line(s, t, &r, &msg, inverse))) break;

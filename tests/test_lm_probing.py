@@ -338,6 +338,19 @@ def test_ppl_cli_bad_arpa(tmp_path, capsys):
     assert f"{bad}:19:" in capsys.readouterr().err
 
 
+def test_ppl_cli_empty_text(tmp_path, capsys):
+    """An empty text has no perplexity: a clear error, not `"perplexity": NaN`."""
+    from smtbench.cli import main
+
+    arpa = tmp_path / "toy.arpa"
+    arpa.write_text(TOY)
+    text = tmp_path / "empty.txt"
+    text.write_text("")
+    for backend in ("sequential", "automaton"):
+        assert main(["lm", "ppl", "--arpa", str(arpa), "--text", str(text), "--backend", backend]) == 2
+        assert "empty.txt: empty text" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("order", [3, 5])
 def test_full_corpus_parity(order, tmp_path):

@@ -111,7 +111,8 @@ def write_bad(path: Path, good: list[str], bad: str, at: int) -> None:
 
 
 @pytest.mark.parametrize("bad", ["a ||| b", "a ||| b ||| 0-x", "a ||| b ||| 3-0", " ||| b ||| 0-0",
-                                 "a ||| b ||| 0-0 ||| 1 ||| 2", "zzzunknownword ||| b ||| 0-0"])
+                                 "a ||| b ||| 0-0 ||| 1 ||| 2", "zzzunknownword ||| b ||| 0-0",
+                                 "a ||| b ||| 0-0\x00 1-1"])  # a NUL cutting the alignment short
 @pytest.mark.parametrize("threads", [1, 2])
 def test_malformed_extract_line_names_file_and_line(corpus, tmp_path, bad, threads):
     good = gzip.open(corpus / "extract.gz", "rt").read().splitlines()[:5000]
@@ -124,6 +125,17 @@ def test_malformed_extract_line_names_file_and_line(corpus, tmp_path, bad, threa
                        memory=1 << 20)
     assert not out.exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary files left behind
+
+
+def test_empty_lex_file_refused(corpus, tmp_path):
+    """An empty lex file would turn every lexical weight into LEX_MISSING: refused by every scorer."""
+    empty = tmp_path / "empty.e2f"
+    empty.write_text("\n")
+    with pytest.raises(S.PhraseFormatError, match=r"empty\.e2f: empty lex file"):
+        S.score_native(str(corpus / "extract.gz"), str(corpus / "lex.f2e"), str(empty), str(tmp_path / "o.gz"))
+    with pytest.raises(S.PhraseFormatError, match=r"empty\.e2f: empty lex file"):
+        S.score_pandas(str(corpus / "extract.gz"), str(corpus / "lex.f2e"), str(empty))
+    assert not (tmp_path / "o.gz").exists()
 
 
 def test_malformed_lex_line_names_file_and_line(corpus, tmp_path):

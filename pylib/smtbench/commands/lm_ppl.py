@@ -34,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
     scorer = backends.make(args.backend, model, queue_size=args.queue_size, **extra)
     with open_text(args.text) as fh:
         text = backends.encode_lines(model, (line.rstrip("\n") for line in fh))
+    if text.sentences == 0:
+        raise ValueError(f"{args.text}: empty text (no line to score)")
     scores = scorer.score_stream(text.tokens)
     out = {"arpa": args.arpa, "text": args.text, "backend": args.backend,
            "queue_size": getattr(scorer, "queue_size", None), "order": model.order,

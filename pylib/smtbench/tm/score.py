@@ -157,7 +157,8 @@ def score_native(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, out:
 
         def fail(rc: int, path: str, what: str) -> None:
             if rc == lib.SB_EFORMAT:
-                raise PhraseFormatError(f"{path}:{line[0]}: {ffi.string(err).decode(errors='replace')}")
+                where = f"{path}:{line[0]}" if line[0] else path
+                raise PhraseFormatError(f"{where}: {ffi.string(err).decode(errors='replace')}")
             check(rc, f"{what} {path}")
 
         for which, path in ((lib.SB_PSCORE_LEX_F2E, lex_f2e), (lib.SB_PSCORE_LEX_E2F, lex_e2f)):
@@ -206,6 +207,8 @@ def read_lex(path: str, which: str) -> dict[tuple[str, str], float]:
                 table[parts[1], parts[0]] = w
             else:
                 table[parts[0], parts[1]] = w
+    if not table:
+        raise PhraseFormatError(f"{path}: empty lex file (no `word word probability` line)")
     return table
 
 
@@ -439,7 +442,8 @@ def score_sortpipe(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, o
             with _input_fd(path) as fd:
                 rc = lib.sb_pscore_load_lex(s, which, fd, line, err, 512)
             if rc == lib.SB_EFORMAT:
-                raise PhraseFormatError(f"{path}:{line[0]}: {ffi.string(err).decode()}")
+                where = f"{path}:{line[0]}" if line[0] else path
+                raise PhraseFormatError(f"{where}: {ffi.string(err).decode()}")
             check(rc, f"loading {path}")
         for inp, half, inverse in ((extract, t / "half.f2e", 0), (extract_inv, t / "half.e2f.unsorted", 1)):
             proc = _sort_cmd(inp, memory, td, sort_parallel)
