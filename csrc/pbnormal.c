@@ -64,34 +64,19 @@ void sb_pb_pool_put(sb_pb_pool *p, sb_pb_hyp *h) {
 }
 
 /* ---------------------------------------------------------------- stacks (Moses2 HypothesisColl) */
-typedef struct {
-    sb_pb_hyp **h;
-    int n, cap;
-    uint32_t *slot;     /* index + 1 into h; 0 empty */
-    uint64_t slots;
-    double best, worst;
-} pbstack_t;
-
-typedef struct {
-    const sb_pb_normal_opts *o;
-    sb_pb_pool *pool;
-    sb_pb_counters *c;
-    int nbest;
-} ctx_t;
-
-static void stack_free(pbstack_t *s) {
+void sb_pb_stack_free(sb_pb_stack *s) {
     free(s->h);
     free(s->slot);
 }
 
-static void stack_reset(pbstack_t *s) {
+void sb_pb_stack_reset(sb_pb_stack *s) {
     s->n = 0;
     if (s->slot) memset(s->slot, 0, s->slots * sizeof(uint32_t));
     s->best = -INFINITY;
     s->worst = INFINITY;
 }
 
-static int stack_rehash(pbstack_t *s, uint64_t slots, int forward) {
+static int stack_rehash(sb_pb_stack *s, uint64_t slots, int forward) {
     if (slots != s->slots) {
         uint32_t *slot = calloc(slots, sizeof(uint32_t));
         if (!slot) return SB_ENOMEM;
@@ -116,23 +101,23 @@ static int by_total(const void *a, const void *b) {
 }
 
 /* sort best first and keep `keep` (Moses2 SortHypos + the cut) */
-static int stack_cut(pbstack_t *s, int keep, ctx_t *x) {
-    qsort(s->h, (size_t)s->n, sizeof *s->h, by_total);
+int sb_pb_stack_cut(sb_pb_stack *s, int keep, sb_pb_stack_ctx *x) {
+    if (s->n > 1) qsort(s->h, (size_t)s->n, sizeof *s->h, by_total);
     if (s->n > keep) {
         for (int i = keep; i < s->n; i++) sb_pb_pool_put(x->pool, s->h[i]);
         x->c->pruned += (uint64_t)(s->n - keep);
         s->n = keep;
     }
-    return stack_rehash(s, s->slots, x->o->recombine_forward);
+    return stack_rehash(s, s->slots, x->recombine_forward);
 }
 
-static int stack_add(pbstack_t *s, sb_pb_hyp *h, ctx_t *x) {
-    const int max = x->o->stack_size;
-    int fw = x->o->recombine_forward;
+int sb_pb_stack_add(sb_pb_stack *s, sb_pb_hyp *h, sb_pb_stack_ctx *x) {
+    const int max = x->stack_size;
+    int fw = x->recombine_forward;
     if (s->n > 2 * max) {
         qsort(s->h, (size_t)s->n, sizeof *s->h, by_total);
         s->worst = s->h[max - 1]->total;
-        int rc = stack_cut(s, max, x);
+        int rc = sb_pb_stack_cut(s, max, x);
         if (rc != SB_OK) return rc;
     }
     double fut = h->total;
@@ -192,7 +177,7 @@ static int stack_add(pbstack_t *s, sb_pb_hyp *h, ctx_t *x) {
     if (added) {
         if (fut > s->best) {
             s->best = fut;
-            if (s->best + x->o->beam_width > s->worst) s->worst = s->best + x->o->beam_width;
+            if (s->best + x->beam_width > s->worst) s->worst = s->best + x->beam_width;
         } else if (s->n <= max && fut < s->worst) {
             s->worst = fut;
         }
@@ -410,18 +395,18 @@ int sb_pb_decode_normal(const sb_pb_model *m, const char *text, size_t len, cons
     if (rc != SB_OK) return rc;
     const int n = s->n;
     sb_pb_pool *pool = sb_pb_pool_new();
-    pbstack_t *stacks = calloc((size_t)n + 1, sizeof *stacks);
+    sb_pb_stack *stacks = calloc((size_t)n + 1, sizeof *stacks);
     if (!pool || !stacks) { rc = SB_ENOMEM; goto done; }
-    for (int i = 0; i <= n; i++) stack_reset(&stacks[i]);
-    ctx_t x = {o, pool, counters, o->nbest > 0};
+    for (int i = 0; i <= n; i++) sb_pb_stack_reset(&stacks[i]);
+    sb_pb_stack_ctx x = {o->stack_size, o->beam_width, o->recombine_forward, pool, counters, o->nbest > 0};
     sb_pb_hyp *init = sb_pb_pool_get(pool);
     if (!init) { rc = SB_ENOMEM; goto done; }
     sb_pb_hyp_init(s, init);
-    rc = stack_add(&stacks[0], init, &x);
+    rc = sb_pb_stack_add(&stacks[0], init, &x);
     const int maxlen = SB_PB_MAX_PHRASE;
     for (int k = 0; k < n && rc == SB_OK; k++) {
-        pbstack_t *st = &stacks[k];
-        rc = stack_cut(st, o->stack_size, &x);
+        sb_pb_stack *st = &stacks[k];
+        rc = sb_pb_stack_cut(st, o->stack_size, &x);
         if (rc != SB_OK) break;
         counters->expanded += (uint64_t)st->n;
         int *gaps = malloc((size_t)(st->n ? st->n : 1) * sizeof(int));
@@ -443,7 +428,7 @@ int sb_pb_decode_normal(const sb_pb_model *m, const char *text, size_t len, cons
                     uint64_t cov[SB_PB_COVW];
                     for (int w = 0; w < SB_PB_COVW; w++) cov[w] = h->cov[w] | mask[w];
                     double est = sb_pb_estimate(s, cov);
-                    pbstack_t *ds = &stacks[dest];
+                    sb_pb_stack *ds = &stacks[dest];
                     for (int t = 0; t < sp->n; t++) {
                         /* exact shortcut: when no pruning is pending in the destination stack, a hypothesis
                          * whose upper bound is below the stack's worst score would be discarded on arrival */
@@ -457,7 +442,7 @@ int sb_pb_decode_normal(const sb_pb_model *m, const char *text, size_t len, cons
                         if (!nh) { rc = SB_ENOMEM; break; }
                         sb_pb_extend(s, h, &sp->opt[t], a, b, est, nh);
                         counters->created++;
-                        rc = stack_add(&stacks[dest], nh, &x);
+                        rc = sb_pb_stack_add(&stacks[dest], nh, &x);
                         if (rc != SB_OK) break;
                     }
                 }
@@ -466,13 +451,13 @@ int sb_pb_decode_normal(const sb_pb_model *m, const char *text, size_t len, cons
         free(gaps);
     }
     if (rc == SB_OK) {
-        pbstack_t *last = &stacks[n];
-        rc = stack_cut(last, o->stack_size, &x);
+        sb_pb_stack *last = &stacks[n];
+        rc = sb_pb_stack_cut(last, o->stack_size, &x);
         if (rc == SB_OK) rc = sb_pb_make_result(s, last->h, last->n, o->nbest, out);
     }
 done:
     if (stacks) {
-        for (int i = 0; i <= n; i++) stack_free(&stacks[i]);
+        for (int i = 0; i <= n; i++) sb_pb_stack_free(&stacks[i]);
         free(stacks);
     }
     sb_pb_pool_free(pool);

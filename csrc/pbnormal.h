@@ -48,6 +48,27 @@ sb_pb_pool *sb_pb_pool_new(void);
 void sb_pb_pool_free(sb_pb_pool *p);
 sb_pb_hyp *sb_pb_pool_get(sb_pb_pool *p);
 void sb_pb_pool_put(sb_pb_pool *p, sb_pb_hyp *h);   /* h and its arcs */
+/* A stack (Moses2's HypothesisColl): recombination by state, cut to twice the size, beam bookkeeping. */
+typedef struct {
+    sb_pb_hyp **h;
+    int n, cap;
+    uint32_t *slot;     /* index + 1 into h; 0 empty */
+    uint64_t slots;
+    double best, worst;
+} sb_pb_stack;
+typedef struct {
+    int stack_size;
+    double beam_width;
+    int recombine_forward;
+    sb_pb_pool *pool;
+    sb_pb_counters *c;
+    int nbest;          /* keep recombined hypotheses as arcs */
+} sb_pb_stack_ctx;
+void sb_pb_stack_reset(sb_pb_stack *s);
+void sb_pb_stack_free(sb_pb_stack *s);
+int sb_pb_stack_add(sb_pb_stack *s, sb_pb_hyp *h, sb_pb_stack_ctx *x);
+/* sort best first (score + future cost; ties by creation order) and keep `keep` */
+int sb_pb_stack_cut(sb_pb_stack *s, int keep, sb_pb_stack_ctx *x);
 /* Build a result from the complete hypotheses `finals` (n of them, any order). */
 int sb_pb_make_result(const sb_pb_sentence *s, sb_pb_hyp **finals, int n, int nbest, sb_pb_result **out);
 

@@ -35,10 +35,30 @@ def compile_flags() -> list[str]:
     return flags
 
 
+_INCLUDE = re.compile(r'^#include "([^"]+\.h)"', re.M)
+
+
 def headers() -> list[Path]:
-    """Headers with a CFFI block, common.h first so later blocks may use its types."""
-    hs = sorted(CSRC.glob("*.h"), key=lambda p: (p.name != "common.h", p.name))
-    return [h for h in hs if _BLOCK.search(h.read_text())]
+    """Headers with a CFFI block, each after the headers it includes (so its block may use their types); ties
+    by name."""
+    by_name = {p.name: p for p in sorted(CSRC.glob("*.h"))}
+    order: list[Path] = []
+    state: dict[str, int] = {}
+
+    def visit(name: str) -> None:
+        if state.get(name) == 2 or name not in by_name:
+            return
+        if state.get(name) == 1:
+            raise RuntimeError(f"csrc: #include cycle through {name}")
+        state[name] = 1
+        for dep in sorted(_INCLUDE.findall(by_name[name].read_text())):
+            visit(dep)
+        state[name] = 2
+        order.append(by_name[name])
+
+    for name in sorted(by_name, key=lambda n: (n != "common.h", n)):
+        visit(name)
+    return [h for h in order if _BLOCK.search(h.read_text())]
 
 
 def cdefs(paths: list[Path]) -> str:

@@ -1,0 +1,343 @@
+/* pbcube.c - see pbcube.h. */
+#include "pbcube.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    sb_pb_hyp **hyps;        /* the ministack's hypotheses, sorted and cut */
+    int nh;
+    const sb_pb_option *opt; /* the span's options, best stand-alone score first */
+    int nt;
+    int start, end;
+    double est;              /* future cost of the new coverage */
+} edge_t;
+
+typedef struct {
+    sb_pb_hyp *hyp;
+    uint32_t edge;
+    uint16_t hi, ti;
+} item_t;
+
+typedef struct {            /* a ministack of the stack being built */
+    uint64_t cov[SB_PB_COVW];
+    int end;
+    sb_pb_stack st;
+} mini_t;
+
+typedef struct {
+    /* edges per destination cardinality */
+    edge_t **edges;
+    int *nedges, *capedges;
+    /* the stack being built: ministacks + index */
+    mini_t *mini;
+    int nmini, capmini;
+    uint32_t *mslot;
+    uint64_t mslots;
+    /* queue */
+    item_t *heap;
+    int nheap, capheap;
+    /* seen (edge, hi, ti) */
+    uint64_t *seen;
+    uint64_t seen_slots, nseen;
+} cube_t;
+
+static int heap_push(cube_t *c, item_t it) {
+    if (c->nheap == c->capheap) {
+        int cap = c->capheap ? c->capheap * 2 : 1024;
+        item_t *h = realloc(c->heap, (size_t)cap * sizeof *h);
+        if (!h) return SB_ENOMEM;
+        c->heap = h;
+        c->capheap = cap;
+    }
+    int i = c->nheap++;
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        const sb_pb_hyp *a = c->heap[p].hyp, *b = it.hyp;
+        if (a->total > b->total || (a->total == b->total && a->id < b->id)) break;
+        c->heap[i] = c->heap[p];
+        i = p;
+    }
+    c->heap[i] = it;
+    return SB_OK;
+}
+
+static item_t heap_pop(cube_t *c) {
+    item_t top = c->heap[0], last = c->heap[--c->nheap];
+    int i = 0;
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, best = i;
+        const sb_pb_hyp *bh = last.hyp;
+        if (l < c->nheap) {
+            const sb_pb_hyp *x = c->heap[l].hyp;
+            if (x->total > bh->total || (x->total == bh->total && x->id < bh->id)) { best = l; bh = x; }
+        }
+        if (r < c->nheap) {
+            const sb_pb_hyp *x = c->heap[r].hyp;
+            if (x->total > bh->total || (x->total == bh->total && x->id < bh->id)) best = r;
+        }
+        if (best == i) break;
+        c->heap[i] = c->heap[best];
+        i = best;
+    }
+    if (c->nheap) c->heap[i] = last;
+    return top;
+}
+
+static uint64_t mix(uint64_t x) {
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
+    return x;
+}
+
+/* 1 if (edge, hi, ti) was not seen yet (and marks it) */
+static int see(cube_t *c, uint32_t edge, int hi, int ti, int *rc) {
+    uint64_t key = ((uint64_t)edge << 32 | (uint64_t)hi << 16 | (uint64_t)ti) + 1;
+    if ((c->nseen + 1) * 2 > c->seen_slots) {
+        uint64_t slots = c->seen_slots ? c->seen_slots * 2 : 4096;
+        uint64_t *t = calloc(slots, sizeof *t);
+        if (!t) { *rc = SB_ENOMEM; return 0; }
+        for (uint64_t i = 0; i < c->seen_slots; i++) {
+            if (!c->seen[i]) continue;
+            uint64_t b = mix(c->seen[i]) & (slots - 1);
+            while (t[b]) b = (b + 1) & (slots - 1);
+            t[b] = c->seen[i];
+        }
+        free(c->seen);
+        c->seen = t;
+        c->seen_slots = slots;
+    }
+    uint64_t b = mix(key) & (c->seen_slots - 1);
+    while (c->seen[b]) {
+        if (c->seen[b] == key) return 0;
+        b = (b + 1) & (c->seen_slots - 1);
+    }
+    c->seen[b] = key;
+    c->nseen++;
+    return 1;
+}
+
+static uint64_t mini_hash(const uint64_t *cov, int end) {
+    uint64_t x = (uint64_t)end * 0x9E3779B97F4A7C15ULL;
+    for (int i = 0; i < SB_PB_COVW; i++) x = mix(x ^ cov[i]);
+    return x;
+}
+
+static int mini_rehash(cube_t *c, uint64_t slots) {
+    uint32_t *t = calloc(slots, sizeof *t);
+    if (!t) return SB_ENOMEM;
+    for (int i = 0; i < c->nmini; i++) {
+        uint64_t b = mini_hash(c->mini[i].cov, c->mini[i].end) & (slots - 1);
+        while (t[b]) b = (b + 1) & (slots - 1);
+        t[b] = (uint32_t)i + 1;
+    }
+    free(c->mslot);
+    c->mslot = t;
+    c->mslots = slots;
+    return SB_OK;
+}
+
+static sb_pb_stack *ministack(cube_t *c, const sb_pb_hyp *h, int *rc) {
+    if ((uint64_t)(c->nmini + 1) * 2 > c->mslots && (*rc = mini_rehash(c, c->mslots ? c->mslots * 2 : 256)))
+        return NULL;
+    uint64_t b = mini_hash(h->cov, h->end) & (c->mslots - 1);
+    while (c->mslot[b]) {
+        mini_t *m = &c->mini[c->mslot[b] - 1];
+        if (m->end == h->end && memcmp(m->cov, h->cov, sizeof m->cov) == 0) return &m->st;
+        b = (b + 1) & (c->mslots - 1);
+    }
+    if (c->nmini == c->capmini) {
+        int cap = c->capmini ? c->capmini * 2 : 64;
+        mini_t *x = realloc(c->mini, (size_t)cap * sizeof *x);
+        if (!x) { *rc = SB_ENOMEM; return NULL; }
+        /* the stacks' own arrays move with their structs: fine, nothing points into mini[] */
+        c->mini = x;
+        c->capmini = cap;
+    }
+    mini_t *m = &c->mini[c->nmini];
+    memcpy(m->cov, h->cov, sizeof m->cov);
+    m->end = h->end;
+    memset(&m->st, 0, sizeof m->st);
+    sb_pb_stack_reset(&m->st);
+    c->mslot[b] = (uint32_t)++c->nmini;
+    return &m->st;
+}
+
+static int add_edge(cube_t *c, int dest, edge_t e) {
+    if (c->nedges[dest] == c->capedges[dest]) {
+        int cap = c->capedges[dest] ? c->capedges[dest] * 2 : 64;
+        edge_t *x = realloc(c->edges[dest], (size_t)cap * sizeof *x);
+        if (!x) return SB_ENOMEM;
+        c->edges[dest] = x;
+        c->capedges[dest] = cap;
+    }
+    c->edges[dest][c->nedges[dest]++] = e;
+    return SB_OK;
+}
+
+/* after the stack of `k` covered words is complete: cut its ministacks, make the edges they lead to */
+static int post_decode(const sb_pb_sentence *s, cube_t *c, sb_pb_stack_ctx *x, int distortion_limit) {
+    const int n = s->n;
+    int rc = SB_OK;
+    for (int mi = 0; mi < c->nmini && rc == SB_OK; mi++) {
+        mini_t *m = &c->mini[mi];
+        if ((rc = sb_pb_stack_cut(&m->st, x->stack_size, x))) break;
+        if (!m->st.n) continue;
+        /* the cut hypotheses must outlive this stack: hand the array over to the edges */
+        sb_pb_hyp **hyps = malloc((size_t)m->st.n * sizeof *hyps);
+        if (!hyps) return SB_ENOMEM;
+        memcpy(hyps, m->st.h, (size_t)m->st.n * sizeof *hyps);
+        const sb_pb_hyp *h0 = hyps[0];
+        int gap = sb_pb_first_gap(s, h0->cov);
+        int used = 0;
+        for (int a = gap; a < n && rc == SB_OK; a++) {
+            uint64_t mask[SB_PB_COVW] = {0};
+            for (int b = a; b < n && b - a < SB_PB_MAX_PHRASE; b++) {
+                sb_pb_cov_set(mask, b);
+                const sb_pb_span *sp = &s->spans[a * SB_PB_MAX_PHRASE + (b - a)];
+                if (!sp->n) continue;
+                uint64_t overlap = 0;
+                for (int w = 0; w < SB_PB_COVW; w++) overlap |= h0->cov[w] & mask[w];
+                if (overlap) break;  /* longer spans from a overlap too */
+                if (!sb_pb_distortion_ok(h0, a, b, gap, distortion_limit)) continue;
+                uint64_t cov[SB_PB_COVW];
+                for (int w = 0; w < SB_PB_COVW; w++) cov[w] = h0->cov[w] | mask[w];
+                edge_t e = {hyps, m->st.n, sp->opt, sp->n, a, b, sb_pb_estimate(s, cov)};
+                int dest = h0->ncov + (b - a + 1);
+                if ((rc = add_edge(c, dest, e))) break;
+                used = 1;
+            }
+        }
+        if (!used) free(hyps);
+        else {
+            /* remember the array so it is freed at the end: chain it through the edges' owner list */
+            if ((rc = add_edge(c, 0, (edge_t){hyps, 0, NULL, 0, -1, -1, 0}))) break;
+        }
+    }
+    return rc;
+}
+
+static sb_pb_hyp *create(const sb_pb_sentence *s, const edge_t *e, int hi, int ti, sb_pb_pool *pool,
+                         sb_pb_counters *cnt) {
+    sb_pb_hyp *h = sb_pb_pool_get(pool);
+    if (!h) return NULL;
+    sb_pb_extend(s, e->hyps[hi], &e->opt[ti], e->start, e->end, e->est, h);
+    cnt->created++;
+    return h;
+}
+
+int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *o,
+                      sb_pb_result **out, sb_pb_counters *counters) {
+    *out = NULL;
+    memset(counters, 0, sizeof *counters);
+    if (o->pop_limit < 1 || o->stack_size < 1 || o->nbest < 0 || isnan(o->beam_width) || o->beam_width > 0)
+        return SB_EINVAL;
+    sb_pb_sentence *s;
+    int rc = sb_pb_sentence_new(m, text, len, &s);
+    if (rc != SB_OK) return rc;
+    const int n = s->n;
+    cube_t c;
+    memset(&c, 0, sizeof c);
+    sb_pb_pool *pool = sb_pb_pool_new();
+    c.edges = calloc((size_t)n + 1, sizeof *c.edges);
+    c.nedges = calloc((size_t)n + 1, sizeof *c.nedges);
+    c.capedges = calloc((size_t)n + 1, sizeof *c.capedges);
+    sb_pb_hyp **finals = NULL;
+    if (!pool || !c.edges || !c.nedges || !c.capedges) { rc = SB_ENOMEM; goto done; }
+    sb_pb_stack_ctx x = {o->stack_size, o->beam_width, o->recombine_forward, pool, counters, o->nbest > 0};
+    sb_pb_hyp *init = sb_pb_pool_get(pool);
+    if (!init) { rc = SB_ENOMEM; goto done; }
+    sb_pb_hyp_init(s, init);
+    {
+        sb_pb_stack *st = ministack(&c, init, &rc);
+        if (!st) goto done;
+        if ((rc = sb_pb_stack_add(st, init, &x))) goto done;
+    }
+    if ((rc = post_decode(s, &c, &x, o->distortion_limit))) goto done;
+    for (int k = 1; k <= n; k++) {
+        /* clear: ministacks of the previous stack live on through their edges' arrays */
+        for (int i = 0; i < c.nmini; i++) sb_pb_stack_free(&c.mini[i].st);
+        c.nmini = 0;
+        if (c.mslot) memset(c.mslot, 0, c.mslots * sizeof *c.mslot);
+        for (int i = 0; i < c.nheap; i++) sb_pb_pool_put(pool, c.heap[i].hyp);
+        c.nheap = 0;
+        if (c.seen) memset(c.seen, 0, c.seen_slots * sizeof *c.seen);
+        c.nseen = 0;
+        const edge_t *edges = c.edges[k];
+        for (int ei = 0; ei < c.nedges[k] && rc == SB_OK; ei++) {
+            sb_pb_hyp *h = create(s, &edges[ei], 0, 0, pool, counters);
+            if (!h) { rc = SB_ENOMEM; break; }
+            see(&c, (uint32_t)ei, 0, 0, &rc);
+            if (rc == SB_OK) rc = heap_push(&c, (item_t){h, (uint32_t)ei, 0, 0});
+        }
+        int pops = 0;
+        while (rc == SB_OK && c.nheap && pops < o->pop_limit) {
+            item_t it = heap_pop(&c);
+            sb_pb_stack *st = ministack(&c, it.hyp, &rc);
+            if (!st) break;
+            if ((rc = sb_pb_stack_add(st, it.hyp, &x))) break;
+            const edge_t *e = &edges[it.edge];
+            if (it.hi + 1 < e->nh && see(&c, it.edge, it.hi + 1, it.ti, &rc)) {
+                sb_pb_hyp *h = create(s, e, it.hi + 1, it.ti, pool, counters);
+                if (!h) { rc = SB_ENOMEM; break; }
+                if ((rc = heap_push(&c, (item_t){h, it.edge, (uint16_t)(it.hi + 1), it.ti}))) break;
+            }
+            if (rc) break;
+            if (it.ti + 1 < e->nt && see(&c, it.edge, it.hi, it.ti + 1, &rc)) {
+                sb_pb_hyp *h = create(s, e, it.hi, it.ti + 1, pool, counters);
+                if (!h) { rc = SB_ENOMEM; break; }
+                if ((rc = heap_push(&c, (item_t){h, it.edge, it.hi, (uint16_t)(it.ti + 1)}))) break;
+            }
+            pops++;
+        }
+        if (rc) break;
+        counters->expanded += (uint64_t)pops;
+        if (k < n && (rc = post_decode(s, &c, &x, o->distortion_limit))) break;
+    }
+    if (rc == SB_OK) {
+        /* the last stack: every ministack cut, all their hypotheses are the n-best's starting points */
+        int total = 0;
+        for (int i = 0; i < c.nmini && rc == SB_OK; i++) {
+            rc = sb_pb_stack_cut(&c.mini[i].st, o->stack_size, &x);
+            total += c.mini[i].st.n;
+        }
+        if (rc == SB_OK) {
+            finals = malloc((size_t)(total ? total : 1) * sizeof *finals);
+            if (!finals) rc = SB_ENOMEM;
+        }
+        if (rc == SB_OK) {
+            int f = 0;
+            for (int i = 0; i < c.nmini; i++)
+                for (int j = 0; j < c.mini[i].st.n; j++) finals[f++] = c.mini[i].st.h[j];
+            /* best first, as the result wants its first entry to be the 1-best */
+            for (int i = 1; i < f; i++) {
+                sb_pb_hyp *t = finals[i];
+                int j = i - 1;
+                while (j >= 0 && (finals[j]->total < t->total ||
+                                  (finals[j]->total == t->total && finals[j]->id > t->id))) {
+                    finals[j + 1] = finals[j];
+                    j--;
+                }
+                finals[j + 1] = t;
+            }
+            rc = sb_pb_make_result(s, finals, f, o->nbest, out);
+        }
+    }
+done:
+    free(finals);
+    if (c.edges) {
+        for (int i = 0; i < c.nedges[0]; i++) free(c.edges[0][i].hyps);
+        for (int k = 0; k <= n; k++) free(c.edges[k]);
+    }
+    free(c.edges);
+    free(c.nedges);
+    free(c.capedges);
+    for (int i = 0; i < c.nmini; i++) sb_pb_stack_free(&c.mini[i].st);
+    free(c.mini);
+    free(c.mslot);
+    free(c.heap);
+    free(c.seen);
+    sb_pb_pool_free(pool);
+    sb_pb_sentence_free(s);
+    return rc;
+}

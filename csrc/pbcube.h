@@ -1,0 +1,27 @@
+/* pbcube.h - cube pruning over the phrase-based model (pbmodel.h), as Moses2 implements it
+ * (moses2/PhraseBased/CubePruningMiniStack/{Search,Misc,Stack}.cpp): one stack per number of covered
+ * source words, made of "ministacks" keyed by (coverage, end of the last source phrase), each a Moses2
+ * HypothesisColl cut to the stack size -s; after a stack is complete, every ministack x every source span it
+ * may extend becomes a cube edge (its hypotheses sorted and cut, the span's options sorted best first) of the
+ * stack its coverage leads to; a stack is then built by one priority queue of items over its edges: each
+ * edge's corner (0, 0), then up to pop-limit pops, each popped hypothesis entering its ministack and pushing
+ * its two neighbours (next hypothesis, next option) if not seen. Items are scored in full when created. */
+#ifndef SMTBENCH_PBCUBE_H
+#define SMTBENCH_PBCUBE_H
+
+#include "pbnormal.h"
+
+/* CFFI-BEGIN */
+typedef struct {
+    int pop_limit;           /* Moses -cube-pruning-pop-limit (Moses2 default 1000) */
+    int stack_size;          /* Moses -s, per ministack (200) */
+    double beam_width;       /* ln of the beam threshold; -inf: none */
+    int distortion_limit;    /* < 0: none */
+    int nbest;
+    int recombine_forward;
+} sb_pb_cube_opts;
+int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *opts,
+                      sb_pb_result **out, sb_pb_counters *counters);
+/* CFFI-END */
+
+#endif

@@ -1,0 +1,37 @@
+"""`smtbench decode cube`: Moses2's cube pruning (-search-algorithm 1) on a Moses model."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    from ..decode.cli import add_io_args, add_model_args
+
+    p = groups["decode"].add_parser(
+        "cube", help="Moses2's cube pruning (-search-algorithm 1): ministacks by (coverage, last end)",
+        description="Stacks by number of covered words, each made of ministacks keyed by (coverage, end of the last "
+                    "source phrase); one queue of items per stack over cube edges (ministack x span x sorted "
+                    "options); items scored in full when created; pop limit per stack; -s per ministack.")
+    add_model_args(p)
+    p.add_argument("--pop-limit", type=int, default=1000, help="Moses -cube-pruning-pop-limit (Moses2: 1000)")
+    p.add_argument("-s", "--stack-size", type=int, default=200, help="hypotheses kept per ministack (Moses -s; 200)")
+    p.add_argument("-b", "--beam-threshold", type=float, default=1e-5,
+                   help="Moses' beam threshold, a probability ratio (1e-5; 0 = none)")
+    p.add_argument("--distortion-limit", type=int, default=None,
+                   help="Moses' distortion limit (default: the ini's, else 6; negative = none)")
+    p.add_argument("--recombine-forward", action="store_true",
+                   help="keep apart hypotheses whose previous pair's forward reordering scores differ")
+    add_io_args(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..decode.cli import run_decoder
+    from ..decode.cube import CubeDecoder
+
+    def make(model, nbest):
+        return CubeDecoder(model, pop_limit=args.pop_limit, stack_size=args.stack_size,
+                           beam_threshold=args.beam_threshold, distortion_limit=args.distortion_limit, nbest=nbest,
+                           recombine_forward=args.recombine_forward)
+
+    return run_decoder(args, make, {"search": "cube", "pop_limit": args.pop_limit, "stack_size": args.stack_size})

@@ -1,0 +1,54 @@
+"""Moses2's cube pruning, checked live against Moses2's own cube-pruning run (pop limit 400, -s 400) and the
+independent derivation scorer."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ORACLE = Path(__file__).resolve().parents[2] / "shared" / "oracles" / "moses-bible-dev"
+pytestmark = pytest.mark.skipif(not (ORACLE / "moses.ini").exists(), reason="Moses oracle not present")
+N = 40
+
+
+@pytest.fixture(scope="module")
+def model():
+    import os
+
+    from smtbench.decode.model import PhraseModel
+    cwd = os.getcwd()
+    os.chdir(ORACLE)
+    try:
+        return PhraseModel("moses.ini")
+    finally:
+        os.chdir(cwd)
+
+
+def test_cube_matches_moses2(model) -> None:
+    from smtbench.decode.cube import CubeDecoder
+    src = (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()
+    ref = (ORACLE / "m2-cube400.1best").read_text(encoding="utf-8").splitlines()
+    scores = [float(x) for x in (ORACLE / "m2-cube400.1best-score").read_text().split()]
+    dec = CubeDecoder(model, pop_limit=400, stack_size=400)
+    for i in range(N):
+        best = dec.translate(src[i]).best
+        assert best.text == ref[i].strip(), i
+        assert best.total == pytest.approx(scores[i], abs=1.5e-3), i
+
+
+def test_cube_nbest_rescores_and_edges(model) -> None:
+    from smtbench.decode.cube import CubeDecoder
+    from smtbench.decode.derivation import DerivationScorer, parse_segmentation
+    src = (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()[:2]
+    dec = CubeDecoder(model, pop_limit=50, stack_size=50, nbest=5)
+    scorer = DerivationScorer(model.config, src)
+    for sid, line in enumerate(src):
+        tr = dec.translate(line)
+        assert len(tr.entries) == 5
+        for e in tr.entries:
+            got = scorer.score(sid, parse_segmentation(e.segmentation))
+            assert got.total == pytest.approx(e.total, abs=1e-4)
+    assert dec.translate("").best.text == ""
+    assert dec.translate("qqzx").best.text == "qqzx"
+    with pytest.raises(ValueError, match="--pop-limit 0"):
+        CubeDecoder(model, pop_limit=0)
