@@ -6,7 +6,7 @@ MD = P.get("moses_decode")
 MD_ORACLE = "../shared/oracles/moses-bible-dev"
 
 if MD:
-    ALL += [f"{OUT}/tables/moses_decode_normal.md"]
+    ALL += [f"{OUT}/tables/moses_decode_normal.md", f"{OUT}/tables/moses_decode_cube.md"]
     METRICS.append(f"{OUT}/metrics/moses_decode.csv")
 
     rule moses_decode_normal:
@@ -33,12 +33,38 @@ if MD:
             "--oracle {params.oracle} -s {params.stack} --sentences {params.sentences} --repeats {params.repeats} "
             "--outputs {params.outputs} --out {output} 2> {log}"
 
+    rule moses_decode_cube:
+        """Cube pruning at Moses2's oracle setting (pop limit MD['cube']['pop_limit'], -s ...)."""
+        input:
+            BUILD,
+            ini=f"{MD_ORACLE}/moses.ini",
+            src=f"{MD_ORACLE}/dev.es",
+            ref=f"{MD_ORACLE}/dev.en",
+        output:
+            f"{OUT}/raw/moses_decode/cube.jsonl",
+        params:
+            pop=MD["cube"]["pop_limit"],
+            stack=MD["cube"]["stack_size"],
+            sentences=MD["sentences"],
+            repeats=MD["repeats"],
+            outputs=f"{OUT}/raw/moses_decode/cube-outputs",
+            oracle=f"{MD_ORACLE}/m2-cube400",
+        resources:
+            bench=1,
+        log:
+            f"{OUT}/logs/moses_decode/cube.log",
+        shell:
+            "smtbench bench decode -f {input.ini} --search cube --pop-limit {params.pop} --input {input.src} "
+            "--reference {input.ref} --oracle {params.oracle} -s {params.stack} --sentences {params.sentences} "
+            "--repeats {params.repeats} --outputs {params.outputs} --out {output} 2> {log}"
+
     rule moses_decode_report:
         input:
-            rules.moses_decode_normal.output,
+            normal=rules.moses_decode_normal.output,
+            cube=rules.moses_decode_cube.output,
         output:
-            expand(f"{OUT}/tables/moses_decode_normal.{{ext}}", ext=["csv", "md"]),
+            expand(f"{OUT}/tables/moses_decode_{{t}}.{{ext}}", t=["normal", "cube"], ext=["csv", "md"]),
             metrics=f"{OUT}/metrics/moses_decode.csv",
         shell:
-            "smtbench report moses-decode --rows {input} --table {OUT}/tables/moses_decode_normal "
-            "--metrics {output.metrics}"
+            "smtbench report moses-decode --rows {input.normal} --table {OUT}/tables/moses_decode_normal "
+            "--cube-rows {input.cube} --cube-table {OUT}/tables/moses_decode_cube --metrics {output.metrics}"

@@ -13,8 +13,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                     "ours >= theirs - 1e-3, BLEU), then --repeats timed passes without n-best (as the oracle's "
                     "quiet timings), each checked to give the same 1-best.")
     p.add_argument("-f", "--config", required=True, help="moses.ini")
-    p.add_argument("--search", choices=["normal"], default="normal")
+    p.add_argument("--search", choices=["normal", "cube"], default="normal")
     p.add_argument("-s", "--stack-size", type=int, default=200)
+    p.add_argument("--pop-limit", type=int, default=1000, help="cube pruning's pop limit")
     p.add_argument("--input", required=True, help="source sentences")
     p.add_argument("--reference", required=True, help="reference translations (for BLEU)")
     p.add_argument("--oracle", nargs="*", default=[], metavar="PREFIX",
@@ -36,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from ..decode.derivation import DerivationScorer, parse_segmentation
     from ..decode.model import PhraseModel
     from ..decode.nbest import printed_tolerance
+    from ..decode.cube import CubeDecoder
     from ..decode.normal import NormalDecoder, nbest_line
     from ..ioutil import atomic_open
 
@@ -52,10 +54,12 @@ def run(args: argparse.Namespace) -> int:
     words = sum(len(s.split()) for s in src)
     model = PhraseModel(args.config)
     config = {"search": args.search, "stack_size": args.stack_size, "sentences": n, "source_words": words,
-              "model": str(args.config)}
+              "model": str(args.config), "pop_limit": args.pop_limit if args.search == "cube" else None}
     outdir = Path(args.outputs)
 
     def decoder(nbest: int):
+        if args.search == "cube":
+            return CubeDecoder(model, pop_limit=args.pop_limit, stack_size=args.stack_size, nbest=nbest)
         return NormalDecoder(model, stack_size=args.stack_size, nbest=nbest)
 
     # correctness pass

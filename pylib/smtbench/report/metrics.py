@@ -175,8 +175,10 @@ def moses_decode(rows: pd.DataFrame) -> list[Record]:
     from another run."""
     out: list[Record] = []
     for _, q in rows[rows.kind == "quality"].iterrows():
-        key = f"{q.search}-s{int(q.stack_size)}-n{int(q.sentences)}"
-        for metric in ("m2-normal200_identical", "m2-normal200_score_ge", "nbest_rescore_mismatches", "output_sha"):
+        pop = q.get("pop_limit")
+        key = f"{q.search}-s{int(q.stack_size)}" + (f"-p{int(pop)}" if pd.notna(pop) else "") + f"-n{int(q.sentences)}"
+        for metric in ("m2-normal200_identical", "m2-normal200_score_ge", "m2-cube400_identical", "m2-cube400_score_ge",
+                       "nbest_rescore_mismatches", "output_sha"):
             if metric in q and pd.notna(q[metric]):
                 v = q[metric]
                 out.append(("moses_decode", key, metric, str(int(v)) if not isinstance(v, str) else v, "exact"))
