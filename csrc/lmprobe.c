@@ -558,3 +558,105 @@ int sb_lm_score_stream(const sb_lm *m, const uint32_t *tokens, uint64_t n_tokens
     *log10_sum = sum;
     return SB_OK;
 }
+
+/* ---- state-in/state-out batches (for decoders): n independent (state, word) queries ----
+ * queue_size 0: one FullScore after another; 1..SB_LM_MAX_QUEUE: Mokry's automaton queue over the batch,
+ * each automaton walking one query up its context with the next n-gram's bucket prefetched. Queries are
+ * independent, so no hand-over between automata is needed. Results equal sb_lm_score's, bit for bit. */
+typedef struct {
+    uint64_t i;          /* query */
+    uint64_t h;          /* hash of the words so far (KenLM's CombineWordHash chain) */
+    const entry_t *bucket;
+    const table_t *table;
+    float prob;
+    int k, indep, nlen, busy;
+} bq_t;
+
+static inline void bq_finish(const sb_lm_state *in, sb_lm_state *out, float prob, int nlen, float *p,
+                             uint8_t *len) {
+    for (int i = 1; i < out->length; i++) out->words[i] = in->words[i - 1];
+    for (int i = nlen - 1; i < in->length; i++) prob += in->backoff[i];
+    *p = prob;
+    if (len) *len = (uint8_t)nlen;
+}
+
+/* 1 when the query is finished; else the next lookup's bucket is prefetched */
+static inline int bq_advance(const sb_lm *m, bq_t *a, const sb_lm_state *in, sb_lm_state *out, float *probs,
+                             uint8_t *lengths) {
+    if (a->k == in->length || a->indep || a->k >= m->order - 1) {
+        bq_finish(in, out, a->prob, a->nlen, &probs[a->i], lengths ? &lengths[a->i] : NULL);
+        return 1;
+    }
+    a->h = combine(a->h, in->words[a->k]);
+    a->table = &m->t[a->k + 2];
+    a->bucket = &a->table->e[bucket_of(a->table, nonzero(a->h))];
+    SB_PREFETCH(a->bucket);
+    return 0;
+}
+
+static inline int bq_begin(const sb_lm *m, bq_t *a, uint64_t i, const sb_lm_state *in, uint32_t w,
+                           sb_lm_state *out, float *probs, uint8_t *lengths) {
+    if (w >= m->vocab) w = m->unk;
+    const unigram_t *u = &m->uni[w];
+    a->i = i;
+    a->prob = prob_of(u->prob);
+    a->indep = independent_left(u->prob);
+    a->nlen = 1;
+    a->k = 0;
+    a->h = w;
+    out->backoff[0] = u->backoff;
+    out->length = has_extension(u->backoff) ? 1 : 0;
+    out->words[0] = w;
+    return bq_advance(m, a, in, out, probs, lengths);
+}
+
+static inline int bq_step(const sb_lm *m, bq_t *a, const sb_lm_state *in, sb_lm_state *out, float *probs,
+                          uint8_t *lengths) {
+    const entry_t *e = find_from(a->table, nonzero(a->h), (uint64_t)(a->bucket - a->table->e));
+    if (a->k == m->order - 2) {
+        if (e) { a->prob = e->prob; a->nlen = m->order; }
+        bq_finish(in, out, a->prob, a->nlen, &probs[a->i], lengths ? &lengths[a->i] : NULL);
+        return 1;
+    }
+    if (!e) {
+        bq_finish(in, out, a->prob, a->nlen, &probs[a->i], lengths ? &lengths[a->i] : NULL);
+        return 1;
+    }
+    out->backoff[a->k + 1] = e->backoff;
+    a->prob = prob_of(e->prob);
+    a->indep = independent_left(e->prob);
+    a->nlen = a->k + 2;
+    if (has_extension(e->backoff)) out->length = a->k + 2;
+    a->k++;
+    return bq_advance(m, a, in, out, probs, lengths);
+}
+
+int sb_lm_score_batch(const sb_lm *m, const sb_lm_state *in, const uint32_t *words, uint64_t n, int queue_size,
+                      sb_lm_state *out, float *probs, uint8_t *lengths) {
+    if (!m->specials_set || m->loaded != m->order) return SB_EINVAL;
+    if (queue_size < 0 || queue_size > SB_LM_MAX_QUEUE) return SB_EINVAL;
+    for (uint64_t i = 0; i < n; i++)
+        if (in[i].length < 0 || in[i].length > m->order - 1) return SB_EINVAL;
+    if (queue_size == 0) {
+        for (uint64_t i = 0; i < n; i++) {
+            int nlen;
+            probs[i] = sb_lm_score(m, &in[i], words[i], &out[i], &nlen);
+            if (lengths) lengths[i] = (uint8_t)nlen;
+        }
+        return SB_OK;
+    }
+    bq_t aq[SB_LM_MAX_QUEUE];
+    memset(aq, 0, sizeof aq);
+    uint64_t next = 0;
+    int busy = 0;
+    for (int cur = 0;; cur = cur + 1 == queue_size ? 0 : cur + 1) {
+        bq_t *a = &aq[cur];
+        if (a->busy && bq_step(m, a, &in[a->i], &out[a->i], probs, lengths)) { a->busy = 0; busy--; }
+        while (!a->busy && next < n) {
+            uint64_t i = next++;
+            if (!bq_begin(m, a, i, &in[i], words[i], &out[i], probs, lengths)) { a->busy = 1; busy++; }
+        }
+        if (!busy && next >= n) break;
+    }
+    return SB_OK;
+}

@@ -50,6 +50,10 @@ float sb_lm_score(const sb_lm *m, const sb_lm_state *in, uint32_t word, sb_lm_st
 int sb_lm_score_stream(const sb_lm *m, const uint32_t *tokens, uint64_t n_tokens, int queue_size,
                        float *probs, uint8_t *lengths, double *log10_sum, uint64_t *queries,
                        uint64_t *elapsed_ns);
+/* n independent (state, word) queries: out-states, log10 p and matched lengths (may be NULL), equal to
+ * sb_lm_score's bit for bit. queue_size 0 = one after another; 1..16 = Mokry's automaton queue over the batch. */
+int sb_lm_score_batch(const sb_lm *m, const sb_lm_state *in, const uint32_t *words, uint64_t n, int queue_size,
+                      sb_lm_state *out, float *probs, uint8_t *lengths);
 /* CFFI-END */
 
 #define SB_LM_SENTENCE_MARK 0x80000000u /* smtbench.lm.probing.SENTENCE_MARK */

@@ -404,3 +404,37 @@ def test_issue_reproducer_long_oov_run(small_lm):
         seq = lm.score_stream(tokens, 0)
         for q in (1, 4, 8, 16):
             assert lm.score_stream(tokens, q).logprob.tobytes() == seq.logprob.tobytes(), (n, q)
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_state_batch_equals_single_queries(small_lm, data):
+    """The decoders' batch API: many (state, word) queries, out-states and scores identical to one sb_lm_score
+    each, for every queue size."""
+    from smtbench.native import ffi, lib
+    lm, km, vocab = small_lm
+    ids = [lm.model.word_id.get(w, lm.unk) for w in vocab] + [lm.unk, lm.eos, 10**9]
+    contexts = data.draw(st.lists(st.lists(st.sampled_from(ids[:-1]), max_size=5), min_size=1, max_size=40))
+    words = data.draw(st.lists(st.sampled_from(ids), min_size=len(contexts), max_size=len(contexts)))
+    states = ffi.new("sb_lm_state[]", len(contexts))
+    for i, ctx in enumerate(contexts):
+        st_ = lm.begin_state() if i % 3 else lm.null_state()
+        for w in ctx:
+            _, st_, _ = lm.score(st_, w)
+        states[i] = st_[0]
+    ref_p, ref_n, ref_s = [], [], []
+    for i, w in enumerate(words):
+        p, out, nlen = lm.score(states + i, w)
+        ref_p.append(p)
+        ref_n.append(nlen)
+        ref_s.append(bytes(ffi.buffer(out)))
+    for q in range(0, 17):
+        out, probs, lengths = lm.score_batch(states, words, q)
+        assert probs.tolist() == [float(np.float32(p)) for p in ref_p], q
+        assert lengths.tolist() == ref_n, q
+        for i in range(len(words)):
+            o = out[i]
+            r = ffi.from_buffer("sb_lm_state *", bytearray(ref_s[i]))
+            assert o.length == r.length and list(o.words)[:o.length] == list(r.words)[:r.length], (q, i)
+            assert [o.backoff[k] for k in range(o.length)] == [r.backoff[k] for k in range(r.length)], (q, i)
+    assert lib.SB_LM_MAX_QUEUE == 16

@@ -102,6 +102,21 @@ class ProbingLM:
         p = lib.sb_lm_score(self._m, state, wid, out, nlen)
         return float(p), out, int(nlen[0])
 
+    def score_batch(self, states, words: Sequence[int], queue_size: int = 0):
+        """Many independent (state, word id) queries at once (the decoders' API): (out-states, log10 p as a
+        float32 array, matched lengths as a uint8 array). ``states`` is a cffi ``sb_lm_state[]`` of len(words);
+        queue_size 0 = one after another, 1..16 = the automaton queue; results are identical either way."""
+        n = len(words)
+        if not 0 <= queue_size <= MAX_QUEUE:
+            raise ValueError(f"queue size {queue_size}: must be in 0..{MAX_QUEUE}")
+        w = np.ascontiguousarray(words, dtype=np.uint32)
+        out = ffi.new("sb_lm_state[]", max(n, 1))
+        probs = np.empty(n, dtype=np.float32)
+        lengths = np.empty(n, dtype=np.uint8)
+        check(lib.sb_lm_score_batch(self._m, states, as_ptr("uint32_t *", w), n, queue_size, out,
+                                    as_ptr("float *", probs), as_ptr("uint8_t *", lengths)), "LM batch")
+        return out, probs, lengths
+
     @staticmethod
     def state_words(state) -> list[int]:
         """The context word ids of a state, most recent first (right-state minimised)."""
