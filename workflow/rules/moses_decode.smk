@@ -43,7 +43,7 @@ if MD:
         output:
             f"{OUT}/raw/moses_decode/cube.jsonl",
         params:
-            pop=MD["cube"]["pop_limit"],
+            pop_limit=MD["cube"]["pop_limit"],
             stack=MD["cube"]["stack_size"],
             sentences=MD["sentences"],
             repeats=MD["repeats"],
@@ -54,7 +54,7 @@ if MD:
         log:
             f"{OUT}/logs/moses_decode/cube.log",
         shell:
-            "smtbench bench decode -f {input.ini} --search cube --pop-limit {params.pop} --input {input.src} "
+            "smtbench bench decode -f {input.ini} --search cube --pop-limit {params.pop_limit} --input {input.src} "
             "--reference {input.ref} --oracle {params.oracle} -s {params.stack} --sentences {params.sentences} "
             "--repeats {params.repeats} --outputs {params.outputs} --out {output} 2> {log}"
 

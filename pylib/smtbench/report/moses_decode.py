@@ -82,7 +82,10 @@ def training_table(fidelity: dict, ours: pd.DataFrame, oracle: pd.DataFrame) -> 
     rows.append({"check": "dev BLEU, the oracle's Moses-trained model, same search", "bleu": qm.bleu, "ours": None,
                  "moses": None, "common": None, "value_mismatches": None, "alignment_mismatches": None,
                  "count_mismatches": None})
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    for col in ("ours", "moses", "common", "value_mismatches", "alignment_mismatches", "count_mismatches"):
+        df[col] = df[col].astype("Int64")
+    return df
 
 
 TRAINING_NOTES = ("Fidelity: the oracle's shipped symmetrised alignment -> our extraction (max length 7, wbe-msd "
