@@ -36,7 +36,7 @@ def test_bench_hash_rows_and_errors(tmp_path):
     assert len(rows) == 5 and {r["queue_size"] for r in rows} == {0, 4}
     assert [r["mode"] for r in rows].count("line") == 1
     bad = run("bench", "hash", "--table-mib", "1", "--load-factor", "1.5", "--out", str(tmp_path / "x.jsonl"))
-    assert bad.returncode == 2 and "load factor" in bad.stderr
+    assert bad.returncode == 2 and "--load-factor 1.5: must be in" in bad.stderr
     assert not (tmp_path / "x.jsonl").exists()
 
 

@@ -40,28 +40,64 @@ def time_call(fn: Callable[[], Any]) -> tuple[float, Any]:
     return float(time.perf_counter_ns() - t0), res
 
 
-def parse_int_list(text: str) -> list[int]:
-    """'0,2,4' or '0-16' or '0-16:2' → list of ints (for sweep options)."""
+def parse_int_list(text: str, lo: int | None = None, hi: int | None = None, name: str = "list",
+                   max_items: int = 10_000) -> list[int]:
+    """'0,2,4' or '0-16' or '0-16:2' → list of ints (for sweep options). Every value (and every range's ends,
+    before the range is expanded) must lie in [lo, hi]; at most ``max_items`` values."""
+    def bounded(v: int) -> int:
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise ValueError(f"{name} {text!r}: {v} is outside {lo}..{hi}")
+        return v
+
     out: list[int] = []
     for part in str(text).split(","):
         part = part.strip()
         if not part:
             continue
-        if "-" in part[1:]:
-            rng, _, step = part.partition(":")
-            lo, hi = rng.split("-", 1)
-            out.extend(range(int(lo), int(hi) + 1, int(step or 1)))
-        else:
-            out.append(int(part))
+        try:
+            if "-" in part[1:]:
+                rng, _, step = part.partition(":")
+                a, b = rng.split("-", 1)
+                a_, b_, st = bounded(int(a)), bounded(int(b)), int(step or 1)
+                if st < 1:
+                    raise ValueError(f"{name} {text!r}: step {st} must be >= 1")
+                count = max(0, (b_ - a_) // st + 1)
+                if len(out) + count > max_items:
+                    raise ValueError(f"{name} {text!r}: more than {max_items} values")
+                out.extend(range(a_, b_ + 1, st))
+            else:
+                out.append(bounded(int(part)))
+        except ValueError as exc:
+            if str(exc).startswith(name):
+                raise
+            raise ValueError(f"{name} {text!r}: {part!r} is not an integer, a range a-b or a-b:step") from None
+        if len(out) > max_items:
+            raise ValueError(f"{name} {text!r}: more than {max_items} values")
     if not out:
-        raise ValueError(f"empty list: {text!r}")
+        raise ValueError(f"{name}: empty list: {text!r}")
     return out
 
 
-def parse_size(text: str) -> int:
-    """'64M', '4G', '512K', '123' → bytes."""
+def parse_size(text: str, name: str = "size", lo: int = 1, hi: int = 1 << 50) -> int:
+    """'64M', '4G', '512K', '123' → bytes, within [lo, hi] (a clear error for anything else)."""
+    import math
     t = str(text).strip().upper().removesuffix("IB").removesuffix("B")
     mult = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-    if t and t[-1] in mult:
-        return int(float(t[:-1]) * mult[t[-1]])
-    return int(t)
+    try:
+        if t and t[-1] in mult:
+            v = float(t[:-1]) * mult[t[-1]]
+        else:
+            v = float(t)
+    except ValueError:
+        raise ValueError(f"{name} {text!r}: not a size (e.g. 64M, 4G, 512K, 123)") from None
+    if not math.isfinite(v) or v != v:
+        raise ValueError(f"{name} {text!r}: not a finite size")
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} {text!r}: must be between {lo} and {hi} bytes")
+    return int(v)
+
+
+def require_range(name: str, value: float, lo: float, hi: float) -> None:
+    """A clear error naming the option and its limits (before anything is allocated)."""
+    if not (lo <= value <= hi):
+        raise ValueError(f"{name} {value}: must be in {lo}..{hi}")

@@ -43,9 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from .native import NativeError
+
     try:
         rc = args.func(args)
-    except (CliError, ValueError, MemoryError, FileNotFoundError) as exc:
+    except (CliError, ValueError, MemoryError, FileNotFoundError, IsADirectoryError, NotADirectoryError,
+            PermissionError, NativeError) as exc:
         print(f"smtbench: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

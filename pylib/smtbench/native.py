@@ -34,11 +34,31 @@ class NativeFormatError(NativeError, ValueError):
     pass
 
 
+class NativeIOError(NativeError, OSError):
+    pass
+
+
+class NativeThreadError(NativeError):
+    pass
+
+
+class NativeNotFoundError(NativeError, LookupError):
+    pass
+
+
+class NativeUnsupportedError(NativeError):
+    pass
+
+
 _BY_CODE: dict[int, type[NativeError]] = {
     lib.SB_EINVAL: NativeValueError,
     lib.SB_ENOMEM: NativeMemoryError,
     lib.SB_EFULL: NativeValueError,
     lib.SB_EFORMAT: NativeFormatError,
+    lib.SB_ETHREAD: NativeThreadError,
+    lib.SB_ENOTFOUND: NativeNotFoundError,
+    lib.SB_EIO: NativeIOError,
+    lib.SB_EUNSUPPORTED: NativeUnsupportedError,
 }
 
 

@@ -66,9 +66,9 @@ def run(args: argparse.Namespace) -> int:
     from ..resources import require_memory
 
     cores = os.cpu_count() or 1
-    threads = sorted({cores if t == 0 else t for t in parse_int_list(args.threads)})
-    node_sizes = parse_int_list(args.node_sizes) if args.node_sizes.strip() else []
-    batch_sizes = parse_int_list(args.batch_sizes) if args.batch_sizes.strip() else []
+    threads = sorted({cores if t == 0 else t for t in parse_int_list(args.threads, 0, 1024, "--threads")})
+    node_sizes = parse_int_list(args.node_sizes, 3, 1023, "--node-sizes") if args.node_sizes.strip() else []
+    batch_sizes = parse_int_list(args.batch_sizes, 1, 1 << 30, "--batch-sizes") if args.batch_sizes.strip() else []
     check_node_size(args.node_size)
     for k in node_sizes:
         check_node_size(k)
@@ -94,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.text}: no lines to score")
     enc = backends.encode_lines(model, lines)
     reps = max(1, math.ceil(args.min_queries / enc.queries)) if args.min_queries else 1
+    # the tiled stream, its query rows (order ids + a row each) and 8 bytes a query: checked before tiling
+    require_memory(enc.tokens.nbytes * reps * (2 + model.order) + enc.queries * reps * 8, "the query rows")
     tokens = np.tile(enc.tokens, reps)
     q = stream_queries(tokens, model.order)
     nq = len(q)

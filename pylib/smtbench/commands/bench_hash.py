@@ -27,11 +27,19 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..benchutil import require_range
     from ..hashbench import HashSweep, run_sweep
 
+    require_range("--table-mib", args.table_mib, 1, 1 << 24)
+    require_range("--seed", args.seed, 0, 2**63 - 1)
+    require_range("--burnin", args.burnin, 0, 1 << 30)
+    require_range("--lookups", args.lookups, 1, 1 << 40)
+    require_range("--repeats", args.repeats, 1, 1000)
+    require_range("--fill-threads", args.fill_threads, 0, 1024)
+    require_range("--load-factor", args.load_factor, 0.01, 0.99)
     sweep = HashSweep(
-        table_mib=args.table_mib, queue_sizes=parse_int_list(args.queue_sizes),
-        threads=parse_int_list(args.threads), lookups=args.lookups,
+        table_mib=args.table_mib, queue_sizes=parse_int_list(args.queue_sizes, 0, 64, "--queue-sizes"),
+        threads=parse_int_list(args.threads, 1, 1024, "--threads"), lookups=args.lookups,
         modes=[m.strip() for m in args.mode.split(",") if m.strip()], repeats=args.repeats,
         load_factor=args.load_factor, sizing=args.sizing, burnin=args.burnin, pin=args.pin,
         seed=args.seed, fill_threads=args.fill_threads)

@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
     from ..benchutil import parse_int_list
     from ..lm.lmbench import LmBench, run_bench
 
-    b = LmBench(arpa=args.arpa, text=args.text, name=args.name, queue_sizes=parse_int_list(args.queue_sizes),
+    b = LmBench(arpa=args.arpa, text=args.text, name=args.name,
+                queue_sizes=parse_int_list(args.queue_sizes, 1, 16, "--queue-sizes"),
                 repeats=args.repeats, min_queries=args.min_queries, max_lines=args.max_lines,
                 backends=[x.strip() for x in args.backends.split(",") if x.strip()], kenlm=args.kenlm,
                 multiplier=args.multiplier, lock=args.lock)

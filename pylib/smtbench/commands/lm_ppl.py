@@ -10,7 +10,10 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--arpa", required=True, help="ARPA model (plain, .gz or .xz)")
     p.add_argument("--text", required=True, help="tokenized text, one sentence per line (plain, .gz or .xz)")
     p.add_argument("--backend", default="sequential",
-                   help="scorer: sequential, automaton, or any backend registered in smtbench.lm.backends")
+                   help="scorer: sequential, automaton, or any backend registered in smtbench.lm.backends. An ARPA "
+                        "whose n-gram lacks its context: sequential/automaton refuse it, as KenLM's probing model "
+                        "does; btree accepts it (KenLM's trie inserts blanks; btree's scores on such models are not "
+                        "yet checked against KenLM's trie)")
     p.add_argument("--queue-size", type=int, default=0,
                    help="automaton queue size (1-16; default 8) for backends that take one")
     # gLM B-tree backends (btree, btree-cuda; smtbench.lm.btree)
@@ -26,14 +29,26 @@ def run(args: argparse.Namespace) -> int:
     from ..lm import backends
     from ..lm.arpa import read_arpa
 
+    import os
+
     known = backends.names()
     if args.backend not in known:
         raise ValueError(f"unknown --backend {args.backend!r}; known: {', '.join(known)}")
+    if args.queue_size and args.backend != "automaton":
+        raise ValueError(f"--queue-size applies to the automaton backend only (not {args.backend})")
+    if args.node_size is not None and not args.backend.startswith("btree"):
+        raise ValueError(f"--node-size applies to the btree backends only (not {args.backend})")
+    for opt, path in (("--arpa", args.arpa), ("--text", args.text)):
+        if os.path.isdir(path):
+            raise ValueError(f"{opt} {path}: is a directory, expected a file")
     model = read_arpa(args.arpa)
     extra = {} if args.node_size is None else {"node_size": args.node_size}  # B-tree backends only
     scorer = backends.make(args.backend, model, queue_size=args.queue_size, **extra)
-    with open_text(args.text) as fh:
-        text = backends.encode_lines(model, (line.rstrip("\n") for line in fh))
+    try:
+        with open_text(args.text) as fh:
+            text = backends.encode_lines(model, (line.rstrip("\n") for line in fh))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{args.text}: not UTF-8 text ({exc.reason} at byte {exc.start} of a read block)") from None
     if text.sentences == 0:
         raise ValueError(f"{args.text}: empty text (no line to score)")
     scores = scorer.score_stream(text.tokens)

@@ -55,8 +55,14 @@ def run_score(args: argparse.Namespace) -> int:
     from ..benchutil import parse_size
     from ..ioutil import atomic_write_text
     from ..tm.score import score_native
+    if args.extract_inv is not None:
+        import os
+        if not os.path.isfile(args.extract_inv):
+            raise ValueError(f"--extract-inv {args.extract_inv}: no such file (the option is accepted for Moses "
+                             "compatibility and not read, but it must name a file)")
     st = score_native(args.extract, args.lex_f2e, args.lex_e2f, args.out, threads=args.threads,
-                      memory=parse_size(args.memory), smoothing=args.smoothing, counts_only=args.counts,
+                      memory=parse_size(args.memory, "--memory", lo=1 << 20), smoothing=args.smoothing,
+                      counts_only=args.counts,
                       weighted=args.weighted, tmpdir=args.tmpdir)
     if args.stats:
         atomic_write_text(args.stats, json.dumps(dataclasses.asdict(st), indent=1) + "\n")
@@ -82,5 +88,5 @@ def run_sort(args: argparse.Namespace) -> int:
     if args.smoothing != "none":
         raise ValueError("score-sort implements plain relative frequency only")
     score_sortpipe(args.extract, args.extract_inv, args.lex_f2e, args.lex_e2f, args.out,
-                   memory=parse_size(args.memory), tmpdir=args.tmpdir)
+                   memory=parse_size(args.memory, "--memory", lo=1 << 20), tmpdir=args.tmpdir)
     return 0

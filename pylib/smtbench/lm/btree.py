@@ -297,7 +297,7 @@ class BTreeScorer:
     def __init__(self, model: ArpaModel, name: str = "btree", node_size: int | None = None,
                  interleave: int = DEFAULT_INTERLEAVE, threads: int = 1, lm: BTreeLM | None = None):
         self.name = name
-        self.lm = lm or BTreeLM(model, node_size or DEFAULT_K)
+        self.lm = lm or BTreeLM(model, DEFAULT_K if node_size is None else node_size)
         self.node_size = self.lm.node_size
         self.interleave, self.threads = interleave, threads
         self.gpu = None

@@ -136,10 +136,10 @@ def run_bench(b: LmBench, out: str | None = None, progress: bool = False) -> lis
         raise ValueError(f"{b.text}: no lines to score")
     enc = backends.encode_lines(model, lines)
     reps = max(1, math.ceil(b.min_queries / enc.queries)) if b.min_queries else 1
-    tokens = np.tile(enc.tokens, reps)
     queries = enc.queries * reps
+    require_memory(enc.tokens.nbytes * reps + queries * 5, "the test document")  # before tiling
+    tokens = np.tile(enc.tokens, reps)
     oovs = int(enc.oov.sum()) * reps
-    require_memory(tokens.nbytes + queries * 5, "the test document")
 
     lm = ProbingLM(model, multiplier=b.multiplier, source=b.arpa) if {"sequential", "automaton"} & set(b.backends) else None
     points: list[tuple[str, int | None, backends.Scorer]] = []

@@ -134,8 +134,15 @@ def score_native(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, out:
         extracts = [str(extracts)]
     if smoothing not in ("none", "kn"):
         raise ValueError(f"unknown smoothing {smoothing!r} (none or kn)")
-    if threads < 1:
-        raise ValueError("threads must be >= 1")
+    if not 1 <= threads <= 256:
+        raise ValueError(f"--threads {threads}: must be in 1..256")
+    if memory < (1 << 20):
+        raise ValueError(f"--memory {memory} bytes: the scorer needs at least 1M of sort buffers")
+    for path in ([extracts] if isinstance(extracts, (str, os.PathLike)) else list(extracts)) + [lex_f2e, lex_e2f]:
+        if os.path.isdir(path):
+            raise PhraseFormatError(f"{path}: is a directory, expected a file")
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"{path}: no such file")
     from ..resources import require_memory
     require_memory(memory, "the phrase scorer's sort buffers")
     base = Path(tmpdir) if tmpdir else Path(out).resolve().parent
