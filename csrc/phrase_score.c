@@ -899,7 +899,7 @@ static int cmp_u64(const void *a, const void *b) {
 }
 /* T+1 range bounds (on the key's high word) from samples: bounds[0] = 0, bounds[T] unused (infinite) */
 static void make_bounds(u64vec *smp, int T, uint64_t *bounds) {
-    qsort(smp->v, smp->n, sizeof(uint64_t), cmp_u64);
+    if (smp->n > 1) qsort(smp->v, smp->n, sizeof(uint64_t), cmp_u64);
     bounds[0] = 0;
     for (int t = 1; t < T; t++) {
         uint64_t b = smp->n ? smp->v[(size_t)t * smp->n / (size_t)T] : 0;

@@ -79,3 +79,56 @@ def test_every_native_code_is_mapped():
              lib.SB_EIO, lib.SB_EUNSUPPORTED]
     for c in codes:
         assert c in _BY_CODE and issubclass(_BY_CODE[c], NativeError)
+
+
+def _big_extract(tmp_path, n=1_500_000):
+    ex = tmp_path / "extract"
+    with open(ex, "w") as fh:
+        fh.writelines(f"w{i % 5003} ||| x{i % 7001} ||| 0-0\n" for i in range(n))
+    lex = tmp_path / "lex"
+    with open(lex, "w") as fh:
+        fh.writelines(f"x{j} w{i} 0.5\n" for i, j in zip(range(5003), range(5003)))
+        fh.writelines(f"x{j} w0 0.5\n" for j in range(5003, 7001))
+    return ex, lex
+
+
+@pytest.mark.parametrize("sig", ["TERM", "INT"])
+def test_tm_score_signal_cleans_up_quickly(tmp_path, sig):
+    """SIGTERM (how SLURM and Snakemake cancel jobs) and SIGINT stop `tm score` within a second and leave no run
+    folder or temporary output behind."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    ex, lex = _big_extract(tmp_path)
+    out = tmp_path / "out" / "pt.gz"
+    p = subprocess.Popen([sys.executable, "-m", "smtbench.cli", "tm", "score", "--extract", str(ex), "--lex-f2e",
+                          str(lex), "--lex-e2f", str(lex), "--out", str(out), "--memory", "1M"],
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while time.time() < deadline and not any(x.name.startswith(".pscore.") for x in out.parent.glob(".*")
+                                             if out.parent.exists()):
+        time.sleep(0.05)
+    time.sleep(0.3)
+    if p.poll() is not None:
+        pytest.skip("the run finished before the signal could be sent")
+    t0 = time.time()
+    p.send_signal(getattr(signal, f"SIG{sig}"))
+    p.wait(timeout=10)
+    assert time.time() - t0 < 1.5
+    assert p.returncode == 128 + getattr(signal, f"SIG{sig}")
+    assert not out.exists()
+    assert [x.name for x in out.parent.iterdir()] == []
+
+
+def test_stale_run_folders_of_dead_processes_are_removed(tmp_path):
+    import os
+    import subprocess
+    from smtbench.ioutil import remove_stale_runs
+    dead = subprocess.run(["true"]).args and subprocess.Popen(["true"])
+    dead.wait()
+    (tmp_path / f".pscore.{dead.pid}.abc").mkdir()
+    (tmp_path / f".pscore.{os.getpid()}.def").mkdir()   # alive: kept
+    removed = remove_stale_runs(tmp_path, ".pscore.")
+    assert [os.path.basename(r) for r in removed] == [f".pscore.{dead.pid}.abc"]
+    assert (tmp_path / f".pscore.{os.getpid()}.def").exists()

@@ -43,8 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from .ioutil import install_signal_cleanup
     from .native import NativeError
 
+    install_signal_cleanup()
     try:
         rc = args.func(args)
     except (CliError, ValueError, MemoryError, FileNotFoundError, IsADirectoryError, NotADirectoryError,

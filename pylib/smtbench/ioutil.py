@@ -40,6 +40,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | N
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     binary = "b" in mode
+    _CLEANUP[id(tmp)] = tmp
     try:
         raw = os.fdopen(fd, "wb")
         if target.suffix == ".gz":
@@ -58,6 +59,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | N
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    finally:
+        _CLEANUP.pop(id(tmp), None)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
@@ -74,3 +77,90 @@ def open_text(path: str | os.PathLike[str]) -> IO[str]:
         import lzma
         return lzma.open(p, "rt", encoding="utf-8")
     return open(p, encoding="utf-8")
+
+
+# ---------------------------------------------------------------- cleanup on SIGTERM / SIGINT
+# Temporary files and run folders register here while they exist; the CLI installs handlers that remove them
+# and exit at once (SLURM and Snakemake cancel jobs with SIGTERM, which Python's default would not clean up).
+_CLEANUP: dict[int, str] = {}
+
+
+@contextlib.contextmanager
+def removed_on_signal(path: str | os.PathLike[str]) -> Iterator[None]:
+    key = id(path)
+    _CLEANUP[key] = os.fspath(path)
+    try:
+        yield
+    finally:
+        _CLEANUP.pop(key, None)
+
+
+def _on_signal(signum, frame) -> None:  # pragma: no cover - exercised in a subprocess by the tests
+    import shutil
+    import sys
+    for p in list(_CLEANUP.values()):
+        if os.path.isdir(p):
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(p)
+    with contextlib.suppress(Exception):
+        sys.stderr.write(f"smtbench: stopped by signal {signum}; temporary files removed\n")
+        sys.stderr.flush()
+    os._exit(128 + signum)
+
+
+def install_signal_cleanup() -> None:
+    """SIGTERM and SIGINT: remove every registered temporary path, exit 128 + the signal (main thread only)."""
+    import signal
+    import threading
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, _on_signal)
+
+
+def run_interruptible(fn, *args, **kwargs):
+    """Run ``fn`` (long C calls, which release the GIL) in a worker thread so the main thread keeps handling
+    signals within a fraction of a second; returns its result or re-raises its exception."""
+    import threading
+    box: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    t = threading.Thread(target=target, name="smtbench-work", daemon=True)
+    t.start()
+    while t.is_alive():
+        t.join(0.2)
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box.get("result")
+
+
+def remove_stale_runs(base: str | os.PathLike[str], prefix: str) -> list[str]:
+    """Remove run folders ``<prefix><pid>.*`` under ``base`` whose process is gone (killed with SIGKILL, or a
+    crash); returns what was removed."""
+    import shutil
+    removed = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(base):
+            if not (entry.is_dir(follow_symlinks=False) and entry.name.startswith(prefix)):
+                continue
+            pid_text = entry.name[len(prefix):].split(".", 1)[0]
+            if not pid_text.isdigit():
+                continue
+            pid = int(pid_text)
+            try:
+                os.kill(pid, 0)
+                alive = True
+            except ProcessLookupError:
+                alive = False
+            except PermissionError:
+                alive = True
+            if not alive:
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed.append(entry.path)
+    return removed

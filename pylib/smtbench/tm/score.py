@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterator, Sequence
 
-from ..ioutil import atomic_open, open_text, publish
+from ..ioutil import atomic_open, open_text, publish, remove_stale_runs, removed_on_signal, run_interruptible
 
 LEX_MISSING = 1e-7
 SEP = " ||| "
@@ -128,8 +128,6 @@ def score_native(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, out:
                  weighted: bool = False, tmpdir: str | None = None, gzip_level: int = 1) -> ScoreStats:
     """Score one or more extract files (several = the merge step of the distributed form, with
     ``weighted=True`` for partial-count files). Returns the run's statistics."""
-    from ..native import check, ffi, lib
-
     if isinstance(extracts, (str, os.PathLike)):
         extracts = [str(extracts)]
     if smoothing not in ("none", "kn"):
@@ -147,49 +145,57 @@ def score_native(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, out:
     require_memory(memory, "the phrase scorer's sort buffers")
     base = Path(tmpdir) if tmpdir else Path(out).resolve().parent
     base.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".pscore.", dir=base) as td:
-        args = ffi.new("sb_pscore_args *")
-        tdb = ffi.new("char[]", td.encode())
-        args.threads = threads
-        args.memory_bytes = memory
-        args.tmpdir = tdb
-        args.smoothing = lib.SB_PSCORE_SMOOTH_KN if smoothing == "kn" else lib.SB_PSCORE_SMOOTH_NONE
-        args.counts_only = int(counts_only)
-        args.weighted = int(weighted)
-        pp = ffi.new("sb_pscore **")
-        check(lib.sb_pscore_create(args, pp), "sb_pscore_create")
-        s = ffi.gc(pp[0], lib.sb_pscore_free)
-        err = ffi.new("char[512]")
-        line = ffi.new("uint64_t *")
+    remove_stale_runs(base, ".pscore.")
+    with tempfile.TemporaryDirectory(prefix=f".pscore.{os.getpid()}.", dir=base) as td, removed_on_signal(td):
+        return run_interruptible(_score_native_in, td, extracts, lex_f2e, lex_e2f, out, threads, memory, smoothing,
+                                 counts_only, weighted, gzip_level)
 
-        def fail(rc: int, path: str, what: str) -> None:
-            if rc == lib.SB_EFORMAT:
-                where = f"{path}:{line[0]}" if line[0] else path
-                raise PhraseFormatError(f"{where}: {ffi.string(err).decode(errors='replace')}")
-            check(rc, f"{what} {path}")
 
-        for which, path in ((lib.SB_PSCORE_LEX_F2E, lex_f2e), (lib.SB_PSCORE_LEX_E2F, lex_e2f)):
-            with _input_fd(path) as fd:
-                rc = lib.sb_pscore_load_lex(s, which, fd, line, err, 512)
-            fail(rc, path, "loading lex table")
-        for path in extracts:
-            with _input_fd(path) as fd:
-                rc = lib.sb_pscore_load_extract(s, fd, line, err, 512)
-            fail(rc, path, "loading")
-        prefix = Path(td) / "part"
-        rc = lib.sb_pscore_finish(s, str(prefix).encode(), err, 512)
-        if rc:
-            check(rc, f"scoring ({ffi.string(err).decode()})")
-        st = ffi.new("sb_pscore_stats *")
-        lib.sb_pscore_get_stats(s, st)
-        stats = ScoreStats(st.lines, st.runs1, st.runs2, st.run_bytes, st.src_phrases, st.tgt_phrases,
-                           st.alignments, st.pairs, st.out_lines, st.dict_bytes, st.buffer_bytes,
-                           st.ns_load / 1e9, st.ns_merge1 / 1e9, st.ns_merge2 / 1e9,
-                           (st.kn_d1, st.kn_d2, st.kn_d3))
-        ffi.release(s) if hasattr(ffi, "release") else None
-        del s
-        parts = [Path(f"{prefix}.{t}") for t in range(threads)]
-        write_parts(parts, out, threads=threads, level=gzip_level)
+def _score_native_in(td, extracts, lex_f2e, lex_e2f, out, threads, memory, smoothing, counts_only, weighted,
+                     gzip_level) -> ScoreStats:
+    from ..native import check, ffi, lib
+    args = ffi.new("sb_pscore_args *")
+    tdb = ffi.new("char[]", td.encode())
+    args.threads = threads
+    args.memory_bytes = memory
+    args.tmpdir = tdb
+    args.smoothing = lib.SB_PSCORE_SMOOTH_KN if smoothing == "kn" else lib.SB_PSCORE_SMOOTH_NONE
+    args.counts_only = int(counts_only)
+    args.weighted = int(weighted)
+    pp = ffi.new("sb_pscore **")
+    check(lib.sb_pscore_create(args, pp), "sb_pscore_create")
+    s = ffi.gc(pp[0], lib.sb_pscore_free)
+    err = ffi.new("char[512]")
+    line = ffi.new("uint64_t *")
+
+    def fail(rc: int, path: str, what: str) -> None:
+        if rc == lib.SB_EFORMAT:
+            where = f"{path}:{line[0]}" if line[0] else path
+            raise PhraseFormatError(f"{where}: {ffi.string(err).decode(errors='replace')}")
+        check(rc, f"{what} {path}")
+
+    for which, path in ((lib.SB_PSCORE_LEX_F2E, lex_f2e), (lib.SB_PSCORE_LEX_E2F, lex_e2f)):
+        with _input_fd(path) as fd:
+            rc = lib.sb_pscore_load_lex(s, which, fd, line, err, 512)
+        fail(rc, path, "loading lex table")
+    for path in extracts:
+        with _input_fd(path) as fd:
+            rc = lib.sb_pscore_load_extract(s, fd, line, err, 512)
+        fail(rc, path, "loading")
+    prefix = Path(td) / "part"
+    rc = lib.sb_pscore_finish(s, str(prefix).encode(), err, 512)
+    if rc:
+        check(rc, f"scoring ({ffi.string(err).decode()})")
+    st = ffi.new("sb_pscore_stats *")
+    lib.sb_pscore_get_stats(s, st)
+    stats = ScoreStats(st.lines, st.runs1, st.runs2, st.run_bytes, st.src_phrases, st.tgt_phrases,
+                       st.alignments, st.pairs, st.out_lines, st.dict_bytes, st.buffer_bytes,
+                       st.ns_load / 1e9, st.ns_merge1 / 1e9, st.ns_merge2 / 1e9,
+                       (st.kn_d1, st.kn_d2, st.kn_d3))
+    ffi.release(s) if hasattr(ffi, "release") else None
+    del s
+    parts = [Path(f"{prefix}.{t}") for t in range(threads)]
+    write_parts(parts, out, threads=threads, level=gzip_level)
     return stats
 
 
@@ -435,7 +441,8 @@ def score_sortpipe(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, o
 
     base = Path(tmpdir) if tmpdir else Path(out).resolve().parent
     base.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".sortpipe.", dir=base) as td:
+    remove_stale_runs(base, ".sortpipe.")
+    with tempfile.TemporaryDirectory(prefix=f".sortpipe.{os.getpid()}.", dir=base) as td, removed_on_signal(td):
         t = Path(td)
         args = ffi.new("sb_pscore_args *")
         tdb = ffi.new("char[]", td.encode())
