@@ -405,6 +405,7 @@ int sb_pscore_load_lex(sb_pscore *s, int which, int fd, uint64_t *err_line, char
     char *line;
     while ((line = next_line(&r, &len, &rc))) {
         lineno++;
+        if (memchr(line, '\0', len)) { seterr(err, errlen, "a NUL byte inside the line"); rc = SB_EFORMAT; break; }
         char *w1 = strtok(line, " \t\r"), *w2 = strtok(NULL, " \t\r"), *w3 = strtok(NULL, " \t\r");
         if (!w1 && !w2) continue;   /* blank line */
         if (!w1 || !w2 || !w3 || strtok(NULL, " \t\r")) {
@@ -412,8 +413,10 @@ int sb_pscore_load_lex(sb_pscore *s, int which, int fd, uint64_t *err_line, char
         }
         char *endp;
         errno = 0;
+        /* plain decimal only (strtod would also take hex floats, inf and nan, which no lex file holds) */
+        int plain = w3[strspn(w3, "0123456789.eE+-")] == '\0';
         double p = strtod(w3, &endp);
-        if (*endp || errno || !(p >= 0.0) || p > 1.0 + 1e-6) {
+        if (!plain || *endp || errno || !(p >= 0.0) || p > 1.0 + 1e-6) {
             seterr(err, errlen, "the probability is not a number in [0, 1]"); rc = SB_EFORMAT; break;
         }
         /* f2e: `e f w(e|f)`; e2f: `f e w(f|e)` */

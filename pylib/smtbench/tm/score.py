@@ -205,6 +205,8 @@ def read_lex(path: str, which: str) -> dict[tuple[str, str], float]:
     table: dict[tuple[str, str], float] = {}
     with open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
+            if "\x00" in line:
+                raise PhraseFormatError(f"{path}:{lineno}: a NUL byte inside the line")
             parts = line.split()
             if not parts:
                 continue
@@ -277,7 +279,8 @@ def moses_align_key(align: str, by_f: bool) -> str:
 
 
 # ------------------------------------------------------------------ in-memory baseline / oracle
-def read_extract_frame(paths: str | Sequence[str], weighted: bool = False):
+def read_extract_frame(paths: str | Sequence[str], weighted: bool = False, fvocab: set[str] | None = None,
+                       evocab: set[str] | None = None):
     import pandas as pd
     if isinstance(paths, (str, os.PathLike)):
         paths = [str(paths)]
@@ -288,11 +291,25 @@ def read_extract_frame(paths: str | Sequence[str], weighted: bool = False):
         rows = []
         want = 4 if weighted else 3
         for lineno, line in enumerate(lines, 1):
+            if "\x00" in line:
+                raise PhraseFormatError(f"{path}:{lineno}: a NUL byte inside the line")
             if not line.strip():
                 continue
             f = [x.strip() for x in line.split("|||")]
             if len(f) != want or not f[0] or not f[1]:
                 raise PhraseFormatError(f"{path}:{lineno}: expected {want} `|||`-separated fields")
+            fws, ews = f[0].split(), f[1].split()
+            nf, ne = len(fws), len(ews)
+            if fvocab is not None and any(w not in fvocab for w in fws):
+                raise PhraseFormatError(f"{path}:{lineno}: a source word is not in the lex tables")
+            if evocab is not None and any(w not in evocab for w in ews):
+                raise PhraseFormatError(f"{path}:{lineno}: a target word is not in the lex tables")
+            for t in f[2].split():
+                a, dash, b = t.partition("-")
+                if not (dash and a.isdigit() and b.isdigit()):
+                    raise PhraseFormatError(f"{path}:{lineno}: bad alignment point {t!r} (expected i-j)")
+                if int(a) >= nf or int(b) >= ne:
+                    raise PhraseFormatError(f"{path}:{lineno}: alignment point {t} outside the phrase pair")
             rows.append(f)
         cols = ["src", "tgt", "align"] + (["count"] if weighted else [])
         df = pd.DataFrame(rows, columns=cols)
@@ -309,7 +326,12 @@ def score_pandas(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, *, s
     """The in-memory scorer (pandas group-by): a DataFrame with columns src, tgt, p_fe, lex_fe, p_ef, lex_ef,
     align, c_e, c_f, c_ef, sorted by (src, tgt) in byte order."""
     import numpy as np
-    df = read_extract_frame(extracts, weighted)
+    w_ef = read_lex(lex_f2e, "f2e")
+    w_fe = read_lex(lex_e2f, "e2f")
+    # the C scorer keys phrases by the lex tables' words: a word outside them is refused there, and here
+    fvocab = {f for f, _ in w_ef} | {f for f, _ in w_fe}
+    evocab = {e for _, e in w_ef} | {e for _, e in w_fe}
+    df = read_extract_frame(extracts, weighted, fvocab, evocab)
     trip = df.groupby(["src", "tgt", "align"], sort=False)["count"].sum().reset_index()
     # most frequent alignment, ties -> Moses' greater alignment, from the direct (E) and inverse (F) side
     trip["_kd"] = trip["align"].map(lambda a: moses_align_key(a, by_f=False))
@@ -323,8 +345,6 @@ def score_pandas(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, *, s
     pairs = pairs.merge(best, on=["src", "tgt"]).merge(best_inv, on=["src", "tgt"])
     pairs["c_e"] = pairs.groupby("tgt")["c_ef"].transform("sum")
     pairs["c_f"] = pairs.groupby("src")["c_ef"].transform("sum")
-    w_ef = read_lex(lex_f2e, "f2e")
-    w_fe = read_lex(lex_e2f, "e2f")
     lefs, lfes = [], []
     for s, t, a, ai in zip(pairs["src"], pairs["tgt"], pairs["align"], pairs["align_inv"]):
         lef, lfe = lex_weights(s.split(), t.split(), _points(a), w_ef, w_fe)
