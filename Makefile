@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PROFILE ?= default
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup reproduce test smoke lmplz clean
+.PHONY: setup reproduce test test-asan smoke lmplz clean
 
 $(BIN)/smtbench: pyproject.toml setup.py pylib/smtbench/_build.py $(wildcard csrc/*.c csrc/*.h)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,20 @@ lmplz: setup
 test: setup lmplz
 	$(BIN)/python -m pytest -q
 	$(BIN)/snakemake --profile workflow/profiles/smoke
+
+# The C-heavy tests under AddressSanitizer + UndefinedBehaviorSanitizer (the extension is rebuilt sanitized, the
+# sanitizer runtimes are preloaded into Python, leaks are not checked: CPython itself does not free everything at
+# exit), then the extension is rebuilt normally.
+ASAN_TESTS := tests/test_lm_arpa.py tests/test_lm_probing.py tests/test_btree.py tests/test_hash.py \
+              tests/test_tm_score.py tests/test_fuzz.py tests/test_hardening.py tests/test_decode_normal.py \
+              tests/test_decode_cube.py
+test-asan: setup
+	SMTBENCH_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  SMTBENCH_LDFLAGS="-fsanitize=address,undefined" $(BIN)/python pylib/smtbench/_build.py > /dev/null
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+	  $(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" $(ASAN_TESTS); \
+	  rc=$$?; $(BIN)/python pylib/smtbench/_build.py > /dev/null; exit $$rc
 
 clean:
 	rm -rf build .snakemake

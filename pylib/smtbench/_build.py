@@ -89,6 +89,7 @@ def make_builder(absolute: bool = False) -> FFI:
         extra_compile_args=flags,
         define_macros=[("SB_CFLAGS", f'"{flag_str}"')],
         libraries=["m", "pthread"],
+        extra_link_args=shlex.split(os.environ.get("SMTBENCH_LDFLAGS", "")),
     )
     cc = os.environ.get("CC", "cc")
     info = {"cc": cc, "compiler": _compiler_version(cc), "cflags": flags,
