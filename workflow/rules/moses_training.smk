@@ -49,6 +49,7 @@ if MT:
 
     rule moses_training_fidelity:
         input:
+            BUILD,  # the tables come from this checkout's C scorer: redone after every native build
             pt=rules.tm_oracle_tables.output.fpt,
             rt=rules.tm_oracle_tables.output.frt,
             moses_pt=f"{MT_ORACLE}/phrase-table.dev.gz",

@@ -34,7 +34,24 @@ def read_rows(paths: Iterable[str | Path]) -> pd.DataFrame:
                         raise ValueError(f"{p}:{lineno}: not a JSON row ({exc.msg})") from exc
     if not rows:
         raise ValueError(f"no benchmark rows in {list(map(str, paths))}")
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    machines = machines_of(df)
+    if len(machines) > 1:
+        raise ValueError(f"rows of {list(map(str, paths))} come from {len(machines)} machines ({'; '.join(machines)}): "
+                         "a table compares rows of one machine -- re-run the experiment")
+    return df
+
+
+MACHINE_KEYS = ("machine_cpu", "machine_cores", "machine_l2", "machine_l3", "machine_mem_gib")
+
+
+def machines_of(df: pd.DataFrame) -> list[str]:
+    """The distinct machines (CPU, cores, caches, memory) the rows were measured on."""
+    keys = [k for k in MACHINE_KEYS if k in df.columns]
+    if not keys:
+        return []
+    combos = df[keys].astype(str).drop_duplicates()
+    return [", ".join(f"{k.removeprefix('machine_')}={v}" for k, v in zip(keys, row)) for row in combos.itertuples(index=False)]
 
 
 def paper_values(paper: str, table: str) -> pd.DataFrame:

@@ -22,6 +22,7 @@ def build(outdir: str | Path, profile: str) -> str:
                   f"- compiler: {m.get('compiler')}; flags: `{m.get('cflags')}`",
                   f"- git: {m.get('git_sha')}; GPU: {m.get('gpu', {}).get('name') or m.get('gpu', {}).get('reason')}",
                   "- each row in `raw/` also records the load average at the time it was measured", ""]
+    lines += _row_machines(out, machine)
     tables = sorted((out / "tables").glob("*.md"))
     if tables:
         lines += ["## Tables", ""]
@@ -35,6 +36,40 @@ def build(outdir: str | Path, profile: str) -> str:
         lines += [f"- [{f.stem}](figures/{f.name})" for f in figs]
         lines.append("")
     return "\n".join(lines)
+
+
+def _row_machines(out: Path, machine: Path) -> list[str]:
+    """Which machine each experiment's rows come from; flagged when it is not the machine above."""
+    import pandas as pd
+
+    from .common import MACHINE_KEYS, machines_of
+    here = None
+    if machine.exists():
+        m = json.loads(machine.read_text())
+        from ..machine import row_fields
+        here = machines_of(pd.DataFrame([row_fields(m)]))
+    lines, other = [], []
+    for d in sorted(p for p in (out / "raw").glob("*") if p.is_dir()):
+        rows = []
+        for f in sorted(d.rglob("*.jsonl")):
+            for line in f.read_text().splitlines():
+                if line.strip():
+                    r = json.loads(line)
+                    rows.append({k: r.get(k) for k in MACHINE_KEYS})
+        if not rows:
+            continue
+        ms = machines_of(pd.DataFrame(rows))
+        flag = "" if here is not None and ms == here else " **(not the machine above)**"
+        if flag:
+            other.append(d.name)
+        lines.append(f"- `{d.name}`: {'; '.join(ms)}{flag}")
+    if not lines:
+        return []
+    head = ["## Machines of the rows", ""]
+    if other:
+        head += [f"Rows of {', '.join(other)} were measured on another machine than the one above: compare their "
+                 "tables with care (ratios inside one table are measured on one machine).", ""]
+    return head + lines + [""]
 
 
 def write(outdir: str | Path, profile: str, out: str | Path) -> None:
