@@ -132,3 +132,15 @@ def test_stale_run_folders_of_dead_processes_are_removed(tmp_path):
     removed = remove_stale_runs(tmp_path, ".pscore.")
     assert [os.path.basename(r) for r in removed] == [f".pscore.{dead.pid}.abc"]
     assert (tmp_path / f".pscore.{os.getpid()}.def").exists()
+
+
+def test_score_sort_names_halves_out_of_step(tmp_path):
+    """extract and extract.inv that disagree: the consolidate step's own error, not `sorting half.e2f failed`."""
+    from smtbench.tm import score as S
+    ex, inv, lex = tmp_path / "e", tmp_path / "i", tmp_path / "l"
+    ex.write_text("a ||| x ||| 0-0\nb ||| y ||| 0-0\n")
+    inv.write_text("x ||| a ||| 0-0\nz ||| b ||| 0-0\n")
+    lex.write_text("x a 0.5\ny b 0.5\nz b 0.5\n")
+    with pytest.raises(S.PhraseFormatError, match="do not hold the same phrase pairs"):
+        S.score_sortpipe(str(ex), str(inv), str(lex), str(lex), str(tmp_path / "o.gz"))
+    assert not (tmp_path / "o.gz").exists()

@@ -445,8 +445,16 @@ def _sort_cmd(inp: str, memory: int, tmpdir: str, parallel: int) -> subprocess.P
     return srt
 
 
-def _finish(proc: subprocess.Popen, what: str) -> None:
+def _finish(proc: subprocess.Popen, what: str, ok: bool = True) -> None:
+    """Reap a sort pipeline; when the reader already failed (``ok`` false), the pipe it left broken is not an
+    error of its own (the reader's error is the one to report)."""
     proc.stdout.close()
+    if not ok:
+        for p in (proc, proc._cat):  # type: ignore[attr-defined]
+            with contextlib.suppress(OSError):
+                p.kill()
+            p.wait()
+        return
     if proc.wait() or proc._cat.wait():  # type: ignore[attr-defined]
         raise RuntimeError(f"sorting {what} failed")
 
@@ -483,14 +491,16 @@ def score_sortpipe(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, o
             proc = _sort_cmd(inp, memory, td, sort_parallel)
             with open(half, "wb") as fo:
                 rc = lib.sb_pscore_stream_half(s, proc.stdout.fileno(), fo.fileno(), inverse, line, err, 512)
-            _finish(proc, inp)
+            _finish(proc, inp, ok=rc == lib.SB_OK)
             if rc == lib.SB_EFORMAT:
                 raise PhraseFormatError(f"{inp} (sorted):{line[0]}: {ffi.string(err).decode()}")
             check(rc, f"scoring {inp}")
         proc = _sort_cmd(str(t / "half.e2f.unsorted"), memory, td, sort_parallel)
         with open(t / "half.f2e", "rb") as fd_, open(t / "table", "wb") as fo:
             rc = lib.sb_pscore_consolidate(fd_.fileno(), proc.stdout.fileno(), fo.fileno(), line, err, 512)
-        _finish(proc, "half.e2f")
-        if rc:
-            check(rc, f"consolidate ({ffi.string(err).decode()}, line {line[0]})")
+        _finish(proc, "half.e2f", ok=rc == lib.SB_OK)
+        if rc == lib.SB_EFORMAT:
+            raise PhraseFormatError(f"{extract} / {extract_inv}: {ffi.string(err).decode()} at line {line[0]} of "
+                                    "the sorted halves: the two extract files do not hold the same phrase pairs")
+        check(rc, f"consolidate ({ffi.string(err).decode()}, line {line[0]})")
         write_parts([t / "table"], out, threads=1)
