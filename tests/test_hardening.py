@@ -144,3 +144,55 @@ def test_score_sort_names_halves_out_of_step(tmp_path):
     with pytest.raises(S.PhraseFormatError, match="do not hold the same phrase pairs"):
         S.score_sortpipe(str(ex), str(inv), str(lex), str(lex), str(tmp_path / "o.gz"))
     assert not (tmp_path / "o.gz").exists()
+
+
+MISSING_CONTEXT = TOY_MC = """\\data\\
+ngram 1=6
+ngram 2=4
+ngram 3=2
+
+\\1-grams:
+-1.0\t<unk>\t0
+-99\t<s>\t-0.5
+-0.7\t</s>
+-0.6\ta\t-0.3
+-0.8\tb\t-0.2
+-0.9\tc\t-0.1
+
+\\2-grams:
+-0.3\t<s> a\t-0.1
+-0.4\ta b\t-0.15
+-0.5\tb </s>
+-0.6\tb a\t0
+
+\\3-grams:
+-0.2\t<s> a b
+-0.25\tc a b
+
+\\end\\
+"""
+
+
+def test_missing_context_refused_by_every_backend_as_by_kenlm(tmp_path, capsys):
+    """`c a b` without the 2-gram `c a`: KenLM refuses it in both structures (the kenlm module loads probing; when
+    KenLM's build_binary is built, its trie is asked too), and so does every backend here."""
+    import subprocess
+    from pathlib import Path
+    arpa = tmp_path / "mc.arpa"
+    arpa.write_text(MISSING_CONTEXT)
+    text = tmp_path / "t.txt"
+    text.write_text("c a b\n")
+    for backend in ("sequential", "automaton", "btree"):
+        assert main(["lm", "ppl", "--arpa", str(arpa), "--text", str(text), "--backend", backend]) == 2
+        assert "the context of the 3-gram 'c a b' is not a 2-gram" in capsys.readouterr().err, backend
+    kenlm = pytest.importorskip("kenlm")
+    with pytest.raises(Exception, match="context"):
+        kenlm.Model(str(arpa))
+    root = Path(__file__).resolve().parents[1]
+    for bb in (root / "build/kenlm/bin/build_binary", root / "build/lmplz/cmake-build/bin/build_binary"):
+        if bb.exists():
+            for structure in ("probing", "trie"):
+                r = subprocess.run([str(bb), structure, str(arpa), str(tmp_path / structure)], capture_output=True,
+                                   text=True)
+                assert r.returncode != 0 and "context" in (r.stdout + r.stderr), structure
+            break

@@ -11,9 +11,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--text", required=True, help="tokenized text, one sentence per line (plain, .gz or .xz)")
     p.add_argument("--backend", default="sequential",
                    help="scorer: sequential, automaton, or any backend registered in smtbench.lm.backends. An ARPA "
-                        "whose n-gram lacks its context: sequential/automaton refuse it, as KenLM's probing model "
-                        "does; btree accepts it (KenLM's trie inserts blanks; btree's scores on such models are not "
-                        "yet checked against KenLM's trie)")
+                        "whose n-gram lacks its context (w1..wn-1): every backend refuses it, as both KenLM "
+                        "structures do (build_binary probing and trie). A missing suffix (w2..wn): probing and "
+                        "automaton insert KenLM's blanks; btree refuses it")
     p.add_argument("--queue-size", type=int, default=0,
                    help="automaton queue size (1-16; default 8) for backends that take one")
     # gLM B-tree backends (btree, btree-cuda; smtbench.lm.btree)

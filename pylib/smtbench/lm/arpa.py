@@ -181,3 +181,18 @@ def write_arpa(model: ArpaModel, path: str | os.PathLike[str]) -> None:
                     lines.append(f"{probs[i]}\t{words}\n" if top else f"{probs[i]}\t{words}\t{bos[i]}\n")  # type: ignore[index]
                 fh.write("".join(lines))
         fh.write("\n\\end\\\n")
+
+
+def missing_context(model: ArpaModel) -> tuple[int, int] | None:
+    """(order, row) of the first n-gram whose context w1..wn-1 is not an (n-1)-gram, or None. KenLM refuses such
+    models in both its structures ("The context of every N-gram should appear as a (N-1)-gram")."""
+    for n in range(2, model.order + 1):
+        hi = np.ascontiguousarray(model.ngrams[n - 1].ids[:, : n - 1], dtype=np.uint32)
+        lo = np.ascontiguousarray(model.ngrams[n - 2].ids, dtype=np.uint32)
+        if not len(hi):
+            continue
+        dt = np.dtype((np.void, 4 * (n - 1)))
+        found = np.isin(hi.view(dt).ravel(), lo.view(dt).ravel())
+        if not found.all():
+            return n, int(np.argmin(found))
+    return None

@@ -122,6 +122,13 @@ class BTreeLM:
 
     def __init__(self, model: ArpaModel, node_size: int = DEFAULT_K, source: str = "model"):
         k = check_node_size(node_size)
+        from .arpa import missing_context
+        bad = missing_context(model)
+        if bad is not None:  # as KenLM (probing and trie alike) and our probing LM
+            n, row = bad
+            words = " ".join(model.vocab[w] for w in model.ngrams[n - 1].ids[row])
+            raise BTreeModelError(f"{source}: the context of the {n}-gram '{words}' is not a {n - 1}-gram "
+                                  "(KenLM refuses such models too)")
         st = sort_tables(model, source)
         # rough upper bound of the array: 16 bytes per entry plus the root
         require_memory(int(st.counts.sum()) * 20 + (64 << 20), f"a B-tree LM of {int(st.counts.sum())} n-grams")
