@@ -218,19 +218,69 @@ static int post_decode(const sb_pb_sentence *s, cube_t *c, sb_pb_stack_ctx *x, i
 }
 
 static sb_pb_hyp *create(const sb_pb_sentence *s, const edge_t *e, int hi, int ti, sb_pb_pool *pool,
-                         sb_pb_counters *cnt) {
+                         sb_pb_counters *cnt, int lm_mode) {
     sb_pb_hyp *h = sb_pb_pool_get(pool);
     if (!h) return NULL;
-    sb_pb_extend(s, e->hyps[hi], &e->opt[ti], e->start, e->end, e->est, h);
+    if (lm_mode == 0) sb_pb_extend(s, e->hyps[hi], &e->opt[ti], e->start, e->end, e->est, h);
+    else sb_pb_extend_nolm(s, e->hyps[hi], &e->opt[ti], e->start, e->end, e->est, h);
     cnt->created++;
     return h;
+}
+
+/* The LM of the popped hypotheses through the batch API (rounds: the i-th context word of every hypothesis that
+ * has one, then </s> for complete ones), applied exactly as sb_pb_score_lm_now would. */
+static int batch_lm(const sb_pb_sentence *s, sb_pb_hyp **hs, int n, int queue_size) {
+    const sb_lm *lm = sb_pb_lm(s->model);
+    const int order = sb_lm_order(lm);
+    uint32_t (*words)[SB_LM_MAX_ORDER] = malloc((size_t)(n ? n : 1) * sizeof *words);
+    int *nq = malloc((size_t)(n ? n : 1) * sizeof *nq);
+    int *idx = malloc((size_t)(n ? n : 1) * sizeof *idx);
+    double *sum = calloc((size_t)(n ? n : 1), sizeof *sum);
+    sb_lm_state *cur = malloc((size_t)(n ? n : 1) * sizeof *cur);
+    sb_lm_state *in = malloc((size_t)(n ? n : 1) * sizeof *in);
+    sb_lm_state *out = malloc((size_t)(n ? n : 1) * sizeof *out);
+    uint32_t *w = malloc((size_t)(n ? n : 1) * sizeof *w);
+    float *p = malloc((size_t)(n ? n : 1) * sizeof *p);
+    int rc = SB_OK;
+    if (!words || !nq || !idx || !sum || !cur || !in || !out || !w || !p) { rc = SB_ENOMEM; goto done; }
+    for (int i = 0; i < n; i++) {
+        nq[i] = sb_pb_lm_queries(s, hs[i], words[i]);
+        cur[i] = hs[i]->prev->lm;
+    }
+    for (int r = 0; r < order - 1; r++) {
+        int c = 0;
+        for (int i = 0; i < n; i++)
+            if (nq[i] > r) { idx[c] = i; in[c] = cur[i]; w[c] = words[i][r]; c++; }
+        if (!c) break;
+        if ((rc = sb_lm_score_batch(lm, in, w, (uint64_t)c, queue_size, out, p, NULL))) goto done;
+        for (int j = 0; j < c; j++) { cur[idx[j]] = out[j]; sum[idx[j]] += p[j]; }
+    }
+    int c = 0;
+    for (int i = 0; i < n; i++) {
+        sb_pb_apply_lm(s, hs[i], &cur[i], sum[i], 0);
+        if (hs[i]->ncov == s->n) { idx[c] = i; in[c] = hs[i]->lm; w[c] = sb_pb_eos(s->model); c++; }
+    }
+    if (c) {
+        if ((rc = sb_lm_score_batch(lm, in, w, (uint64_t)c, queue_size, out, p, NULL))) goto done;
+        const double wl = sb_pb_weights(s->model)[SB_PB_F_LM] * 2.30258509299404568402;
+        for (int j = 0; j < c; j++) {
+            sb_pb_hyp *h = hs[idx[j]];
+            double est = h->total - h->score;
+            h->score += wl * (double)p[j];
+            h->total = h->score + est;
+        }
+    }
+done:
+    free(words); free(nq); free(idx); free(sum); free(cur); free(in); free(out); free(w); free(p);
+    return rc;
 }
 
 int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *o,
                       sb_pb_result **out, sb_pb_counters *counters) {
     *out = NULL;
     memset(counters, 0, sizeof *counters);
-    if (o->pop_limit < 1 || o->stack_size < 1 || o->nbest < 0 || isnan(o->beam_width) || o->beam_width > 0)
+    if (o->pop_limit < 1 || o->stack_size < 1 || o->nbest < 0 || isnan(o->beam_width) || o->beam_width > 0 ||
+        o->lm_mode < 0 || o->lm_mode > 2 || o->queue_size < 0 || o->queue_size > SB_LM_MAX_QUEUE)
         return SB_EINVAL;
     sb_pb_sentence *s;
     int rc = sb_pb_sentence_new(m, text, len, &s);
@@ -242,7 +292,8 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
     c.edges = calloc((size_t)n + 1, sizeof *c.edges);
     c.nedges = calloc((size_t)n + 1, sizeof *c.nedges);
     c.capedges = calloc((size_t)n + 1, sizeof *c.capedges);
-    sb_pb_hyp **finals = NULL;
+    sb_pb_hyp **finals = NULL, **popped = NULL;
+    int cappopped = 0;
     if (!pool || !c.edges || !c.nedges || !c.capedges) { rc = SB_ENOMEM; goto done; }
     sb_pb_stack_ctx x = {o->stack_size, o->beam_width, o->recombine_forward, pool, counters, o->nbest > 0};
     sb_pb_hyp *init = sb_pb_pool_get(pool);
@@ -265,32 +316,54 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
         c.nseen = 0;
         const edge_t *edges = c.edges[k];
         for (int ei = 0; ei < c.nedges[k] && rc == SB_OK; ei++) {
-            sb_pb_hyp *h = create(s, &edges[ei], 0, 0, pool, counters);
+            sb_pb_hyp *h = create(s, &edges[ei], 0, 0, pool, counters, o->lm_mode);
             if (!h) { rc = SB_ENOMEM; break; }
             see(&c, (uint32_t)ei, 0, 0, &rc);
             if (rc == SB_OK) rc = heap_push(&c, (item_t){h, (uint32_t)ei, 0, 0});
         }
-        int pops = 0;
+        int pops = 0, npopped = 0;
         while (rc == SB_OK && c.nheap && pops < o->pop_limit) {
             item_t it = heap_pop(&c);
-            sb_pb_stack *st = ministack(&c, it.hyp, &rc);
-            if (!st) break;
-            if ((rc = sb_pb_stack_add(st, it.hyp, &x))) break;
+            if (o->lm_mode == 2) {
+                if (npopped == cappopped) {
+                    int cap = cappopped ? cappopped * 2 : 1024;
+                    sb_pb_hyp **q = realloc(popped, (size_t)cap * sizeof *q);
+                    if (!q) { rc = SB_ENOMEM; break; }
+                    popped = q;
+                    cappopped = cap;
+                }
+                popped[npopped++] = it.hyp;
+            } else {
+                if (o->lm_mode == 1) sb_pb_score_lm_now(s, it.hyp);
+                sb_pb_stack *st = ministack(&c, it.hyp, &rc);
+                if (!st) break;
+                if ((rc = sb_pb_stack_add(st, it.hyp, &x))) break;
+            }
             const edge_t *e = &edges[it.edge];
             if (it.hi + 1 < e->nh && see(&c, it.edge, it.hi + 1, it.ti, &rc)) {
-                sb_pb_hyp *h = create(s, e, it.hi + 1, it.ti, pool, counters);
+                sb_pb_hyp *h = create(s, e, it.hi + 1, it.ti, pool, counters, o->lm_mode);
                 if (!h) { rc = SB_ENOMEM; break; }
                 if ((rc = heap_push(&c, (item_t){h, it.edge, (uint16_t)(it.hi + 1), it.ti}))) break;
             }
             if (rc) break;
             if (it.ti + 1 < e->nt && see(&c, it.edge, it.hi, it.ti + 1, &rc)) {
-                sb_pb_hyp *h = create(s, e, it.hi, it.ti + 1, pool, counters);
+                sb_pb_hyp *h = create(s, e, it.hi, it.ti + 1, pool, counters, o->lm_mode);
                 if (!h) { rc = SB_ENOMEM; break; }
                 if ((rc = heap_push(&c, (item_t){h, it.edge, it.hi, (uint16_t)(it.ti + 1)}))) break;
             }
             pops++;
         }
         if (rc) break;
+        if (o->lm_mode == 2 && npopped) {
+            /* the queue is drained before the next stack: LM through the automaton queue, then the stack */
+            if ((rc = batch_lm(s, popped, npopped, o->queue_size))) break;
+            for (int i = 0; i < npopped && rc == SB_OK; i++) {
+                sb_pb_stack *st = ministack(&c, popped[i], &rc);
+                if (!st) break;
+                rc = sb_pb_stack_add(st, popped[i], &x);
+            }
+            if (rc) break;
+        }
         counters->expanded += (uint64_t)pops;
         if (k < n && (rc = post_decode(s, &c, &x, o->distortion_limit))) break;
     }
@@ -325,6 +398,7 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
     }
 done:
     free(finals);
+    free(popped);
     if (c.edges) {
         for (int i = 0; i < c.nedges[0]; i++) free(c.edges[0][i].hyps);
         for (int k = 0; k <= n; k++) free(c.edges[k]);

@@ -19,6 +19,12 @@ typedef struct {
     int distortion_limit;    /* < 0: none */
     int nbest;
     int recombine_forward;
+    int lm_mode;             /* 0: items scored in full when created (Moses2); 1: lazy -- items carry every
+                              * feature but the LM of their first words, are ordered by that, and get the LM when
+                              * popped; 2: the pipeline-tolerant decoder (Mokry 3.3) -- as 1, but the popped
+                              * hypotheses' LM queries go through the automaton queue (queue_size) once the
+                              * stack's pops are done, and they enter their ministacks then, in pop order */
+    int queue_size;          /* automaton queue size for lm_mode 2 (1..16; 0 = sequential batch) */
 } sb_pb_cube_opts;
 int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *opts,
                       sb_pb_result **out, sb_pb_counters *counters);

@@ -767,6 +767,70 @@ void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_optio
     out->total = out->score + est;
 }
 
+void sb_pb_extend_nolm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
+                       double est, sb_pb_hyp *out) {
+    out->prev = h;
+    out->opt = o;
+    out->arcs = NULL;
+    out->next_arc = NULL;
+    memcpy(out->cov, h->cov, sizeof out->cov);
+    for (int i = start; i <= end; i++) sb_pb_cov_set(out->cov, i);
+    out->ncov = (int16_t)(h->ncov + (end - start + 1));
+    out->start = (int16_t)start;
+    out->end = (int16_t)end;
+    out->tgt_len = (int16_t)(h->tgt_len + o->tgt_len);
+    out->lm.length = -1;  /* not scored yet */
+    out->score = score_without_context_lm(s, h, o, start, end);
+    out->total = out->score + est;
+}
+
+int sb_pb_lm_queries(const sb_pb_sentence *s, const sb_pb_hyp *h, uint32_t *words) {
+    const sb_pb_model *m = s->model;
+    const sb_pb_option *o = h->opt;
+    const uint32_t *w = sb_pb_option_words(s, o);
+    int ctx = o->tgt_len < m->order - 1 ? o->tgt_len : m->order - 1;
+    int n = 0;
+    for (int k = 0; k < ctx; k++) words[n++] = lm_id(m, w[k]);
+    return n;
+}
+
+void sb_pb_apply_lm(const sb_pb_sentence *s, sb_pb_hyp *h, const sb_lm_state *after_ctx, double lm_log10,
+                    int with_eos_added) {
+    const sb_pb_model *m = s->model;
+    const sb_pb_option *o = h->opt;
+    int ctx = o->tgt_len < m->order - 1 ? o->tgt_len : m->order - 1;
+    h->lm = o->tgt_len > ctx ? o->end : *after_ctx;
+    (void)with_eos_added;
+    double est = h->total - h->score;
+    h->score += m->w[SB_PB_F_LM] * LN10 * lm_log10;
+    h->total = h->score + est;
+}
+
+uint32_t sb_pb_eos(const sb_pb_model *m) { return m->eos; }
+
+void sb_pb_score_lm_now(const sb_pb_sentence *s, sb_pb_hyp *h) {
+    const sb_pb_model *m = s->model;
+    uint32_t words[SB_LM_MAX_ORDER];
+    int n = sb_pb_lm_queries(s, h, words);
+    sb_lm_state st[2];
+    const sb_lm_state *in = &h->prev->lm;
+    int nlen, cur = 0;
+    double lm = 0;
+    for (int k = 0; k < n; k++) {
+        lm += sb_lm_score(m->lm, in, words[k], &st[cur], &nlen);
+        in = &st[cur];
+        cur ^= 1;
+    }
+    sb_lm_state after = *in;
+    sb_pb_apply_lm(s, h, &after, lm, 0);
+    if (h->ncov == s->n) {
+        double e = sb_lm_score(m->lm, &h->lm, m->eos, &st[cur], &nlen);
+        double est = h->total - h->score;
+        h->score += m->w[SB_PB_F_LM] * LN10 * e;
+        h->total = h->score + est;
+    }
+}
+
 static int lm_state_equal(const sb_lm_state *a, const sb_lm_state *b) {
     return a->length == b->length && memcmp(a->words, b->words, (size_t)a->length * sizeof(uint32_t)) == 0;
 }

@@ -124,6 +124,17 @@ void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_optio
 /* An upper bound of the total sb_pb_extend would give (the LM terms still to compute are <= 0). */
 double sb_pb_extend_bound(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
                           double est);
+/* Deferred LM (the pipeline-tolerant decoders): everything but the LM of the first order-1 words (in context)
+ * and </s>; then either sb_pb_score_lm_now, or the queries (sb_pb_lm_queries: LM ids of the words to score in
+ * context, in order) answered elsewhere (e.g. a batch through the automaton queue) and applied with
+ * sb_pb_apply_lm (state after those words, their log10 sum), then </s> if the coverage is complete. */
+void sb_pb_extend_nolm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
+                       double est, sb_pb_hyp *out);
+int sb_pb_lm_queries(const sb_pb_sentence *s, const sb_pb_hyp *h, uint32_t *words);
+void sb_pb_apply_lm(const sb_pb_sentence *s, sb_pb_hyp *h, const sb_lm_state *after_ctx, double lm_log10,
+                    int unused);
+void sb_pb_score_lm_now(const sb_pb_sentence *s, sb_pb_hyp *h);
+uint32_t sb_pb_eos(const sb_pb_model *m);
 /* Future cost of the uncovered words of a coverage. */
 double sb_pb_estimate(const sb_pb_sentence *s, const uint64_t *cov);
 /* Recombination: same coverage, LM state, last span (and, if forward, the previous pair's forward scores). */

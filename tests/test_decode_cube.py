@@ -52,3 +52,24 @@ def test_cube_nbest_rescores_and_edges(model) -> None:
     assert dec.translate("qqzx").best.text == "qqzx"
     with pytest.raises(ValueError, match="--pop-limit 0"):
         CubeDecoder(model, pop_limit=0)
+
+
+def test_pipeline_tolerant_equals_lazy_for_every_queue_size(model) -> None:
+    """Mokry 3.3: the popped hypotheses' LM through the automaton queue gives exactly the scores the sequential LM
+    gives them at pop time (lazy scoring, same pop order), for every queue size; the outputs rescore."""
+    from smtbench.decode.cube import CubeDecoder
+    from smtbench.decode.derivation import DerivationScorer, parse_segmentation
+    src = (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()[:6]
+    lazy = CubeDecoder(model, pop_limit=100, stack_size=100, lm_pipeline="lazy", nbest=3)
+    ref = [lazy.translate(line) for line in src]
+    for q in (0, 1, 2, 5, 8, 16):
+        dec = CubeDecoder(model, pop_limit=100, stack_size=100, lm_pipeline="queue", queue_size=q, nbest=3)
+        for line, r in zip(src, ref):
+            got = dec.translate(line)
+            assert [(e.text, e.search_score, e.total) for e in got.entries] == \
+                   [(e.text, e.search_score, e.total) for e in r.entries], q
+    scorer = DerivationScorer(model.config, src)
+    for sid, r in enumerate(ref):
+        for e in r.entries:
+            assert scorer.score(sid, parse_segmentation(e.segmentation)).total == pytest.approx(e.total, abs=1e-4)
+            assert e.search_score == pytest.approx(e.total, abs=1e-3)

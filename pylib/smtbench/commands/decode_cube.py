@@ -21,6 +21,11 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                    help="Moses' distortion limit (default: the ini's, else 6; negative = none)")
     p.add_argument("--recombine-forward", action="store_true",
                    help="keep apart hypotheses whose previous pair's forward reordering scores differ")
+    p.add_argument("--lm-pipeline", choices=["off", "lazy", "queue"], default="off",
+                   help="off: Moses2 (items scored in full when created); lazy: items ordered by every feature but "
+                        "the LM of their first words, LM added when popped; queue: Mokry's pipeline-tolerant "
+                        "decoder, the popped hypotheses' LM through the automaton queue before the next stack")
+    p.add_argument("--queue-size", type=int, default=8, help="automaton queue size for --lm-pipeline queue (1-16)")
     add_io_args(p)
     p.set_defaults(func=run)
 
@@ -32,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
     def make(model, nbest):
         return CubeDecoder(model, pop_limit=args.pop_limit, stack_size=args.stack_size,
                            beam_threshold=args.beam_threshold, distortion_limit=args.distortion_limit, nbest=nbest,
-                           recombine_forward=args.recombine_forward)
+                           recombine_forward=args.recombine_forward, lm_pipeline=args.lm_pipeline,
+                           queue_size=args.queue_size)
 
-    return run_decoder(args, make, {"search": "cube", "pop_limit": args.pop_limit, "stack_size": args.stack_size})
+    return run_decoder(args, make, {"search": "cube", "pop_limit": args.pop_limit, "stack_size": args.stack_size,
+                                    "lm_pipeline": args.lm_pipeline, "queue_size": args.queue_size})

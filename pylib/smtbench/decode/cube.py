@@ -9,11 +9,18 @@ from .model import PhraseModel
 from .normal import MAX_WORDS, Translation, _entries, check_sentence
 
 
+#: --lm-pipeline: off = Moses2 (items scored in full when created); lazy = items ordered without the LM of their
+#: first words, LM added synchronously when popped; queue = Mokry's pipeline-tolerant decoder (the popped
+#: hypotheses' LM through the automaton queue, drained before the next stack)
+LM_PIPELINES = {"off": 0, "lazy": 1, "queue": 2}
+
+
 class CubeDecoder:
     """``-search-algorithm 1``: ``pop_limit`` = -cube-pruning-pop-limit, ``stack_size`` = -s (per ministack)."""
 
     def __init__(self, model: PhraseModel, pop_limit: int = 1000, stack_size: int = 200, beam_threshold: float = 1e-5,
-                 distortion_limit: int | None = None, nbest: int = 0, recombine_forward: bool = False):
+                 distortion_limit: int | None = None, nbest: int = 0, recombine_forward: bool = False,
+                 lm_pipeline: str = "off", queue_size: int = 8):
         if not 1 <= pop_limit <= 10_000_000:
             raise ValueError(f"--pop-limit {pop_limit}: must be in 1..10000000")
         if not 1 <= stack_size <= 1_000_000:
@@ -33,6 +40,12 @@ class CubeDecoder:
         self.opts.distortion_limit = dl
         self.opts.nbest = nbest
         self.opts.recombine_forward = int(recombine_forward)
+        if lm_pipeline not in LM_PIPELINES:
+            raise ValueError(f"--lm-pipeline {lm_pipeline!r}: one of {', '.join(LM_PIPELINES)}")
+        if not 0 <= queue_size <= int(lib.SB_LM_MAX_QUEUE):
+            raise ValueError(f"--queue-size {queue_size}: must be in 0..{int(lib.SB_LM_MAX_QUEUE)}")
+        self.opts.lm_mode = LM_PIPELINES[lm_pipeline]
+        self.opts.queue_size = queue_size
 
     def translate(self, line: str, where: str = "<input>") -> Translation:
         text = check_sentence(line, where)
