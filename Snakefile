@@ -42,6 +42,7 @@ include: "workflow/rules/glm_btree.smk"
 include: "workflow/rules/mediani_scoring.smk"
 include: "workflow/rules/moses_decode.smk"
 include: "workflow/rules/moses_training.smk"
+include: "workflow/rules/mokry_decoder.smk"
 
 
 # CI regression check (profiles with a `regression` section, i.e. smoke): correctness metrics must

@@ -180,6 +180,7 @@ EXPERIMENT_METRICS = {
     "glm_btree": ["glm_btree"],
     "mediani": ["mediani_scoring"],
     "moses_decode": ["moses_decode"],
+    "mokry_decoder": ["mokry_decoder"],
     "lm_models": ["lm_models"],  # + lm_estimator_parity where lmplz is built (the Snakefile adds it then)
 }
 NOT_EXPERIMENTS = {"outdir", "native", "regression"}

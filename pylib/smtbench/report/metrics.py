@@ -184,3 +184,21 @@ def moses_decode(rows: pd.DataFrame) -> list[Record]:
                 out.append(("moses_decode", key, metric, str(int(v)) if not isinstance(v, str) else v, "exact"))
         out.append(("moses_decode", key, "bleu", f"{float(q.bleu):.2f}", "exact"))
     return out
+
+
+def mokry_decoder(rows: pd.DataFrame) -> list[Record]:
+    """`bench pipeline` rows. exact: BLEU and the output digest per point (deterministic; every queue size equals
+    lazy scoring, checked in the run); ratio: lazy/queue and off/queue time at the best queue size (one run)."""
+    out: list[Record] = []
+    for (lm, pt), g in rows.groupby(["lm", "point"]):
+        q = g.iloc[0]
+        key = f"{lm}-{pt}-p{int(q.pop_limit)}-n{int(q.sentences)}"
+        out.append(("mokry_decoder", key, "bleu", f"{float(q.bleu):.2f}", "exact"))
+        out.append(("mokry_decoder", key, "output_sha", _distinct(g.output_sha), "exact"))
+    for lm, g in rows.groupby("lm"):
+        best = g.groupby(["point", "queue_size"], dropna=False)["decode_seconds"].min().reset_index()
+        qbest = float(best[best.point == "queue"].decode_seconds.min())
+        off = float(best[best.point == "off"].decode_seconds.iloc[0])
+        lazy = float(best[best.point == "lazy"].decode_seconds.iloc[0])
+        out += _ratios("mokry_decoder", str(lm), {"speedup_vs_lazy": lazy / qbest, "speedup_vs_off": off / qbest})
+    return out

@@ -1,0 +1,48 @@
+# Mokry 2016 section 3.3: the pipeline-tolerant decoder -> Table 3.4 and Fig 3.6 analogues. Cube pruning on the
+# Moses oracle's model (dev books), the LM scored in full at item creation (off), lazily at pop (lazy), or through
+# the automaton queue (queue, per queue size), interleaved in one run; optionally with larger LMs of our own
+# (timing only: a synthetic LM's scores are not the oracle model's).
+MDEC = P.get("mokry_decoder")
+MDEC_ORACLE = "../shared/oracles/moses-bible-dev"
+
+if MDEC:
+    ALL += [f"{OUT}/tables/mokry_table3_4.md", f"{OUT}/figures/mokry_fig3_6.png"]
+    METRICS.append(f"{OUT}/metrics/mokry_decoder.csv")
+
+    def _mdec_lm(wildcards):
+        return [] if wildcards.lm == "oracle" else [lm_model_path(wildcards.lm)]
+
+    rule mokry_decoder_bench:
+        input:
+            BUILD,
+            _mdec_lm,
+            ini=f"{MDEC_ORACLE}/moses.ini",
+            src=f"{MDEC_ORACLE}/dev.es",
+            ref=f"{MDEC_ORACLE}/dev.en",
+        output:
+            f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl",
+        params:
+            lm=lambda wc: "" if wc.lm == "oracle" else f"--lm {lm_model_path(wc.lm)}",
+            queues=MDEC["queue_sizes"],
+            sentences=MDEC["sentences"],
+            repeats=MDEC["repeats"],
+            pop_limit=MDEC["pop_limit"],
+        resources:
+            bench=1,
+        log:
+            f"{OUT}/logs/mokry_decoder/{{lm}}.log",
+        shell:
+            "smtbench bench pipeline -f {input.ini} --input {input.src} --reference {input.ref} {params.lm} "
+            "--pop-limit {params.pop_limit} -s {params.pop_limit} --queue-sizes {params.queues} "
+            "--sentences {params.sentences} --repeats {params.repeats} --out {output} 2> {log}"
+
+    rule mokry_decoder_report:
+        input:
+            expand(f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl", lm=["oracle"] + MDEC.get("lms", [])),
+        output:
+            expand(f"{OUT}/tables/mokry_table3_4.{{ext}}", ext=["csv", "md"]),
+            figure=f"{OUT}/figures/mokry_fig3_6.png",
+            metrics=f"{OUT}/metrics/mokry_decoder.csv",
+        shell:
+            "smtbench report mokry-decoder --rows {input} --table {OUT}/tables/mokry_table3_4 "
+            "--figure {output.figure} --metrics {output.metrics}"
