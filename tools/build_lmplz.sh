@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Build KenLM's lmplz (the reference estimator for tests/test_lm_estimate.py) from the PyPI sdist of
-# `kenlm` 0.3.0, into build/lmplz/ (gitignored). Nothing of KenLM is committed to this repository.
-# Idempotent: a second run only prints the binary path. Prints the path of the lmplz binary on stdout.
-#   bash tools/build_lmplz.sh            # -> build/lmplz/bin/lmplz
+# Build KenLM's programs from the PyPI sdist of `kenlm` 0.3.0 into build/lmplz/bin (gitignored): lmplz (the
+# reference estimator for tests/test_lm_estimate.py) and the live peers build_binary, query and kenlm_benchmark.
+# Nothing of KenLM is committed to this repository. Idempotent: a second run only prints the lmplz path.
+#   bash tools/build_lmplz.sh            # -> build/lmplz/bin/{lmplz,build_binary,query,kenlm_benchmark}
 # Env: LMPLZ_CACHE (default build/lmplz), LMPLZ_JOBS (default 2), LMPLZ_NO_APT=1 to skip apt-get.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -10,9 +10,11 @@ CACHE="${LMPLZ_CACHE:-$ROOT/build/lmplz}"
 JOBS="${LMPLZ_JOBS:-2}"
 VERSION=0.3.0
 BIN="$CACHE/bin/lmplz"
+PROGRAMS="lmplz build_binary query kenlm_benchmark"
 log() { echo "build_lmplz: $*" >&2; }
 
-if [ -x "$BIN" ] && { "$BIN" --help 2>&1 || true; } | grep -q Kneser; then
+have_all() { for p in $PROGRAMS; do [ -x "$CACHE/bin/$p" ] || return 1; done; }
+if have_all && { "$BIN" --help 2>&1 || true; } | grep -q Kneser; then
     echo "$BIN"; exit 0
 fi
 mkdir -p "$CACHE"
@@ -27,8 +29,10 @@ if [ -n "$missing" ]; then
     fi
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
     log "installing$missing"
-    $SUDO apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >&2
+    # wait for a busy package manager (another apt/dpkg run) instead of failing
+    $SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends \
+        $missing >&2 || { log "could not install:$missing (see above)"; exit 1; }
 fi
 
 # The sdist (downloaded once).
@@ -43,14 +47,16 @@ if [ ! -f "$SRC/CMakeLists.txt" ]; then
     rm -rf "$SRC"; tar -xzf "$SDIST" -C "$CACHE"
 fi
 
-# Configure and build only the lmplz target.
+# Configure and build only KenLM's programs.
 BLD="$CACHE/cmake-build"
 mkdir -p "$BLD"
-log "building lmplz (cmake, -j$JOBS)"
+log "building $PROGRAMS (cmake, -j$JOBS)"
 cmake -S "$SRC" -B "$BLD" -DCMAKE_BUILD_TYPE=Release -DKENLM_MAX_ORDER=6 -DCOMPILE_TESTS=OFF >&2
-cmake --build "$BLD" --target lmplz -j "$JOBS" >&2
+cmake --build "$BLD" --target $PROGRAMS -j "$JOBS" >&2
 mkdir -p "$CACHE/bin"
-cp "$(find "$BLD" -type f -name lmplz -perm -u+x | head -n1)" "$BIN.tmp"
-mv "$BIN.tmp" "$BIN"
+for p in $PROGRAMS; do
+    cp "$(find "$BLD" -type f -name "$p" -perm -u+x | head -n1)" "$CACHE/bin/$p.tmp"
+    mv "$CACHE/bin/$p.tmp" "$CACHE/bin/$p"
+done
 { "$BIN" --help 2>&1 || true; } | grep -q Kneser || { log "built $BIN but it does not run"; exit 1; }
 echo "$BIN"
