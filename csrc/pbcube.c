@@ -41,6 +41,7 @@ typedef struct {
     /* seen (edge, hi, ti) */
     uint64_t *seen;
     uint64_t seen_slots, nseen;
+    int stacks;         /* SB_PB_STACKS_* */
 } cube_t;
 
 static int heap_push(cube_t *c, item_t it) {
@@ -137,13 +138,27 @@ static int mini_rehash(cube_t *c, uint64_t slots) {
     return SB_OK;
 }
 
+/* the pruning unit a hypothesis belongs to: (coverage, end) as Moses2, coverage only, or the whole stack */
+static void stack_key(const cube_t *c, const sb_pb_hyp *h, uint64_t *cov, int *end) {
+    if (c->stacks == SB_PB_STACKS_CARDINALITY) {
+        memset(cov, 0, SB_PB_COVW * sizeof *cov);
+        *end = -3;
+    } else {
+        memcpy(cov, h->cov, SB_PB_COVW * sizeof *cov);
+        *end = c->stacks == SB_PB_STACKS_COVERAGE ? -2 : h->end;
+    }
+}
+
 static sb_pb_stack *ministack(cube_t *c, const sb_pb_hyp *h, int *rc) {
     if ((uint64_t)(c->nmini + 1) * 2 > c->mslots && (*rc = mini_rehash(c, c->mslots ? c->mslots * 2 : 256)))
         return NULL;
-    uint64_t b = mini_hash(h->cov, h->end) & (c->mslots - 1);
+    uint64_t kcov[SB_PB_COVW];
+    int kend;
+    stack_key(c, h, kcov, &kend);
+    uint64_t b = mini_hash(kcov, kend) & (c->mslots - 1);
     while (c->mslot[b]) {
         mini_t *m = &c->mini[c->mslot[b] - 1];
-        if (m->end == h->end && memcmp(m->cov, h->cov, sizeof m->cov) == 0) return &m->st;
+        if (m->end == kend && memcmp(m->cov, kcov, sizeof m->cov) == 0) return &m->st;
         b = (b + 1) & (c->mslots - 1);
     }
     if (c->nmini == c->capmini) {
@@ -155,8 +170,8 @@ static sb_pb_stack *ministack(cube_t *c, const sb_pb_hyp *h, int *rc) {
         c->capmini = cap;
     }
     mini_t *m = &c->mini[c->nmini];
-    memcpy(m->cov, h->cov, sizeof m->cov);
-    m->end = h->end;
+    memcpy(m->cov, kcov, sizeof m->cov);
+    m->end = kend;
     memset(&m->st, 0, sizeof m->st);
     sb_pb_stack_reset(&m->st);
     c->mslot[b] = (uint32_t)++c->nmini;
@@ -175,44 +190,75 @@ static int add_edge(cube_t *c, int dest, edge_t e) {
     return SB_OK;
 }
 
-/* after the stack of `k` covered words is complete: cut its ministacks, make the edges they lead to */
-static int post_decode(const sb_pb_sentence *s, cube_t *c, sb_pb_stack_ctx *x, int distortion_limit) {
+/* order of hypotheses by (coverage, end), then as they were (best first) */
+typedef struct { sb_pb_hyp *h; int pos; } grp_t;
+static int by_group(const void *a, const void *b) {
+    const grp_t *x = a, *y = b;
+    int c = memcmp(x->h->cov, y->h->cov, sizeof x->h->cov);
+    if (c) return c;
+    if (x->h->end != y->h->end) return x->h->end < y->h->end ? -1 : 1;
+    return x->pos - y->pos;
+}
+
+/* edges from one group of hypotheses with the same coverage and end (sorted best first) */
+static int group_edges(const sb_pb_sentence *s, cube_t *c, sb_pb_hyp **hyps, int nh, int distortion_limit) {
     const int n = s->n;
+    const sb_pb_hyp *h0 = hyps[0];
+    int gap = sb_pb_first_gap(s, h0->cov);
+    int used = 0, rc = SB_OK;
+    for (int a = gap; a < n && rc == SB_OK; a++) {
+        uint64_t mask[SB_PB_COVW] = {0};
+        for (int b = a; b < n && b - a < SB_PB_MAX_PHRASE; b++) {
+            sb_pb_cov_set(mask, b);
+            const sb_pb_span *sp = &s->spans[a * SB_PB_MAX_PHRASE + (b - a)];
+            if (!sp->n) continue;
+            uint64_t overlap = 0;
+            for (int w = 0; w < SB_PB_COVW; w++) overlap |= h0->cov[w] & mask[w];
+            if (overlap) break;  /* longer spans from a overlap too */
+            if (!sb_pb_distortion_ok(h0, a, b, gap, distortion_limit)) continue;
+            uint64_t cov[SB_PB_COVW];
+            for (int w = 0; w < SB_PB_COVW; w++) cov[w] = h0->cov[w] | mask[w];
+            edge_t e = {hyps, nh, sp->opt, sp->n, a, b, sb_pb_estimate(s, cov)};
+            int dest = h0->ncov + (b - a + 1);
+            if ((rc = add_edge(c, dest, e))) break;
+            used = 1;
+        }
+    }
+    /* the array outlives this stack through its edges: remember it (edges[0] is never a destination) */
+    if (rc == SB_OK && used) rc = add_edge(c, 0, (edge_t){hyps, 0, NULL, 0, -1, -1, 0});
+    else free(hyps);
+    return rc;
+}
+
+/* after a stack is complete: cut its pruning units, make the edges of each (coverage, end) group */
+static int post_decode(const sb_pb_sentence *s, cube_t *c, sb_pb_stack_ctx *x, int distortion_limit) {
     int rc = SB_OK;
     for (int mi = 0; mi < c->nmini && rc == SB_OK; mi++) {
         mini_t *m = &c->mini[mi];
         if ((rc = sb_pb_stack_cut(&m->st, x->stack_size, x))) break;
-        if (!m->st.n) continue;
-        /* the cut hypotheses must outlive this stack: hand the array over to the edges */
-        sb_pb_hyp **hyps = malloc((size_t)m->st.n * sizeof *hyps);
-        if (!hyps) return SB_ENOMEM;
-        memcpy(hyps, m->st.h, (size_t)m->st.n * sizeof *hyps);
-        const sb_pb_hyp *h0 = hyps[0];
-        int gap = sb_pb_first_gap(s, h0->cov);
-        int used = 0;
-        for (int a = gap; a < n && rc == SB_OK; a++) {
-            uint64_t mask[SB_PB_COVW] = {0};
-            for (int b = a; b < n && b - a < SB_PB_MAX_PHRASE; b++) {
-                sb_pb_cov_set(mask, b);
-                const sb_pb_span *sp = &s->spans[a * SB_PB_MAX_PHRASE + (b - a)];
-                if (!sp->n) continue;
-                uint64_t overlap = 0;
-                for (int w = 0; w < SB_PB_COVW; w++) overlap |= h0->cov[w] & mask[w];
-                if (overlap) break;  /* longer spans from a overlap too */
-                if (!sb_pb_distortion_ok(h0, a, b, gap, distortion_limit)) continue;
-                uint64_t cov[SB_PB_COVW];
-                for (int w = 0; w < SB_PB_COVW; w++) cov[w] = h0->cov[w] | mask[w];
-                edge_t e = {hyps, m->st.n, sp->opt, sp->n, a, b, sb_pb_estimate(s, cov)};
-                int dest = h0->ncov + (b - a + 1);
-                if ((rc = add_edge(c, dest, e))) break;
-                used = 1;
-            }
+        const int nh = m->st.n;
+        if (!nh) continue;
+        if (c->stacks == SB_PB_STACKS_COVERAGE_END) {
+            sb_pb_hyp **hyps = malloc((size_t)nh * sizeof *hyps);
+            if (!hyps) return SB_ENOMEM;
+            memcpy(hyps, m->st.h, (size_t)nh * sizeof *hyps);
+            rc = group_edges(s, c, hyps, nh, distortion_limit);
+            continue;
         }
-        if (!used) free(hyps);
-        else {
-            /* remember the array so it is freed at the end: chain it through the edges' owner list */
-            if ((rc = add_edge(c, 0, (edge_t){hyps, 0, NULL, 0, -1, -1, 0}))) break;
+        grp_t *g = malloc((size_t)nh * sizeof *g);
+        if (!g) return SB_ENOMEM;
+        for (int i = 0; i < nh; i++) g[i] = (grp_t){m->st.h[i], i};
+        qsort(g, (size_t)nh, sizeof *g, by_group);
+        for (int i = 0; i < nh && rc == SB_OK;) {
+            int j = i + 1;
+            while (j < nh && by_group(&(grp_t){g[i].h, 0}, &(grp_t){g[j].h, 0}) == 0) j++;
+            sb_pb_hyp **hyps = malloc((size_t)(j - i) * sizeof *hyps);
+            if (!hyps) { rc = SB_ENOMEM; break; }
+            for (int k = i; k < j; k++) hyps[k - i] = g[k].h;
+            rc = group_edges(s, c, hyps, j - i, distortion_limit);
+            i = j;
         }
+        free(g);
     }
     return rc;
 }
@@ -280,7 +326,8 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
     *out = NULL;
     memset(counters, 0, sizeof *counters);
     if (o->pop_limit < 1 || o->stack_size < 1 || o->nbest < 0 || isnan(o->beam_width) || o->beam_width > 0 ||
-        o->lm_mode < 0 || o->lm_mode > 2 || o->queue_size < 0 || o->queue_size > SB_LM_MAX_QUEUE)
+        o->lm_mode < 0 || o->lm_mode > 2 || o->queue_size < 0 || o->queue_size > SB_LM_MAX_QUEUE ||
+        o->stacks < 0 || o->stacks > 2)
         return SB_EINVAL;
     sb_pb_sentence *s;
     int rc = sb_pb_sentence_new(m, text, len, &s);
@@ -288,6 +335,7 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
     const int n = s->n;
     cube_t c;
     memset(&c, 0, sizeof c);
+    c.stacks = o->stacks;
     sb_pb_pool *pool = sb_pb_pool_new();
     c.edges = calloc((size_t)n + 1, sizeof *c.edges);
     c.nedges = calloc((size_t)n + 1, sizeof *c.nedges);

@@ -12,6 +12,7 @@
 #include "pbnormal.h"
 
 /* CFFI-BEGIN */
+enum { SB_PB_STACKS_COVERAGE_END = 0, SB_PB_STACKS_COVERAGE = 1, SB_PB_STACKS_CARDINALITY = 2 };
 typedef struct {
     int pop_limit;           /* Moses -cube-pruning-pop-limit (Moses2 default 1000) */
     int stack_size;          /* Moses -s, per ministack (200) */
@@ -25,6 +26,9 @@ typedef struct {
                               * hypotheses' LM queries go through the automaton queue (queue_size) once the
                               * stack's pops are done, and they enter their ministacks then, in pop order */
     int queue_size;          /* automaton queue size for lm_mode 2 (1..16; 0 = sequential batch) */
+    int stacks;              /* the pruning unit (-s applies per unit): SB_PB_STACKS_COVERAGE_END (Moses2's
+                              * ministacks), _COVERAGE, or _CARDINALITY (one per number of covered words); cube
+                              * edges always group hypotheses of equal coverage and end (the Moses2 paper, Fig 4-5) */
 } sb_pb_cube_opts;
 int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *opts,
                       sb_pb_result **out, sb_pb_counters *counters);

@@ -73,3 +73,24 @@ def test_pipeline_tolerant_equals_lazy_for_every_queue_size(model) -> None:
         for e in r.entries:
             assert scorer.score(sid, parse_segmentation(e.segmentation)).total == pytest.approx(e.total, abs=1e-4)
             assert e.search_score == pytest.approx(e.total, abs=1e-3)
+
+
+def test_stack_configurations(model) -> None:
+    """The Moses2 paper's stack configurations: with a stack size nothing reaches, the pruning unit cannot matter
+    (same pops, same recombination), so all three give Moses2's layout's results; with pruning, outputs rescore."""
+    from smtbench.decode.cube import CubeDecoder
+    from smtbench.decode.derivation import DerivationScorer, parse_segmentation
+    src = (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()[:5]
+    ref = [CubeDecoder(model, pop_limit=60, stack_size=10**6).translate(x).best for x in src]
+    for stacks in ("coverage", "cardinality"):
+        dec = CubeDecoder(model, pop_limit=60, stack_size=10**6, stacks=stacks)
+        got = [dec.translate(x).best for x in src]
+        assert [(g.text, g.total) for g in got] == [(r.text, r.total) for r in ref], stacks
+    scorer = DerivationScorer(model.config, src)
+    for stacks in ("coverage", "cardinality"):
+        dec = CubeDecoder(model, pop_limit=200, stack_size=20, stacks=stacks)
+        for sid, x in enumerate(src):
+            b = dec.translate(x).best
+            assert scorer.score(sid, parse_segmentation(b.segmentation)).total == pytest.approx(b.total, abs=1e-4)
+    with pytest.raises(ValueError, match="--stacks"):
+        CubeDecoder(model, stacks="bogus")

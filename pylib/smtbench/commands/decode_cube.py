@@ -21,6 +21,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                    help="Moses' distortion limit (default: the ini's, else 6; negative = none)")
     p.add_argument("--recombine-forward", action="store_true",
                    help="keep apart hypotheses whose previous pair's forward reordering scores differ")
+    p.add_argument("--stacks", choices=["coverage-end", "coverage", "cardinality"], default="coverage-end",
+                   help="the unit -s prunes: coverage-end (Moses2's ministacks), coverage, or cardinality (one "
+                        "stack per number of covered words); cube edges always group equal coverage and end")
     p.add_argument("--lm-pipeline", choices=["off", "lazy", "queue"], default="off",
                    help="off: Moses2 (items scored in full when created); lazy: items ordered by every feature but "
                         "the LM of their first words, LM added when popped; queue: Mokry's pipeline-tolerant "
@@ -38,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
         return CubeDecoder(model, pop_limit=args.pop_limit, stack_size=args.stack_size,
                            beam_threshold=args.beam_threshold, distortion_limit=args.distortion_limit, nbest=nbest,
                            recombine_forward=args.recombine_forward, lm_pipeline=args.lm_pipeline,
-                           queue_size=args.queue_size)
+                           queue_size=args.queue_size, stacks=args.stacks)
 
     return run_decoder(args, make, {"search": "cube", "pop_limit": args.pop_limit, "stack_size": args.stack_size,
-                                    "lm_pipeline": args.lm_pipeline, "queue_size": args.queue_size})
+                                    "lm_pipeline": args.lm_pipeline, "queue_size": args.queue_size,
+                                    "stacks": args.stacks})

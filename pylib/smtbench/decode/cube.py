@@ -15,12 +15,17 @@ from .normal import MAX_WORDS, Translation, _entries, check_sentence
 LM_PIPELINES = {"off": 0, "lazy": 1, "queue": 2}
 
 
+#: --stacks: the unit -s prunes (the Moses2 paper's stack configurations); Moses2 = coverage-end
+STACKS = {"coverage-end": int(lib.SB_PB_STACKS_COVERAGE_END), "coverage": int(lib.SB_PB_STACKS_COVERAGE),
+          "cardinality": int(lib.SB_PB_STACKS_CARDINALITY)}
+
+
 class CubeDecoder:
     """``-search-algorithm 1``: ``pop_limit`` = -cube-pruning-pop-limit, ``stack_size`` = -s (per ministack)."""
 
     def __init__(self, model: PhraseModel, pop_limit: int = 1000, stack_size: int = 200, beam_threshold: float = 1e-5,
                  distortion_limit: int | None = None, nbest: int = 0, recombine_forward: bool = False,
-                 lm_pipeline: str = "off", queue_size: int = 8):
+                 lm_pipeline: str = "off", queue_size: int = 8, stacks: str = "coverage-end"):
         if not 1 <= pop_limit <= 10_000_000:
             raise ValueError(f"--pop-limit {pop_limit}: must be in 1..10000000")
         if not 1 <= stack_size <= 1_000_000:
@@ -44,6 +49,9 @@ class CubeDecoder:
             raise ValueError(f"--lm-pipeline {lm_pipeline!r}: one of {', '.join(LM_PIPELINES)}")
         if not 0 <= queue_size <= int(lib.SB_LM_MAX_QUEUE):
             raise ValueError(f"--queue-size {queue_size}: must be in 0..{int(lib.SB_LM_MAX_QUEUE)}")
+        if stacks not in STACKS:
+            raise ValueError(f"--stacks {stacks!r}: one of {', '.join(STACKS)}")
+        self.opts.stacks = STACKS[stacks]
         self.opts.lm_mode = LM_PIPELINES[lm_pipeline]
         self.opts.queue_size = queue_size
 
