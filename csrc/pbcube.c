@@ -263,6 +263,18 @@ static int post_decode(const sb_pb_sentence *s, cube_t *c, sb_pb_stack_ctx *x, i
     return rc;
 }
 
+typedef struct { uint64_t cov[SB_PB_COVW]; int end; int idx; } qkey_t;
+static int by_qkey(const void *a, const void *b) {
+    const qkey_t *x = a, *y = b;
+    int c = memcmp(x->cov, y->cov, sizeof x->cov);
+    if (c) return c;
+    if (x->end != y->end) return x->end < y->end ? -1 : 1;
+    return x->idx - y->idx;
+}
+static int same_queue(const qkey_t *a, const qkey_t *b) {
+    return a->end == b->end && memcmp(a->cov, b->cov, sizeof a->cov) == 0;
+}
+
 static sb_pb_hyp *create(const sb_pb_sentence *s, const edge_t *e, int hi, int ti, sb_pb_pool *pool,
                          sb_pb_counters *cnt, int lm_mode) {
     sb_pb_hyp *h = sb_pb_pool_get(pool);
@@ -327,7 +339,7 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
     memset(counters, 0, sizeof *counters);
     if (o->pop_limit < 1 || o->stack_size < 1 || o->nbest < 0 || isnan(o->beam_width) || o->beam_width > 0 ||
         o->lm_mode < 0 || o->lm_mode > 2 || o->queue_size < 0 || o->queue_size > SB_LM_MAX_QUEUE ||
-        o->stacks < 0 || o->stacks > 2)
+        o->stacks < 0 || o->stacks > 2 || o->queues < 0 || o->queues > 2)
         return SB_EINVAL;
     sb_pb_sentence *s;
     int rc = sb_pb_sentence_new(m, text, len, &s);
@@ -363,44 +375,71 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
         if (c.seen) memset(c.seen, 0, c.seen_slots * sizeof *c.seen);
         c.nseen = 0;
         const edge_t *edges = c.edges[k];
-        for (int ei = 0; ei < c.nedges[k] && rc == SB_OK; ei++) {
-            sb_pb_hyp *h = create(s, &edges[ei], 0, 0, pool, counters, o->lm_mode);
-            if (!h) { rc = SB_ENOMEM; break; }
-            see(&c, (uint32_t)ei, 0, 0, &rc);
-            if (rc == SB_OK) rc = heap_push(&c, (item_t){h, (uint32_t)ei, 0, 0});
+        const int ne = c.nedges[k];
+        /* the queues: one per stack (Moses2), or one per destination coverage (and end), each popped up to the
+         * pop limit (the Moses2 paper's Table 5) */
+        qkey_t *ord = malloc((size_t)(ne ? ne : 1) * sizeof *ord);
+        if (!ord) { rc = SB_ENOMEM; break; }
+        for (int ei = 0; ei < ne; ei++) {
+            const edge_t *e = &edges[ei];
+            memset(&ord[ei], 0, sizeof ord[ei]);
+            ord[ei].idx = ei;
+            if (o->queues != SB_PB_QUEUES_CARDINALITY) {
+                memcpy(ord[ei].cov, e->hyps[0]->cov, sizeof ord[ei].cov);
+                for (int i = e->start; i <= e->end; i++) sb_pb_cov_set(ord[ei].cov, i);
+                ord[ei].end = o->queues == SB_PB_QUEUES_COVERAGE_END ? e->end : -1;
+            }
         }
-        int pops = 0, npopped = 0;
-        while (rc == SB_OK && c.nheap && pops < o->pop_limit) {
-            item_t it = heap_pop(&c);
-            if (o->lm_mode == 2) {
-                if (npopped == cappopped) {
-                    int cap = cappopped ? cappopped * 2 : 1024;
-                    sb_pb_hyp **q = realloc(popped, (size_t)cap * sizeof *q);
-                    if (!q) { rc = SB_ENOMEM; break; }
-                    popped = q;
-                    cappopped = cap;
+        if (o->queues != SB_PB_QUEUES_CARDINALITY && ne > 1) qsort(ord, (size_t)ne, sizeof *ord, by_qkey);
+        int pops_total = 0, npopped = 0;
+        for (int g0 = 0; g0 < ne && rc == SB_OK;) {
+            int g1 = g0 + 1;
+            while (g1 < ne && same_queue(&ord[g0], &ord[g1])) g1++;
+            for (int i = 0; i < c.nheap; i++) sb_pb_pool_put(pool, c.heap[i].hyp);
+            c.nheap = 0;
+            for (int gi = g0; gi < g1 && rc == SB_OK; gi++) {
+                int ei = ord[gi].idx;
+                sb_pb_hyp *h = create(s, &edges[ei], 0, 0, pool, counters, o->lm_mode);
+                if (!h) { rc = SB_ENOMEM; break; }
+                see(&c, (uint32_t)ei, 0, 0, &rc);
+                if (rc == SB_OK) rc = heap_push(&c, (item_t){h, (uint32_t)ei, 0, 0});
+            }
+            g0 = g1;
+            int pops = 0;
+            while (rc == SB_OK && c.nheap && pops < o->pop_limit) {
+                item_t it = heap_pop(&c);
+                if (o->lm_mode == 2) {
+                    if (npopped == cappopped) {
+                        int cap = cappopped ? cappopped * 2 : 1024;
+                        sb_pb_hyp **q = realloc(popped, (size_t)cap * sizeof *q);
+                        if (!q) { rc = SB_ENOMEM; break; }
+                        popped = q;
+                        cappopped = cap;
+                    }
+                    popped[npopped++] = it.hyp;
+                } else {
+                    if (o->lm_mode == 1) sb_pb_score_lm_now(s, it.hyp);
+                    sb_pb_stack *st = ministack(&c, it.hyp, &rc);
+                    if (!st) break;
+                    if ((rc = sb_pb_stack_add(st, it.hyp, &x))) break;
                 }
-                popped[npopped++] = it.hyp;
-            } else {
-                if (o->lm_mode == 1) sb_pb_score_lm_now(s, it.hyp);
-                sb_pb_stack *st = ministack(&c, it.hyp, &rc);
-                if (!st) break;
-                if ((rc = sb_pb_stack_add(st, it.hyp, &x))) break;
+                const edge_t *e = &edges[it.edge];
+                if (it.hi + 1 < e->nh && see(&c, it.edge, it.hi + 1, it.ti, &rc)) {
+                    sb_pb_hyp *h = create(s, e, it.hi + 1, it.ti, pool, counters, o->lm_mode);
+                    if (!h) { rc = SB_ENOMEM; break; }
+                    if ((rc = heap_push(&c, (item_t){h, it.edge, (uint16_t)(it.hi + 1), it.ti}))) break;
+                }
+                if (rc) break;
+                if (it.ti + 1 < e->nt && see(&c, it.edge, it.hi, it.ti + 1, &rc)) {
+                    sb_pb_hyp *h = create(s, e, it.hi, it.ti + 1, pool, counters, o->lm_mode);
+                    if (!h) { rc = SB_ENOMEM; break; }
+                    if ((rc = heap_push(&c, (item_t){h, it.edge, it.hi, (uint16_t)(it.ti + 1)}))) break;
+                }
+                pops++;
             }
-            const edge_t *e = &edges[it.edge];
-            if (it.hi + 1 < e->nh && see(&c, it.edge, it.hi + 1, it.ti, &rc)) {
-                sb_pb_hyp *h = create(s, e, it.hi + 1, it.ti, pool, counters, o->lm_mode);
-                if (!h) { rc = SB_ENOMEM; break; }
-                if ((rc = heap_push(&c, (item_t){h, it.edge, (uint16_t)(it.hi + 1), it.ti}))) break;
-            }
-            if (rc) break;
-            if (it.ti + 1 < e->nt && see(&c, it.edge, it.hi, it.ti + 1, &rc)) {
-                sb_pb_hyp *h = create(s, e, it.hi, it.ti + 1, pool, counters, o->lm_mode);
-                if (!h) { rc = SB_ENOMEM; break; }
-                if ((rc = heap_push(&c, (item_t){h, it.edge, it.hi, (uint16_t)(it.ti + 1)}))) break;
-            }
-            pops++;
+            pops_total += pops;
         }
+        free(ord);
         if (rc) break;
         if (o->lm_mode == 2 && npopped) {
             /* the queue is drained before the next stack: LM through the automaton queue, then the stack */
@@ -412,7 +451,7 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
             }
             if (rc) break;
         }
-        counters->expanded += (uint64_t)pops;
+        counters->expanded += (uint64_t)pops_total;
         if (k < n && (rc = post_decode(s, &c, &x, o->distortion_limit))) break;
     }
     if (rc == SB_OK) {

@@ -13,6 +13,7 @@
 
 /* CFFI-BEGIN */
 enum { SB_PB_STACKS_COVERAGE_END = 0, SB_PB_STACKS_COVERAGE = 1, SB_PB_STACKS_CARDINALITY = 2 };
+enum { SB_PB_QUEUES_CARDINALITY = 0, SB_PB_QUEUES_COVERAGE = 1, SB_PB_QUEUES_COVERAGE_END = 2 };
 typedef struct {
     int pop_limit;           /* Moses -cube-pruning-pop-limit (Moses2 default 1000) */
     int stack_size;          /* Moses -s, per ministack (200) */
@@ -29,6 +30,9 @@ typedef struct {
     int stacks;              /* the pruning unit (-s applies per unit): SB_PB_STACKS_COVERAGE_END (Moses2's
                               * ministacks), _COVERAGE, or _CARDINALITY (one per number of covered words); cube
                               * edges always group hypotheses of equal coverage and end (the Moses2 paper, Fig 4-5) */
+    int queues;              /* SB_PB_QUEUES_CARDINALITY: one item queue per stack (Moses2); _COVERAGE /
+                              * _COVERAGE_END: one per destination coverage (and end of the new phrase), each
+                              * popped up to pop_limit (the Moses2 paper, Fig 7 and Table 5) */
 } sb_pb_cube_opts;
 int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *opts,
                       sb_pb_result **out, sb_pb_counters *counters);

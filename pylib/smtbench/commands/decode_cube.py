@@ -24,6 +24,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--stacks", choices=["coverage-end", "coverage", "cardinality"], default="coverage-end",
                    help="the unit -s prunes: coverage-end (Moses2's ministacks), coverage, or cardinality (one "
                         "stack per number of covered words); cube edges always group equal coverage and end")
+    p.add_argument("--queues", choices=["cardinality", "coverage", "coverage-end"], default="cardinality",
+                   help="item queues: one per stack (Moses2), or one per destination coverage (and end), each "
+                        "popped up to the pop limit (the Moses2 paper's Table 5)")
     p.add_argument("--lm-pipeline", choices=["off", "lazy", "queue"], default="off",
                    help="off: Moses2 (items scored in full when created); lazy: items ordered by every feature but "
                         "the LM of their first words, LM added when popped; queue: Mokry's pipeline-tolerant "
@@ -41,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
         return CubeDecoder(model, pop_limit=args.pop_limit, stack_size=args.stack_size,
                            beam_threshold=args.beam_threshold, distortion_limit=args.distortion_limit, nbest=nbest,
                            recombine_forward=args.recombine_forward, lm_pipeline=args.lm_pipeline,
-                           queue_size=args.queue_size, stacks=args.stacks)
+                           queue_size=args.queue_size, stacks=args.stacks, queues=args.queues)
 
     return run_decoder(args, make, {"search": "cube", "pop_limit": args.pop_limit, "stack_size": args.stack_size,
                                     "lm_pipeline": args.lm_pipeline, "queue_size": args.queue_size,
-                                    "stacks": args.stacks})
+                                    "stacks": args.stacks, "queues": args.queues})

@@ -20,12 +20,18 @@ STACKS = {"coverage-end": int(lib.SB_PB_STACKS_COVERAGE_END), "coverage": int(li
           "cardinality": int(lib.SB_PB_STACKS_CARDINALITY)}
 
 
+#: --queues: one item queue per stack (Moses2), or per destination coverage (and end), each popped up to the limit
+QUEUES = {"cardinality": int(lib.SB_PB_QUEUES_CARDINALITY), "coverage": int(lib.SB_PB_QUEUES_COVERAGE),
+          "coverage-end": int(lib.SB_PB_QUEUES_COVERAGE_END)}
+
+
 class CubeDecoder:
     """``-search-algorithm 1``: ``pop_limit`` = -cube-pruning-pop-limit, ``stack_size`` = -s (per ministack)."""
 
     def __init__(self, model: PhraseModel, pop_limit: int = 1000, stack_size: int = 200, beam_threshold: float = 1e-5,
                  distortion_limit: int | None = None, nbest: int = 0, recombine_forward: bool = False,
-                 lm_pipeline: str = "off", queue_size: int = 8, stacks: str = "coverage-end"):
+                 lm_pipeline: str = "off", queue_size: int = 8, stacks: str = "coverage-end",
+                 queues: str = "cardinality"):
         if not 1 <= pop_limit <= 10_000_000:
             raise ValueError(f"--pop-limit {pop_limit}: must be in 1..10000000")
         if not 1 <= stack_size <= 1_000_000:
@@ -52,6 +58,9 @@ class CubeDecoder:
         if stacks not in STACKS:
             raise ValueError(f"--stacks {stacks!r}: one of {', '.join(STACKS)}")
         self.opts.stacks = STACKS[stacks]
+        if queues not in QUEUES:
+            raise ValueError(f"--queues {queues!r}: one of {', '.join(QUEUES)}")
+        self.opts.queues = QUEUES[queues]
         self.opts.lm_mode = LM_PIPELINES[lm_pipeline]
         self.opts.queue_size = queue_size
 
