@@ -315,7 +315,7 @@ static int batch_lm(const sb_pb_sentence *s, sb_pb_hyp **hs, int n, int queue_si
     }
     int c = 0;
     for (int i = 0; i < n; i++) {
-        sb_pb_apply_lm(s, hs[i], &cur[i], sum[i], 0);
+        sb_pb_apply_lm(s, hs[i], &cur[i], sum[i]);
         if (hs[i]->ncov == s->n) { idx[c] = i; in[c] = hs[i]->lm; w[c] = sb_pb_eos(s->model); c++; }
     }
     if (c) {

@@ -736,37 +736,6 @@ double sb_pb_extend_bound(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_
     return score_without_context_lm(s, h, o, start, end) + est;
 }
 
-void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
-                  double est, sb_pb_hyp *out) {
-    const sb_pb_model *m = s->model;
-    out->prev = h;
-    out->opt = o;
-    out->arcs = NULL;
-    out->next_arc = NULL;
-    memcpy(out->cov, h->cov, sizeof out->cov);
-    for (int i = start; i <= end; i++) sb_pb_cov_set(out->cov, i);
-    out->ncov = (int16_t)(h->ncov + (end - start + 1));
-    out->start = (int16_t)start;
-    out->end = (int16_t)end;
-    out->tgt_len = (int16_t)(h->tgt_len + o->tgt_len);
-    /* LM: the first order-1 words in context; the rest as scored in the phrase (in the base score) */
-    const uint32_t *words = sb_pb_option_words(s, o);
-    int ctx = o->tgt_len < m->order - 1 ? o->tgt_len : m->order - 1;
-    sb_lm_state st[2];
-    const sb_lm_state *in = &h->lm;
-    int nlen, cur = 0;
-    double lm = 0;
-    for (int k = 0; k < ctx; k++) {
-        lm += sb_lm_score(m->lm, in, lm_id(m, words[k]), &st[cur], &nlen);
-        in = &st[cur];
-        cur ^= 1;
-    }
-    out->lm = o->tgt_len > ctx ? o->end : *in;  /* tgt_len > ctx means tgt_len >= order */
-    if (out->ncov == s->n) lm += sb_lm_score(m->lm, &out->lm, m->eos, &st[cur], &nlen);
-    out->score = score_without_context_lm(s, h, o, start, end) + m->w[SB_PB_F_LM] * LN10 * lm;
-    out->total = out->score + est;
-}
-
 void sb_pb_extend_nolm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
                        double est, sb_pb_hyp *out) {
     out->prev = h;
@@ -784,6 +753,28 @@ void sb_pb_extend_nolm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_
     out->total = out->score + est;
 }
 
+void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
+                  double est, sb_pb_hyp *out) {
+    const sb_pb_model *m = s->model;
+    sb_pb_extend_nolm(s, h, o, start, end, est, out);
+    /* LM: the first order-1 words in context; the rest as scored in the phrase (in the base score) */
+    const uint32_t *words = sb_pb_option_words(s, o);
+    int ctx = o->tgt_len < m->order - 1 ? o->tgt_len : m->order - 1;
+    sb_lm_state st[2];
+    const sb_lm_state *in = &h->lm;
+    int nlen, cur = 0;
+    double lm = 0;
+    for (int k = 0; k < ctx; k++) {
+        lm += sb_lm_score(m->lm, in, lm_id(m, words[k]), &st[cur], &nlen);
+        in = &st[cur];
+        cur ^= 1;
+    }
+    out->lm = o->tgt_len > ctx ? o->end : *in;  /* tgt_len > ctx means tgt_len >= order */
+    if (out->ncov == s->n) lm += sb_lm_score(m->lm, &out->lm, m->eos, &st[cur], &nlen);
+    out->score += m->w[SB_PB_F_LM] * LN10 * lm;
+    out->total = out->score + est;
+}
+
 int sb_pb_lm_queries(const sb_pb_sentence *s, const sb_pb_hyp *h, uint32_t *words) {
     const sb_pb_model *m = s->model;
     const sb_pb_option *o = h->opt;
@@ -794,13 +785,11 @@ int sb_pb_lm_queries(const sb_pb_sentence *s, const sb_pb_hyp *h, uint32_t *word
     return n;
 }
 
-void sb_pb_apply_lm(const sb_pb_sentence *s, sb_pb_hyp *h, const sb_lm_state *after_ctx, double lm_log10,
-                    int with_eos_added) {
+void sb_pb_apply_lm(const sb_pb_sentence *s, sb_pb_hyp *h, const sb_lm_state *after_ctx, double lm_log10) {
     const sb_pb_model *m = s->model;
     const sb_pb_option *o = h->opt;
     int ctx = o->tgt_len < m->order - 1 ? o->tgt_len : m->order - 1;
     h->lm = o->tgt_len > ctx ? o->end : *after_ctx;
-    (void)with_eos_added;
     double est = h->total - h->score;
     h->score += m->w[SB_PB_F_LM] * LN10 * lm_log10;
     h->total = h->score + est;
@@ -822,7 +811,7 @@ void sb_pb_score_lm_now(const sb_pb_sentence *s, sb_pb_hyp *h) {
         cur ^= 1;
     }
     sb_lm_state after = *in;
-    sb_pb_apply_lm(s, h, &after, lm, 0);
+    sb_pb_apply_lm(s, h, &after, lm);
     if (h->ncov == s->n) {
         double e = sb_lm_score(m->lm, &h->lm, m->eos, &st[cur], &nlen);
         double est = h->total - h->score;

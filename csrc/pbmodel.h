@@ -131,8 +131,7 @@ double sb_pb_extend_bound(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_
 void sb_pb_extend_nolm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
                        double est, sb_pb_hyp *out);
 int sb_pb_lm_queries(const sb_pb_sentence *s, const sb_pb_hyp *h, uint32_t *words);
-void sb_pb_apply_lm(const sb_pb_sentence *s, sb_pb_hyp *h, const sb_lm_state *after_ctx, double lm_log10,
-                    int unused);
+void sb_pb_apply_lm(const sb_pb_sentence *s, sb_pb_hyp *h, const sb_lm_state *after_ctx, double lm_log10);
 void sb_pb_score_lm_now(const sb_pb_sentence *s, sb_pb_hyp *h);
 uint32_t sb_pb_eos(const sb_pb_model *m);
 /* Future cost of the uncovered words of a coverage. */

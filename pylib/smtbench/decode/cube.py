@@ -1,12 +1,9 @@
 """Moses2's cube pruning (csrc/pbcube.c): ministacks by (coverage, last end), one queue per stack, pop limit."""
 from __future__ import annotations
 
-import math
-import time
-
-from ..native import check, ffi, lib
+from ..native import ffi, lib
 from .model import PhraseModel
-from .normal import MAX_WORDS, Translation, _entries, check_sentence
+from .normal import Translation, common_opts, run_search
 
 
 #: --lm-pipeline: off = Moses2 (items scored in full when created); lazy = items ordered without the LM of their
@@ -34,23 +31,10 @@ class CubeDecoder:
                  queues: str = "cardinality"):
         if not 1 <= pop_limit <= 10_000_000:
             raise ValueError(f"--pop-limit {pop_limit}: must be in 1..10000000")
-        if not 1 <= stack_size <= 1_000_000:
-            raise ValueError(f"--stack-size {stack_size}: must be in 1..1000000")
-        if not 0 <= beam_threshold <= 1:
-            raise ValueError(f"--beam-threshold {beam_threshold}: must be in [0, 1] (a probability ratio)")
-        if nbest < 0 or nbest > 100_000:
-            raise ValueError(f"--n-best size {nbest}: must be in 0..100000")
-        dl = model.config.distortion_limit if distortion_limit is None else distortion_limit
-        if dl > MAX_WORDS:
-            raise ValueError(f"--distortion-limit {dl}: must be < {MAX_WORDS} (negative = none)")
         self.model = model
         self.opts = ffi.new("sb_pb_cube_opts *")
         self.opts.pop_limit = pop_limit
-        self.opts.stack_size = stack_size
-        self.opts.beam_width = math.log(beam_threshold) if beam_threshold > 0 else -math.inf
-        self.opts.distortion_limit = dl
-        self.opts.nbest = nbest
-        self.opts.recombine_forward = int(recombine_forward)
+        common_opts(self.opts, model, stack_size, beam_threshold, distortion_limit, nbest, recombine_forward)
         if lm_pipeline not in LM_PIPELINES:
             raise ValueError(f"--lm-pipeline {lm_pipeline!r}: one of {', '.join(LM_PIPELINES)}")
         if not 0 <= queue_size <= int(lib.SB_LM_MAX_QUEUE):
@@ -65,12 +49,4 @@ class CubeDecoder:
         self.opts.queue_size = queue_size
 
     def translate(self, line: str, where: str = "<input>") -> Translation:
-        text = check_sentence(line, where)
-        out = ffi.new("sb_pb_result **")
-        c = ffi.new("sb_pb_counters *")
-        t0 = time.perf_counter()
-        check(lib.sb_pb_decode_cube(self.model._m, text, len(text), self.opts, out, c), f"{where}: decoding")
-        seconds = time.perf_counter() - t0
-        res = ffi.gc(out[0], lib.sb_pb_result_free)
-        counters = {k: int(getattr(c, k)) for k in ("created", "recombined", "beam_discarded", "pruned", "expanded")}
-        return Translation(_entries(res), counters, seconds)
+        return run_search(lib.sb_pb_decode_cube, self.model, self.opts, line, where)

@@ -65,38 +65,49 @@ def check_sentence(line: str, where: str) -> bytes:
     return " ".join(words).encode("utf-8")
 
 
+def common_opts(opts, model: PhraseModel, stack_size: int, beam_threshold: float, distortion_limit: int | None,
+                nbest: int, recombine_forward: bool) -> None:
+    """Check and set the options every search shares (Moses' -s, -b, distortion limit, n-best size)."""
+    if not 1 <= stack_size <= 1_000_000:
+        raise ValueError(f"--stack-size {stack_size}: must be in 1..1000000")
+    if not 0 <= beam_threshold <= 1:
+        raise ValueError(f"--beam-threshold {beam_threshold}: must be in [0, 1] (a probability ratio)")
+    if nbest < 0 or nbest > 100_000:
+        raise ValueError(f"--n-best size {nbest}: must be in 0..100000")
+    dl = model.config.distortion_limit if distortion_limit is None else distortion_limit
+    if dl > MAX_WORDS:
+        raise ValueError(f"--distortion-limit {dl}: must be < {MAX_WORDS} (negative = none)")
+    opts.stack_size = stack_size
+    opts.beam_width = math.log(beam_threshold) if beam_threshold > 0 else -math.inf
+    opts.distortion_limit = dl
+    opts.nbest = nbest
+    opts.recombine_forward = int(recombine_forward)
+
+
+def run_search(fn, model: PhraseModel, opts, line: str, where: str) -> Translation:
+    """One sentence through a C search ``fn(model, text, len, opts, out, counters)``."""
+    text = check_sentence(line, where)
+    out = ffi.new("sb_pb_result **")
+    c = ffi.new("sb_pb_counters *")
+    t0 = time.perf_counter()
+    check(fn(model._m, text, len(text), opts, out, c), f"{where}: decoding")
+    seconds = time.perf_counter() - t0
+    res = ffi.gc(out[0], lib.sb_pb_result_free)
+    counters = {k: int(getattr(c, k)) for k in ("created", "recombined", "beam_discarded", "pruned", "expanded")}
+    return Translation(_entries(res), counters, seconds)
+
+
 class NormalDecoder:
     """``-search-algorithm 0``. ``beam_threshold`` is Moses' ratio (1e-5 = ln −11.51; 0 = no beam)."""
 
     def __init__(self, model: PhraseModel, stack_size: int = 200, beam_threshold: float = 1e-5,
                  distortion_limit: int | None = None, nbest: int = 0, recombine_forward: bool = False):
-        if not 1 <= stack_size <= 1_000_000:
-            raise ValueError(f"--stack-size {stack_size}: must be in 1..1000000")
-        if not 0 <= beam_threshold <= 1:
-            raise ValueError(f"--beam-threshold {beam_threshold}: must be in [0, 1] (a probability ratio)")
-        if nbest < 0 or nbest > 100_000:
-            raise ValueError(f"--n-best size {nbest}: must be in 0..100000")
-        dl = model.config.distortion_limit if distortion_limit is None else distortion_limit
-        if dl > MAX_WORDS:
-            raise ValueError(f"--distortion-limit {dl}: must be < {MAX_WORDS} (negative = none)")
         self.model = model
         self.opts = ffi.new("sb_pb_normal_opts *")
-        self.opts.stack_size = stack_size
-        self.opts.beam_width = math.log(beam_threshold) if beam_threshold > 0 else -math.inf
-        self.opts.distortion_limit = dl
-        self.opts.nbest = nbest
-        self.opts.recombine_forward = int(recombine_forward)
+        common_opts(self.opts, model, stack_size, beam_threshold, distortion_limit, nbest, recombine_forward)
 
     def translate(self, line: str, where: str = "<input>") -> Translation:
-        text = check_sentence(line, where)
-        out = ffi.new("sb_pb_result **")
-        c = ffi.new("sb_pb_counters *")
-        t0 = time.perf_counter()
-        check(lib.sb_pb_decode_normal(self.model._m, text, len(text), self.opts, out, c), f"{where}: decoding")
-        seconds = time.perf_counter() - t0
-        res = ffi.gc(out[0], lib.sb_pb_result_free)
-        counters = {k: int(getattr(c, k)) for k in ("created", "recombined", "beam_discarded", "pruned", "expanded")}
-        return Translation(_entries(res), counters, seconds)
+        return run_search(lib.sb_pb_decode_normal, self.model, self.opts, line, where)
 
 
 def _g(x: float) -> str:
