@@ -12,7 +12,11 @@ typedef struct {
     int nt;
     int start, end;
     double est;              /* future cost of the new coverage */
+    const double *ests;      /* per hypothesis, when the edge mixes coverages (cardinality/coverage stacks); or NULL */
 } edge_t;
+
+/* items address hypotheses and options by 16-bit indices: an edge keeps at most this many of each */
+#define EDGE_MAX 65535
 
 typedef struct {
     sb_pb_hyp *hyp;
@@ -190,16 +194,6 @@ static int add_edge(cube_t *c, int dest, edge_t e) {
     return SB_OK;
 }
 
-/* order of hypotheses by (coverage, end), then as they were (best first) */
-typedef struct { sb_pb_hyp *h; int pos; } grp_t;
-static int by_group(const void *a, const void *b) {
-    const grp_t *x = a, *y = b;
-    int c = memcmp(x->h->cov, y->h->cov, sizeof x->h->cov);
-    if (c) return c;
-    if (x->h->end != y->h->end) return x->h->end < y->h->end ? -1 : 1;
-    return x->pos - y->pos;
-}
-
 /* edges from one group of hypotheses with the same coverage and end (sorted best first) */
 static int group_edges(const sb_pb_sentence *s, cube_t *c, sb_pb_hyp **hyps, int nh, int distortion_limit) {
     const int n = s->n;
@@ -218,15 +212,54 @@ static int group_edges(const sb_pb_sentence *s, cube_t *c, sb_pb_hyp **hyps, int
             if (!sb_pb_distortion_ok(h0, a, b, gap, distortion_limit)) continue;
             uint64_t cov[SB_PB_COVW];
             for (int w = 0; w < SB_PB_COVW; w++) cov[w] = h0->cov[w] | mask[w];
-            edge_t e = {hyps, nh, sp->opt, sp->n, a, b, sb_pb_estimate(s, cov)};
+            edge_t e = {hyps, nh < EDGE_MAX ? nh : EDGE_MAX, sp->opt, sp->n < EDGE_MAX ? sp->n : EDGE_MAX, a, b,
+                        sb_pb_estimate(s, cov), NULL};
             int dest = h0->ncov + (b - a + 1);
             if ((rc = add_edge(c, dest, e))) break;
             used = 1;
         }
     }
     /* the array outlives this stack through its edges: remember it (edges[0] is never a destination) */
-    if (rc == SB_OK && used) rc = add_edge(c, 0, (edge_t){hyps, 0, NULL, 0, -1, -1, 0});
+    if (rc == SB_OK && used) rc = add_edge(c, 0, (edge_t){hyps, 0, NULL, 0, -1, -1, 0, NULL});
     else free(hyps);
+    return rc;
+}
+
+/* The Moses2 paper's Fig 4: edges from a whole pruning unit (a cardinality or coverage stack, sorted best first):
+ * per source span, the unit's hypotheses that may take it -- overlap and distortion checked for every hypothesis,
+ * the cost the paper names -- in their order, each with the future cost of its own new coverage. */
+static int unit_edges(const sb_pb_sentence *s, cube_t *c, sb_pb_hyp *const *unit, int nu, int distortion_limit) {
+    const int n = s->n;
+    int rc = SB_OK;
+    int *gap = malloc((size_t)nu * sizeof *gap);
+    if (!gap) return SB_ENOMEM;
+    for (int i = 0; i < nu; i++) gap[i] = sb_pb_first_gap(s, unit[i]->cov);
+    for (int a = 0; a < n && rc == SB_OK; a++) {
+        uint64_t mask[SB_PB_COVW] = {0};
+        for (int b = a; b < n && b - a < SB_PB_MAX_PHRASE && rc == SB_OK; b++) {
+            sb_pb_cov_set(mask, b);
+            const sb_pb_span *sp = &s->spans[a * SB_PB_MAX_PHRASE + (b - a)];
+            if (!sp->n) continue;
+            int cap = nu < EDGE_MAX ? nu : EDGE_MAX, k = 0;
+            void *block = malloc((size_t)cap * (sizeof(sb_pb_hyp *) + sizeof(double)));
+            if (!block) { rc = SB_ENOMEM; break; }
+            sb_pb_hyp **hyps = block;
+            double *ests = (double *)(hyps + cap);
+            for (int i = 0; i < nu && k < cap; i++) {
+                const sb_pb_hyp *h = unit[i];
+                uint64_t overlap = 0, cov[SB_PB_COVW];
+                for (int w = 0; w < SB_PB_COVW; w++) { overlap |= h->cov[w] & mask[w]; cov[w] = h->cov[w] | mask[w]; }
+                if (overlap || !sb_pb_distortion_ok(h, a, b, gap[i], distortion_limit)) continue;
+                hyps[k] = unit[i];
+                ests[k++] = sb_pb_estimate(s, cov);
+            }
+            if (!k) { free(block); continue; }
+            edge_t e = {hyps, k, sp->opt, sp->n < EDGE_MAX ? sp->n : EDGE_MAX, a, b, 0, ests};
+            if ((rc = add_edge(c, unit[0]->ncov + (b - a + 1), e))) { free(block); break; }
+            if ((rc = add_edge(c, 0, (edge_t){hyps, 0, NULL, 0, -1, -1, 0, NULL}))) break;
+        }
+    }
+    free(gap);
     return rc;
 }
 
@@ -245,20 +278,7 @@ static int post_decode(const sb_pb_sentence *s, cube_t *c, sb_pb_stack_ctx *x, i
             rc = group_edges(s, c, hyps, nh, distortion_limit);
             continue;
         }
-        grp_t *g = malloc((size_t)nh * sizeof *g);
-        if (!g) return SB_ENOMEM;
-        for (int i = 0; i < nh; i++) g[i] = (grp_t){m->st.h[i], i};
-        qsort(g, (size_t)nh, sizeof *g, by_group);
-        for (int i = 0; i < nh && rc == SB_OK;) {
-            int j = i + 1;
-            while (j < nh && by_group(&(grp_t){g[i].h, 0}, &(grp_t){g[j].h, 0}) == 0) j++;
-            sb_pb_hyp **hyps = malloc((size_t)(j - i) * sizeof *hyps);
-            if (!hyps) { rc = SB_ENOMEM; break; }
-            for (int k = i; k < j; k++) hyps[k - i] = g[k].h;
-            rc = group_edges(s, c, hyps, j - i, distortion_limit);
-            i = j;
-        }
-        free(g);
+        rc = unit_edges(s, c, m->st.h, nh, distortion_limit);
     }
     return rc;
 }
@@ -279,8 +299,9 @@ static sb_pb_hyp *create(const sb_pb_sentence *s, const edge_t *e, int hi, int t
                          sb_pb_counters *cnt, int lm_mode) {
     sb_pb_hyp *h = sb_pb_pool_get(pool);
     if (!h) return NULL;
-    if (lm_mode == 0) sb_pb_extend(s, e->hyps[hi], &e->opt[ti], e->start, e->end, e->est, h);
-    else sb_pb_extend_nolm(s, e->hyps[hi], &e->opt[ti], e->start, e->end, e->est, h);
+    double est = e->ests ? e->ests[hi] : e->est;
+    if (lm_mode == 0) sb_pb_extend(s, e->hyps[hi], &e->opt[ti], e->start, e->end, est, h);
+    else sb_pb_extend_nolm(s, e->hyps[hi], &e->opt[ti], e->start, e->end, est, h);
     cnt->created++;
     return h;
 }
@@ -315,22 +336,63 @@ static int batch_lm(const sb_pb_sentence *s, sb_pb_hyp **hs, int n, int queue_si
     }
     int c = 0;
     for (int i = 0; i < n; i++) {
-        sb_pb_apply_lm(s, hs[i], &cur[i], sum[i]);
+        sb_pb_set_lm_state(s, hs[i], &cur[i]);
         if (hs[i]->ncov == s->n) { idx[c] = i; in[c] = hs[i]->lm; w[c] = sb_pb_eos(s->model); c++; }
     }
     if (c) {
         if ((rc = sb_lm_score_batch(lm, in, w, (uint64_t)c, queue_size, out, p, NULL))) goto done;
-        const double wl = sb_pb_weights(s->model)[SB_PB_F_LM] * 2.30258509299404568402;
-        for (int j = 0; j < c; j++) {
-            sb_pb_hyp *h = hs[idx[j]];
-            double est = h->total - h->score;
-            h->score += wl * (double)p[j];
-            h->total = h->score + est;
-        }
+        for (int j = 0; j < c; j++) sum[idx[j]] += p[j];
     }
+    for (int i = 0; i < n; i++) sb_pb_add_lm(s, hs[i], sum[i]);
 done:
     free(words); free(nq); free(idx); free(sum); free(cur); free(in); free(out); free(w); free(p);
     return rc;
+}
+
+/* queue-exact: items created without the LM, held until their LM is through the automaton queue */
+typedef struct { item_t *it; sb_pb_hyp **h; int n, cap; } fresh_t;
+
+static int fresh_add(fresh_t *f, item_t it) {
+    if (f->n == f->cap) {
+        int cap = f->cap ? f->cap * 2 : 256;
+        item_t *a = realloc(f->it, (size_t)cap * sizeof *a);
+        if (!a) return SB_ENOMEM;
+        f->it = a;
+        sb_pb_hyp **b = realloc(f->h, (size_t)cap * sizeof *b);
+        if (!b) return SB_ENOMEM;
+        f->h = b;
+        f->cap = cap;
+    }
+    f->h[f->n] = it.hyp;
+    f->it[f->n++] = it;
+    return SB_OK;
+}
+
+static int fresh_flush(const sb_pb_sentence *s, cube_t *c, fresh_t *f, int queue_size) {
+    int rc = f->n ? batch_lm(s, f->h, f->n, queue_size) : SB_OK;
+    for (int i = 0; i < f->n && rc == SB_OK; i++) rc = heap_push(c, f->it[i]);
+    f->n = 0;
+    return rc;
+}
+
+/* a popped item's two neighbours in its edge's grid (next hypothesis, next option), if not seen: into the heap,
+ * or (queue-exact) into f */
+static int neighbours(const sb_pb_sentence *s, cube_t *c, const edge_t *edges, item_t it, sb_pb_pool *pool,
+                      sb_pb_counters *cnt, int lm_mode, fresh_t *f) {
+    const edge_t *e = &edges[it.edge];
+    int rc = SB_OK;
+    for (int k = 0; k < 2; k++) {
+        int hi = it.hi + (k == 0), ti = it.ti + (k == 1);
+        if (hi >= e->nh || ti >= e->nt || !see(c, it.edge, hi, ti, &rc)) {
+            if (rc) return rc;
+            continue;
+        }
+        sb_pb_hyp *h = create(s, e, hi, ti, pool, cnt, lm_mode);
+        if (!h) return SB_ENOMEM;
+        item_t n = {h, it.edge, (uint16_t)hi, (uint16_t)ti};
+        if ((rc = f ? fresh_add(f, n) : heap_push(c, n))) return rc;
+    }
+    return SB_OK;
 }
 
 int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *o,
@@ -338,8 +400,9 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
     *out = NULL;
     memset(counters, 0, sizeof *counters);
     if (o->pop_limit < 1 || o->stack_size < 1 || o->nbest < 0 || isnan(o->beam_width) || o->beam_width > 0 ||
-        o->lm_mode < 0 || o->lm_mode > 2 || o->queue_size < 0 || o->queue_size > SB_LM_MAX_QUEUE ||
-        o->stacks < 0 || o->stacks > 2 || o->queues < 0 || o->queues > 2)
+        o->lm_mode < 0 || o->lm_mode > 3 || o->queue_size < 0 || o->queue_size > SB_LM_MAX_QUEUE ||
+        o->stacks < 0 || o->stacks > 2 || o->queues < 0 || o->queues > 2 ||
+        (o->stacks == SB_PB_STACKS_CARDINALITY && o->queues != SB_PB_QUEUES_CARDINALITY))
         return SB_EINVAL;
     sb_pb_sentence *s;
     int rc = sb_pb_sentence_new(m, text, len, &s);
@@ -354,6 +417,7 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
     c.capedges = calloc((size_t)n + 1, sizeof *c.capedges);
     sb_pb_hyp **finals = NULL, **popped = NULL;
     int cappopped = 0;
+    fresh_t fr = {0};
     if (!pool || !c.edges || !c.nedges || !c.capedges) { rc = SB_ENOMEM; goto done; }
     sb_pb_stack_ctx x = {o->stack_size, o->beam_width, o->recombine_forward, pool, counters, o->nbest > 0};
     sb_pb_hyp *init = sb_pb_pool_get(pool);
@@ -402,11 +466,27 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
                 sb_pb_hyp *h = create(s, &edges[ei], 0, 0, pool, counters, o->lm_mode);
                 if (!h) { rc = SB_ENOMEM; break; }
                 see(&c, (uint32_t)ei, 0, 0, &rc);
-                if (rc == SB_OK) rc = heap_push(&c, (item_t){h, (uint32_t)ei, 0, 0});
+                if (rc == SB_OK) rc = o->lm_mode == 3 ? fresh_add(&fr, (item_t){h, (uint32_t)ei, 0, 0})
+                                                      : heap_push(&c, (item_t){h, (uint32_t)ei, 0, 0});
             }
+            if (rc == SB_OK && o->lm_mode == 3) rc = fresh_flush(s, &c, &fr, o->queue_size);
             g0 = g1;
             int pops = 0;
             while (rc == SB_OK && c.nheap && pops < o->pop_limit) {
+                if (o->lm_mode == 3) {
+                    /* queue-exact: a round of up to queue_size pops; their new items go through the automaton
+                     * queue and enter the heap with exact scores when the round ends */
+                    int round = o->queue_size > 1 ? o->queue_size : 1;
+                    for (int r = 0; r < round && c.nheap && pops < o->pop_limit && rc == SB_OK; r++, pops++) {
+                        item_t it = heap_pop(&c);
+                        sb_pb_stack *st = ministack(&c, it.hyp, &rc);
+                        if (!st) break;
+                        if ((rc = sb_pb_stack_add(st, it.hyp, &x))) break;
+                        rc = neighbours(s, &c, edges, it, pool, counters, o->lm_mode, &fr);
+                    }
+                    if (rc == SB_OK) rc = fresh_flush(s, &c, &fr, o->queue_size);
+                    continue;
+                }
                 item_t it = heap_pop(&c);
                 if (o->lm_mode == 2) {
                     if (npopped == cappopped) {
@@ -423,18 +503,7 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
                     if (!st) break;
                     if ((rc = sb_pb_stack_add(st, it.hyp, &x))) break;
                 }
-                const edge_t *e = &edges[it.edge];
-                if (it.hi + 1 < e->nh && see(&c, it.edge, it.hi + 1, it.ti, &rc)) {
-                    sb_pb_hyp *h = create(s, e, it.hi + 1, it.ti, pool, counters, o->lm_mode);
-                    if (!h) { rc = SB_ENOMEM; break; }
-                    if ((rc = heap_push(&c, (item_t){h, it.edge, (uint16_t)(it.hi + 1), it.ti}))) break;
-                }
-                if (rc) break;
-                if (it.ti + 1 < e->nt && see(&c, it.edge, it.hi, it.ti + 1, &rc)) {
-                    sb_pb_hyp *h = create(s, e, it.hi, it.ti + 1, pool, counters, o->lm_mode);
-                    if (!h) { rc = SB_ENOMEM; break; }
-                    if ((rc = heap_push(&c, (item_t){h, it.edge, it.hi, (uint16_t)(it.ti + 1)}))) break;
-                }
+                if ((rc = neighbours(s, &c, edges, it, pool, counters, o->lm_mode, NULL))) break;
                 pops++;
             }
             pops_total += pops;
@@ -486,6 +555,8 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
 done:
     free(finals);
     free(popped);
+    free(fr.it);
+    free(fr.h);
     if (c.edges) {
         for (int i = 0; i < c.nedges[0]; i++) free(c.edges[0][i].hyps);
         for (int k = 0; k <= n; k++) free(c.edges[k]);

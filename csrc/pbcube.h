@@ -25,14 +25,20 @@ typedef struct {
                               * feature but the LM of their first words, are ordered by that, and get the LM when
                               * popped; 2: the pipeline-tolerant decoder (Mokry 3.3) -- as 1, but the popped
                               * hypotheses' LM queries go through the automaton queue (queue_size) once the
-                              * stack's pops are done, and they enter their ministacks then, in pop order */
+                              * stack's pops are done, and they enter their ministacks then, in pop order;
+                              * 3: queue-exact (the thesis' future work) -- items created without the LM go
+                              * through the automaton queue before they enter the item queue, which so orders them
+                              * by exact scores; pops come in rounds of queue_size (1: Moses2's order exactly) */
     int queue_size;          /* automaton queue size for lm_mode 2 (1..16; 0 = sequential batch) */
-    int stacks;              /* the pruning unit (-s applies per unit): SB_PB_STACKS_COVERAGE_END (Moses2's
-                              * ministacks), _COVERAGE, or _CARDINALITY (one per number of covered words); cube
-                              * edges always group hypotheses of equal coverage and end (the Moses2 paper, Fig 4-5) */
+    int stacks;              /* how hypotheses are grouped (the Moses2 paper, Figs 4-5), both as the unit -s prunes
+                              * and as the hypothesis side of a cube edge: SB_PB_STACKS_COVERAGE_END (Moses2's
+                              * ministacks: an edge = ministack x span x options, distortion checked once per
+                              * ministack), _COVERAGE or _CARDINALITY (an edge = the unit's hypotheses that may
+                              * take the span, checked one by one, x its options) */
     int queues;              /* SB_PB_QUEUES_CARDINALITY: one item queue per stack (Moses2); _COVERAGE /
                               * _COVERAGE_END: one per destination coverage (and end of the new phrase), each
-                              * popped up to pop_limit (the Moses2 paper, Fig 7 and Table 5) */
+                              * popped up to pop_limit (the Moses2 paper, Fig 7 and Table 5); these need edges of
+                              * one coverage, so not _CARDINALITY stacks */
 } sb_pb_cube_opts;
 int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *opts,
                       sb_pb_result **out, sb_pb_counters *counters);

@@ -785,13 +785,16 @@ int sb_pb_lm_queries(const sb_pb_sentence *s, const sb_pb_hyp *h, uint32_t *word
     return n;
 }
 
-void sb_pb_apply_lm(const sb_pb_sentence *s, sb_pb_hyp *h, const sb_lm_state *after_ctx, double lm_log10) {
+void sb_pb_set_lm_state(const sb_pb_sentence *s, sb_pb_hyp *h, const sb_lm_state *after_ctx) {
     const sb_pb_model *m = s->model;
     const sb_pb_option *o = h->opt;
     int ctx = o->tgt_len < m->order - 1 ? o->tgt_len : m->order - 1;
     h->lm = o->tgt_len > ctx ? o->end : *after_ctx;
+}
+
+void sb_pb_add_lm(const sb_pb_sentence *s, sb_pb_hyp *h, double lm_log10) {
     double est = h->total - h->score;
-    h->score += m->w[SB_PB_F_LM] * LN10 * lm_log10;
+    h->score += s->model->w[SB_PB_F_LM] * LN10 * lm_log10;
     h->total = h->score + est;
 }
 
@@ -810,14 +813,10 @@ void sb_pb_score_lm_now(const sb_pb_sentence *s, sb_pb_hyp *h) {
         in = &st[cur];
         cur ^= 1;
     }
-    sb_lm_state after = *in;
-    sb_pb_apply_lm(s, h, &after, lm);
-    if (h->ncov == s->n) {
-        double e = sb_lm_score(m->lm, &h->lm, m->eos, &st[cur], &nlen);
-        double est = h->total - h->score;
-        h->score += m->w[SB_PB_F_LM] * LN10 * e;
-        h->total = h->score + est;
-    }
+    sb_pb_set_lm_state(s, h, in);
+    /* summed as sb_pb_extend sums them, so that every mode gives the same score to the bit */
+    if (h->ncov == s->n) lm += sb_lm_score(m->lm, &h->lm, m->eos, &st[cur], &nlen);
+    sb_pb_add_lm(s, h, lm);
 }
 
 static int lm_state_equal(const sb_lm_state *a, const sb_lm_state *b) {

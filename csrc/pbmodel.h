@@ -126,12 +126,15 @@ double sb_pb_extend_bound(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_
                           double est);
 /* Deferred LM (the pipeline-tolerant decoders): everything but the LM of the first order-1 words (in context)
  * and </s>; then either sb_pb_score_lm_now, or the queries (sb_pb_lm_queries: LM ids of the words to score in
- * context, in order) answered elsewhere (e.g. a batch through the automaton queue) and applied with
- * sb_pb_apply_lm (state after those words, their log10 sum), then </s> if the coverage is complete. */
+ * context, in order) answered elsewhere (e.g. a batch through the automaton queue), the state after them set
+ * by sb_pb_set_lm_state, </s> queried from it if the coverage is complete, and the sum added by sb_pb_add_lm. */
 void sb_pb_extend_nolm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
                        double est, sb_pb_hyp *out);
 int sb_pb_lm_queries(const sb_pb_sentence *s, const sb_pb_hyp *h, uint32_t *words);
-void sb_pb_apply_lm(const sb_pb_sentence *s, sb_pb_hyp *h, const sb_lm_state *after_ctx, double lm_log10);
+/* the LM state after a hypothesis' context words (given the state after them), then its LM score (log10, the
+ * context words' and, for a complete hypothesis, </s>'s summed in that order as sb_pb_extend does) */
+void sb_pb_set_lm_state(const sb_pb_sentence *s, sb_pb_hyp *h, const sb_lm_state *after_ctx);
+void sb_pb_add_lm(const sb_pb_sentence *s, sb_pb_hyp *h, double lm_log10);
 void sb_pb_score_lm_now(const sb_pb_sentence *s, sb_pb_hyp *h);
 uint32_t sb_pb_eos(const sb_pb_model *m);
 /* Future cost of the uncovered words of a coverage. */

@@ -76,16 +76,20 @@ def test_pipeline_tolerant_equals_lazy_for_every_queue_size(model) -> None:
 
 
 def test_stack_configurations(model) -> None:
-    """The Moses2 paper's stack configurations: with a stack size nothing reaches, the pruning unit cannot matter
-    (same pops, same recombination), so all three give Moses2's layout's results; with pruning, outputs rescore."""
+    """The Moses2 paper's stack configurations (Figs 4-5) group hypotheses differently in the cube, so they differ
+    under a pop limit; searched exhaustively (no pop limit, stack size or beam reached) all three find the normal
+    search's exhaustive optimum on short verses; with pruning, outputs rescore."""
     from smtbench.decode.cube import CubeDecoder
     from smtbench.decode.derivation import DerivationScorer, parse_segmentation
-    src = (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()[:5]
-    ref = [CubeDecoder(model, pop_limit=60, stack_size=10**6).translate(x).best for x in src]
-    for stacks in ("coverage", "cardinality"):
-        dec = CubeDecoder(model, pop_limit=60, stack_size=10**6, stacks=stacks)
-        got = [dec.translate(x).best for x in src]
-        assert [(g.text, g.total) for g in got] == [(r.text, r.total) for r in ref], stacks
+    from smtbench.decode.normal import NormalDecoder
+    lines = (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()
+    short = sorted((x for x in lines if x.split()), key=lambda x: len(x.split()))[:4]
+    exact = NormalDecoder(model, stack_size=10**6, beam_threshold=0)
+    opt = [exact.translate(x).best.total for x in short]
+    for stacks in ("coverage-end", "coverage", "cardinality"):
+        dec = CubeDecoder(model, pop_limit=10**6, stack_size=10**6, beam_threshold=0, stacks=stacks)
+        assert [dec.translate(x).best.total for x in short] == pytest.approx(opt, abs=1e-9), stacks
+    src = lines[:5]
     scorer = DerivationScorer(model.config, src)
     for stacks in ("coverage", "cardinality"):
         dec = CubeDecoder(model, pop_limit=200, stack_size=20, stacks=stacks)
@@ -94,6 +98,28 @@ def test_stack_configurations(model) -> None:
             assert scorer.score(sid, parse_segmentation(b.segmentation)).total == pytest.approx(b.total, abs=1e-4)
     with pytest.raises(ValueError, match="--stacks"):
         CubeDecoder(model, stacks="bogus")
+    with pytest.raises(ValueError, match="not with --stacks cardinality"):
+        CubeDecoder(model, stacks="cardinality", queues="coverage")
+
+
+def test_queue_exact(model) -> None:
+    """The thesis' future-work variant: items through the automaton queue before they enter the item queue. With
+    rounds of one pop it is Moses2's search to the bit (same scores, same order); with longer rounds the pop order
+    shifts, and every output still rescores."""
+    from smtbench.decode.cube import CubeDecoder
+    from smtbench.decode.derivation import DerivationScorer, parse_segmentation
+    src = (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()[:6]
+    off = CubeDecoder(model, pop_limit=100, stack_size=100, nbest=3)
+    ref = [off.translate(line) for line in src]
+    one = CubeDecoder(model, pop_limit=100, stack_size=100, nbest=3, lm_pipeline="queue-exact", queue_size=1)
+    for line, r in zip(src, ref):
+        assert [(e.text, e.total) for e in one.translate(line).entries] == [(e.text, e.total) for e in r.entries]
+    scorer = DerivationScorer(model.config, src)
+    for q in (4, 16):
+        dec = CubeDecoder(model, pop_limit=100, stack_size=100, lm_pipeline="queue-exact", queue_size=q)
+        for sid, line in enumerate(src):
+            b = dec.translate(line).best
+            assert scorer.score(sid, parse_segmentation(b.segmentation)).total == pytest.approx(b.total, abs=1e-4)
 
 
 def test_queue_configurations(model) -> None:

@@ -22,16 +22,20 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--recombine-forward", action="store_true",
                    help="keep apart hypotheses whose previous pair's forward reordering scores differ")
     p.add_argument("--stacks", choices=["coverage-end", "coverage", "cardinality"], default="coverage-end",
-                   help="the unit -s prunes: coverage-end (Moses2's ministacks), coverage, or cardinality (one "
-                        "stack per number of covered words); cube edges always group equal coverage and end")
+                   help="how hypotheses are grouped, as the unit -s prunes and as the hypothesis side of a cube "
+                        "edge (the Moses2 paper, Figs 4-5): coverage-end (Moses2's ministacks), coverage, or "
+                        "cardinality (one stack per number of covered words, distortion checked per hypothesis)")
     p.add_argument("--queues", choices=["cardinality", "coverage", "coverage-end"], default="cardinality",
                    help="item queues: one per stack (Moses2), or one per destination coverage (and end), each "
                         "popped up to the pop limit (the Moses2 paper's Table 5)")
-    p.add_argument("--lm-pipeline", choices=["off", "lazy", "queue"], default="off",
+    p.add_argument("--lm-pipeline", choices=["off", "lazy", "queue", "queue-exact"], default="off",
                    help="off: Moses2 (items scored in full when created); lazy: items ordered by every feature but "
                         "the LM of their first words, LM added when popped; queue: Mokry's pipeline-tolerant "
-                        "decoder, the popped hypotheses' LM through the automaton queue before the next stack")
-    p.add_argument("--queue-size", type=int, default=8, help="automaton queue size for --lm-pipeline queue (1-16)")
+                        "decoder, the popped hypotheses' LM through the automaton queue before the next stack; "
+                        "queue-exact: new items through the automaton queue before they enter the item queue "
+                        "(exact scores; pops in rounds of --queue-size)")
+    p.add_argument("--queue-size", type=int, default=8,
+                   help="automaton queue size for --lm-pipeline queue / queue-exact (1-16)")
     add_io_args(p)
     p.set_defaults(func=run)
 

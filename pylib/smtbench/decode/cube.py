@@ -8,8 +8,10 @@ from .normal import Translation, common_opts, run_search
 
 #: --lm-pipeline: off = Moses2 (items scored in full when created); lazy = items ordered without the LM of their
 #: first words, LM added synchronously when popped; queue = Mokry's pipeline-tolerant decoder (the popped
-#: hypotheses' LM through the automaton queue, drained before the next stack)
-LM_PIPELINES = {"off": 0, "lazy": 1, "queue": 2}
+#: hypotheses' LM through the automaton queue, drained before the next stack); queue-exact = the thesis' future
+#: work (items through the automaton queue before they enter the item queue: exact scores, pops in rounds of
+#: queue_size; queue size 1 = Moses2's pop order)
+LM_PIPELINES = {"off": 0, "lazy": 1, "queue": 2, "queue-exact": 3}
 
 
 #: --stacks: the unit -s prunes (the Moses2 paper's stack configurations); Moses2 = coverage-end
@@ -44,6 +46,8 @@ class CubeDecoder:
         self.opts.stacks = STACKS[stacks]
         if queues not in QUEUES:
             raise ValueError(f"--queues {queues!r}: one of {', '.join(QUEUES)}")
+        if stacks == "cardinality" and queues != "cardinality":
+            raise ValueError(f"--queues {queues} needs edges of one coverage: not with --stacks cardinality")
         self.opts.queues = QUEUES[queues]
         self.opts.lm_mode = LM_PIPELINES[lm_pipeline]
         self.opts.queue_size = queue_size
