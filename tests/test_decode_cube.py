@@ -139,3 +139,27 @@ def test_queue_configurations(model) -> None:
     assert means["coverage"] >= means["cardinality"] - 1e-6
     with pytest.raises(ValueError, match="--queues"):
         CubeDecoder(model, queues="bogus")
+
+
+def test_cube_configs_bench_and_report(tmp_path, capsys) -> None:
+    """`bench cube-configs` (the Moses2 paper's Tables 4-5) end to end on a few verses: one row per point, no
+    output beats the near-exact reference, the report writes both tables, the figure and the metrics."""
+    import json
+
+    from smtbench.cli import main
+    rows = tmp_path / "rows.jsonl"
+    assert main(["bench", "cube-configs", "-f", str(ORACLE / "moses.ini"), "--input", str(ORACLE / "dev.es"),
+                 "--reference", str(ORACLE / "dev.en"), "--sentences", "3", "--pop-limits", "20,50",
+                 "--queue-pop-limit", "20", "--short-words", "6", "--reference-widths", "50,200",
+                 "--out", str(rows)]) == 0
+    got = [json.loads(x) for x in rows.read_text().splitlines()]
+    assert len(got) == 2 * 3 + 3
+    assert all(r["beat_reference"] == 0 and r["short_sentences"] > 0 for r in got)
+    assert main(["report", "moses2-search", "--rows", str(rows), "--table4", str(tmp_path / "t4"),
+                 "--table5", str(tmp_path / "t5"), "--figure", str(tmp_path / "f6.png"),
+                 "--metrics", str(tmp_path / "m.csv")]) == 0
+    assert (tmp_path / "t4.md").exists() and (tmp_path / "t5.csv").exists() and (tmp_path / "f6.png").exists()
+    assert main(["bench", "cube-configs", "-f", str(ORACLE / "moses.ini"), "--input", str(ORACLE / "dev.es"),
+                 "--reference", str(ORACLE / "dev.en"), "--stacks", "bogus", "--out", str(tmp_path / "x")]) != 0
+    assert "--stacks: unknown bogus" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

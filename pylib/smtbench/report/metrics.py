@@ -202,3 +202,28 @@ def mokry_decoder(rows: pd.DataFrame) -> list[Record]:
         lazy = float(best[best.point == "lazy"].decode_seconds.iloc[0])
         out += _ratios("mokry_decoder", str(lm), {"speedup_vs_lazy": lazy / qbest, "speedup_vs_off": off / qbest})
     return out
+
+
+def moses2_search(rows: pd.DataFrame) -> list[Record]:
+    """`bench cube-configs` rows. exact per point: BLEU, output digest, search errors (deterministic); ratio: each
+    queue configuration's time over the cardinality queue's, and coverage-end stacks' over cardinality's at the
+    largest pop limit (one run)."""
+    out: list[Record] = []
+    for (table, st, qu, pop), g in rows.groupby(["table", "stacks", "queues", "pop_limit"]):
+        q = g.iloc[0]
+        key = f"{table}-{st}-{qu}-p{int(pop)}-n{int(q.sentences)}"
+        out.append(("moses2_search", key, "bleu", f"{float(q.bleu):.2f}", "exact"))
+        out.append(("moses2_search", key, "output_sha", _distinct(g.output_sha), "exact"))
+        if "search_errors" in q and pd.notna(q.search_errors):
+            out.append(("moses2_search", key, "search_errors", str(int(q.search_errors)), "exact"))
+    qs = rows[rows.table == "queues"].groupby("queues")["decode_seconds"].min()
+    if "cardinality" in qs:
+        out += _ratios("moses2_search", "queues", {f"time_{k}_vs_cardinality": v / qs["cardinality"]
+                                                   for k, v in qs.items() if k != "cardinality"})
+    st = rows[rows.table == "stacks"]
+    if len(st):
+        top = st[st.pop_limit == st.pop_limit.max()].groupby("stacks")["decode_seconds"].min()
+        if "cardinality" in top and "coverage-end" in top:
+            out += _ratios("moses2_search", f"stacks-p{int(st.pop_limit.max())}",
+                           {"time_coverage-end_vs_cardinality": top["coverage-end"] / top["cardinality"]})
+    return out

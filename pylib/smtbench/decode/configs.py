@@ -1,0 +1,65 @@
+"""The Moses2 paper's search experiments (Table 4 / Fig 6: stack configurations against the pop limit; Table 5:
+queue configurations at one pop limit): every point decoded on one model in one process, the timed passes
+interleaved (alternating direction), quality and search errors measured once per point outside the timing."""
+from __future__ import annotations
+
+import hashlib
+import statistics
+from dataclasses import dataclass
+from typing import Callable
+
+from .compare import bleu
+from .cube import CubeDecoder
+from .model import PhraseModel
+from .reference import Reference, search_errors
+
+
+@dataclass(frozen=True)
+class Point:
+    table: str        # "stacks" (Table 4 / Fig 6) or "queues" (Table 5)
+    stacks: str
+    queues: str
+    pop_limit: int
+
+
+def points(pop_limits: list[int], stacks: list[str], queue_pop_limit: int, queues: list[str]) -> list[Point]:
+    """Table 4's grid (Moses2's item queue per cardinality) and Table 5's row (Moses2's ministacks)."""
+    pts = [Point("stacks", s, "cardinality", p) for p in pop_limits for s in stacks]
+    pts += [Point("queues", "coverage-end", q, queue_pop_limit) for q in queues]
+    return pts
+
+
+def sweep(model: PhraseModel, src: list[str], refs: list[str], short: list[str], short_refs: list[Reference],
+          pts: list[Point], repeats: int, stack_size: int, emit: Callable[..., object],
+          progress: Callable[[], None] = lambda: None) -> None:
+    """One row per point and repeat: decode time of ``src`` (loading excluded), words/s, mean model score, BLEU,
+    hypotheses created, and the search errors on ``short`` against ``short_refs``."""
+    words = sum(len(s.split()) for s in src)
+    decs = {p: CubeDecoder(model, pop_limit=p.pop_limit, stack_size=stack_size or p.pop_limit, stacks=p.stacks,
+                           queues=p.queues) for p in pts}
+    quality: dict[Point, dict] = {}
+    for p, dec in decs.items():  # untimed: search errors on the short sentences
+        scores = [dec.translate(x, f"<short>:{i + 1}").best.total for i, x in enumerate(short)]
+        quality[p] = search_errors(scores, short_refs) if short else {}
+    first: dict[Point, list] = {}
+    for rep in range(repeats):
+        for p in (pts if rep % 2 == 0 else pts[::-1]):
+            secs, texts, scores, created = 0.0, [], [], 0
+            for i, line in enumerate(src):
+                tr = decs[p].translate(line, f"<input>:{i + 1}")
+                secs += tr.seconds
+                created += tr.counters["created"]
+                texts.append(tr.best.text if tr.best else "")
+                scores.append(tr.best.total if tr.best else 0.0)
+            if p not in first:
+                first[p] = list(zip(texts, scores))
+                quality[p].update(bleu=round(bleu(texts, refs), 2), mean_score=round(statistics.fmean(scores), 6),
+                                  output_sha=hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16],
+                                  created_per_word=round(created / words, 2) if words else None)
+            elif first[p] != list(zip(texts, scores)):
+                raise RuntimeError(f"{p}: repeat {rep} gave other outputs than repeat 0")
+            emit(table=p.table, stacks=p.stacks, queues=p.queues, pop_limit=p.pop_limit,
+                 stack_size=stack_size or p.pop_limit, repeat=rep, sentences=len(src), source_words=words,
+                 decode_seconds=round(secs, 6), words_per_second=round(words / secs, 3) if secs else None,
+                 **quality[p])
+            progress()

@@ -1,0 +1,47 @@
+# The Moses2 paper ("Fast, scalable phrase-based decoding") section 4.2: cube pruning's stack configurations against
+# the pop limit (Table 4, Fig 6) and its queue configurations (Table 5), on the Moses oracle's model (dev verses),
+# with a column no paper reports: search errors on the short verses against a near-exact reference.
+MS2 = P.get("moses2_search")
+MS2_ORACLE = "../shared/oracles/moses-bible-dev"
+
+if MS2:
+    ALL += [f"{OUT}/tables/moses2_table4.md", f"{OUT}/tables/moses2_table5.md", f"{OUT}/figures/moses2_fig6.png"]
+    METRICS.append(f"{OUT}/metrics/moses2_search.csv")
+
+    rule moses2_search_bench:
+        input:
+            BUILD,
+            ini=f"{MS2_ORACLE}/moses.ini",
+            src=f"{MS2_ORACLE}/dev.es",
+            ref=f"{MS2_ORACLE}/dev.en",
+        output:
+            f"{OUT}/raw/moses2_search/rows.jsonl",
+        params:
+            pops=",".join(map(str, MS2["pop_limits"])),
+            queue_pop=MS2["queue_pop_limit"],
+            sentences=MS2["sentences"],
+            short=MS2["short_words"],
+            widths=",".join(map(str, MS2["reference_widths"])),
+            repeats=MS2["repeats"],
+        resources:
+            bench=1,
+        log:
+            f"{OUT}/logs/moses2_search/bench.log",
+        shell:
+            "smtbench bench cube-configs -f {input.ini} --input {input.src} --reference {input.ref} "
+            "--pop-limits {params.pops} --queue-pop-limit {params.queue_pop} --sentences {params.sentences} "
+            "--short-words {params.short} --reference-widths {params.widths} --repeats {params.repeats} "
+            "--out {output} 2> {log}"
+
+    rule moses2_search_report:
+        input:
+            rules.moses2_search_bench.output,
+        output:
+            expand(f"{OUT}/tables/moses2_table{{t}}.{{ext}}", t=[4, 5], ext=["csv", "md"]),
+            figure=f"{OUT}/figures/moses2_fig6.png",
+            metrics=f"{OUT}/metrics/moses2_search.csv",
+        log:
+            f"{OUT}/logs/moses2_search/report.log",
+        shell:
+            "smtbench report moses2-search --rows {input} --table4 {OUT}/tables/moses2_table4 "
+            "--table5 {OUT}/tables/moses2_table5 --figure {output.figure} --metrics {output.metrics} 2> {log}"
