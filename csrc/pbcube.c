@@ -306,47 +306,76 @@ static sb_pb_hyp *create(const sb_pb_sentence *s, const edge_t *e, int hi, int t
     return h;
 }
 
-/* The LM of the popped hypotheses through the batch API (rounds: the i-th context word of every hypothesis that
- * has one, then </s> for complete ones), applied exactly as sb_pb_score_lm_now would. */
-static int batch_lm(const sb_pb_sentence *s, sb_pb_hyp **hs, int n, int queue_size) {
+/* scratch arrays of batch_lm, grown as needed and reused across calls */
+typedef struct {
+    uint32_t (*words)[SB_LM_MAX_ORDER];
+    int *nq, *idx;
+    double *sum;
+    sb_lm_state *cur, *in, *out;
+    uint32_t *w;
+    float *p;
+    int cap;
+} lmbuf_t;
+
+static void lmbuf_free(lmbuf_t *b) {
+    free(b->words); free(b->nq); free(b->idx); free(b->sum); free(b->cur); free(b->in); free(b->out); free(b->w);
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+static int lmbuf_reserve(lmbuf_t *b, int n) {
+    if (n <= b->cap) return SB_OK;
+    int cap = b->cap ? b->cap : 256;
+    while (cap < n) cap *= 2;
+    lmbuf_free(b);
+    b->words = malloc((size_t)cap * sizeof *b->words);
+    b->nq = malloc((size_t)cap * sizeof *b->nq);
+    b->idx = malloc((size_t)cap * sizeof *b->idx);
+    b->sum = malloc((size_t)cap * sizeof *b->sum);
+    b->cur = malloc((size_t)cap * sizeof *b->cur);
+    b->in = malloc((size_t)cap * sizeof *b->in);
+    b->out = malloc((size_t)cap * sizeof *b->out);
+    b->w = malloc((size_t)cap * sizeof *b->w);
+    b->p = malloc((size_t)cap * sizeof *b->p);
+    if (!b->words || !b->nq || !b->idx || !b->sum || !b->cur || !b->in || !b->out || !b->w || !b->p) {
+        lmbuf_free(b);
+        return SB_ENOMEM;
+    }
+    b->cap = cap;
+    return SB_OK;
+}
+
+/* The LM of hypotheses created without it, through the batch API (rounds: the i-th context word of every
+ * hypothesis that has one, then </s> for complete ones), summed and applied exactly as sb_pb_score_lm_now would. */
+static int batch_lm(const sb_pb_sentence *s, sb_pb_hyp **hs, int n, int queue_size, lmbuf_t *b) {
     const sb_lm *lm = sb_pb_lm(s->model);
     const int order = sb_lm_order(lm);
-    uint32_t (*words)[SB_LM_MAX_ORDER] = malloc((size_t)(n ? n : 1) * sizeof *words);
-    int *nq = malloc((size_t)(n ? n : 1) * sizeof *nq);
-    int *idx = malloc((size_t)(n ? n : 1) * sizeof *idx);
-    double *sum = calloc((size_t)(n ? n : 1), sizeof *sum);
-    sb_lm_state *cur = malloc((size_t)(n ? n : 1) * sizeof *cur);
-    sb_lm_state *in = malloc((size_t)(n ? n : 1) * sizeof *in);
-    sb_lm_state *out = malloc((size_t)(n ? n : 1) * sizeof *out);
-    uint32_t *w = malloc((size_t)(n ? n : 1) * sizeof *w);
-    float *p = malloc((size_t)(n ? n : 1) * sizeof *p);
-    int rc = SB_OK;
-    if (!words || !nq || !idx || !sum || !cur || !in || !out || !w || !p) { rc = SB_ENOMEM; goto done; }
+    int rc = lmbuf_reserve(b, n);
+    if (rc) return rc;
     for (int i = 0; i < n; i++) {
-        nq[i] = sb_pb_lm_queries(s, hs[i], words[i]);
-        cur[i] = hs[i]->prev->lm;
+        b->nq[i] = sb_pb_lm_queries(s, hs[i], b->words[i]);
+        b->cur[i] = hs[i]->prev->lm;
+        b->sum[i] = 0;
     }
     for (int r = 0; r < order - 1; r++) {
         int c = 0;
         for (int i = 0; i < n; i++)
-            if (nq[i] > r) { idx[c] = i; in[c] = cur[i]; w[c] = words[i][r]; c++; }
+            if (b->nq[i] > r) { b->idx[c] = i; b->in[c] = b->cur[i]; b->w[c] = b->words[i][r]; c++; }
         if (!c) break;
-        if ((rc = sb_lm_score_batch(lm, in, w, (uint64_t)c, queue_size, out, p, NULL))) goto done;
-        for (int j = 0; j < c; j++) { cur[idx[j]] = out[j]; sum[idx[j]] += p[j]; }
+        if ((rc = sb_lm_score_batch(lm, b->in, b->w, (uint64_t)c, queue_size, b->out, b->p, NULL))) return rc;
+        for (int j = 0; j < c; j++) { b->cur[b->idx[j]] = b->out[j]; b->sum[b->idx[j]] += b->p[j]; }
     }
     int c = 0;
     for (int i = 0; i < n; i++) {
-        sb_pb_set_lm_state(s, hs[i], &cur[i]);
-        if (hs[i]->ncov == s->n) { idx[c] = i; in[c] = hs[i]->lm; w[c] = sb_pb_eos(s->model); c++; }
+        sb_pb_set_lm_state(s, hs[i], &b->cur[i]);
+        if (hs[i]->ncov == s->n) { b->idx[c] = i; b->in[c] = hs[i]->lm; b->w[c] = sb_pb_eos(s->model); c++; }
     }
     if (c) {
-        if ((rc = sb_lm_score_batch(lm, in, w, (uint64_t)c, queue_size, out, p, NULL))) goto done;
-        for (int j = 0; j < c; j++) sum[idx[j]] += p[j];
+        if ((rc = sb_lm_score_batch(lm, b->in, b->w, (uint64_t)c, queue_size, b->out, b->p, NULL))) return rc;
+        for (int j = 0; j < c; j++) b->sum[b->idx[j]] += b->p[j];
     }
-    for (int i = 0; i < n; i++) sb_pb_add_lm(s, hs[i], sum[i]);
-done:
-    free(words); free(nq); free(idx); free(sum); free(cur); free(in); free(out); free(w); free(p);
-    return rc;
+    for (int i = 0; i < n; i++) sb_pb_add_lm(s, hs[i], b->sum[i]);
+    return SB_OK;
 }
 
 /* queue-exact: items created without the LM, held until their LM is through the automaton queue */
@@ -368,8 +397,8 @@ static int fresh_add(fresh_t *f, item_t it) {
     return SB_OK;
 }
 
-static int fresh_flush(const sb_pb_sentence *s, cube_t *c, fresh_t *f, int queue_size) {
-    int rc = f->n ? batch_lm(s, f->h, f->n, queue_size) : SB_OK;
+static int fresh_flush(const sb_pb_sentence *s, cube_t *c, fresh_t *f, int queue_size, lmbuf_t *b) {
+    int rc = f->n ? batch_lm(s, f->h, f->n, queue_size, b) : SB_OK;
     for (int i = 0; i < f->n && rc == SB_OK; i++) rc = heap_push(c, f->it[i]);
     f->n = 0;
     return rc;
@@ -418,6 +447,7 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
     sb_pb_hyp **finals = NULL, **popped = NULL;
     int cappopped = 0;
     fresh_t fr = {0};
+    lmbuf_t lb = {0};
     if (!pool || !c.edges || !c.nedges || !c.capedges) { rc = SB_ENOMEM; goto done; }
     sb_pb_stack_ctx x = {o->stack_size, o->beam_width, o->recombine_forward, pool, counters, o->nbest > 0};
     sb_pb_hyp *init = sb_pb_pool_get(pool);
@@ -469,7 +499,7 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
                 if (rc == SB_OK) rc = o->lm_mode == 3 ? fresh_add(&fr, (item_t){h, (uint32_t)ei, 0, 0})
                                                       : heap_push(&c, (item_t){h, (uint32_t)ei, 0, 0});
             }
-            if (rc == SB_OK && o->lm_mode == 3) rc = fresh_flush(s, &c, &fr, o->queue_size);
+            if (rc == SB_OK && o->lm_mode == 3) rc = fresh_flush(s, &c, &fr, o->queue_size, &lb);
             g0 = g1;
             int pops = 0;
             while (rc == SB_OK && c.nheap && pops < o->pop_limit) {
@@ -484,7 +514,7 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
                         if ((rc = sb_pb_stack_add(st, it.hyp, &x))) break;
                         rc = neighbours(s, &c, edges, it, pool, counters, o->lm_mode, &fr);
                     }
-                    if (rc == SB_OK) rc = fresh_flush(s, &c, &fr, o->queue_size);
+                    if (rc == SB_OK) rc = fresh_flush(s, &c, &fr, o->queue_size, &lb);
                     continue;
                 }
                 item_t it = heap_pop(&c);
@@ -512,7 +542,7 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
         if (rc) break;
         if (o->lm_mode == 2 && npopped) {
             /* the queue is drained before the next stack: LM through the automaton queue, then the stack */
-            if ((rc = batch_lm(s, popped, npopped, o->queue_size))) break;
+            if ((rc = batch_lm(s, popped, npopped, o->queue_size, &lb))) break;
             for (int i = 0; i < npopped && rc == SB_OK; i++) {
                 sb_pb_stack *st = ministack(&c, popped[i], &rc);
                 if (!st) break;
@@ -557,6 +587,7 @@ done:
     free(popped);
     free(fr.it);
     free(fr.h);
+    lmbuf_free(&lb);
     if (c.edges) {
         for (int i = 0; i < c.nedges[0]; i++) free(c.edges[0][i].hyps);
         for (int k = 0; k <= n; k++) free(c.edges[k]);
