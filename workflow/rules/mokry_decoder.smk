@@ -1,6 +1,7 @@
 # Mokry 2016 section 3.3: the pipeline-tolerant decoder -> Table 3.4 and Fig 3.6 analogues. Cube pruning on the
 # Moses oracle's model (dev books), the LM scored in full at item creation (off), lazily at pop (lazy), or through
-# the automaton queue (queue, per queue size), interleaved in one run; optionally with larger LMs of our own
+# the automaton queue (queue, per queue size), or through it before the item queue (queue-exact, the thesis'
+# future work), interleaved in one run; optionally with larger LMs of our own
 # (timing only: a synthetic LM's scores are not the oracle model's).
 MDEC = P.get("mokry_decoder")
 MDEC_ORACLE = "../shared/oracles/moses-bible-dev"
@@ -24,6 +25,7 @@ if MDEC:
         params:
             lm=lambda wc: "" if wc.lm == "oracle" else f"--lm {lm_model_path(wc.lm)}",
             queues=MDEC["queue_sizes"],
+            exact=MDEC.get("exact_queue_sizes", ""),
             sentences=MDEC["sentences"],
             repeats=MDEC["repeats"],
             pop_limit=MDEC["pop_limit"],
@@ -34,6 +36,7 @@ if MDEC:
         shell:
             "smtbench bench pipeline -f {input.ini} --input {input.src} --reference {input.ref} {params.lm} "
             "--pop-limit {params.pop_limit} -s {params.pop_limit} --queue-sizes {params.queues} "
+            "--exact-queue-sizes '{params.exact}' "
             "--sentences {params.sentences} --repeats {params.repeats} --out {output} 2> {log}"
 
     rule mokry_decoder_report:

@@ -1,6 +1,7 @@
 """`smtbench bench pipeline`: Mokry 3.3 (Table 3.4, Fig 3.6) -- cube pruning with the LM scored in full at item
-creation (off, Moses2), lazily at pop (lazy), or through the automaton queue (queue, per queue size), interleaved
-in one run on one model; the queue's outputs are checked to equal lazy scoring's in the run."""
+creation (off, Moses2), lazily at pop (lazy), through the automaton queue (queue, per queue size), or through it
+before the item queue (queue-exact, the thesis' future work), interleaved in one run on one model; the queue's
+outputs are checked to equal lazy scoring's in the run."""
 from __future__ import annotations
 
 import argparse
@@ -15,6 +16,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--pop-limit", type=int, default=400)
     p.add_argument("-s", "--stack-size", type=int, default=400)
     p.add_argument("--queue-sizes", default="1-16")
+    p.add_argument("--exact-queue-sizes", default="",
+                   help="queue sizes of the queue-exact rows (the thesis' future work: items through the automaton "
+                        "queue before the item queue; empty = none)")
     p.add_argument("--sentences", type=int, default=0, help="first N lines (0 = all)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--lm", default=None, help="replace the ini's LM by this ARPA (larger models: timing only)")
@@ -39,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     require_range("--repeats", args.repeats, 1, 100)
     require_range("--sentences", args.sentences, 0, 10**7)
     queues = parse_int_list(args.queue_sizes, 1, 16, "--queue-sizes")
+    exact = parse_int_list(args.exact_queue_sizes, 1, 16, "--exact-queue-sizes") if args.exact_queue_sizes else []
     src, refs = read_lines(args.input), read_lines(args.reference)
     n = args.sentences or len(src)
     src, refs = src[:n], refs[:n]
@@ -51,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         config.feature("KENLM").order = None
         lm_name = Path(args.lm).name
     model = PhraseModel(config)
-    points = [("off", 0), ("lazy", 0)] + [("queue", q) for q in queues]
+    points = [("off", 0), ("lazy", 0)] + [("queue", q) for q in queues] + [("queue-exact", q) for q in exact]
     decoders = {pt: CubeDecoder(model, pop_limit=args.pop_limit, stack_size=args.stack_size, lm_pipeline=pt[0],
                                 queue_size=pt[1] or 8) for pt in points}
     quality: dict[tuple[str, int], dict] = {}
