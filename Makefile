@@ -16,10 +16,11 @@ $(BIN)/smtbench: pyproject.toml setup.py pylib/smtbench/_build.py $(wildcard csr
 setup: $(BIN)/smtbench
 
 # Regenerate every table and figure of the profile (default: this 2-core machine → results/).
-reproduce: setup
+reproduce: setup lmplz
 	$(BIN)/snakemake --profile workflow/profiles/$(PROFILE)
 
-# KenLM's lmplz, built from the PyPI sdist into build/lmplz (the live reference for our estimator).
+# KenLM's lmplz, build_binary, query and kenlm_benchmark, built from the PyPI sdist into build/lmplz (the live
+# reference for our estimator and the C++ peers of the LM tables).
 lmplz: setup
 	bash tools/build_lmplz.sh > /dev/null
 

@@ -1,5 +1,5 @@
-# Bogoychev & Lopez 2016 (gLM) §5: the B-tree trie LM on CPU (and GPU when one is lent) against our probing LM
-# and the kenlm module -> Tables 3-5, B-stump shares, Figs 9-10. Models are the estimator's outputs
+# Bogoychev & Lopez 2016 (gLM) §5: the B-tree trie LM on CPU (and GPU when one is lent) against our probing LM,
+# KenLM's own C++ probing and trie models (kenlm_benchmark -t 1) and the kenlm module -> Tables 3-5, B-stump shares, Figs 9-10. Models are the estimator's outputs
 # work/lm/{name}.arpa.gz (names from lm_models); the main model also gets the node-size and batch sweeps.
 GB = P.get("glm_btree", {})
 
@@ -51,10 +51,17 @@ rule glm_build_cuda:
         "smtbench build-cuda --if-nvcc --check > {output} 2> {log}"
 
 
+def _glm_peers(wildcards):
+    return kenlm_binaries(wildcards.name) if GB.get("kenlm_cpp", True) else {}
+
+
 rule glm_btree_bench:
+    """Table 3 points (B-tree, stream reuse, probing LM per thread count; KenLM's own C++ probing and trie models
+    by kenlm_benchmark -t 1), node-size and batch sweeps for the main model; repeats interleaved."""
     input:
         BUILD,
         f"{OUT}/glm_cuda_build.json",
+        unpack(_glm_peers),
         arpa="work/lm/{name}.arpa.gz",
         text=GB.get("text", "work/data/test.en"),
     output:
@@ -68,6 +75,8 @@ rule glm_btree_bench:
         il=GB.get("interleave", 8),
         repeats=GB.get("repeats", 3),
         minq=GB.get("min_queries", 1000000),
+        peers=lambda wc, input: " ".join(f"--kenlm-binary {k}={input[k]}" for k in ("probing", "trie")
+                                         if k in input.keys()),
     resources:
         bench=1,
         mem_mb=lambda wc, input: int(input.size_mb * 12) + 2048,
@@ -77,7 +86,7 @@ rule glm_btree_bench:
         "smtbench guard --what 'gLM B-tree sweep of {wildcards.name}' -- "
         "smtbench bench btree --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
         "--node-size {params.k} --threads {params.threads} --interleave {params.il} {params.sweeps} "
-        "--repeats {params.repeats} --min-queries {params.minq} --progress --out {output} 2> {log}"
+        "--repeats {params.repeats} --min-queries {params.minq} {params.peers} --progress --out {output} 2> {log}"
 
 
 rule glm_btree_report:

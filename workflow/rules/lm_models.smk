@@ -95,14 +95,38 @@ rule lm_models_table:
         "smtbench lm models-table --meta {input} --csv {output.csv} --md {output.md}"
 
 
+KENLM_BIN = "build/lmplz/bin"
+
+
+def kenlm_binaries(name):
+    """KenLM's own probing and trie binaries of work/lm/{name}.arpa.gz (the C++ peers of the LM tables)."""
+    return {kind: f"work/lm/kenlm/{name}.{kind}" for kind in ("probing", "trie")}
+
+
 rule build_lmplz:
-    """KenLM's lmplz from the kenlm 0.3.0 sdist (reference only; nothing of it is committed)."""
+    """KenLM's lmplz, build_binary, query and kenlm_benchmark from the kenlm 0.3.0 sdist (reference and live
+    peers; nothing of it is committed)."""
     output:
         LMPLZ,
+        f"{KENLM_BIN}/build_binary",
+        f"{KENLM_BIN}/kenlm_benchmark",
     log:
         "work/logs/build_lmplz.log",
     shell:
         "bash tools/build_lmplz.sh > /dev/null 2> {log}"
+
+
+rule kenlm_build_binary:
+    """KenLM's build_binary (probing: KenLM's default, multiplier 1.5; trie) of one of our ARPA models."""
+    input:
+        arpa="work/lm/{lmname}.arpa.gz",
+        program=f"{KENLM_BIN}/build_binary",
+    output:
+        "work/lm/kenlm/{lmname}.{kind,probing|trie}",
+    log:
+        "work/logs/lm/kenlm-{lmname}.{kind}.log",
+    shell:
+        "{input.program} {wildcards.kind} {input.arpa} {output} > {log} 2>&1"
 
 
 rule lm_estimator_parity:

@@ -21,10 +21,16 @@ if LM_BENCH_MODELS:
     METRICS.append(f"{OUT}/metrics/mokry_lm.csv")
 
 
+def _mokry_lm_peers(wildcards):
+    return kenlm_binaries(wildcards.name) if L.get("kenlm_cpp", True) else {}
+
+
 rule mokry_lm_bench:
-    """One model: sequential path, automaton queue sizes, repeats interleaved; kenlm module row last."""
+    """One model: sequential path, automaton queue sizes and KenLM's C++ probing and trie models (kenlm_benchmark
+    -t 1), repeats interleaved; kenlm module row last."""
     input:
         BUILD,
+        unpack(_mokry_lm_peers),
         arpa="work/lm/{name}.arpa.gz",
         text=L.get("text", "work/data/test.en"),
     output:
@@ -34,6 +40,8 @@ rule mokry_lm_bench:
         repeats=L.get("repeats", 3),
         minq=L.get("min_queries", 1000000),
         kenlm="" if L.get("kenlm", True) else "--no-kenlm",
+        peers=lambda wc, input: " ".join(f"--kenlm-binary {k}={input[k]}" for k in ("probing", "trie")
+                                         if k in input.keys()),
     resources:
         bench=1,
         mem_mb=lambda wc, input: int(input.size_mb * 8) + 1024,
@@ -42,7 +50,7 @@ rule mokry_lm_bench:
     shell:
         "smtbench guard --what 'LM scoring sweep of {wildcards.name}' -- "
         "smtbench bench lm --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
-        "--queue-sizes {params.q} --repeats {params.repeats} --min-queries {params.minq} {params.kenlm} "
+        "--queue-sizes {params.q} --repeats {params.repeats} --min-queries {params.minq} {params.kenlm} {params.peers} "
         "--progress --out {output} 2> {log}"
 
 

@@ -37,6 +37,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--no-stream-reuse", action="store_true",
                    help="skip the B-tree rows with stream reuse (back-offs from the previous row's walk)")
     p.add_argument("--no-kenlm", action="store_true", help="skip the kenlm module rows")
+    p.add_argument("--kenlm-binary", action="append", default=[], metavar="KIND=PATH",
+                   help="KenLM's own model of the same ARPA (build_binary probing|trie), timed by kenlm_benchmark "
+                        "-q -t 1 in every repeat beside ours (repeatable)")
     p.add_argument("--no-gpu", action="store_true", help="do not try the GPU even when one is there")
     p.add_argument("--out", help="write rows here (atomically) instead of stdout")
     p.add_argument("--progress", action="store_true")
@@ -44,26 +47,10 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import contextlib
-    import gc
-    import math
     import os
-    import sys
-    import threading
-    import time
-    from pathlib import Path
 
-    import numpy as np
-    from tqdm import tqdm
-
-    from .. import cuda
-    from ..benchutil import RowWriter
-    from ..ioutil import atomic_open, open_text
-    from ..lm import backends
-    from ..lm.arpa import read_arpa
-    from ..lm.btree import MAX_INTERLEAVE, BTreeLM, check_node_size, stream_queries
-    from ..lm.lmbench import plain_arpa, synthetic_label
-    from ..resources import require_memory
+    from ..lm.btree import MAX_INTERLEAVE, check_node_size
+    from ..lm.kenlm_peer import parse_binaries
 
     cores = os.cpu_count() or 1
     threads = sorted({cores if t == 0 else t for t in parse_int_list(args.threads, 0, 1024, "--threads")})
@@ -83,6 +70,43 @@ def run(args: argparse.Namespace) -> int:
     for path in (args.arpa, args.text):
         if not os.path.isfile(path):
             raise FileNotFoundError(f"no such file: {path}")
+    peer_specs = parse_binaries(args.kenlm_binary)
+    peers: list = []
+    try:
+        return _run(args, peer_specs, peers)
+    finally:
+        for peer in peers:
+            peer.close()
+
+
+def _run(args: argparse.Namespace, peer_specs: dict[str, str], peers: list) -> int:
+    import contextlib
+    import gc
+    import math
+    import os
+    import sys
+    import threading
+    import time
+    from pathlib import Path
+
+    import numpy as np
+    from tqdm import tqdm
+
+    from .. import cuda
+    from ..benchutil import RowWriter
+    from ..ioutil import atomic_open, open_text
+    from ..lm import backends
+    from ..lm.arpa import read_arpa
+    from ..lm.btree import BTreeLM, check_node_size, stream_queries
+    from ..lm.kenlm_peer import INCLUDES as PEER_INCLUDES, KenlmPeer
+    from ..lm.lmbench import plain_arpa, synthetic_label
+    from ..resources import require_memory
+
+    cores = os.cpu_count() or 1
+    threads = sorted({cores if t == 0 else t for t in parse_int_list(args.threads, 0, 1024, "--threads")})
+    node_sizes = parse_int_list(args.node_sizes, 3, 1023, "--node-sizes") if args.node_sizes.strip() else []
+    batch_sizes = parse_int_list(args.batch_sizes, 1, 1 << 30, "--batch-sizes") if args.batch_sizes.strip() else []
+    check_node_size(args.node_size)
 
     name = args.name or Path(args.arpa).name.split(".arpa")[0]
     model = read_arpa(args.arpa)
@@ -104,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
     common = dict(model=name, arpa=args.arpa, synthetic=bool(synth), order=model.order,
                   ngrams=int(sum(model.counts)), counts=model.counts, vocab=len(model.vocab), text=args.text,
                   queries=nq, text_repeats=reps)
+    for kind, path in sorted(peer_specs.items()):  # ids prepared now, outside any timing
+        peers.append(KenlmPeer(kind, path, lines, reps))
 
     gpu_ok, gpu_why = (False, "disabled with --no-gpu") if args.no_gpu else cuda.available()
     gpu_sizes: list[int] = cuda.compiled_node_sizes() if gpu_ok else []
@@ -198,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
 
     with output() as fh:
         w = RowWriter("glm_btree", fh)
-        total = args.repeats * (len(points) + len(gpu_points)) + (0 if args.no_kenlm else args.repeats)
+        total = args.repeats * (len(points) + len(gpu_points) + len(peers)) + (0 if args.no_kenlm else args.repeats)
         bar = tqdm(total=total, disable=not args.progress, desc=f"btree {name}", file=sys.stderr)
         lms[args.node_size].query_into(q, prob, args.interleave, 1)  # warm-up
         for rep in range(args.repeats):
@@ -251,6 +277,19 @@ def run(args: argparse.Namespace) -> int:
                                        checksum=c, gpu=gpu_why,
                                        includes="CUDA events; " + ("kernel only" if path == "gpu-kernel" else
                                                                    "queries host->device + kernel + answers back")))
+                bar.update()
+            for peer in peers:  # KenLM's C++ programs, interleaved with ours in every repeat
+                k = peer.query(threads=1)
+                ours = float(reference["btree"].astype(np.float64).sum())
+                if k.queries != nq:
+                    raise RuntimeError(f"{peer.model}: kenlm_benchmark counted {k.queries} queries, we {nq}")
+                if not math.isclose(k.log10_sum, ours, rel_tol=1e-4):  # KenLM sums in float per buffer
+                    raise RuntimeError(f"{peer.model}: KenLM's log10 sum {k.log10_sum!r} differs from ours {ours!r}")
+                rows.append(w.emit(**common, sweep="table", backend=f"kenlm-{peer.kind}-cpp",
+                                   path="kenlm_benchmark -q -t 1", node_size=None, threads=1, batch=nq, repeat=rep,
+                                   model_bytes=peer.nbytes, elapsed_ns=k.wall_s * 1e9, qps=nq / k.wall_s,
+                                   cpu_qps=nq / k.cpu_s if k.cpu_s > 0 else None, rss_max_bytes=k.rss_max_bytes,
+                                   checksum=float(k.log10_sum).hex(), includes=PEER_INCLUDES))
                 bar.update()
         if not gpu_ok:
             for sweep, k, b in ([("table", args.node_size, nq)] + [("node_size", k, nq) for k in node_sizes]

@@ -20,6 +20,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                    help="comma list of registered backends; 'automaton' expands over --queue-sizes")
     p.add_argument("--no-kenlm", dest="kenlm", action="store_false",
                    help="skip the row for the kenlm module's Model.score")
+    p.add_argument("--kenlm-binary", action="append", default=[], metavar="KIND=PATH",
+                   help="KenLM's own model of the same ARPA (build_binary probing|trie), timed by kenlm_benchmark "
+                        "-q -t 1 in every repeat beside ours (repeatable: probing=... trie=...)")
     p.add_argument("--multiplier", type=float, default=1.5, help="probing buckets per n-gram (KenLM: 1.5)")
     p.add_argument("--lock", help="hold an flock on this file while timing only (e.g. /tmp/smtbench-bench.lock); "
                    "loading the model happens outside it")
@@ -30,12 +33,14 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..benchutil import parse_int_list
+    from ..lm.kenlm_peer import parse_binaries
     from ..lm.lmbench import LmBench, run_bench
 
     b = LmBench(arpa=args.arpa, text=args.text, name=args.name,
                 queue_sizes=parse_int_list(args.queue_sizes, 1, 16, "--queue-sizes"),
                 repeats=args.repeats, min_queries=args.min_queries, max_lines=args.max_lines,
                 backends=[x.strip() for x in args.backends.split(",") if x.strip()], kenlm=args.kenlm,
-                multiplier=args.multiplier, lock=args.lock)
+                multiplier=args.multiplier, lock=args.lock, kenlm_binaries=parse_binaries(args.kenlm_binary))
     run_bench(b, out=args.out, progress=args.progress)
     return 0
+

@@ -49,6 +49,7 @@ class LmBench:
     kenlm: bool = True
     multiplier: float = 1.5
     lock: str | None = None  # hold this flock only while timing (loading happens outside it)
+    kenlm_binaries: dict[str, str] = field(default_factory=dict)  # kind (probing|trie) -> KenLM binary model
 
     def validate(self) -> None:
         bad = [q for q in self.queue_sizes if not 1 <= q <= MAX_QUEUE]
@@ -63,6 +64,10 @@ class LmBench:
         for p in (self.arpa, self.text):
             if not os.path.isfile(p):
                 raise FileNotFoundError(f"no such file: {p}")
+        from .kenlm_peer import KINDS
+        bad_kinds = [k for k in self.kenlm_binaries if k not in KINDS]
+        if bad_kinds:
+            raise ValueError(f"--kenlm-binary kinds {bad_kinds}: one of {', '.join(KINDS)}")
         known = backends.names()
         unknown = [b for b in self.backends if b not in known]
         if unknown or not self.backends:
@@ -124,6 +129,15 @@ def plain_arpa(path: str) -> Iterator[str]:
 
 
 def run_bench(b: LmBench, out: str | None = None, progress: bool = False) -> list[dict]:
+    opened: list = []  # KenLM peers' temporary id streams, removed whatever happens
+    try:
+        return _run_bench(b, out, progress, opened)
+    finally:
+        for peer in opened:
+            peer.close()
+
+
+def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> list[dict]:
     b.validate()
     name = b.name or Path(b.arpa).name.split(".arpa")[0]
     synth = synthetic_label(b.arpa)
@@ -163,6 +177,11 @@ def run_bench(b: LmBench, out: str | None = None, progress: bool = False) -> lis
         writer = RowWriter("mokry_lm", fh)
         bar = tqdm(total=len(points) * b.repeats + (b.repeats if b.kenlm else 0), disable=not progress,
                    desc=f"lm {name}", file=sys.stderr)
+        from .kenlm_peer import INCLUDES as PEER_INCLUDES, KenlmPeer
+        peers = opened
+        for kind, path in sorted(b.kenlm_binaries.items()):
+            peers.append(KenlmPeer(kind, path, lines, reps))
+        bar.total += len(peers) * b.repeats
         km = None
         if b.kenlm:  # loaded before timing, so that one hold of the lock times everything
             import kenlm
@@ -183,10 +202,26 @@ def run_bench(b: LmBench, out: str | None = None, progress: bool = False) -> lis
                         elapsed_ns=r.elapsed_ns, ns_per_query=r.elapsed_ns / queries, log10_sum=r.log10_sum,
                         checksum=float(r.log10_sum).hex(), includes=OURS_INCLUDES))
                     bar.update()
+                for peer in peers:  # KenLM's C++ programs, interleaved with ours in every repeat
+                    k = peer.query(threads=1)
+                    if k.queries != queries:
+                        raise RuntimeError(f"{peer.model}: kenlm_benchmark counted {k.queries} queries, we {queries}")
+                    rows.append(writer.emit(
+                        **common, backend=f"kenlm-{peer.kind}-cpp", queue_size=None, repeat=rep,
+                        model_bytes=peer.nbytes, huge_pages=None, multiplier=None, elapsed_ns=k.wall_s * 1e9,
+                        ns_per_query=k.wall_s * 1e9 / queries, cpu_ns_per_query=k.cpu_s * 1e9 / queries,
+                        rss_max_bytes=k.rss_max_bytes, log10_sum=k.log10_sum, checksum=float(k.log10_sum).hex(),
+                        includes=PEER_INCLUDES))
+                    sums[f"kenlm-{peer.kind}-cpp/{rep}"] = k.log10_sum
+                    bar.update()
+            kenlm_sums = {key: sums.pop(key) for key in [x for x in sums if x.startswith("kenlm-")]}
             distinct = set(sums.values())
             if len(distinct) != 1:
                 raise RuntimeError(f"{b.arpa}: log10 sums differ across backends/queue sizes/repeats: {sums}")
             ours = distinct.pop()
+            for key, v in kenlm_sums.items():  # KenLM sums in float per 4,096-word buffer
+                if not math.isclose(v, ours, rel_tol=1e-4):
+                    raise RuntimeError(f"{b.arpa}: {key}: KenLM's log10 sum {v!r} differs from ours {ours!r}")
             ours_bytes = points[0][2].nbytes
             if km is not None:
                 tiled = lines * reps

@@ -39,12 +39,18 @@ def _label(backend: str, path: str, threads: int, cores: int) -> str:
         return f"B-tree CPU, stream reuse ({threads} thread{'s' if threads > 1 else ''})"
     if backend == "btree-cuda":
         return "B-tree GPU (kernel)" if path == "gpu-kernel" else "B-tree GPU (with copies)"
+    if backend in _KENLM_CPP:
+        return _KENLM_CPP[backend]
     return "kenlm module (1 thread)"
+
+
+_KENLM_CPP = {"kenlm-probing-cpp": "KenLM probing, C++ (1 thread)", "kenlm-trie-cpp": "KenLM trie, C++ (1 thread)"}
 
 
 # which published row each of ours is shown beside (the nearest analogue; the paper has no CPU B-tree)
 _PAPER_ROW = {"probing-1": "KenLM probing (1)", "probing-n": "KenLM probing (16)", "btree-1": "KenLM trie (1)",
-              "gpu-kernel": "gLM", "kenlm-module": "KenLM probing (1)"}
+              "gpu-kernel": "gLM", "kenlm-module": "KenLM probing (1)", "kenlm-probing-cpp": "KenLM probing (1)",
+              "kenlm-trie-cpp": "KenLM trie (1)"}
 
 
 def _paper_key(backend: str, path: str, threads: int) -> str:
@@ -55,8 +61,8 @@ def _paper_key(backend: str, path: str, threads: int) -> str:
         return "btree-1" if threads == 1 else ""
     if backend == "btree-cuda":
         return path
-    if backend == "kenlm-module":
-        return "kenlm-module"
+    if backend in ("kenlm-module", "kenlm-probing-cpp", "kenlm-trie-cpp"):
+        return backend
     return ""  # e.g. btree-reuse (stream reuse): ours, not the paper's
 
 
@@ -84,6 +90,8 @@ def table3(rows: pd.DataFrame, model: str | None = None) -> pd.DataFrame:
     })
     base = p[(p.backend == "probing") & (p.threads == 1)].qps_best
     out["vs_probing_1"] = out["qps"] / float(base.iloc[0]) if len(base) else np.nan
+    trie = p[p.backend == "kenlm-trie-cpp"].qps_best  # gLM's CPU peer: KenLM's trie
+    out["vs_kenlm_trie_cpp"] = out["qps"] / float(trie.iloc[0]) if len(trie) else np.nan
     out.loc[out.system.str.startswith("kenlm"), "model_mb"] = np.nan
     out["paper_row"] = [_PAPER_ROW.get(_paper_key(b, pa, t), "") for b, pa, t in zip(p.backend, p.path, p.threads)]
     paper = paper_values("glm2016", "table3").rename(columns={"key": "paper_row"})
@@ -125,10 +133,13 @@ def _system_qps(pts: pd.DataFrame, model: str) -> dict[str, object]:
             "B-tree CPU (1 thread)": pick((p.backend == "btree") & (p.threads == 1)),
             "B-tree CPU, stream reuse (1 thread)": pick((p.backend == "btree-reuse") & (p.threads == 1)),
             "B-tree GPU (kernel)": pick((p.backend == "btree-cuda") & (p.path == "gpu-kernel")),
+            "KenLM probing, C++ (1 thread)": pick(p.backend == "kenlm-probing-cpp"),
+            "KenLM trie, C++ (1 thread)": pick(p.backend == "kenlm-trie-cpp"),
             "kenlm module (1 thread)": pick(p.backend == "kenlm-module")}
 
 
 _PAPER_SYS = {"probing LM (1 thread)": "KenLM", "kenlm module (1 thread)": "KenLM",
+              "KenLM probing, C++ (1 thread)": "KenLM", "KenLM trie, C++ (1 thread)": "KenLM Trie",
               "B-tree CPU (1 thread)": "KenLM Trie", "B-tree GPU (kernel)": "gLM"}
 
 

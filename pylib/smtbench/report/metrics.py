@@ -72,7 +72,7 @@ def mokry_hash(rows: pd.DataFrame) -> list[Record]:
 def mokry_lm(rows: pd.DataFrame) -> list[Record]:
     """`bench lm` rows. exact: our score checksum per model (the log10 sum in query order as a hex float;
     every sequential/automaton point must agree). ratio: best automaton speed-up over our sequential path,
-    and our sequential path against the kenlm module."""
+    and our sequential path against the kenlm module; ours against KenLM's C++ probing model when measured."""
     from .mokry_lm import best_speedups
 
     recs: list[Record] = []
@@ -80,15 +80,18 @@ def mokry_lm(rows: pd.DataFrame) -> list[Record]:
     for model, g in ours.groupby("model"):
         recs.append(("mokry_lm", f"model={model}", "checksum", _distinct(g.checksum), "exact"))
     for r in best_speedups(rows).itertuples():
-        recs += _ratios("mokry_lm", f"model={r.model}",
-                        {"speedup": r.speedup, "sequential_vs_kenlm": r.sequential_vs_kenlm})
+        pairs = {"speedup": r.speedup, "sequential_vs_kenlm": r.sequential_vs_kenlm}
+        for col in ("sequential_vs_kenlm_probing_cpp", "automaton_vs_kenlm_probing_cpp"):
+            if hasattr(r, col):
+                pairs[col] = getattr(r, col)
+        recs += _ratios("mokry_lm", f"model={r.model}", pairs)
     return recs
 
 
 def glm_btree(rows: pd.DataFrame) -> list[Record]:
     """`bench btree` rows. exact per model: the CPU B-tree score checksum (every node size, batch and thread
     count gives bit-identical scores) and the probing LM's. ratio per model: B-tree / probing throughput at
-    one thread (also for the stream-reuse B-tree rows), and B-tree and probing throughput at the most
+    one thread (also for the stream-reuse B-tree rows) and over KenLM's C++ trie when measured, and B-tree and probing throughput at the most
     threads measured over one thread (best of the repeats). GPU rows are left out."""
     from .glm import per_point
 
@@ -100,7 +103,7 @@ def glm_btree(rows: pd.DataFrame) -> list[Record]:
             if c:
                 recs.append(("glm_btree", f"model={model}", f"{be}_checksum", c, "exact"))
     pts = per_point(rows)
-    tab = pts[(pts.sweep == "table") & pts.backend.isin(["btree", "btree-reuse", "probing"])]
+    tab = pts[(pts.sweep == "table") & pts.backend.isin(["btree", "btree-reuse", "probing", "kenlm-trie-cpp"])]
     for model, g in tab.groupby("model"):
         qps = {(b, int(t)): float(q) for b, t, q in zip(g.backend, g.threads, g.qps_best)}
         tmax = max(t for _, t in qps)
@@ -109,6 +112,8 @@ def glm_btree(rows: pd.DataFrame) -> list[Record]:
             ratios["btree_vs_probing"] = qps["btree", 1] / qps["probing", 1]
         if ("btree-reuse", 1) in qps and ("probing", 1) in qps:
             ratios["btree_reuse_vs_probing"] = qps["btree-reuse", 1] / qps["probing", 1]
+        if ("btree", 1) in qps and ("kenlm-trie-cpp", 1) in qps:  # gLM's CPU peer, KenLM's own trie
+            ratios["btree_vs_kenlm_trie_cpp"] = qps["btree", 1] / qps["kenlm-trie-cpp", 1]
         for be in ("btree", "probing"):
             if tmax > 1 and (be, 1) in qps and (be, tmax) in qps:
                 ratios[f"{be}_thread_scaling"] = qps[be, tmax] / qps[be, 1]

@@ -1,0 +1,128 @@
+"""KenLM's own C++ programs as live peers (built from the kenlm sdist by tools/build_lmplz.sh, never committed):
+``build_binary`` makes KenLM's probing and trie models of the same ARPA, ``kenlm_benchmark -v`` turns the same
+tiled document into that model's vocabulary ids (outside any timing, as its usage says), and
+``kenlm_benchmark -q -t 1`` times the queries.
+
+What KenLM's figure includes: it excludes loading, but a reader thread feeds the ids from the page cache in
+4,096-word buffers to the one worker thread (so the process may use a second core; its CPU figure shows it), and
+the worker sums log10 probabilities in float per buffer. Ours times the C loop over an in-memory id array."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..ioutil import atomic_open
+
+INCLUDES = ("KenLM's kenlm_benchmark -q -t 1 on its own binary of the same ARPA: excludes loading; one worker "
+            "thread, fed by a reader thread from the page cache in 4,096-word buffers; float sum per buffer; "
+            "ids prepared beforehand by kenlm_benchmark -v")
+KINDS = ("probing", "trie")
+
+
+def bin_dir() -> Path:
+    """$SMTBENCH_KENLM_BIN, else build/lmplz/bin of this checkout."""
+    env = os.environ.get("SMTBENCH_KENLM_BIN")
+    return Path(env) if env else Path(__file__).resolve().parents[3] / "build" / "lmplz" / "bin"
+
+
+def program(name: str) -> Path:
+    p = bin_dir() / name
+    if not os.access(p, os.X_OK):
+        raise FileNotFoundError(f"{p}: KenLM's {name} is not built (run `bash tools/build_lmplz.sh`, or set "
+                                f"SMTBENCH_KENLM_BIN)")
+    return p
+
+
+def build_binary(arpa: str | os.PathLike, kind: str, out: str | os.PathLike) -> None:
+    """KenLM's build_binary of ``arpa`` into ``out`` (written beside it, renamed when complete)."""
+    if kind not in KINDS:
+        raise ValueError(f"KenLM binary kind {kind!r}: one of {', '.join(KINDS)}")
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    os.close(fd)
+    try:
+        r = subprocess.run([str(program("build_binary")), kind, str(arpa), tmp], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"{arpa}: KenLM build_binary {kind} failed ({r.returncode}): {r.stderr.strip()[-2000:]}")
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+@dataclass
+class PeerRun:
+    queries: int
+    wall_s: float
+    cpu_s: float
+    log10_sum: float
+    rss_max_bytes: int | None
+
+
+class KenlmPeer:
+    """One KenLM binary model and its id stream of a document (a temporary file, removed by ``close``)."""
+
+    def __init__(self, kind: str, model: str | os.PathLike, lines: list[str], repeats: int, workdir: str | None = None):
+        self.kind, self.model = kind, Path(model)
+        if not self.model.exists():
+            raise FileNotFoundError(f"{self.model}: no KenLM {kind} binary")
+        self.nbytes = self.model.stat().st_size
+        self._dir = tempfile.mkdtemp(prefix="smtbench-kenlm-", dir=workdir)
+        text = os.path.join(self._dir, "text")
+        with atomic_open(text) as fh:
+            for _ in range(repeats):
+                for line in lines:
+                    fh.write(line + "\n")
+        self.ids = os.path.join(self._dir, "ids")
+        with open(text, "rb") as src, open(self.ids, "wb") as dst:
+            r = subprocess.run([str(program("kenlm_benchmark")), "-v", "-m", str(self.model)], stdin=src,
+                               stdout=dst, stderr=subprocess.PIPE, text=False)
+        if r.returncode != 0:
+            raise RuntimeError(f"{self.model}: kenlm_benchmark -v failed: {r.stderr.decode(errors='replace')[-2000:]}")
+        os.unlink(text)
+
+    def query(self, threads: int = 1) -> PeerRun:
+        # page in the ids and the model as its usage says, then the timed query
+        for p in (self.ids, self.model):
+            with open(p, "rb") as fh:
+                while fh.read(1 << 24):
+                    pass
+        with open(self.ids, "rb") as src:
+            r = subprocess.run([str(program("kenlm_benchmark")), "-q", "-t", str(threads), "-m", str(self.model)],
+                               stdin=src, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"{self.model}: kenlm_benchmark -q failed: {r.stderr.strip()[-2000:]}")
+        return parse_query_output(r.stdout, r.stderr, str(self.model))
+
+    def close(self) -> None:
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def parse_query_output(stdout: str, stderr: str, where: str) -> PeerRun:
+    def grab(pattern: str, text: str) -> re.Match:
+        m = re.search(pattern, text)
+        if not m:
+            raise RuntimeError(f"{where}: kenlm_benchmark printed no {pattern!r}:\n{stdout}\n{stderr}")
+        return m
+    q = int(grab(r"Queries: (\d+)", stdout).group(1))
+    m = grab(r"Excluding load, CPU: ([0-9.eE+-]+) Wall: ([0-9.eE+-]+)", stdout)
+    s = float(grab(r"Probability sum: ([0-9.eE+-]+)", stderr).group(1))
+    rss = re.search(r"RSSMax: (\d+)", stdout)
+    return PeerRun(q, float(m.group(2)), float(m.group(1)), s, int(rss.group(1)) if rss else None)
+
+
+def parse_binaries(specs: list[str]) -> dict[str, str]:
+    """``--kenlm-binary KIND=PATH`` options -> {kind: path}."""
+    out = {}
+    for spec in specs:
+        kind, sep, path = spec.partition("=")
+        if not sep or not path or kind not in KINDS:
+            raise ValueError(f"--kenlm-binary {spec!r}: want KIND=PATH with KIND one of {', '.join(KINDS)}")
+        out[kind] = path
+    return out
