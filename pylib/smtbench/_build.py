@@ -106,5 +106,6 @@ if __name__ == "__main__":
         if other.resolve() != built.resolve():
             other.unlink()
     print(built)
-else:
+elif __name__ == "__cffi__":  # setup.py's cffi_modules executes this file under that name
     ffibuilder = make_builder()
+# imported as smtbench._build (e.g. by cuda.py for its header parsing): nothing is built or rewritten

@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 import json
-import statistics
 import sys
-import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, TextIO
+from typing import Any, TextIO
 
 from .machine import facts, row_fields
 
@@ -26,18 +24,6 @@ class RowWriter:
         self.out.write(json.dumps(row) + "\n")
         self.out.flush()
         return row
-
-
-def summarize(samples_ns: Iterable[float]) -> dict[str, float]:
-    xs = sorted(samples_ns)
-    return {"min": xs[0], "median": statistics.median(xs), "max": xs[-1], "n": len(xs)}
-
-
-def time_call(fn: Callable[[], Any]) -> tuple[float, Any]:
-    """(elapsed ns, result) of one call, monotonic clock."""
-    t0 = time.perf_counter_ns()
-    res = fn()
-    return float(time.perf_counter_ns() - t0), res
 
 
 def parse_int_list(text: str, lo: int | None = None, hi: int | None = None, name: str = "list",

@@ -10,6 +10,7 @@ import sys
 from typing import Sequence
 
 from . import commands
+from .errors import CliError
 
 GROUPS = {
     "bench": "timing benchmarks (one JSON object per line)",
@@ -18,10 +19,6 @@ GROUPS = {
     "decode": "phrase-based decoders",
     "report": "tables, figures and regression checks from benchmark rows",
 }
-
-
-class CliError(Exception):
-    """A user-facing error: printed without a traceback, exit status 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -42,17 +42,9 @@ def nvcc_path() -> str | None:
 
 
 def _build_module() -> Any:
-    """smtbench._build, for its CFFI-BEGIN/END block extraction (reused, not copied).
-
-    Importing it builds its FFI object, which rewrites _buildinfo.json with the flags of the current
-    environment; keep the record of the C extension that is actually installed."""
-    info = PKG / "_buildinfo.json"
-    saved = info.read_bytes() if info.exists() else None
-    try:
-        from . import _build
-    finally:
-        if saved is not None:
-            info.write_bytes(saved)
+    """smtbench._build, for its CFFI-BEGIN/END block extraction (reused, not copied); importing it builds
+    nothing and leaves _buildinfo.json alone."""
+    from . import _build
     return _build
 
 

@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from .. import cuda
-    from ..cli import CliError
+    from ..errors import CliError
 
     archs = [a.strip() for a in args.archs.split(",") if a.strip()]
     if not archs or not all(a.isdigit() for a in archs):

@@ -21,7 +21,7 @@ from .arpa import ArpaModel
 SENTENCE_MARK = 1 << 31
 
 #: Modules imported (if present) before a backend is looked up, so they can register theirs.
-PLUGINS = ["smtbench.lm.probing", "smtbench.lm.btree", "smtbench.lm.btree_cuda"]
+PLUGINS = ["smtbench.lm.probing", "smtbench.lm.btree"]  # btree.py registers btree-cuda too
 
 
 @dataclass

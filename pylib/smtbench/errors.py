@@ -1,0 +1,6 @@
+"""Errors shared across layers (commands raise them; the CLI turns them into messages and exit codes)."""
+from __future__ import annotations
+
+
+class CliError(Exception):
+    """A user-facing error: printed without a traceback, exit status 2."""
