@@ -59,9 +59,12 @@ if "regression" in P:
         params:
             baseline=P["regression"]["baseline"],
             tol=P["regression"]["speedup_tolerance"],
+            outdir=lambda wildcards, output: str(Path(output[0]).parent),
+        log:
+            f"{OUT}/logs/regression.log",
         shell:
             "smtbench report regress --metrics {input} --baseline {params.baseline} "
-            "--tolerance {params.tol} --outdir {OUT}/regression"
+            "--tolerance {params.tol} --outdir {params.outdir} 2> {log}"
 
 
 # The results index comes last: it lists whatever the rule files above produce.
@@ -70,5 +73,10 @@ rule results_index:
         lambda wildcards: ALL,
     output:
         f"{OUT}/README.md",
+    params:
+        outdir=lambda wildcards, output: str(Path(output[0]).parent),
+        profile=PROFILE,
+    log:
+        f"{OUT}/logs/results_index.log",
     shell:
-        "smtbench report index --outdir {OUT} --profile {PROFILE} --out {output}"
+        "smtbench report index --outdir {params.outdir} --profile {params.profile} --out {output} 2> {log}"

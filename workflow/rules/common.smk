@@ -29,5 +29,7 @@ rule machine:
         NATIVE_BUILD,
     output:
         MACHINE,
+    log:
+        f"{OUT}/logs/machine.log",
     shell:
-        "smtbench machine --out {output} > /dev/null"
+        "smtbench machine --out {output} > /dev/null 2> {log}"

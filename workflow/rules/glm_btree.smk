@@ -102,6 +102,10 @@ rule glm_btree_report:
         big=f"--big-model {GLM_BIG}" if GLM_BIG else "",
         orders=f"--order-models {_glm_order_arg()}" if GLM_ORDERS else "",
         k=GB.get("node_size", 31),
+        out=lambda wildcards, output: str(Path(output.metrics).parent.parent),
+        glm_main=GLM_MAIN,
+    log:
+        f"{OUT}/logs/glm_btree/report.log",
     shell:
-        "smtbench report glm --rows {input} --model {GLM_MAIN} {params.big} {params.orders} "
-        "--node-size {params.k} --tables {OUT}/tables --figures {OUT}/figures --metrics {output.metrics}"
+        "smtbench report glm --rows {input} --model {params.glm_main} {params.big} {params.orders} "
+        "--node-size {params.k} --tables {params.out}/tables --figures {params.out}/figures --metrics {output.metrics} 2> {log}"

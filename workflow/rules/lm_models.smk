@@ -91,8 +91,10 @@ rule lm_models_table:
     output:
         md=f"{OUT}/tables/lm_models.md",
         csv=f"{OUT}/tables/lm_models.csv",
+    log:
+        f"{OUT}/logs/lm_models_table.log",
     shell:
-        "smtbench lm models-table --meta {input} --csv {output.csv} --md {output.md}"
+        "smtbench lm models-table --meta {input} --csv {output.csv} --md {output.md} 2> {log}"
 
 
 KENLM_BIN = "build/lmplz/bin"
@@ -151,8 +153,10 @@ rule lm_models_metrics:
         f"{OUT}/tables/lm_models.csv",
     output:
         f"{OUT}/metrics/lm_models.csv",
+    log:
+        f"{OUT}/logs/lm_models_metrics.log",
     shell:
-        "smtbench report lm-metrics --models-table {input} --metrics {output}"
+        "smtbench report lm-metrics --models-table {input} --metrics {output} 2> {log}"
 
 
 rule lm_estimator_parity_metrics:
@@ -161,5 +165,7 @@ rule lm_estimator_parity_metrics:
         f"{OUT}/tables/lm_estimator_parity.csv",
     output:
         f"{OUT}/metrics/lm_estimator_parity.csv",
+    log:
+        f"{OUT}/logs/lm_estimator_parity_metrics.log",
     shell:
-        "smtbench report lm-metrics --parity-table {input} --metrics {output}"
+        "smtbench report lm-metrics --parity-table {input} --metrics {output} 2> {log}"

@@ -27,13 +27,14 @@ rule mediani_bench:
         partitions=",".join(map(str, MED["partitions"])),
         mmax=MED.get("memory_max_fraction", 1.0),
         repeats=MED["repeats"],
+        profile=PROFILE,
     resources:
         bench=1,
     log:
         f"{OUT}/logs/mediani_scoring/bench.log",
     shell:
         "smtbench bench tmscore --extract {input.extract} --extract-inv {input.extract_inv} "
-        "--lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} --workdir work/tm/bench-{PROFILE} "
+        "--lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} --workdir work/tm/bench-{params.profile} "
         "--fractions {params.fractions} --threads {params.threads} --memory {params.memory} "
         "--systems {params.systems} --partitions {params.partitions} --memory-max-fraction {params.mmax} "
         "--repeats {params.repeats} --progress --out {output} 2> {log}"
@@ -46,5 +47,9 @@ rule mediani_report:
         expand(f"{OUT}/tables/mediani_table{{t}}.{{ext}}", t=[1, 3, 4], ext=["csv", "md"]),
         figure=f"{OUT}/figures/mediani_scaling.png",
         metrics=f"{OUT}/metrics/mediani_scoring.csv",
+    params:
+        out=lambda wildcards, output: str(Path(output.metrics).parent.parent),
+    log:
+        f"{OUT}/logs/mediani/report.log",
     shell:
-        "smtbench report mediani --rows {input} --outdir {OUT} --metrics {output.metrics}"
+        "smtbench report mediani --rows {input} --outdir {params.out} --metrics {output.metrics} 2> {log}"

@@ -46,6 +46,10 @@ if MDEC:
             expand(f"{OUT}/tables/mokry_table3_4.{{ext}}", ext=["csv", "md"]),
             figure=f"{OUT}/figures/mokry_fig3_6.png",
             metrics=f"{OUT}/metrics/mokry_decoder.csv",
+        params:
+            table=lambda wildcards, output: output[0].removesuffix(".csv"),
+        log:
+            f"{OUT}/logs/mokry_decoder/report.log",
         shell:
-            "smtbench report mokry-decoder --rows {input} --table {OUT}/tables/mokry_table3_4 "
-            "--figure {output.figure} --metrics {output.metrics}"
+            "smtbench report mokry-decoder --rows {input} --table {params.table} "
+            "--figure {output.figure} --metrics {output.metrics} 2> {log}"

@@ -40,6 +40,10 @@ rule mokry_hash_report:
         csv=f"{OUT}/tables/mokry_table3_2.csv",
         figure=f"{OUT}/figures/mokry_fig3_2.png",
         metrics=f"{OUT}/metrics/mokry_hash.csv",
+    params:
+        table=lambda wildcards, output: output.csv.removesuffix(".csv"),
+    log:
+        f"{OUT}/logs/mokry_hash/report.log",
     shell:
-        "smtbench report mokry-hash --rows {input} --table {OUT}/tables/mokry_table3_2 "
-        "--figure {output.figure} --metrics {output.metrics}"
+        "smtbench report mokry-hash --rows {input} --table {params.table} "
+        "--figure {output.figure} --metrics {output.metrics} 2> {log}"

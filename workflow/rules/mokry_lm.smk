@@ -62,6 +62,10 @@ rule mokry_lm_report:
         csv=f"{OUT}/tables/mokry_table3_3.csv",
         figure=f"{OUT}/figures/mokry_fig3_5.png",
         metrics=f"{OUT}/metrics/mokry_lm.csv",
+    params:
+        table=lambda wildcards, output: output.csv.removesuffix(".csv"),
+    log:
+        f"{OUT}/logs/mokry_lm/report.log",
     shell:
-        "smtbench report mokry-lm --rows {input} --table {OUT}/tables/mokry_table3_3 --figure {output.figure} "
-        "--metrics {output.metrics}"
+        "smtbench report mokry-lm --rows {input} --table {params.table} --figure {output.figure} "
+        "--metrics {output.metrics} 2> {log}"

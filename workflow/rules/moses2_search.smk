@@ -40,8 +40,11 @@ if MS2:
             expand(f"{OUT}/tables/moses2_table{{t}}.{{ext}}", t=[4, 5], ext=["csv", "md"]),
             figure=f"{OUT}/figures/moses2_fig6.png",
             metrics=f"{OUT}/metrics/moses2_search.csv",
+        params:
+            table4=lambda wildcards, output: output[0].removesuffix(".csv"),
+            table5=lambda wildcards, output: output[2].removesuffix(".csv"),
         log:
             f"{OUT}/logs/moses2_search/report.log",
         shell:
-            "smtbench report moses2-search --rows {input} --table4 {OUT}/tables/moses2_table4 "
-            "--table5 {OUT}/tables/moses2_table5 --figure {output.figure} --metrics {output.metrics} 2> {log}"
+            "smtbench report moses2-search --rows {input} --table4 {params.table4} "
+            "--table5 {params.table5} --figure {output.figure} --metrics {output.metrics} 2> {log}"

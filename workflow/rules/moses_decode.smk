@@ -65,6 +65,11 @@ if MD:
         output:
             expand(f"{OUT}/tables/moses_decode_{{t}}.{{ext}}", t=["normal", "cube"], ext=["csv", "md"]),
             metrics=f"{OUT}/metrics/moses_decode.csv",
+        params:
+            normal=lambda wildcards, output: output[0].removesuffix(".csv"),
+            cube=lambda wildcards, output: output[2].removesuffix(".csv"),
+        log:
+            f"{OUT}/logs/moses_decode/report.log",
         shell:
-            "smtbench report moses-decode --rows {input.normal} --table {OUT}/tables/moses_decode_normal "
-            "--cube-rows {input.cube} --cube-table {OUT}/tables/moses_decode_cube --metrics {output.metrics}"
+            "smtbench report moses-decode --rows {input.normal} --table {params.normal} "
+            "--cube-rows {input.cube} --cube-table {params.cube} --metrics {output.metrics} 2> {log}"

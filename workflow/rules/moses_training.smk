@@ -21,10 +21,12 @@ if MT:
             f"{TMO}/extract.inv.gz",
             f"{TMO}/extract.o.gz",
             lex=[f"{TMO}/lex.f2e", f"{TMO}/lex.e2f"],
+        params:
+            tmo=lambda wildcards, output: str(Path(output.lex[0]).parent),
         log:
             f"{TMO}/logs/extract.log",
         shell:
-            "smtbench tm extract --src {input.src} --tgt {input.tgt} --align {input.align} --outdir {TMO} "
+            "smtbench tm extract --src {input.src} --tgt {input.tgt} --align {input.align} --outdir {params.tmo} "
             "--max-length 7 --orientation > {log} 2>&1"
 
     rule tm_oracle_tables:
@@ -38,6 +40,8 @@ if MT:
             rt=f"{TMO}/reordering-table.wbe-msd-bidirectional-fe.gz",
             fpt=f"{TMO}/dev/phrase-table.gz",
             frt=f"{TMO}/dev/reordering-table.wbe-msd-bidirectional-fe.gz",
+        params:
+            dev=lambda wildcards, output: str(Path(output.fpt).parent),
         threads: workflow.cores
         log:
             f"{TMO}/logs/tables.log",
@@ -45,7 +49,7 @@ if MT:
             "(smtbench tm score --extract {input.extract} --lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} "
             "--out {output.pt} --threads {threads} --memory 256M "
             "&& smtbench tm reorder --orientations {input.orientations} --out {output.rt} "
-            "&& smtbench tm filter --input {input.dev} --table {output.pt} {output.rt} --outdir {TMO}/dev) > {log} 2>&1"
+            "&& smtbench tm filter --input {input.dev} --table {output.pt} {output.rt} --outdir {params.dev}) > {log} 2>&1"
 
     rule moses_training_fidelity:
         input:
@@ -56,9 +60,11 @@ if MT:
             moses_rt=f"{MT_ORACLE}/reordering-table.dev.gz",
         output:
             f"{OUT}/raw/moses_training/fidelity.json",
+        log:
+            f"{OUT}/logs/moses_training/fidelity.log",
         shell:
             "smtbench tm fidelity --phrase-table {input.pt} {input.moses_pt} "
-            "--reordering-table {input.rt} {input.moses_rt} --out {output} > /dev/null"
+            "--reordering-table {input.rt} {input.moses_rt} --out {output} > /dev/null 2> {log}"
 
     rule tm_model_dev:
         """Our end-to-end model, filtered to the dev books (Moses' filter-model-given-input.pl)."""
@@ -72,16 +78,17 @@ if MT:
             dev_ini=f"{TM}/model-dev/moses.ini",
         params:
             order=LM_MODELS[MT["lm"]]["order"],
+            tm=lambda wildcards, output: str(Path(output.ini).parent.parent),
         log:
             f"{TM}/logs/model.log",
         shell:
             "(smtbench tm model --phrase-table {input.pt} --reordering-table {input.rt} --lm {input.lm} "
-            "--order {params.order} --outdir {TM}/model "
-            "&& smtbench tm filter --input {input.dev} --table {TM}/model/phrase-table.gz "
-            "{TM}/model/reordering-table.wbe-msd-bidirectional-fe.gz --outdir {TM}/model-dev/tables "
-            "&& smtbench tm model --phrase-table {TM}/model-dev/tables/phrase-table.gz "
-            "--reordering-table {TM}/model-dev/tables/reordering-table.wbe-msd-bidirectional-fe.gz "
-            "--lm {input.lm} --order {params.order} --outdir {TM}/model-dev) > {log} 2>&1"
+            "--order {params.order} --outdir {params.tm}/model "
+            "&& smtbench tm filter --input {input.dev} --table {params.tm}/model/phrase-table.gz "
+            "{params.tm}/model/reordering-table.wbe-msd-bidirectional-fe.gz --outdir {params.tm}/model-dev/tables "
+            "&& smtbench tm model --phrase-table {params.tm}/model-dev/tables/phrase-table.gz "
+            "--reordering-table {params.tm}/model-dev/tables/reordering-table.wbe-msd-bidirectional-fe.gz "
+            "--lm {input.lm} --order {params.order} --outdir {params.tm}/model-dev) > {log} 2>&1"
 
     rule moses_training_decode:
         input:
@@ -111,6 +118,10 @@ if MT:
         output:
             expand(f"{OUT}/tables/moses_training.{{ext}}", ext=["csv", "md"]),
             metrics=f"{OUT}/metrics/moses_training.csv",
+        params:
+            table=lambda wildcards, output: output[0].removesuffix(".csv"),
+        log:
+            f"{OUT}/logs/moses_training/report.log",
         shell:
             "smtbench report moses-training --fidelity {input.fidelity} --ours {input.ours} --oracle {input.oracle} "
-            "--table {OUT}/tables/moses_training --metrics {output.metrics}"
+            "--table {params.table} --metrics {output.metrics} 2> {log}"

@@ -33,10 +33,12 @@ rule tm_extract:
         lex_f2e=f"{TM}/lex.f2e",
         lex_e2f=f"{TM}/lex.e2f",
         orientations=f"{TM}/extract.o.gz",
+    params:
+        outdir=lambda wildcards, output: str(Path(output.extract).parent),
     log:
         f"{TM}/logs/extract.log",
     shell:
-        "smtbench tm extract --src {input.src} --tgt {input.tgt} --align {input.align} --outdir {TM} "
+        "smtbench tm extract --src {input.src} --tgt {input.tgt} --align {input.align} --outdir {params.outdir} "
         "--max-length 7 --orientation > {log} 2>&1"
 
 
@@ -87,8 +89,10 @@ checkpoint tm_partition:
         rules.tm_extract.output.extract,
     output:
         directory(f"{TM}/dist{{k}}/parts"),
+    log:
+        "work/logs/tm/partition-{k}.log",
     shell:
-        "smtbench tm partition --extract {input} --parts {wildcards.k} --outdir {output}"
+        "smtbench tm partition --extract {input} --parts {wildcards.k} --outdir {output} 2> {log}"
 
 
 rule tm_score_partition:
@@ -99,9 +103,11 @@ rule tm_score_partition:
     output:
         f"{TM}/dist{{k}}/part{{i}}.counts.gz",
     threads: 1
+    log:
+        "work/logs/tm/score-partition-{k}-{i}.log",
     shell:
         "smtbench tm score --counts --extract {input.part} --lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} "
-        "--out {output} --threads {threads} --memory 256M"
+        "--out {output} --threads {threads} --memory 256M 2> {log}"
 
 
 def _tm_partial_counts(wc):
@@ -117,6 +123,8 @@ rule tm_merge_partitions:
     output:
         f"{TM}/dist{{k}}/phrase-table.gz",
     threads: workflow.cores
+    log:
+        "work/logs/tm/merge-partitions-{k}.log",
     shell:
         "smtbench tm score --weighted --extract {input.counts} --lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} "
-        "--out {output} --threads {threads} --memory 256M"
+        "--out {output} --threads {threads} --memory 256M 2> {log}"
