@@ -29,6 +29,7 @@ rule all:
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/build.smk"
 
 
 # Explicit includes, producers before consumers (a rule file may use the paths and rules of those above it).

@@ -1,10 +1,13 @@
-# Shared rules: build the C extension with this profile's flags and record the machine.
-# Every benchmark rule takes BUILD (the machine record) as an input, so a profile's flags are what its rows record.
+# Shared paths and the helper functions of every rule file (the rule files hold rules only: `snakemake --lint`).
+# The native build and the machine record: build.smk. Every benchmark rule takes BUILD (the machine record) as an
+# input, so a profile's flags are what its rows record.
 #
 # Reproduction integrity: the native build of THIS checkout writes a stamp under build/ (never committed), and the
 # machine record depends on it. A fresh clone has no stamp, so the build runs, the machine record is rewritten and
 # every measurement (all downstream of BUILD) is redone -- committed results never pass for this machine's. An
 # interrupted run keeps its stamp and resumes.
+
+import re
 
 NATIVE_BUILD = f"build/native/{PROFILE}/buildinfo.json"
 MACHINE = f"{OUT}/machine.json"
@@ -12,24 +15,73 @@ BUILD = [NATIVE_BUILD, MACHINE]  # the input of every measurement: both, so that
 ALL.append(MACHINE)
 
 
-rule build_native:
-    output:
-        NATIVE_BUILD,
-    params:
-        native=int(P.get("native", False)),
-    log:
-        f"build/native/{PROFILE}/build.log",
-    shell:
-        "SMTBENCH_NATIVE={params.native} python pylib/smtbench/_build.py > {log} 2>&1 "
-        "&& cp pylib/smtbench/_buildinfo.json {output}"
+
+# --- lm_models.smk: paths of the LM models and KenLM's binaries of them
+
+def lm_model_path(name):
+    return f"work/lm/{name}.arpa.gz"
 
 
-rule machine:
-    input:
-        NATIVE_BUILD,
-    output:
-        MACHINE,
-    log:
-        f"{OUT}/logs/machine.log",
-    shell:
-        "smtbench machine --out {output} > /dev/null 2> {log}"
+def lm_text(name):
+    m = LM_MODELS[name]
+    if "sample_from" in m:
+        return f"work/lm/text/synth-{m['sample_from']}-w{m['words']}-s{m['seed']}.txt"
+    return LM_TRAIN
+
+
+def kenlm_binaries(name):
+    """KenLM's own probing and trie binaries of work/lm/{name}.arpa.gz (the C++ peers of the LM tables)."""
+    return {kind: f"work/lm/kenlm/{name}.{kind}" for kind in ("probing", "trie")}
+
+
+# --- tm_train.smk
+
+def _tm_partial_counts(wc):
+    parts = checkpoints.tm_partition.get(k=wc.k).output[0]
+    return [f"{TM}/dist{wc.k}/part{i}.counts.gz" for i in range(int(wc.k))]
+
+
+# --- mokry_lm.smk
+
+def _mokry_lm_models():
+    if L.get("models"):
+        return list(L["models"])
+    spec = P.get("lm_models", [])
+    if isinstance(spec, dict):
+        return list(spec)
+    return [m["name"] if isinstance(m, dict) else str(m) for m in spec]
+
+
+def _mokry_lm_peers(wildcards):
+    return kenlm_binaries(wildcards.name) if L.get("kenlm_cpp", True) else {}
+
+
+# --- glm_btree.smk
+
+def _glm_order_arg():
+    out = []
+    for m in GLM_ORDERS:
+        n = re.search(r"\.o(\d+)$", m)
+        if not n:
+            raise ValueError(f"glm_btree.order_models: cannot read the order of {m} (expected a name ending .oN)")
+        out.append(f"{n.group(1)}={m}")
+    return ",".join(out)
+
+
+def _glm_sweeps(wildcards):
+    """The main model gets the node-size and batch sweeps; the others only the Table 3 points."""
+    if wildcards.name != GLM_MAIN:
+        return ""
+    ks = ",".join(map(str, GB.get("node_sizes", [])))
+    bs = ",".join(map(str, GB.get("batch_sizes", [])))
+    return (f"--node-sizes {ks} " if ks else "") + (f"--batch-sizes {bs}" if bs else "")
+
+
+def _glm_peers(wildcards):
+    return kenlm_binaries(wildcards.name) if GB.get("kenlm_cpp", True) else {}
+
+
+# --- mokry_decoder.smk
+
+def _mdec_lm(wildcards):
+    return [] if wildcards.lm == "oracle" else [lm_model_path(wildcards.lm)]

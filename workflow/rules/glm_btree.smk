@@ -22,25 +22,6 @@ if GB:
     METRICS.append(f"{OUT}/metrics/glm_btree.csv")
 
 
-def _glm_order_arg():
-    out = []
-    for m in GLM_ORDERS:
-        n = _re_glm.search(r"\.o(\d+)$", m)
-        if not n:
-            raise ValueError(f"glm_btree.order_models: cannot read the order of {m} (expected a name ending .oN)")
-        out.append(f"{n.group(1)}={m}")
-    return ",".join(out)
-
-
-def _glm_sweeps(wildcards):
-    """The main model gets the node-size and batch sweeps; the others only the Table 3 points."""
-    if wildcards.name != GLM_MAIN:
-        return ""
-    ks = ",".join(map(str, GB.get("node_sizes", [])))
-    bs = ",".join(map(str, GB.get("batch_sizes", [])))
-    return (f"--node-sizes {ks} " if ks else "") + (f"--batch-sizes {bs}" if bs else "")
-
-
 rule glm_build_cuda:
     """Compile the GPU kernels when nvcc exists (an empty report otherwise); bench rows say why no GPU ran."""
     output:
@@ -49,10 +30,6 @@ rule glm_build_cuda:
         f"{OUT}/logs/glm_build_cuda.log",
     shell:
         "smtbench build-cuda --if-nvcc --check > {output} 2> {log}"
-
-
-def _glm_peers(wildcards):
-    return kenlm_binaries(wildcards.name) if GB.get("kenlm_cpp", True) else {}
 
 
 rule glm_btree_bench:

@@ -23,17 +23,6 @@ for _m in LM_MODELS.values():
         raise ValueError(f"lm_models: {_m['name']} is estimated on the corpus: do not call it synth-...")
 
 
-def lm_model_path(name):
-    return f"work/lm/{name}.arpa.gz"
-
-
-def lm_text(name):
-    m = LM_MODELS[name]
-    if "sample_from" in m:
-        return f"work/lm/text/synth-{m['sample_from']}-w{m['words']}-s{m['seed']}.txt"
-    return LM_TRAIN
-
-
 LM_ALL = [lm_model_path(n) for n in LM_MODELS]
 if LM_MODELS:
     ALL += [f"{OUT}/tables/lm_models.md"]
@@ -98,11 +87,6 @@ rule lm_models_table:
 
 
 KENLM_BIN = "build/lmplz/bin"
-
-
-def kenlm_binaries(name):
-    """KenLM's own probing and trie binaries of work/lm/{name}.arpa.gz (the C++ peers of the LM tables)."""
-    return {kind: f"work/lm/kenlm/{name}.{kind}" for kind in ("probing", "trie")}
 
 
 rule build_lmplz:

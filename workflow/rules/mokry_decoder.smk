@@ -1,5 +1,5 @@
 # Mokry 2016 section 3.3: the pipeline-tolerant decoder -> Table 3.4 and Fig 3.6 analogues. Cube pruning on the
-# Moses oracle's model (dev books), the LM scored in full at item creation (off), lazily at pop (lazy), or through
+# Moses oracle's model (dev books), the LM scored in full at item creation (off), lazily at pop (lazy), through
 # the automaton queue (queue, per queue size), or through it before the item queue (queue-exact, the thesis'
 # future work), interleaved in one run; optionally with larger LMs of our own
 # (timing only: a synthetic LM's scores are not the oracle model's).
@@ -9,9 +9,6 @@ MDEC_ORACLE = "../shared/oracles/moses-bible-dev"
 if MDEC:
     ALL += [f"{OUT}/tables/mokry_table3_4.md", f"{OUT}/figures/mokry_fig3_6.png"]
     METRICS.append(f"{OUT}/metrics/mokry_decoder.csv")
-
-    def _mdec_lm(wildcards):
-        return [] if wildcards.lm == "oracle" else [lm_model_path(wildcards.lm)]
 
     rule mokry_decoder_bench:
         input:

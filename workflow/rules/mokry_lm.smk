@@ -4,25 +4,12 @@
 L = P.get("mokry_lm", {})
 
 
-def _mokry_lm_models():
-    if L.get("models"):
-        return list(L["models"])
-    spec = P.get("lm_models", [])
-    if isinstance(spec, dict):
-        return list(spec)
-    return [m["name"] if isinstance(m, dict) else str(m) for m in spec]
-
-
 LM_BENCH_MODELS = _mokry_lm_models() if L else []
 LM_ROWS = expand(f"{OUT}/raw/mokry_lm/{{name}}.jsonl", name=LM_BENCH_MODELS)
 
 if LM_BENCH_MODELS:
     ALL += [f"{OUT}/tables/mokry_table3_3.md", f"{OUT}/figures/mokry_fig3_5.png"]
     METRICS.append(f"{OUT}/metrics/mokry_lm.csv")
-
-
-def _mokry_lm_peers(wildcards):
-    return kenlm_binaries(wildcards.name) if L.get("kenlm_cpp", True) else {}
 
 
 rule mokry_lm_bench:

@@ -110,11 +110,6 @@ rule tm_score_partition:
         "--out {output} --threads {threads} --memory 256M 2> {log}"
 
 
-def _tm_partial_counts(wc):
-    parts = checkpoints.tm_partition.get(k=wc.k).output[0]
-    return [f"{TM}/dist{wc.k}/part{i}.counts.gz" for i in range(int(wc.k))]
-
-
 rule tm_merge_partitions:
     """§3.3 gather: merge the partial counts and re-estimate."""
     input:

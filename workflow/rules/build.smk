@@ -1,0 +1,24 @@
+# The C extension built with this profile's flags (a stamp under build/, never committed) and the machine record
+# that depends on it (see common.smk for why a fresh clone redoes every measurement).
+
+rule build_native:
+    output:
+        NATIVE_BUILD,
+    params:
+        native=int(P.get("native", False)),
+    log:
+        f"build/native/{PROFILE}/build.log",
+    shell:
+        "SMTBENCH_NATIVE={params.native} python pylib/smtbench/_build.py > {log} 2>&1 "
+        "&& cp pylib/smtbench/_buildinfo.json {output}"
+
+
+rule machine:
+    input:
+        NATIVE_BUILD,
+    output:
+        MACHINE,
+    log:
+        f"{OUT}/logs/machine.log",
+    shell:
+        "smtbench machine --out {output} > /dev/null 2> {log}"
