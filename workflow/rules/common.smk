@@ -1,4 +1,4 @@
-# Shared paths and the helper functions of every rule file (the rule files hold rules only: `snakemake --lint`).
+# Shared paths and the helper functions of all the rule files, which hold rules only (as `snakemake --lint` asks).
 # The native build and the machine record: build.smk. Every benchmark rule takes BUILD (the machine record) as an
 # input, so a profile's flags are what its rows record.
 #
