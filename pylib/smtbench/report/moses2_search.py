@@ -24,20 +24,28 @@ def table4(rows: pd.DataFrame) -> pd.DataFrame:
     df = _summary(rows[rows.table == "stacks"], ["pop_limit", "stacks"]).sort_values(
         ["pop_limit", "stacks"], key=lambda s: s.map(STACKS.index) if s.name == "stacks" else s)
     df["words_per_second"] = df.source_words / df.time_min_s
+    card = df[df.stacks == "cardinality"].set_index("pop_limit").mean_score
+    df["score_vs_cardinality"] = df.mean_score - df.pop_limit.map(card)  # the Table 4 trend, at full precision
     pv = paper_values("fast_scalable", "table4")
     pv["pop_limit"] = pv.key.str.extract(r"pop=(\d+)")[0].astype(int)
     pv["stacks"] = pv.key.str.extract(r"stacks=(\S+)")[0]
-    return df.merge(pv.drop(columns="key"), on=["pop_limit", "stacks"], how="left")
+    out = df.merge(pv.drop(columns="key"), on=["pop_limit", "stacks"], how="left")
+    pcard = pv[pv.stacks == "cardinality"].set_index("pop_limit").paper_mean_score
+    out["paper_score_vs_cardinality"] = out.paper_mean_score - out.pop_limit.map(pcard)
+    return out
 
 
 def table5(rows: pd.DataFrame) -> pd.DataFrame:
     df = _summary(rows[rows.table == "queues"], ["pop_limit", "queues"])
     df["words_per_second"] = df.source_words / df.time_min_s
     df["time_vs_cardinality"] = df.time_min_s / float(df[df.queues == "cardinality"].time_min_s.iloc[0])
+    df["score_vs_cardinality"] = df.mean_score - float(df[df.queues == "cardinality"].mean_score.iloc[0])
     pv = paper_values("fast_scalable", "table5")
     pv["queues"] = pv.key.str.replace("queues=", "", regex=False)
     out = df.merge(pv.drop(columns="key"), on="queues", how="left")
-    out["paper_time_vs_cardinality"] = out.paper_time_s / float(out[out.queues == "cardinality"].paper_time_s.iloc[0])
+    pc = out[out.queues == "cardinality"]
+    out["paper_time_vs_cardinality"] = out.paper_time_s / float(pc.paper_time_s.iloc[0])
+    out["paper_score_vs_cardinality"] = out.paper_mean_score - float(pc.paper_mean_score.iloc[0])
     return out
 
 
