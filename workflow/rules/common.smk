@@ -14,6 +14,12 @@ MACHINE = f"{OUT}/machine.json"
 BUILD = [NATIVE_BUILD, MACHINE]  # the input of every measurement: both, so that a missing stamp reruns them
 ALL.append(MACHINE)
 
+# Timing jobs never share a machine: besides the global `bench` resource (1: one timing job at a time), each asks
+# for more threads than any machine has, which Snakemake caps at --cores (local profiles) or --max-threads, so
+# that no other job (an LM estimation, a table build) runs beside a measurement. Cluster profiles give timing jobs
+# whole nodes instead (slurm: --exclusive, cpus_per_task set explicitly).
+BENCH_THREADS = 1 << 12
+
 
 
 # --- lm_models.smk: paths of the LM models and KenLM's binaries of them

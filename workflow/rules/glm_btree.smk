@@ -54,6 +54,7 @@ rule glm_btree_bench:
         minq=GB.get("min_queries", 1000000),
         peers=lambda wc, input: " ".join(f"--kenlm-binary {k}={input[k]}" for k in ("probing", "trie")
                                          if k in input.keys()),
+    threads: BENCH_THREADS  # the whole machine (see common.smk)
     resources:
         bench=1,
         mem_mb=lambda wc, input: int(input.size_mb * 12) + 2048,

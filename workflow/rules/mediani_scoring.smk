@@ -28,6 +28,7 @@ rule mediani_bench:
         mmax=MED.get("memory_max_fraction", 1.0),
         repeats=MED["repeats"],
         profile=PROFILE,
+    threads: BENCH_THREADS  # the whole machine (see common.smk)
     resources:
         bench=1,
     log:

@@ -26,6 +26,7 @@ if MDEC:
             sentences=MDEC["sentences"],
             repeats=MDEC["repeats"],
             pop_limit=MDEC["pop_limit"],
+        threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
             bench=1,
         log:

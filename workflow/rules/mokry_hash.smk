@@ -20,6 +20,7 @@ rule hash_sweep:
         repeats=H["repeats"],
         lf=H.get("load_factor", 0.6667),
         sizing=H.get("sizing", "pow2"),
+    threads: BENCH_THREADS  # the whole machine (see common.smk)
     resources:
         bench=1,
         mem_mb=lambda wc: int(wc.mib) + 512,

@@ -29,6 +29,7 @@ rule mokry_lm_bench:
         kenlm="" if L.get("kenlm", True) else "--no-kenlm",
         peers=lambda wc, input: " ".join(f"--kenlm-binary {k}={input[k]}" for k in ("probing", "trie")
                                          if k in input.keys()),
+    threads: BENCH_THREADS  # the whole machine (see common.smk)
     resources:
         bench=1,
         mem_mb=lambda wc, input: int(input.size_mb * 8) + 1024,

@@ -23,6 +23,7 @@ if MS2:
             short=MS2["short_words"],
             widths=",".join(map(str, MS2["reference_widths"])),
             repeats=MS2["repeats"],
+        threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
             bench=1,
         log:

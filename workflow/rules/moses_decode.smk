@@ -24,6 +24,7 @@ if MD:
             repeats=MD["repeats"],
             outputs=f"{OUT}/raw/moses_decode/normal-outputs",
             oracle=f"{MD_ORACLE}/m2-normal200 {MD_ORACLE}/m1-normal200",
+        threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
             bench=1,
         log:
@@ -49,6 +50,7 @@ if MD:
             repeats=MD["repeats"],
             outputs=f"{OUT}/raw/moses_decode/cube-outputs",
             oracle=f"{MD_ORACLE}/m2-cube400",
+        threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
             bench=1,
         log:

@@ -102,6 +102,7 @@ if MT:
             stack=MT["stack_size"],
             sentences=MT["sentences"],
             outputs=f"{OUT}/raw/moses_training/decode-ours-outputs",
+        threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
             bench=1,
         log:
