@@ -49,3 +49,17 @@ def test_fresh_clone_redoes_every_measurement(tmp_path):
         want |= {"moses_decode_normal", "moses_decode_cube", "moses_training_fidelity"}
     got = set(r.stdout.split())
     assert want <= got, f"not redone on a fresh clone: {sorted(want - got)}"
+
+
+def test_timing_rules_take_the_whole_machine(root):
+    """Every rule holding the `bench` resource also asks for BENCH_THREADS, so that Snakemake runs nothing beside
+    it (threads are capped at --cores), and the rule files have logs for every rule (snakemake --lint)."""
+    import re
+
+    for path in sorted((root / "workflow" / "rules").glob("*.smk")):
+        text = path.read_text()
+        for m in re.finditer(r"^([ \t]*)(?:rule|checkpoint) (\w+):\n((?:\1[ \t]+.*\n|[ \t]*\n)*)", text, re.M):
+            body = m.group(3)
+            if "bench=1" in body:
+                assert "threads: BENCH_THREADS" in body, f"{path.name}: rule {m.group(2)} times without the machine"
+            assert re.search(r"^\s+log:", body, re.M), f"{path.name}: rule {m.group(2)} has no log"
