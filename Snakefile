@@ -3,7 +3,10 @@
 #   snakemake --profile workflow/profiles/smoke          (CI: minutes, writes build/smoke/, checks regressions)
 #   snakemake --profile workflow/profiles/paper          (a big server: the papers' grids)
 #   snakemake --profile workflow/profiles/slurm          (the paper grid on a SLURM cluster)
-# Every rule calls the `smtbench` CLI with shell:; timing rules hold the global `bench` resource (1).
+#   snakemake --profile workflow/profiles/default --report results/report.html   (one HTML page: every table and
+#                                                figure, grouped by paper, with captions; after a run)
+# Every rule calls the `smtbench` CLI with shell:; timing rules hold the global `bench` resource (1) and the
+# whole machine (BENCH_THREADS).
 from pathlib import Path
 
 from snakemake.utils import min_version, validate

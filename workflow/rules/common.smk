@@ -21,6 +21,15 @@ ALL.append(MACHINE)
 BENCH_THREADS = 1 << 12
 
 
+def shown(path, paper):
+    """A table (.csv) or figure marked for `snakemake --report`, under its paper, with that paper's caption."""
+    return report(path, caption=f"../report/{paper}.rst", category=paper)
+
+
+def shown_all(paths, paper):
+    return [shown(p, paper) if p.endswith((".csv", ".png")) else p for p in paths]
+
+
 
 # --- lm_models.smk: paths of the LM models and KenLM's binaries of them
 

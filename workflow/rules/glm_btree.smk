@@ -72,9 +72,9 @@ rule glm_btree_report:
         GLM_ROWS,
     output:
         GLM_TABLES,
-        [f"{OUT}/tables/{t}.csv" for t in ("glm_table3", "glm_bstumps")],
-        f"{OUT}/figures/glm_fig9.png",
-        f"{OUT}/figures/glm_fig10.png",
+        shown_all([f"{OUT}/tables/{t}.csv" for t in ("glm_table3", "glm_bstumps")], "glm_btree"),
+        shown(f"{OUT}/figures/glm_fig9.png", "glm_btree"),
+        shown(f"{OUT}/figures/glm_fig10.png", "glm_btree"),
         metrics=f"{OUT}/metrics/glm_btree.csv",
     params:
         big=f"--big-model {GLM_BIG}" if GLM_BIG else "",

@@ -79,7 +79,7 @@ rule lm_models_table:
         [f"work/lm/{n}.arpa.gz.json" for n in LM_MODELS],
     output:
         md=f"{OUT}/tables/lm_models.md",
-        csv=f"{OUT}/tables/lm_models.csv",
+        csv=shown(f"{OUT}/tables/lm_models.csv", "lm_models"),
     log:
         f"{OUT}/logs/lm_models_table.log",
     shell:
@@ -122,7 +122,7 @@ rule lm_estimator_parity:
         heldout=LM_HELDOUT,
         lmplz=LMPLZ,
     output:
-        csv=f"{OUT}/tables/lm_estimator_parity.csv",
+        csv=shown(f"{OUT}/tables/lm_estimator_parity.csv", "lm_models"),
         md=f"{OUT}/tables/lm_estimator_parity.md",
     log:
         f"{OUT}/logs/lm_estimator_parity.log",

@@ -45,8 +45,8 @@ rule mediani_report:
     input:
         rules.mediani_bench.output,
     output:
-        expand(f"{OUT}/tables/mediani_table{{t}}.{{ext}}", t=[1, 3, 4], ext=["csv", "md"]),
-        figure=f"{OUT}/figures/mediani_scaling.png",
+        shown_all(expand(f"{OUT}/tables/mediani_table{{t}}.{{ext}}", t=[1, 3, 4], ext=["csv", "md"]), "mediani"),
+        figure=shown(f"{OUT}/figures/mediani_scaling.png", "mediani"),
         metrics=f"{OUT}/metrics/mediani_scoring.csv",
     params:
         out=lambda wildcards, output: str(Path(output.metrics).parent.parent),

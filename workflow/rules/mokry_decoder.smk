@@ -41,8 +41,8 @@ if MDEC:
         input:
             expand(f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl", lm=["oracle"] + MDEC.get("lms", [])),
         output:
-            expand(f"{OUT}/tables/mokry_table3_4.{{ext}}", ext=["csv", "md"]),
-            figure=f"{OUT}/figures/mokry_fig3_6.png",
+            shown_all(expand(f"{OUT}/tables/mokry_table3_4.{{ext}}", ext=["csv", "md"]), "mokry_decoder"),
+            figure=shown(f"{OUT}/figures/mokry_fig3_6.png", "mokry_decoder"),
             metrics=f"{OUT}/metrics/mokry_decoder.csv",
         params:
             table=lambda wildcards, output: output[0].removesuffix(".csv"),

@@ -38,8 +38,8 @@ rule mokry_hash_report:
         HASH_ROWS,
     output:
         table=f"{OUT}/tables/mokry_table3_2.md",
-        csv=f"{OUT}/tables/mokry_table3_2.csv",
-        figure=f"{OUT}/figures/mokry_fig3_2.png",
+        csv=shown(f"{OUT}/tables/mokry_table3_2.csv", "mokry_hash"),
+        figure=shown(f"{OUT}/figures/mokry_fig3_2.png", "mokry_hash"),
         metrics=f"{OUT}/metrics/mokry_hash.csv",
     params:
         table=lambda wildcards, output: output.csv.removesuffix(".csv"),

@@ -47,8 +47,8 @@ rule mokry_lm_report:
         LM_ROWS,
     output:
         table=f"{OUT}/tables/mokry_table3_3.md",
-        csv=f"{OUT}/tables/mokry_table3_3.csv",
-        figure=f"{OUT}/figures/mokry_fig3_5.png",
+        csv=shown(f"{OUT}/tables/mokry_table3_3.csv", "mokry_lm"),
+        figure=shown(f"{OUT}/figures/mokry_fig3_5.png", "mokry_lm"),
         metrics=f"{OUT}/metrics/mokry_lm.csv",
     params:
         table=lambda wildcards, output: output.csv.removesuffix(".csv"),

@@ -38,8 +38,8 @@ if MS2:
         input:
             rules.moses2_search_bench.output,
         output:
-            expand(f"{OUT}/tables/moses2_table{{t}}.{{ext}}", t=[4, 5], ext=["csv", "md"]),
-            figure=f"{OUT}/figures/moses2_fig6.png",
+            shown_all(expand(f"{OUT}/tables/moses2_table{{t}}.{{ext}}", t=[4, 5], ext=["csv", "md"]), "moses2_search"),
+            figure=shown(f"{OUT}/figures/moses2_fig6.png", "moses2_search"),
             metrics=f"{OUT}/metrics/moses2_search.csv",
         params:
             table4=lambda wildcards, output: output[0].removesuffix(".csv"),

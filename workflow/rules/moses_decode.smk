@@ -65,7 +65,8 @@ if MD:
             normal=rules.moses_decode_normal.output,
             cube=rules.moses_decode_cube.output,
         output:
-            expand(f"{OUT}/tables/moses_decode_{{t}}.{{ext}}", t=["normal", "cube"], ext=["csv", "md"]),
+            shown_all(expand(f"{OUT}/tables/moses_decode_{{t}}.{{ext}}", t=["normal", "cube"], ext=["csv", "md"]),
+                      "moses_decode"),
             metrics=f"{OUT}/metrics/moses_decode.csv",
         params:
             normal=lambda wildcards, output: output[0].removesuffix(".csv"),

@@ -117,7 +117,7 @@ if MT:
             ours=rules.moses_training_decode.output,
             oracle=rules.moses_decode_normal.output,
         output:
-            expand(f"{OUT}/tables/moses_training.{{ext}}", ext=["csv", "md"]),
+            shown_all(expand(f"{OUT}/tables/moses_training.{{ext}}", ext=["csv", "md"]), "moses_training"),
             metrics=f"{OUT}/metrics/moses_training.csv",
         params:
             table=lambda wildcards, output: output[0].removesuffix(".csv"),
