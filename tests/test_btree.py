@@ -14,7 +14,7 @@ import pytest
 
 kenlm = pytest.importorskip("kenlm")
 
-from smtbench import cuda  # noqa: E402
+from smtbench.lm import cuda  # noqa: E402
 from smtbench.lm import backends  # noqa: E402
 from smtbench.lm.arpa import ArpaModel, NgramTable, read_arpa  # noqa: E402
 from smtbench.lm.btree import NONE, BTreeLM, BTreeModelError, stream_queries  # noqa: E402

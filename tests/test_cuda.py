@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import yaml
 
-from smtbench import cuda
+from smtbench.lm import cuda
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_nvcc = pytest.mark.skipif(cuda.nvcc_path() is None, reason="nvcc not found: the CUDA kernels cannot be compiled here")

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from smtbench.hashbench import HashSweep, run_sweep
-from smtbench.hashtable import MAX_QUEUE, ProbingHashTable, plan
+from smtbench.hash.bench import HashSweep, run_sweep
+from smtbench.hash.table import MAX_QUEUE, ProbingHashTable, plan
 
 keys64 = st.integers(min_value=1, max_value=2**64 - 1)
 

@@ -6,7 +6,7 @@ One model per run. The queries are the n-gram queries of a tokenized text (each 
 context back to <s>), tiled to at least --min-queries; repeats are interleaved across points. Every B-tree
 point must give bit-identical scores (checksum), equal to the probing LM's per-query scores within 1e-5,
 and the kenlm module's total within float rounding — otherwise the run fails. A GPU point is measured only
-when `smtbench.cuda.available()`; otherwise one row per GPU point says why (no GPU lent)."""
+when `smtbench.lm.cuda.available()`; otherwise one row per GPU point says why (no GPU lent)."""
 from __future__ import annotations
 
 import argparse
@@ -92,7 +92,7 @@ def _run(args: argparse.Namespace, peer_specs: dict[str, str], peers: list) -> i
     import numpy as np
     from tqdm import tqdm
 
-    from .. import cuda
+    from ..lm import cuda
     from ..benchutil import RowWriter
     from ..ioutil import atomic_open, open_text
     from ..lm import backends

@@ -28,7 +28,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..benchutil import require_range
-    from ..hashbench import HashSweep, run_sweep
+    from ..hash.bench import HashSweep, run_sweep
 
     require_range("--table-mib", args.table_mib, 1, 1 << 24)
     require_range("--seed", args.seed, 0, 2**63 - 1)

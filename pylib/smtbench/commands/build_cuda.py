@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     import sys
 
-    from .. import cuda
+    from ..lm import cuda
     from ..errors import CliError
 
     archs = [a.strip() for a in args.archs.split(",") if a.strip()]

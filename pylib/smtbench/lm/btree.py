@@ -118,7 +118,7 @@ def sort_tables(model: ArpaModel, source: str = "model") -> SortedTables:
 
 
 class BTreeLM:
-    """The gLM B-tree trie over one ARPA model (CPU queries; ``smtbench.cuda`` runs it on a GPU)."""
+    """The gLM B-tree trie over one ARPA model (CPU queries; ``smtbench.lm.cuda`` runs it on a GPU)."""
 
     def __init__(self, model: ArpaModel, node_size: int = DEFAULT_K, source: str = "model"):
         k = check_node_size(node_size)
@@ -309,7 +309,7 @@ class BTreeScorer:
         self.interleave, self.threads = interleave, threads
         self.gpu = None
         if name == "btree-cuda":
-            from .. import cuda
+            from . import cuda
 
             try:
                 self.gpu = cuda.CudaBTreeLM(self.lm)

@@ -6,8 +6,8 @@ from typing import Literal
 
 import numpy as np
 
-from .native import as_ptr, check, ffi, lib
-from .resources import require_memory
+from ..native import as_ptr, check, ffi, lib
+from ..resources import require_memory
 
 Sizing = Literal["pow2", "mod"]
 Mode = Literal["hit", "miss", "line"]

@@ -10,10 +10,10 @@ from typing import Iterator, TextIO
 
 from tqdm import tqdm
 
-from .benchutil import RowWriter
-from .hashtable import MAX_QUEUE, ProbingHashTable, plan
-from .ioutil import atomic_open
-from .resources import require_memory
+from ..benchutil import RowWriter
+from .table import MAX_QUEUE, ProbingHashTable, plan
+from ..ioutil import atomic_open
+from ..resources import require_memory
 
 
 @dataclass(frozen=True)

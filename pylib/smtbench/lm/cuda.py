@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-PKG = Path(__file__).resolve().parent
+PKG = Path(__file__).resolve().parents[1]  # the smtbench package
 ROOT = PKG.parent.parent
 CUDA_SRC = ROOT / "csrc" / "cuda"
 LIB_DIR = PKG / "_cuda"
@@ -44,7 +44,7 @@ def nvcc_path() -> str | None:
 def _build_module() -> Any:
     """smtbench._build, for its CFFI-BEGIN/END block extraction (reused, not copied); importing it builds
     nothing and leaves _buildinfo.json alone."""
-    from . import _build
+    from .. import _build
     return _build
 
 
@@ -156,7 +156,7 @@ def check(code: int, context: str, m: Any = None) -> None:
             lib.sb_cuda_last_error(m, buf, 256)
             msg = ffi.string(buf).decode(errors="replace")
         raise CudaError(f"{context}: CUDA error: {msg}")
-    from .native import check as native_check
+    from ..native import check as native_check
     native_check(code, context)
 
 
