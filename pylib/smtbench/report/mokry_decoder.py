@@ -67,11 +67,11 @@ def fig3_6(rows: pd.DataFrame):
 
 
 NOTES = ("Ours: cube pruning (pop limit and -s as in the rows) on the oracle's Moses model, dev books, one thread, "
-         "decode time excluding loading, best of the interleaved repeats. off = Moses2's scoring (every item scored "
-         "in full when created); lazy = items ordered by every feature but the LM of their first words, the LM added "
-         "synchronously when popped; queue = the same pops, their LM through the automaton queue before the next "
-         "stack (outputs checked equal to lazy's in the run); queue-exact = the thesis' future work: new items through the "
-         "automaton queue before they enter the item queue (exact scores, every item's LM computed as in off; "
-         "pops in rounds of the queue size, so the pop order shifts a little). speedup_vs_lazy is what the queue itself earns; "
-         "speedup_vs_off compares with the plain decoder. paper_*: Mokry 2016 Table 3.4, 1 thread (Moses v1, "
-         "Romanian-English, KenLM; time in s).")
+         "decode time excluding loading, best of the interleaved repeats. off = Moses2's scoring (every item scored in"
+         ' full when created); lazy = items ordered by every feature but the LM of their first words, the LM added '
+         'synchronously when popped; queue = the same pops, their LM through the automaton queue before the next stack'
+         " (outputs checked equal to lazy's in the run); queue-exact = the thesis' future work: new items through the "
+         "automaton queue before they enter the item queue (exact scores, every item's LM computed as in off; pops in "
+         'rounds of the queue size, so the pop order shifts a little). speedup_vs_lazy is what the queue itself earns;'
+         ' speedup_vs_off compares with the plain decoder. paper_*: Mokry 2016 Table 3.4, 1 thread (Moses v1, '
+         'Romanian-English, KenLM; time in s).')
