@@ -63,9 +63,51 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | N
         _CLEANUP.pop(id(tmp), None)
 
 
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
+    """A temporary path beside ``path`` for a writer that wants a name (a C kernel, an external program, a
+    binary stream of our own); renamed over ``path`` if the block succeeds, removed otherwise."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    _CLEANUP[id(tmp)] = tmp
+    try:
+        yield tmp
+        publish(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    finally:
+        _CLEANUP.pop(id(tmp), None)
+
+
+@contextlib.contextmanager
+def output_or_stdout(path: str | os.PathLike[str] | None) -> Iterator[IO[str]]:
+    """``atomic_open(path)``, or standard output when no path is given (benchmark rows)."""
+    if path:
+        with atomic_open(path, "w") as fh:
+            yield fh
+    else:
+        import sys
+        yield sys.stdout
+
+
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     with atomic_open(path, "w") as fh:
         fh.write(text)
+
+
+def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
+    """Read plain, .gz or .xz bytes."""
+    p = str(path)
+    if p.endswith(".gz"):
+        return gzip.open(p, "rb")
+    if p.endswith(".xz"):
+        import lzma
+        return lzma.open(p, "rb")
+    return open(p, "rb")
 
 
 def open_text(path: str | os.PathLike[str]) -> IO[str]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ..ioutil import atomic_open, open_binary, open_text
 from .ini import MosesConfig, load_ini
 
 LN10 = math.log(10.0)
@@ -32,17 +33,6 @@ def _ln(p: float) -> float:
     return max(math.log(p), -100.0) if p > 0 else -100.0
 
 
-def _open(path: Path):
-    p = str(path)
-    if p.endswith(".gz"):
-        import gzip
-        return gzip.open(p, "rt", encoding="utf-8")
-    if p.endswith(".xz"):
-        import lzma
-        return lzma.open(p, "rt", encoding="utf-8")
-    return open(p, encoding="utf-8")
-
-
 def plain_arpa(path: Path, cache: Path | None = None) -> Path:
     """A path kenlm can read: .xz and .gz ARPA files (which the kenlm wheel cannot open) are decompressed once
     into a cache keyed by the content hash of the compressed file."""
@@ -55,13 +45,9 @@ def plain_arpa(path: Path, cache: Path | None = None) -> Path:
     root = cache or Path(os.environ.get("SMTBENCH_CACHE", Path.home() / ".cache" / "smtbench"))
     target = root / "arpa" / f"{h.hexdigest()[:32]}.arpa"
     if not target.exists():
-        import gzip
-        import lzma
         import shutil
 
-        from ..ioutil import atomic_open
-        opener = lzma.open if str(path).endswith(".xz") else gzip.open
-        with opener(path, "rb") as src, atomic_open(target, "wb") as dst:
+        with open_binary(path) as src, atomic_open(target, "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 22)
     return target
 
@@ -112,7 +98,7 @@ class DerivationScorer:
 
     @staticmethod
     def _read(path: Path, wanted: set[str], into: dict, n: int) -> None:
-        with _open(path) as fh:
+        with open_text(path) as fh:
             for lineno, line in enumerate(fh, 1):
                 parts = line.rstrip("\n").split(" ||| ")
                 if len(parts) < 3:

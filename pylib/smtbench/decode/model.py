@@ -47,14 +47,8 @@ class LoadStats:
 def _open_binary(path: Path):
     if path.is_dir():
         raise ModelFormatError(f"{path}: is a directory, expected a table file")
-    name = str(path)
-    if name.endswith(".gz"):
-        import gzip
-        return gzip.open(name, "rb")
-    if name.endswith(".xz"):
-        import lzma
-        return lzma.open(name, "rb")
-    return open(name, "rb")
+    from ..ioutil import open_binary
+    return open_binary(path)
 
 
 def _chunks(path: Path) -> Iterator[tuple[bytes, int]]:

@@ -2,17 +2,15 @@
 queue size) point, repeats interleaved so that drift hits every point alike."""
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Iterator, TextIO
 
 from tqdm import tqdm
 
 from ..benchutil import RowWriter
 from .table import MAX_QUEUE, ProbingHashTable, plan
-from ..ioutil import atomic_open
+from ..ioutil import output_or_stdout
 from ..resources import require_memory
 
 
@@ -52,15 +50,6 @@ class HashSweep:
         require_memory(need, f"a {self.table_mib} MiB hash table")
 
 
-@contextlib.contextmanager
-def _output(path: str | None) -> Iterator[TextIO]:
-    if path:
-        with atomic_open(path, "w") as fh:
-            yield fh
-    else:
-        yield sys.stdout
-
-
 def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> list[dict]:
     s.validate()
     table, max_entries = ProbingHashTable.for_bytes(s.table_mib << 20, s.load_factor, s.sizing)  # type: ignore[arg-type]
@@ -72,7 +61,7 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
                                   lookups=s.lookups, mode=m) for m in s.modes}  # type: ignore[arg-type]
     rows: list[dict] = []
     checksums: dict[str, set[int]] = {}
-    with _output(out) as fh:
+    with output_or_stdout(out) as fh:
         writer = RowWriter("mokry_hash", fh)
         bar = tqdm(total=len(points) * s.repeats, disable=not progress, desc=f"hash {s.table_mib} MiB",
                    file=sys.stderr)

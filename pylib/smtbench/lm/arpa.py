@@ -8,15 +8,13 @@ log10 p = -100 (KenLM's default). Malformed input raises :class:`ArpaFormatError
 """
 from __future__ import annotations
 
-import gzip
 import lzma
 import os
 from dataclasses import dataclass, field
-from typing import IO
 
 import numpy as np
 
-from ..ioutil import atomic_open
+from ..ioutil import atomic_open, open_binary
 from ..native import check, ffi, lib
 from ..resources import require_memory
 
@@ -56,14 +54,6 @@ class ArpaModel:
 
     def nbytes(self) -> int:
         return sum(t.ids.nbytes + t.logprob.nbytes + t.backoff.nbytes for t in self.ngrams)
-
-
-def _open_binary(path: str) -> IO[bytes]:
-    if path.endswith(".gz"):
-        return gzip.open(path, "rb")
-    if path.endswith(".xz"):
-        return lzma.open(path, "rb")
-    return open(path, "rb")
 
 
 def read_arpa(path: str | os.PathLike[str]) -> ArpaModel:
@@ -109,7 +99,7 @@ def read_arpa(path: str | os.PathLike[str]) -> ArpaModel:
             if need[0]:
                 allocate()
 
-    with _open_binary(path) as fh:
+    with open_binary(path) as fh:
         rest = b""
         while True:
             try:

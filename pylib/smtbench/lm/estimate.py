@@ -13,7 +13,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from array import array
 from dataclasses import asdict, dataclass, field
@@ -22,7 +21,7 @@ from typing import IO, Iterator
 
 import numpy as np
 
-from ..ioutil import atomic_open, open_text, publish
+from ..ioutil import atomic_open, atomic_path, open_text
 from ..native import as_ptr, check, ffi, lib
 from ..resources import require_memory
 
@@ -81,11 +80,9 @@ def fast_atomic_out(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
         with atomic_open(target, "wb") as fh:
             yield fh
         return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     proc = None
     try:
-        with os.fdopen(fd, "wb") as raw:
+        with atomic_path(target) as tmp, open(tmp, "wb") as raw:
             proc = subprocess.Popen([gz, "-1", "-c", "-n"], stdin=subprocess.PIPE, stdout=raw)
             try:
                 yield proc.stdin
@@ -94,12 +91,9 @@ def fast_atomic_out(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
                 rc = proc.wait()
             if rc != 0:
                 raise OSError(f"{target}: gzip exited with status {rc}")
-        publish(tmp, target)
     except BaseException:
         if proc is not None and proc.poll() is None:
             proc.kill()
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         raise
 
 

@@ -77,7 +77,6 @@ def run_bench(cfg: BTreeBench) -> int:
 
 
 def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
-    import contextlib
     import gc
     import math
     import os
@@ -90,7 +89,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
     from tqdm import tqdm
 
     from ..benchutil import RowWriter
-    from ..ioutil import atomic_open, open_text
+    from ..ioutil import open_text, output_or_stdout
     from ..resources import require_memory
     from . import backends, cuda
     from .arpa import read_arpa
@@ -210,15 +209,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
 
     rows: list[dict] = []
 
-    @contextlib.contextmanager
-    def output():
-        if cfg.out:
-            with atomic_open(cfg.out, "w") as fh:
-                yield fh
-        else:
-            yield sys.stdout
-
-    with output() as fh:
+    with output_or_stdout(cfg.out) as fh:
         w = RowWriter("glm_btree", fh)
         total = cfg.repeats * (len(points) + len(gpu_points) + len(peers)) + (0 if cfg.no_kenlm else cfg.repeats)
         bar = tqdm(total=total, disable=not cfg.progress, desc=f"btree {name}", file=sys.stderr)

@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..ioutil import atomic_open
+from ..ioutil import atomic_open, atomic_path
 
 INCLUDES = ("KenLM's kenlm_benchmark -q -t 1 on its own binary of the same ARPA: excludes loading; one worker "
             "thread, fed by a reader thread from the page cache in 4,096-word buffers; float sum per buffer; "
@@ -42,18 +42,10 @@ def build_binary(arpa: str | os.PathLike, kind: str, out: str | os.PathLike) -> 
     """KenLM's build_binary of ``arpa`` into ``out`` (written beside it, renamed when complete)."""
     if kind not in KINDS:
         raise ValueError(f"KenLM binary kind {kind!r}: one of {', '.join(KINDS)}")
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    os.close(fd)
-    try:
+    with atomic_path(out) as tmp:
         r = subprocess.run([str(program("build_binary")), kind, str(arpa), tmp], capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"{arpa}: KenLM build_binary {kind} failed ({r.returncode}): {r.stderr.strip()[-2000:]}")
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 @dataclass

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import gzip
-import lzma
 import math
 import os
 import shutil
@@ -19,13 +17,13 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import Iterator
 
 import numpy as np
 from tqdm import tqdm
 
 from ..benchutil import RowWriter
-from ..ioutil import atomic_open, open_text
+from ..ioutil import open_binary, open_text, output_or_stdout
 from ..resources import require_memory
 from . import backends
 from .arpa import read_arpa
@@ -87,15 +85,6 @@ def synthetic_label(arpa: str) -> str:
 
 
 @contextlib.contextmanager
-def _output(path: str | None) -> Iterator[TextIO]:
-    if path:
-        with atomic_open(path, "w") as fh:
-            yield fh
-    else:
-        yield sys.stdout
-
-
-@contextlib.contextmanager
 def timing_lock(path: str | None) -> Iterator[None]:
     """flock(LOCK_EX) on ``path`` for the timed part only, so that two timings never overlap."""
     if not path:
@@ -120,8 +109,7 @@ def plain_arpa(path: str) -> Iterator[str]:
     d = tempfile.mkdtemp(prefix="smtbench-arpa-", dir=os.environ.get("TMPDIR") or str(Path(path).parent))
     try:
         plain = os.path.join(d, "model.arpa")
-        opener = gzip.open if path.endswith(".gz") else lzma.open
-        with opener(path, "rb") as src, open(plain, "wb") as dst:
+        with open_binary(path) as src, open(plain, "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 24)
         yield plain
     finally:
@@ -173,7 +161,7 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
                   text_repeats=reps, queries=queries, oovs=oovs)
     rows: list[dict] = []
     sums: dict[str, float] = {}
-    with _output(out) as fh:
+    with output_or_stdout(out) as fh:
         writer = RowWriter("mokry_lm", fh)
         bar = tqdm(total=len(points) * b.repeats + (b.repeats if b.kenlm else 0), disable=not progress,
                    desc=f"lm {name}", file=sys.stderr)

@@ -4,7 +4,6 @@ phrase occurs in the input)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Iterable
 
 from ..ioutil import atomic_open, open_text

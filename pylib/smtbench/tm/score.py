@@ -27,9 +27,9 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterator, Sequence
+from typing import Iterator, Sequence
 
-from ..ioutil import atomic_open, open_text, publish, remove_stale_runs, removed_on_signal, run_interruptible
+from ..ioutil import atomic_open, atomic_path, open_text, remove_stale_runs, removed_on_signal, run_interruptible
 
 LEX_MISSING = 1e-7
 SEP = " ||| "
@@ -88,19 +88,11 @@ def write_parts(parts: Sequence[Path], out: str, threads: int = 1, level: int = 
     members = [p.with_name(p.name + ".gz") for p in parts]
     with ThreadPoolExecutor(max(1, threads)) as ex:
         list(ex.map(lambda ab: _gzip_member(ab[0], ab[1], level), zip(parts, members)))
-    # atomic_open would gzip again: same temp-file + rename protocol, by hand
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fo:
-            for m in members:
-                with open(m, "rb") as fi:
-                    shutil.copyfileobj(fi, fo, 1 << 20)
-        publish(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    # the members are gzip already (atomic_open would compress again): concatenate them under a temporary name
+    with atomic_path(target) as tmp, open(tmp, "wb") as fo:
+        for m in members:
+            with open(m, "rb") as fi:
+                shutil.copyfileobj(fi, fo, 1 << 20)
 
 
 # ------------------------------------------------------------------ native (Mediani §3.1)
