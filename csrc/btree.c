@@ -605,20 +605,12 @@ static int query_threads(const bt_ctx *cxp, const uint32_t *queries, uint64_t n,
         return job.rc;
     }
     bt_job_q *jobs = calloc((size_t)threads, sizeof(*jobs));
-    pthread_t *tids = calloc((size_t)threads, sizeof(*tids));
-    if (!jobs || !tids) { free(jobs); free(tids); return SB_ENOMEM; }
-    int rc = SB_OK, started = 0;
-    for (int i = 0; i < threads; i++) {
+    if (!jobs) return SB_ENOMEM;
+    for (int i = 0; i < threads; i++)
         jobs[i] = (bt_job_q){&cx, queries, n * (uint64_t)i / (uint64_t)threads,
                              n * (uint64_t)(i + 1) / (uint64_t)threads, interleave, out_prob, out_len, SB_OK};
-        if (pthread_create(&tids[i], NULL, query_worker, &jobs[i]) != 0) { rc = SB_ETHREAD; break; }
-        started++;
-    }
-    for (int i = 0; i < started; i++) {
-        pthread_join(tids[i], NULL);
-        if (jobs[i].rc != SB_OK && rc == SB_OK) rc = jobs[i].rc;
-    }
+    int rc = sb_run_threads(threads, query_worker, jobs, sizeof *jobs);
+    for (int i = 0; i < threads && rc == SB_OK; i++) rc = jobs[i].rc;
     free(jobs);
-    free(tids);
     return rc;
 }

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "common.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,4 +63,18 @@ int sb_pin_to_cpu(int cpu) {
     (void)cpu;
     return SB_EUNSUPPORTED;
 #endif
+}
+
+int sb_run_threads(int n, void *(*fn)(void *), void *jobs, size_t job_size) {
+    if (n <= 0) return SB_OK;
+    pthread_t *tids = calloc((size_t)n, sizeof *tids);
+    if (!tids) return SB_ENOMEM;
+    int rc = SB_OK, started = 0;
+    for (int i = 0; i < n; i++) {
+        if (pthread_create(&tids[i], NULL, fn, (char *)jobs + (size_t)i * job_size) != 0) { rc = SB_ETHREAD; break; }
+        started++;
+    }
+    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    free(tids);
+    return rc;
 }

@@ -65,4 +65,9 @@ uint64_t sb_now_ns(void);
 /* Pin the calling thread to cpu (cpu % online cpus). Returns SB_OK or SB_EUNSUPPORTED. */
 int sb_pin_to_cpu(int cpu);
 
+/* Run fn on n jobs (jobs + i * job_size, i < n), one thread each, and join them all. Returns SB_OK, SB_ENOMEM,
+ * or SB_ETHREAD when a thread could not be created (the ones that were are joined first; the caller then must not
+ * trust the jobs' results). The jobs report their own errors in their structs. */
+int sb_run_threads(int n, void *(*fn)(void *), void *jobs, size_t job_size);
+
 #endif

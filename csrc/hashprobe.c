@@ -212,18 +212,12 @@ int sb_hash_fill_random(sb_hash *t, uint64_t n_entries, uint64_t seed, int threa
     if (threads < 1 || threads > 1024) return SB_EINVAL;
     if (t->size + n_entries >= t->buckets) return SB_EFULL;
     fill_job *jobs = calloc((size_t)threads, sizeof(*jobs));
-    pthread_t *tids = calloc((size_t)threads, sizeof(*tids));
-    if (!jobs || !tids) { free(jobs); free(tids); return SB_ENOMEM; }
-    int rc = SB_OK, started = 0;
-    for (int i = 0; i < threads; i++) {
+    if (!jobs) return SB_ENOMEM;
+    for (int i = 0; i < threads; i++)
         jobs[i] = (fill_job){t, seed, n_entries * (uint64_t)i / (uint64_t)threads,
                              n_entries * (uint64_t)(i + 1) / (uint64_t)threads, SB_OK};
-        if (pthread_create(&tids[i], NULL, fill_worker, &jobs[i]) != 0) { rc = SB_ETHREAD; break; }
-        started++;
-    }
-    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    int rc = sb_run_threads(threads, fill_worker, jobs, sizeof *jobs);
     free(jobs);
-    free(tids);
     return rc;
 }
 

@@ -1135,10 +1135,8 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
 
     uint64_t *bounds = malloc((T + 1) * sizeof(uint64_t));
     m1_t *w1 = calloc(T, sizeof(m1_t));
-    pthread_t *th = calloc(T, sizeof(pthread_t));
-    if (!bounds || !w1 || !th) rc = SB_ENOMEM;
+    if (!bounds || !w1) rc = SB_ENOMEM;
     if (!rc) make_bounds(&s->samples1, T, bounds);
-    int started = 0;
     for (int t = 0; t < T && !rc; t++) {
         w1[t] = (m1_t){.s = s, .t = t, .lo = bounds[t], .hi = bounds[t + 1], .hi_inf = t == T - 1,
                        .merge_recs = mrecs, .cap2 = cap2};
@@ -1146,11 +1144,7 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
             if (!(w1[t].out = open_part(out_prefix, t))) { rc = SB_EIO; break; }
         } else if (!(w1[t].buf2 = malloc(cap2 * sizeof(rec2)))) { rc = SB_ENOMEM; break; }
     }
-    for (int t = 0; t < T && !rc; t++) {
-        if (pthread_create(&th[t], NULL, merge1_worker, &w1[t])) { rc = SB_ETHREAD; break; }
-        started++;
-    }
-    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    if (!rc) rc = sb_run_threads(T, merge1_worker, w1, sizeof *w1);
     uint64_t nk[5] = {0};
     for (int t = 0; t < T && w1; t++) {
         if (!rc && w1[t].rc) rc = w1[t].rc;
@@ -1186,18 +1180,13 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
         m2_t *w2 = calloc(T, sizeof(m2_t));
         if (!w2) rc = SB_ENOMEM;
         if (!rc) make_bounds(&s->samples2, T, bounds);
-        started = 0;
         for (int t = 0; t < T && !rc; t++) {
             w2[t] = (m2_t){.s = s, .t = t, .lo = bounds[t], .hi = bounds[t + 1], .hi_inf = t == T - 1,
                            .merge_recs = mrecs, .N = (double)s->st.pairs,
                            .D = {0, D[1], D[2], D[3]}};
             if (!(w2[t].out = open_part(out_prefix, t))) rc = SB_EIO;
         }
-        for (int t = 0; t < T && !rc; t++) {
-            if (pthread_create(&th[t], NULL, merge2_worker, &w2[t])) { rc = SB_ETHREAD; break; }
-            started++;
-        }
-        for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+        if (!rc) rc = sb_run_threads(T, merge2_worker, w2, sizeof *w2);
         for (int t = 0; t < T && w2; t++) {
             if (!rc && w2[t].rc) rc = w2[t].rc;
             s->st.out_lines += w2[t].lines;
@@ -1208,7 +1197,7 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
         s->st.ns_merge2 = sb_now_ns() - t1;
         if (rc) seterr(err, errlen, "merging by source / writing the table failed");
     }
-    free(bounds); free(th);
+    free(bounds);
     return rc;
 }
 
