@@ -15,3 +15,13 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture
+def toy_arpa(tmp_path) -> Path:
+    """tests/toy_models.TOY_ARPA written to a file."""
+    from toy_models import TOY_ARPA
+
+    p = tmp_path / "toy.arpa"
+    p.write_text(TOY_ARPA)
+    return p

@@ -82,10 +82,8 @@ def test_kenlm_parity(order, k, models, corpus, kenlm_scores):
         assert np.array_equal(p2, prob) and np.array_equal(l2, length)
 
 
-def test_toy_model_matches_kenlm_and_fact_sheet(tmp_path):
-    toy = tmp_path / "toy.arpa"
-    toy.write_text((ROOT / "tests/test_cuda.py").read_text().split('TOY = """')[1].split('"""')[0]
-                   .encode().decode("unicode_escape"))
+def test_toy_model_matches_kenlm_and_fact_sheet(toy_arpa):
+    toy = toy_arpa
     km = kenlm.Model(str(toy))
     for k in (3, 5, 64):
         lm = BTreeLM.from_arpa(toy, node_size=k)

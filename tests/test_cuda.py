@@ -66,30 +66,7 @@ def test_cli_reports_missing_nvcc(monkeypatch, capsys):
     assert main(["build-cuda"]) == 2
 
 
-TOY = """\\data\\
-ngram 1=5
-ngram 2=4
-ngram 3=2
-
-\\1-grams:
--1.0\t<unk>\t0
--99\t<s>\t-0.5
--0.7\t</s>
--0.6\ta\t-0.3
--0.8\tb\t-0.2
-
-\\2-grams:
--0.3\t<s> a\t-0.1
--0.4\ta b\t-0.15
--0.5\tb </s>
--0.6\tb a\t0
-
-\\3-grams:
--0.2\t<s> a b
--0.1\ta b </s>
-
-\\end\\
-"""
+from toy_models import TOY_ARPA as TOY  # noqa: E402
 
 
 def test_gpu_run_matches_cpu(built_library: Path, tmp_path: Path):

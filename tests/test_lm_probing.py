@@ -25,30 +25,7 @@ kenlm = pytest.importorskip("kenlm")
 ROOT = Path(__file__).resolve().parents[1]
 QUEUES = list(range(0, 17))  # 0 = sequential
 
-TOY = """\\data\\
-ngram 1=5
-ngram 2=4
-ngram 3=2
-
-\\1-grams:
--1.0\t<unk>\t0
--99\t<s>\t-0.5
--0.7\t</s>
--0.6\ta\t-0.3
--0.8\tb\t-0.2
-
-\\2-grams:
--0.3\t<s> a\t-0.1
--0.4\ta b\t-0.15
--0.5\tb </s>
--0.6\tb a\t0
-
-\\3-grams:
--0.2\t<s> a b
--0.1\ta b </s>
-
-\\end\\
-"""
+from toy_models import TOY_ARPA as TOY  # noqa: E402
 
 EDGE_SENTENCES = ["a b", "b b", "c a", "", "a b a b a b a b a b a b", "c c c a b zz b a",
                   "a b </s> a b", "<s> a b", "b a b a </s>", "x", "a a a a a a a a a a a"]
