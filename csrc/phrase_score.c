@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "phrase_score.h"
 #include "phrase_dict.h"
+#include "phrase_score_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,42 +13,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#define LEX_MISSING 1e-7   /* w(.|.) of a word pair absent from the lex table (Moses: a tiny constant) */
-#define MAXW 128            /* words per phrase */
-#define MAXL 1024           /* alignment points per phrase pair */
-#define CHUNK (1u << 20)
-#define SAMPLE_EVERY 256
-#define MIN_MERGE_RECS 64
 
 /* ---------------------------------------------------------------- records */
 /* A phrase is its word codes packed into 128 bits, first word in the most significant bits, 0 = no word.
  * Codes are 1-based ranks of the words in byte order, so key order = byte order of the phrase strings
  * (LC_ALL=C), and no phrase dictionary is needed at all (the fix Mediani §5 asks for: integer ids, not
  * fixed-width strings). */
-typedef struct { uint64_t hi, lo; } pkey;
-static inline int kcmp(pkey a, pkey b) {
-    if (a.hi != b.hi) return a.hi < b.hi ? -1 : 1;
-    if (a.lo != b.lo) return a.lo < b.lo ? -1 : 1;
-    return 0;
-}
-static inline int keq(pkey a, pkey b) { return a.hi == b.hi && a.lo == b.lo; }
 
-/* An alignment is a 64-bit set of points, bit f*8+e (so phrases have at most 8 words a side); its string
- * form lists the points in E order, then F order, as Moses' extract writes them. */
-typedef struct {            /* step 1: one per extract line (64 bytes) */
-    pkey tgt, src;
-    uint64_t align;
-    double count, lex_ef, lex_fe;
-} rec1;
 
-typedef struct {            /* step 3: one per distinct pair (80 bytes) */
-    pkey src, tgt;
-    uint64_t align;
-    uint32_t n1e, pad;
-    double c_ef, c_e, lex_ef, lex_fe;
-} rec2;
-
-static char *align_str(uint64_t m, char *p) {
+char *sb_ps_align_str(uint64_t m, char *p) {
     char *start = p;
     for (int e = 0; e < 8; e++)
         for (int f = 0; f < 8; f++)
@@ -62,7 +36,7 @@ static char *align_str(uint64_t m, char *p) {
  * greater alignment wins, compared as Moses stores it -- a vector over target positions of the set of source
  * positions linked to each, compared lexicographically (an empty set is less than any other). by_f = 0: the
  * direct run, target = E (sets of F positions per E word); by_f = 1: the inverse run, target = F. */
-static int align_cmp_moses(uint64_t a, uint64_t b, int by_f) {
+int sb_ps_align_cmp_moses(uint64_t a, uint64_t b, int by_f) {
     for (int t = 0; t < 8; t++) {
         int sa[8], sb[8], na = 0, nb = 0;
         for (int x = 0; x < 8; x++) {
@@ -85,11 +59,11 @@ static char *put_u64(char *p, uint64_t v) {
     while (n) *p++ = t[--n];
     return p;
 }
-static char *put_count(char *p, double v) {
+char *sb_ps_put_count(char *p, double v) {
     if (v >= 0 && v < 1e15 && v == floor(v)) return put_u64(p, (uint64_t)v);
     return p + sprintf(p, "%.10g", v);
 }
-static char *put_g6(char *p, double v) {
+char *sb_ps_put_g6(char *p, double v) {
     if (!(v > 0) || !isfinite(v) || v < 1e-300) return p + sprintf(p, "%.6g", v);
     int e = (int)floor(log10(v));
     uint64_t m = 0;
@@ -188,8 +162,6 @@ static int pread_all(int fd, void *buf, size_t n, uint64_t off) {
 }
 
 /* ---------------------------------------------------------------- lex table */
-typedef struct { uint64_t key; double ef, fe; } lexent;   /* key = ((f<<32)|e) + 1, 0 empty */
-typedef struct { lexent *t; uint64_t n, mask; } lextab;
 
 static int lex_grow(lextab *L) {
     uint64_t nb = L->t ? (L->mask + 1) * 2 : 1024;
@@ -225,11 +197,6 @@ static lexent *lex_slot(lextab *L, uint32_t f, uint32_t e, int create) {
 }
 
 /* ---------------------------------------------------------------- state */
-typedef struct { int file; uint64_t off, n; } run_t;   /* off/n in records */
-
-typedef struct {
-    run_t *v; size_t n, cap;
-} runvec;
 static int runvec_push(runvec *rv, run_t r) {
     if (rv->n == rv->cap) {
         size_t nc = rv->cap ? rv->cap * 2 : 16;
@@ -240,7 +207,6 @@ static int runvec_push(runvec *rv, run_t r) {
     rv->v[rv->n++] = r;
     return SB_OK;
 }
-typedef struct { uint64_t *v; size_t n, cap; } u64vec;
 static int u64_push(u64vec *a, uint64_t x) {
     if (a->n == a->cap) {
         size_t nc = a->cap ? a->cap * 2 : 1024;
@@ -252,24 +218,6 @@ static int u64_push(u64vec *a, uint64_t x) {
     return SB_OK;
 }
 
-struct sb_pscore {
-    sb_pscore_args a;
-    char tmpdir[4096];
-    sb_dict *aln, *fw, *ew;              /* alignments, words */
-    uint32_t *fcode, *ecode;              /* word id -> code (1-based byte-order rank) */
-    const char **fword, **eword;          /* code -> word */
-    int bits, maxw;                       /* bits per word code, words per 128-bit key */
-    lextab lex;
-    uint32_t null_f, null_e;              /* word ids of NULL (UINT32_MAX when absent) */
-    int *fd1, *fd2;                       /* per-thread run files of steps 1 and 3 */
-    uint64_t *end1, *end2;                /* records written per file */
-    runvec runs1, runs2;
-    u64vec samples1, samples2;
-    pthread_mutex_t mu;
-    sb_pscore_stats st;
-    /* load state shared by the workers of one sb_pscore_load_extract call, buffers kept across calls */
-    rec1 **buf1; size_t *n1; size_t cap1;
-};
 
 static void mkname(char *out, size_t n, const char *dir, const char *what, int t) {
     snprintf(out, n, "%s/%s.%d", dir, what, t);
@@ -346,11 +294,8 @@ void sb_pscore_free(sb_pscore *s) {
 }
 
 /* ---------------------------------------------------------------- line reader (chunks) */
-typedef struct {
-    int fd; char *buf; size_t cap, len, pos; int eof;
-} linereader;
 /* Next line (without '\n') or NULL at EOF; *rc set on error. The line is NUL-terminated in place. */
-static char *next_line(linereader *r, size_t *len, int *rc) {
+char *sb_ps_next_line(linereader *r, size_t *len, int *rc) {
     for (;;) {
         char *start = r->buf + r->pos;
         char *nl = memchr(start, '\n', r->len - r->pos);
@@ -382,7 +327,7 @@ static char *next_line(linereader *r, size_t *len, int *rc) {
     }
 }
 
-static char *trim(char *p, char **end) {
+char *sb_ps_trim(char *p, char **end) {
     while (*p == ' ' || *p == '\t' || *p == '\r') p++;
     char *e = p + strlen(p);
     while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
@@ -391,7 +336,7 @@ static char *trim(char *p, char **end) {
     return p;
 }
 
-static void seterr(char *err, size_t errlen, const char *msg) {
+void sb_ps_seterr(char *err, size_t errlen, const char *msg) {
     if (err && errlen) snprintf(err, errlen, "%s", msg);
 }
 
@@ -403,13 +348,13 @@ int sb_pscore_load_lex(sb_pscore *s, int which, int fd, uint64_t *err_line, char
     uint64_t lineno = 0, entries = 0;
     size_t len;
     char *line;
-    while ((line = next_line(&r, &len, &rc))) {
+    while ((line = sb_ps_next_line(&r, &len, &rc))) {
         lineno++;
-        if (memchr(line, '\0', len)) { seterr(err, errlen, "a NUL byte inside the line"); rc = SB_EFORMAT; break; }
+        if (memchr(line, '\0', len)) { sb_ps_seterr(err, errlen, "a NUL byte inside the line"); rc = SB_EFORMAT; break; }
         char *w1 = strtok(line, " \t\r"), *w2 = strtok(NULL, " \t\r"), *w3 = strtok(NULL, " \t\r");
         if (!w1 && !w2) continue;   /* blank line */
         if (!w1 || !w2 || !w3 || strtok(NULL, " \t\r")) {
-            seterr(err, errlen, "expected three fields `word word probability`"); rc = SB_EFORMAT; break;
+            sb_ps_seterr(err, errlen, "expected three fields `word word probability`"); rc = SB_EFORMAT; break;
         }
         char *endp;
         errno = 0;
@@ -417,7 +362,7 @@ int sb_pscore_load_lex(sb_pscore *s, int which, int fd, uint64_t *err_line, char
         int plain = w3[strspn(w3, "0123456789.eE+-")] == '\0';
         double p = strtod(w3, &endp);
         if (!plain || *endp || errno || !(p >= 0.0) || p > 1.0 + 1e-6) {
-            seterr(err, errlen, "the probability is not a number in [0, 1]"); rc = SB_EFORMAT; break;
+            sb_ps_seterr(err, errlen, "the probability is not a number in [0, 1]"); rc = SB_EFORMAT; break;
         }
         /* f2e: `e f w(e|f)`; e2f: `f e w(f|e)` */
         const char *fword = which == SB_PSCORE_LEX_F2E ? w2 : w1;
@@ -432,7 +377,7 @@ int sb_pscore_load_lex(sb_pscore *s, int which, int fd, uint64_t *err_line, char
     }
     free(r.buf);
     if (!rc && entries == 0) {  /* every lexical weight would silently become LEX_MISSING */
-        seterr(err, errlen, "empty lex file (no `word word probability` line)");
+        sb_ps_seterr(err, errlen, "empty lex file (no `word word probability` line)");
         rc = SB_EFORMAT;
         lineno = 0;
     }
@@ -519,7 +464,7 @@ static int make_codes(const sb_dict *d, uint32_t **code_of, const char ***word_o
     *code_of = code; *word_of = word; *nwords = k;
     return SB_OK;
 }
-static int prepare_vocab(sb_pscore *s) {
+int sb_ps_prepare_vocab(sb_pscore *s) {
     if (s->fcode) return SB_OK;
     uint64_t nf, ne;
     int rc = make_codes(s->fw, &s->fcode, &s->fword, &nf);
@@ -547,7 +492,7 @@ static inline uint64_t key_get(pkey k, int bits, int i) {
     return c & mask;
 }
 /* the phrase of a key, words joined by single spaces, into buf (NUL-terminated) */
-static const char *key_str(const sb_pscore *s, pkey k, const char **words, char *buf, size_t n) {
+const char *sb_ps_key_str(const sb_pscore *s, pkey k, const char **words, char *buf, size_t n) {
     size_t o = 0;
     for (int i = 0; i < s->maxw; i++) {
         uint64_t c = key_get(k, s->bits, i);
@@ -583,7 +528,7 @@ static int split_words(char *p, char **words, size_t *wlen, int *nw, char *out, 
 }
 
 /* inverse: the line is `E ||| F ||| ei-fi ...` (extract.inv); the record is the same as for extract */
-static int parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, int inverse) {
+int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, int inverse) {
     char *fields[5];
     int nf = 0;
     char *p = line;
@@ -607,7 +552,7 @@ static int parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, int i
     size_t fl, el;
     char *end;
     if (inverse) { char *x = fields[0]; fields[0] = fields[1]; fields[1] = x; }
-    char *fs = trim(fields[0], &end), *es = trim(fields[1], &end);
+    char *fs = sb_ps_trim(fields[0], &end), *es = sb_ps_trim(fields[1], &end);
     if ((size_t)(end - es) >= sizeof ebuf || strlen(fs) >= sizeof fbuf) { *msg = "phrase too long"; return SB_EFORMAT; }
     if (split_words(fs, fwords, fwl, &nfw, fbuf, &fl)) { *msg = "empty or over-long source phrase"; return SB_EFORMAT; }
     if (split_words(es, ewords, ewl, &new_, ebuf, &el)) { *msg = "empty or over-long target phrase"; return SB_EFORMAT; }
@@ -636,7 +581,7 @@ static int parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, int i
     }
     double count = 1.0;
     if (s->a.weighted) {
-        char *cs = trim(fields[3], &end), *ce;
+        char *cs = sb_ps_trim(fields[3], &end), *ce;
         errno = 0;
         count = strtod(cs, &ce);
         if (!*cs || *ce || errno || !(count > 0) || !isfinite(count)) { *msg = "bad count"; return SB_EFORMAT; }
@@ -694,10 +639,10 @@ static void *load_worker(void *arg) {
             if (memchr(p, '\0', (size_t)(le - p))) {   /* a NUL would silently cut the line short */
                 rc = SB_EFORMAT; msg = "a NUL byte inside the line"; break;
             }
-            char *t = trim(p, &e);
+            char *t = sb_ps_trim(p, &e);
             if (*t) {
                 if (s->n1[w->t] == s->cap1 && (rc = spill1(s, w->t))) { msg = "writing a run failed"; break; }
-                rc = parse_line(s, t, &s->buf1[w->t][s->n1[w->t]], &msg, 0);
+                rc = sb_ps_parse_line(s, t, &s->buf1[w->t][s->n1[w->t]], &msg, 0);
                 if (rc) { if (!msg) msg = "out of memory"; break; }
                 s->n1[w->t]++;
                 w->lines++;
@@ -714,7 +659,7 @@ static void *load_worker(void *arg) {
 int sb_pscore_load_extract(sb_pscore *s, int fd, uint64_t *err_line, char *err, size_t errlen) {
     int T = s->a.threads;
     if (!s->buf1[0]) return SB_EINVAL;   /* finish() already ran */
-    int prc = prepare_vocab(s);
+    int prc = sb_ps_prepare_vocab(s);
     if (prc) return prc;
     uint64_t t0 = sb_now_ns();
     loadq q;
@@ -788,7 +733,7 @@ int sb_pscore_load_extract(sb_pscore *s, int fd, uint64_t *err_line, char *err, 
     if (!rc && q.rc) {
         rc = q.rc;
         if (err_line) *err_line = q.err_line;
-        seterr(err, errlen, q.err);
+        sb_ps_seterr(err, errlen, q.err);
     }
     for (int t = 0; t < T; t++) s->st.lines += ws ? ws[t].lines : 0;
     pthread_mutex_destroy(&q.mu);
@@ -970,15 +915,15 @@ static void *merge1_worker(void *arg) {
     /* close the current alignment run of the current pair */
     #define CLOSE_ALIGN() do {                                                                    \
         if (s->a.counts_only) {                                                                   \
-            fprintf(w->out, "%s ||| %s ||| %s ||| %.17g\n", key_str(s, cur.src, s->fword, sb, sizeof sb), \
-                    key_str(s, cur.tgt, s->eword, tb, sizeof tb), (align_str(cur.align, ab), ab), c_al); \
+            fprintf(w->out, "%s ||| %s ||| %s ||| %.17g\n", sb_ps_key_str(s, cur.src, s->fword, sb, sizeof sb), \
+                    sb_ps_key_str(s, cur.tgt, s->eword, tb, sizeof tb), (sb_ps_align_str(cur.align, ab), ab), c_al); \
             w->lines++;                                                                           \
         }                                                                                         \
         /* direct run's winner: printed alignment and lex(e|f); inverse run's winner: lex(f|e) */   \
-        if (c_al > best_c || (c_al == best_c && align_cmp_moses(cur.align, best_al, 0) > 0)) {    \
+        if (c_al > best_c || (c_al == best_c && sb_ps_align_cmp_moses(cur.align, best_al, 0) > 0)) {    \
             best_c = c_al; best_al = cur.align; best_lef = cur.lex_ef;                            \
         }                                                                                         \
-        if (c_al > best_ci || (c_al == best_ci && align_cmp_moses(cur.align, best_ali, 1) > 0)) { \
+        if (c_al > best_ci || (c_al == best_ci && sb_ps_align_cmp_moses(cur.align, best_ali, 1) > 0)) { \
             best_ci = c_al; best_ali = cur.align; best_lfe = cur.lex_fe;                          \
         }                                                                                         \
     } while (0)
@@ -1039,7 +984,7 @@ static void write_source(m2_t *w) {
     for (size_t i = 0; i < w->ng; i++) cf += w->grp[i].c_ef;
     double n1f = (double)w->ng;
     char fs[8192], line[20000];
-    key_str(s, w->grp[0].src, s->fword, fs, sizeof fs);
+    sb_ps_key_str(s, w->grp[0].src, s->fword, fs, sizeof fs);
     size_t fsl = strlen(fs);
     for (size_t i = 0; i < w->ng; i++) {
         const rec2 *r = &w->grp[i];
@@ -1057,18 +1002,18 @@ static void write_source(m2_t *w) {
         char *p = line;
         memcpy(p, fs, fsl); p += fsl;
         memcpy(p, " ||| ", 5); p += 5;
-        key_str(s, r->tgt, s->eword, p, 8192); p += strlen(p);
+        sb_ps_key_str(s, r->tgt, s->eword, p, 8192); p += strlen(p);
         memcpy(p, " ||| ", 5); p += 5;
-        p = put_g6(p, pfe); *p++ = ' ';
-        p = put_g6(p, r->lex_fe); *p++ = ' ';
-        p = put_g6(p, pef); *p++ = ' ';
-        p = put_g6(p, r->lex_ef);
+        p = sb_ps_put_g6(p, pfe); *p++ = ' ';
+        p = sb_ps_put_g6(p, r->lex_fe); *p++ = ' ';
+        p = sb_ps_put_g6(p, pef); *p++ = ' ';
+        p = sb_ps_put_g6(p, r->lex_ef);
         memcpy(p, " ||| ", 5); p += 5;
-        p = align_str(r->align, p);
+        p = sb_ps_align_str(r->align, p);
         memcpy(p, " ||| ", 5); p += 5;
-        p = put_count(p, r->c_e); *p++ = ' ';
-        p = put_count(p, cf); *p++ = ' ';
-        p = put_count(p, c); *p++ = '\n';
+        p = sb_ps_put_count(p, r->c_e); *p++ = ' ';
+        p = sb_ps_put_count(p, cf); *p++ = ' ';
+        p = sb_ps_put_count(p, c); *p++ = '\n';
         fwrite(line, 1, (size_t)(p - line), w->out);
     }
     w->lines += w->ng;
@@ -1113,10 +1058,10 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
     int T = s->a.threads, rc = SB_OK;
     if (!s->buf1[0]) return SB_EINVAL;
     uint64_t t0 = sb_now_ns();
-    if ((rc = prepare_vocab(s))) return rc;
+    if ((rc = sb_ps_prepare_vocab(s))) return rc;
     for (int t = 0; t < T && !rc; t++) rc = spill1(s, t);
     free_load_buffers(s);
-    if (rc) { seterr(err, errlen, "writing a sorted run failed"); return rc; }
+    if (rc) { sb_ps_seterr(err, errlen, "writing a sorted run failed"); return rc; }
     s->st.src_phrases = s->fcode ? sb_dict_size(s->fw) : 0;   /* (words, with the key design) */
     s->st.tgt_phrases = s->ecode ? sb_dict_size(s->ew) : 0;
     s->st.alignments = 0;
@@ -1157,7 +1102,7 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
     free(w1);
     s->st.n1 = nk[1]; s->st.n2 = nk[2]; s->st.n3 = nk[3]; s->st.n4 = nk[4];
     s->st.ns_merge1 = sb_now_ns() - t0;
-    if (rc) seterr(err, errlen, "merging by target failed");
+    if (rc) sb_ps_seterr(err, errlen, "merging by target failed");
 
     if (!rc && !s->a.counts_only) {
         uint64_t t1 = sb_now_ns();
@@ -1195,169 +1140,10 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
         }
         free(w2);
         s->st.ns_merge2 = sb_now_ns() - t1;
-        if (rc) seterr(err, errlen, "merging by source / writing the table failed");
+        if (rc) sb_ps_seterr(err, errlen, "merging by source / writing the table failed");
     }
     free(bounds);
     return rc;
 }
 
 void sb_pscore_get_stats(const sb_pscore *s, sb_pscore_stats *st) { *st = s->st; }
-
-/* ---------------------------------------------------------------- the Moses-style baseline's scorer */
-typedef struct { uint64_t mask; double count, lex; } alcount;
-typedef struct { pkey src, tgt; uint64_t align; double c_pair, lex; } halfpair;
-
-static int write_half_group(sb_pscore *s, FILE *out, halfpair *g, size_t n) {
-    double c_first = 0;
-    for (size_t i = 0; i < n; i++) c_first += g[i].c_pair;
-    char line[20000];
-    for (size_t i = 0; i < n; i++) {
-        char *p = line;
-        key_str(s, g[i].src, s->fword, p, 8192); p += strlen(p);
-        memcpy(p, " ||| ", 5); p += 5;
-        key_str(s, g[i].tgt, s->eword, p, 8192); p += strlen(p);
-        memcpy(p, " ||| ", 5); p += 5;
-        p = align_str(g[i].align, p);
-        memcpy(p, " ||| ", 5); p += 5;
-        p = put_g6(p, g[i].lex);
-        memcpy(p, " ||| ", 5); p += 5;
-        p = put_count(p, c_first); *p++ = ' ';
-        p = put_count(p, g[i].c_pair); *p++ = '\n';
-        if (fwrite(line, 1, (size_t)(p - line), out) != (size_t)(p - line)) return SB_EIO;
-    }
-    return SB_OK;
-}
-
-int sb_pscore_stream_half(sb_pscore *s, int in_fd, int out_fd, int inverse, uint64_t *err_line, char *err,
-                          size_t errlen) {
-    int rc = prepare_vocab(s);
-    if (rc) return rc;
-    int fd2 = dup(out_fd);
-    FILE *out = fd2 >= 0 ? fdopen(fd2, "w") : NULL;
-    if (!out) { if (fd2 >= 0) close(fd2); return SB_EIO; }
-    setvbuf(out, NULL, _IOFBF, 1 << 20);
-    linereader lr = {in_fd, malloc(CHUNK), CHUNK, 0, 0, 0};
-    alcount *al = NULL; size_t nal = 0, capal = 0;
-    halfpair *g = NULL; size_t ng = 0, capg = 0;
-    if (!lr.buf) { fclose(out); return SB_ENOMEM; }
-    uint64_t lineno = 0;
-    size_t len;
-    char *line;
-    rec1 r, cur;
-    int have = 0;
-    const char *msg = NULL;
-    /* close the current pair: most frequent alignment (ties: Moses' rule for this run's direction), its lex */
-    #define CLOSE_PAIR() do {                                                                    \
-        size_t b = 0; double cp = 0;                                                             \
-        for (size_t k = 0; k < nal; k++) {                                                       \
-            cp += al[k].count;                                                                   \
-            if (k && (al[k].count > al[b].count ||                                               \
-                      (al[k].count == al[b].count && align_cmp_moses(al[k].mask, al[b].mask, inverse) > 0))) b = k; \
-        }                                                                                        \
-        if (ng == capg) {                                                                        \
-            size_t nc = capg ? capg * 2 : 256;                                                   \
-            halfpair *x = realloc(g, nc * sizeof(halfpair));                                     \
-            if (!x) { rc = SB_ENOMEM; break; }                                                   \
-            g = x; capg = nc;                                                                    \
-        }                                                                                        \
-        g[ng++] = (halfpair){cur.src, cur.tgt, al[b].mask, cp, al[b].lex};                       \
-        nal = 0;                                                                                 \
-    } while (0)
-    while ((line = next_line(&lr, &len, &rc))) {
-        lineno++;
-        char *e;
-        if (memchr(line, '\0', len)) { rc = SB_EFORMAT; msg = "a NUL byte inside the line"; break; }
-        char *t = trim(line, &e);
-        if (!*t) continue;
-        if ((rc = parse_line(s, t, &r, &msg, inverse))) break;
-        pkey first = inverse ? r.tgt : r.src, cfirst = inverse ? cur.tgt : cur.src;
-        if (have && (!keq(r.src, cur.src) || !keq(r.tgt, cur.tgt))) {
-            CLOSE_PAIR();
-            if (rc) break;
-            if (!keq(first, cfirst)) {
-                if ((rc = write_half_group(s, out, g, ng))) break;
-                ng = 0;
-            }
-        }
-        cur = r; have = 1;
-        if (nal && al[nal - 1].mask == r.align) { al[nal - 1].count += r.count; continue; }
-        if (nal == capal) {
-            size_t nc = capal ? capal * 2 : 16;
-            alcount *x = realloc(al, nc * sizeof(alcount));
-            if (!x) { rc = SB_ENOMEM; break; }
-            al = x; capal = nc;
-        }
-        al[nal++] = (alcount){r.align, r.count, inverse ? r.lex_fe : r.lex_ef};
-    }
-    if (!rc && have) {
-        do { CLOSE_PAIR(); } while (0);
-        if (!rc) rc = write_half_group(s, out, g, ng);
-    }
-    #undef CLOSE_PAIR
-    if (rc == SB_EFORMAT) { if (err_line) *err_line = lineno; seterr(err, errlen, msg ? msg : "malformed line"); }
-    if (fclose(out) && !rc) rc = SB_EIO;
-    free(lr.buf); free(al); free(g);
-    return rc;
-}
-
-/* consolidate: join the direct half (F ||| E ||| align ||| lex(e|f) ||| c(f) c(e,f)) with the sorted
- * inverse half (F ||| E ||| align ||| lex(f|e) ||| c(e) c(e,f)) line by line into the phrase table. */
-static int split5(char *line, char **f) {
-    int n = 0;
-    char *p = line;
-    for (;;) {
-        char *sep = strstr(p, " ||| ");
-        if (n == 5) return -1;
-        f[n++] = p;
-        if (!sep) break;
-        *sep = 0;
-        p = sep + 5;
-    }
-    return n;
-}
-
-int sb_pscore_consolidate(int direct_fd, int inverse_fd, int out_fd, uint64_t *err_line, char *err, size_t errlen) {
-    int fd2 = dup(out_fd);
-    FILE *out = fd2 >= 0 ? fdopen(fd2, "w") : NULL;
-    if (!out) { if (fd2 >= 0) close(fd2); return SB_EIO; }
-    setvbuf(out, NULL, _IOFBF, 1 << 20);
-    linereader a = {direct_fd, malloc(CHUNK), CHUNK, 0, 0, 0}, b = {inverse_fd, malloc(CHUNK), CHUNK, 0, 0, 0};
-    int rc = (a.buf && b.buf) ? SB_OK : SB_ENOMEM;
-    uint64_t lineno = 0;
-    char outl[20000];
-    while (!rc) {
-        size_t la, lb;
-        char *x = next_line(&a, &la, &rc);
-        if (rc) break;
-        char *y = next_line(&b, &lb, &rc);
-        if (rc) break;
-        if (!x && !y) break;
-        lineno++;
-        char *fa[5], *fb[5];
-        if (!x || !y || split5(x, fa) != 5 || split5(y, fb) != 5 || strcmp(fa[0], fb[0]) || strcmp(fa[1], fb[1])) {
-            seterr(err, errlen, "the two halves are out of step"); rc = SB_EFORMAT; break;
-        }
-        double lex_ef = strtod(fa[3], NULL), lex_fe = strtod(fb[3], NULL);
-        char *q;
-        double cf = strtod(fa[4], &q), cef = strtod(q, NULL), ce = strtod(fb[4], NULL);
-        char *p = outl;
-        size_t l0 = strlen(fa[0]), l1 = strlen(fa[1]), l2 = strlen(fa[2]);
-        if (l0 + l1 + l2 + 200 > sizeof outl) { seterr(err, errlen, "line too long"); rc = SB_EFORMAT; break; }
-        memcpy(p, fa[0], l0); p += l0; memcpy(p, " ||| ", 5); p += 5;
-        memcpy(p, fa[1], l1); p += l1; memcpy(p, " ||| ", 5); p += 5;
-        p = put_g6(p, cef / ce); *p++ = ' ';
-        p = put_g6(p, lex_fe); *p++ = ' ';
-        p = put_g6(p, cef / cf); *p++ = ' ';
-        p = put_g6(p, lex_ef);
-        memcpy(p, " ||| ", 5); p += 5;
-        memcpy(p, fa[2], l2); p += l2; memcpy(p, " ||| ", 5); p += 5;
-        p = put_count(p, ce); *p++ = ' ';
-        p = put_count(p, cf); *p++ = ' ';
-        p = put_count(p, cef); *p++ = '\n';
-        if (fwrite(outl, 1, (size_t)(p - outl), out) != (size_t)(p - outl)) { rc = SB_EIO; break; }
-    }
-    if (rc == SB_EFORMAT && err_line) *err_line = lineno;
-    if (fclose(out) && !rc) rc = SB_EIO;
-    free(a.buf); free(b.buf);
-    return rc;
-}
