@@ -2,6 +2,8 @@
 # that depends on it (see common.smk for why a fresh clone redoes every measurement).
 
 rule build_native:
+    input:
+        NATIVE_SOURCES,  # a changed kernel is rebuilt, and everything measured after it is measured again
     output:
         NATIVE_BUILD,
     params:
