@@ -196,3 +196,22 @@ def test_missing_context_refused_by_every_backend_as_by_kenlm(tmp_path, capsys):
                                    text=True)
                 assert r.returncode != 0 and "context" in (r.stdout + r.stderr), structure
             break
+
+
+def test_measurement_refuses_another_profiles_build(tmp_path, monkeypatch):
+    """The workflow's timing rules name their profile's build stamp; a C extension compiled with other flags (one
+    file shared by all profiles) makes the benchmark fail before it records a row."""
+    import io
+    import json
+
+    from smtbench.benchutil import RowWriter
+    from smtbench.native import buildinfo
+
+    stamp = tmp_path / "buildinfo.json"
+    flags = buildinfo()["cflags_compiled"].split(" ")
+    stamp.write_text(json.dumps({"cflags": flags}))
+    monkeypatch.setenv("SMTBENCH_EXPECT_BUILD", str(stamp))
+    RowWriter("x", io.StringIO())  # the same flags: fine
+    stamp.write_text(json.dumps({"cflags": flags + ["-march=native"]}))
+    with pytest.raises(RuntimeError, match="another profile rebuilt it"):
+        RowWriter("x", io.StringIO())

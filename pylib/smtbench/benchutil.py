@@ -19,11 +19,35 @@ class RowWriter:
     out: TextIO = sys.stdout
     _machine: dict[str, Any] = field(default_factory=lambda: facts(with_gpu=False))
 
+    def __post_init__(self) -> None:
+        check_expected_build()
+
     def emit(self, **fields: Any) -> dict[str, Any]:
         row = {"experiment": self.experiment, **fields, **row_fields(self._machine)}
         self.out.write(json.dumps(row) + "\n")
         self.out.flush()
         return row
+
+
+def check_expected_build() -> None:
+    """When $SMTBENCH_EXPECT_BUILD names a profile's build stamp (the workflow's timing rules set it), the loaded C
+    extension must have been compiled with that stamp's flags: the extension is one file shared by all profiles,
+    and a measurement with another profile's build must fail loudly, not be recorded."""
+    import json
+    import os
+    from pathlib import Path
+
+    stamp = os.environ.get("SMTBENCH_EXPECT_BUILD")
+    if not stamp:
+        return
+    from .native import buildinfo
+
+    want = " ".join(json.loads(Path(stamp).read_text())["cflags"]).replace('"', "")
+    have = buildinfo()["cflags_compiled"]
+    if want != have:
+        raise RuntimeError(f"the loaded C extension was built with flags {have!r}, but this profile's build "
+                           f"({stamp}) wants {want!r}: another profile rebuilt it since; remove {stamp} and rerun "
+                           f"(Snakemake then rebuilds it and redoes the measurements)")
 
 
 def parse_int_list(text: str, lo: int | None = None, hi: int | None = None, name: str = "list",

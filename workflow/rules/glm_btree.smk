@@ -61,7 +61,7 @@ rule glm_btree_bench:
     log:
         f"{OUT}/logs/glm_btree/{{name}}.log",
     shell:
-        "smtbench guard --what 'gLM B-tree sweep of {wildcards.name}' -- "
+        "SMTBENCH_EXPECT_BUILD={input[0]} smtbench guard --what 'gLM B-tree sweep of {wildcards.name}' -- "
         "smtbench bench btree --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
         "--node-size {params.k} --threads {params.threads} --interleave {params.il} {params.sweeps} "
         "--repeats {params.repeats} --min-queries {params.minq} {params.peers} --progress --out {output} 2> {log}"

@@ -34,7 +34,7 @@ rule mediani_bench:
     log:
         f"{OUT}/logs/mediani_scoring/bench.log",
     shell:
-        "smtbench bench tmscore --extract {input.extract} --extract-inv {input.extract_inv} "
+        "SMTBENCH_EXPECT_BUILD={input[0]} smtbench bench tmscore --extract {input.extract} --extract-inv {input.extract_inv} "
         "--lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} --workdir work/tm/bench-{params.profile} "
         "--fractions {params.fractions} --threads {params.threads} --memory {params.memory} "
         "--systems {params.systems} --partitions {params.partitions} --memory-max-fraction {params.mmax} "

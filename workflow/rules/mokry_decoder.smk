@@ -32,7 +32,7 @@ if MDEC:
         log:
             f"{OUT}/logs/mokry_decoder/{{lm}}.log",
         shell:
-            "smtbench bench pipeline -f {input.ini} --input {input.src} --reference {input.ref} {params.lm} "
+            "SMTBENCH_EXPECT_BUILD={input[0]} smtbench bench pipeline -f {input.ini} --input {input.src} --reference {input.ref} {params.lm} "
             "--pop-limit {params.pop_limit} -s {params.pop_limit} --queue-sizes {params.queues} "
             "--exact-queue-sizes '{params.exact}' "
             "--sentences {params.sentences} --repeats {params.repeats} --out {output} 2> {log}"

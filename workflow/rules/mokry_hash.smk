@@ -27,7 +27,7 @@ rule hash_sweep:
     log:
         f"{OUT}/logs/mokry_hash/mib{{mib}}.log",
     shell:
-        "smtbench guard --what 'hash sweep of a {wildcards.mib} MiB table' -- "
+        "SMTBENCH_EXPECT_BUILD={input[0]} smtbench guard --what 'hash sweep of a {wildcards.mib} MiB table' -- "
         "smtbench bench hash --table-mib {wildcards.mib} --queue-sizes {params.q} --threads {params.threads} "
         "--mode {params.modes} --lookups {params.lookups} --repeats {params.repeats} "
         "--load-factor {params.lf} --sizing {params.sizing} --progress --out {output} 2> {log}"

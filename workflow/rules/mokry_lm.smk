@@ -36,7 +36,7 @@ rule mokry_lm_bench:
     log:
         f"{OUT}/logs/mokry_lm/{{name}}.log",
     shell:
-        "smtbench guard --what 'LM scoring sweep of {wildcards.name}' -- "
+        "SMTBENCH_EXPECT_BUILD={input[0]} smtbench guard --what 'LM scoring sweep of {wildcards.name}' -- "
         "smtbench bench lm --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
         "--queue-sizes {params.q} --repeats {params.repeats} --min-queries {params.minq} {params.kenlm} {params.peers} "
         "--progress --out {output} 2> {log}"

@@ -29,7 +29,7 @@ if MS2:
         log:
             f"{OUT}/logs/moses2_search/bench.log",
         shell:
-            "smtbench bench cube-configs -f {input.ini} --input {input.src} --reference {input.ref} "
+            "SMTBENCH_EXPECT_BUILD={input[0]} smtbench bench cube-configs -f {input.ini} --input {input.src} --reference {input.ref} "
             "--pop-limits {params.pops} --queue-pop-limit {params.queue_pop} --sentences {params.sentences} "
             "--short-words {params.short} --reference-widths {params.widths} --repeats {params.repeats} "
             "--out {output} 2> {log}"

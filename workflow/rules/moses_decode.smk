@@ -30,7 +30,7 @@ if MD:
         log:
             f"{OUT}/logs/moses_decode/normal.log",
         shell:
-            "smtbench bench decode -f {input.ini} --input {input.src} --reference {input.ref} "
+            "SMTBENCH_EXPECT_BUILD={input[0]} smtbench bench decode -f {input.ini} --input {input.src} --reference {input.ref} "
             "--oracle {params.oracle} -s {params.stack} --sentences {params.sentences} --repeats {params.repeats} "
             "--outputs {params.outputs} --out {output} 2> {log}"
 
@@ -56,7 +56,7 @@ if MD:
         log:
             f"{OUT}/logs/moses_decode/cube.log",
         shell:
-            "smtbench bench decode -f {input.ini} --search cube --pop-limit {params.pop_limit} --input {input.src} "
+            "SMTBENCH_EXPECT_BUILD={input[0]} smtbench bench decode -f {input.ini} --search cube --pop-limit {params.pop_limit} --input {input.src} "
             "--reference {input.ref} --oracle {params.oracle} -s {params.stack} --sentences {params.sentences} "
             "--repeats {params.repeats} --outputs {params.outputs} --out {output} 2> {log}"
 

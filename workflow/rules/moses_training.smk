@@ -108,7 +108,7 @@ if MT:
         log:
             f"{OUT}/logs/moses_training/decode.log",
         shell:
-            "smtbench bench decode -f {input.ini} --input {input.src} --reference {input.ref} -s {params.stack} "
+            "SMTBENCH_EXPECT_BUILD={input[0]} smtbench bench decode -f {input.ini} --input {input.src} --reference {input.ref} -s {params.stack} "
             "--sentences {params.sentences} --repeats 1 --nbest 2 --outputs {params.outputs} --out {output} 2> {log}"
 
     rule moses_training_report:
