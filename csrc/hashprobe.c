@@ -1,6 +1,7 @@
 /* hashprobe.c - see hashprobe.h. */
 #define _GNU_SOURCE
 #include "hashprobe.h"
+#include "probing.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,14 +12,10 @@ typedef struct {
     uint64_t value;
 } entry_t;
 
+/* the project's one probing table (probing.h) with 16-byte key+value entries */
 struct sb_hash {
-    entry_t *entries;
-    uint64_t buckets;
-    uint64_t mask;      /* buckets - 1 for SB_HASH_POW2 */
-    uint64_t size;      /* occupied entries */
-    size_t bytes;
-    int sizing;
-    int huge;
+    sb_probing tab;
+    int sizing;         /* SB_HASH_POW2 (probing.h's MASK policy) or SB_HASH_MOD (MOD) */
 };
 
 #define GOLDEN 0x9E3779B97F4A7C15ULL
@@ -30,19 +27,17 @@ static inline uint64_t stream_key(uint64_t seed, uint64_t j) {
 }
 static inline uint64_t value_of(uint64_t key) { return sb_mix64(key ^ 0xA5A5A5A5DEADBEEFULL); }
 
+static inline entry_t *entries_of(const sb_hash *t) { return t->tab.entries; }
+
 static inline uint64_t ideal(const sb_hash *t, uint64_t key, int pow2) {
-    return pow2 ? (key & t->mask) : (key % t->buckets);
+    return pow2 ? sb_probing_ideal(&t->tab, key, SB_PROBING_MASK) : sb_probing_ideal(&t->tab, key, SB_PROBING_MOD);
 }
 
 /* Probe from bucket b. Returns 1 and the value when found; else 0. *stop = the bucket probing ended at. */
 static inline int probe(const sb_hash *t, uint64_t key, uint64_t b, uint64_t *value, uint64_t *stop) {
-    const entry_t *e = t->entries;
-    for (;;) {
-        uint64_t k = e[b].key;
-        if (k == key) { *value = e[b].value; *stop = b; return 1; }
-        if (k == 0) { *value = 0; *stop = b; return 0; }
-        if (SB_UNLIKELY(++b == t->buckets)) b = 0;
-    }
+    const entry_t *e = sb_probing_find_from(&t->tab, sizeof(entry_t), key, b, stop);
+    *value = e ? e->value : 0;
+    return e != NULL;
 }
 
 int sb_hash_plan(uint64_t table_bytes, double load_factor, int sizing, uint64_t *buckets,
@@ -67,15 +62,11 @@ int sb_hash_plan(uint64_t table_bytes, double load_factor, int sizing, uint64_t 
 int sb_hash_create(uint64_t buckets, int sizing, sb_hash **out) {
     *out = NULL;
     if (buckets < 2 || (sizing != SB_HASH_POW2 && sizing != SB_HASH_MOD)) return SB_EINVAL;
-    if (sizing == SB_HASH_POW2 && (buckets & (buckets - 1))) return SB_EINVAL;
-    if (buckets > (SIZE_MAX / sizeof(entry_t))) return SB_ENOMEM;
     sb_hash *t = calloc(1, sizeof(*t));
     if (!t) return SB_ENOMEM;
-    t->bytes = (size_t)buckets * sizeof(entry_t);
-    t->entries = sb_huge_alloc(t->bytes, &t->huge);
-    if (!t->entries) { free(t); return SB_ENOMEM; }
-    t->buckets = buckets;
-    t->mask = buckets - 1;
+    int rc = sb_probing_init(&t->tab, buckets, sizeof(entry_t),
+                             sizing == SB_HASH_POW2 ? SB_PROBING_MASK : SB_PROBING_MOD);
+    if (rc != SB_OK) { free(t); return rc; }
     t->sizing = sizing;
     *out = t;
     return SB_OK;
@@ -83,28 +74,26 @@ int sb_hash_create(uint64_t buckets, int sizing, sb_hash **out) {
 
 void sb_hash_free(sb_hash *t) {
     if (!t) return;
-    sb_huge_free(t->entries, t->bytes);
+    sb_probing_release(&t->tab);
     free(t);
 }
 
-uint64_t sb_hash_buckets(const sb_hash *t) { return t->buckets; }
-uint64_t sb_hash_entries(const sb_hash *t) { return t->size; }
-uint64_t sb_hash_bytes(const sb_hash *t) { return t->bytes; }
-int sb_hash_uses_huge_pages(const sb_hash *t) { return t->huge; }
+uint64_t sb_hash_buckets(const sb_hash *t) { return t->tab.buckets; }
+uint64_t sb_hash_entries(const sb_hash *t) { return t->tab.size; }
+uint64_t sb_hash_bytes(const sb_hash *t) { return t->tab.bytes; }
+int sb_hash_uses_huge_pages(const sb_hash *t) { return t->tab.huge; }
 
 int sb_hash_insert(sb_hash *t, const uint64_t *keys, const uint64_t *values, size_t n) {
     const int pow2 = t->sizing == SB_HASH_POW2;
     for (size_t i = 0; i < n; i++) {
         if (keys[i] == 0) return SB_EINVAL;
-        uint64_t b = ideal(t, keys[i], pow2), v, stop;
-        if (probe(t, keys[i], b, &v, &stop)) {
-            t->entries[stop].value = values[i];
-            continue;
-        }
-        if (t->size + 1 >= t->buckets) return SB_EFULL;
-        t->entries[stop].key = keys[i];
-        t->entries[stop].value = values[i];
-        t->size++;
+        int found;
+        entry_t *e = sb_probing_slot(&t->tab, sizeof(entry_t), pow2 ? SB_PROBING_MASK : SB_PROBING_MOD, keys[i],
+                                     t->tab.buckets - 1, &found);
+        if (!e) return SB_EFULL;  /* the table would become 100% full */
+        e->key = keys[i];
+        e->value = values[i];
+        t->tab.size += !found;
     }
     return SB_OK;
 }
@@ -114,7 +103,7 @@ int sb_hash_insert(sb_hash *t, const uint64_t *keys, const uint64_t *values, siz
  * KenLM's own benchmark stores keys only (8 bytes) and gets away with one line; with 16-byte
  * entries the second line is where most of the remaining misses come from. */
 static inline void prefetch_bucket(const sb_hash *t, uint64_t b) {
-    const char *p = (const char *)&t->entries[b];
+    const char *p = (const char *)&entries_of(t)[b];
     SB_PREFETCH(p);
     if (((uintptr_t)p & 63u) + 4 * sizeof(entry_t) >= 64u) SB_PREFETCH(p + 64);
 }
@@ -193,24 +182,24 @@ static void *fill_worker(void *arg) {
         uint64_t b = ideal(t, key, pow2);
         for (;;) {
             uint64_t expected = 0;
-            if (__atomic_compare_exchange_n(&t->entries[b].key, &expected, key, 0, __ATOMIC_RELAXED,
+            if (__atomic_compare_exchange_n(&entries_of(t)[b].key, &expected, key, 0, __ATOMIC_RELAXED,
                                             __ATOMIC_RELAXED)) {
-                t->entries[b].value = value_of(key);
+                entries_of(t)[b].value = value_of(key);
                 added++;
                 break;
             }
             if (expected == key) break; /* duplicate key in the stream */
-            if (++b == t->buckets) b = 0;
+            if (++b == t->tab.buckets) b = 0;
         }
     }
-    __atomic_fetch_add(&t->size, added, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&t->tab.size, added, __ATOMIC_RELAXED);
     job->status = SB_OK;
     return NULL;
 }
 
 int sb_hash_fill_random(sb_hash *t, uint64_t n_entries, uint64_t seed, int threads) {
     if (threads < 1 || threads > 1024) return SB_EINVAL;
-    if (t->size + n_entries >= t->buckets) return SB_EFULL;
+    if (t->tab.size + n_entries >= t->tab.buckets) return SB_EFULL;
     fill_job *jobs = calloc((size_t)threads, sizeof(*jobs));
     if (!jobs) return SB_ENOMEM;
     for (int i = 0; i < threads; i++)
@@ -264,9 +253,9 @@ static void *bench_worker(void *arg) {
 #define FOLD(idx, f, v_, s_) do { (void)(idx); checksum += (f) ? (v_) : (s_); found += (uint64_t)(f); } while (0)
     if (a->mode == SB_LOOKUP_LINE) {
         /* independent random reads: the out-of-order core overlaps them by itself */
-        const entry_t *e = t->entries;
+        const entry_t *e = entries_of(t);
         for (size_t i = 0; i < n; i++) {
-            checksum += e[(uint64_t)(((unsigned __int128)keys[i] * t->buckets) >> 64)].key;
+            checksum += e[(uint64_t)(((unsigned __int128)keys[i] * t->tab.buckets) >> 64)].key;
         }
         found = n;
     } else if (pow2) {
@@ -347,13 +336,13 @@ int sb_hash_probe_stats(const sb_hash *t, const sb_hash_bench_args *a, double *m
     for (uint64_t j = 0; j < n; j++) {
         uint64_t key = query_key(a, j), b = ideal(t, key, pow2), v, stop;
         probe(t, key, b, &v, &stop);
-        uint64_t len = (stop >= b ? stop - b : stop + t->buckets - b) + 1;
-        uintptr_t first = (uintptr_t)&t->entries[b] >> 6;
-        uintptr_t last = (uintptr_t)&t->entries[(b + len - 1) % t->buckets] >> 6;
+        uint64_t len = (stop >= b ? stop - b : stop + t->tab.buckets - b) + 1;
+        uintptr_t first = (uintptr_t)&entries_of(t)[b] >> 6;
+        uintptr_t last = (uintptr_t)&entries_of(t)[(b + len - 1) % t->tab.buckets] >> 6;
         probes += len;
         lines += stop >= b ? (uint64_t)(last - first + 1)
-                           : (uint64_t)(((uintptr_t)&t->entries[t->buckets - 1] >> 6) - first + 1) +
-                                 (uint64_t)(last - ((uintptr_t)t->entries >> 6) + 1);
+                           : (uint64_t)(((uintptr_t)&entries_of(t)[t->tab.buckets - 1] >> 6) - first + 1) +
+                                 (uint64_t)(last - ((uintptr_t)entries_of(t) >> 6) + 1);
     }
     *mean_probes = (double)probes / (double)n;
     *mean_lines = (double)lines / (double)n;

@@ -2,6 +2,7 @@
  * (ScoreExceptBackoff + ResumeScore + back-off charging), as summarised in
  * shared/notes/kenlm-query-semantics.md; the automaton queue follows Mokry 2016, section 3.2. */
 #include "lmprobe.h"
+#include "probing.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,13 +19,10 @@ typedef struct {
     float backoff;
 } unigram_t;
 
+/* one order's n-grams: the project's probing table (probing.h), multiply-high ideal buckets */
 typedef struct {
-    entry_t *e;
-    uint64_t buckets;
-    uint64_t size;
+    sb_probing p;
     uint64_t limit;   /* most entries allowed (blanks included) */
-    size_t bytes;
-    int huge;
 } table_t;
 
 struct sb_lm {
@@ -56,45 +54,29 @@ static inline uint64_t combine(uint64_t current, uint32_t next) {
     return (current * 8978948897894561157ULL) ^ ((uint64_t)(1 + next) * 17894857484156487943ULL);
 }
 static inline uint64_t nonzero(uint64_t k) { return k ? k : 0x9E3779B97F4A7C15ULL; }
-static inline uint64_t bucket_of(const table_t *t, uint64_t key) {
-    return (uint64_t)(((unsigned __int128)key * t->buckets) >> 64);
-}
-
+enum { POLICY = SB_PROBING_MULHI };
+static inline entry_t *entries_of(const table_t *t) { return t->p.entries; }
+static inline uint64_t bucket_of(const table_t *t, uint64_t key) { return sb_probing_ideal(&t->p, key, POLICY); }
 static inline entry_t *find(const table_t *t, uint64_t key) {
-    uint64_t b = bucket_of(t, key);
-    for (;;) {
-        entry_t *e = &t->e[b];
-        if (e->key == key) return e;
-        if (e->key == 0) return NULL;
-        if (SB_UNLIKELY(++b == t->buckets)) b = 0;
-    }
+    return sb_probing_find(&t->p, sizeof(entry_t), POLICY, key);
 }
 static inline entry_t *find_from(const table_t *t, uint64_t key, uint64_t b) {
-    for (;;) {
-        entry_t *e = &t->e[b];
-        if (e->key == key) return e;
-        if (e->key == 0) return NULL;
-        if (SB_UNLIKELY(++b == t->buckets)) b = 0;
-    }
+    uint64_t stop;
+    return sb_probing_find_from(&t->p, sizeof(entry_t), key, b, &stop);
 }
 
-/* insert (key must be absent); SB_EFULL past the table's limit */
+/* insert (key must be absent: SB_EINVAL, *where = its entry); SB_EFULL past the table's limit */
 static int insert(table_t *t, uint64_t key, float prob, float backoff, entry_t **where) {
-    if (t->size >= t->limit) return SB_EFULL;
-    uint64_t b = bucket_of(t, key);
-    for (;;) {
-        entry_t *e = &t->e[b];
-        if (e->key == 0) {
-            e->key = key;
-            e->prob = prob;
-            e->backoff = backoff;
-            t->size++;
-            if (where) *where = e;
-            return SB_OK;
-        }
-        if (e->key == key) { if (where) *where = e; return SB_EINVAL; }
-        if (++b == t->buckets) b = 0;
-    }
+    int found;
+    entry_t *e = sb_probing_slot(&t->p, sizeof(entry_t), POLICY, key, t->limit, &found);
+    if (!e) return SB_EFULL;
+    if (where) *where = e;
+    if (found) return SB_EINVAL;
+    e->key = key;
+    e->prob = prob;
+    e->backoff = backoff;
+    t->p.size++;
+    return SB_OK;
 }
 
 static uint64_t buckets_for(uint64_t count, double multiplier) {
@@ -123,12 +105,11 @@ int sb_lm_new(int order, const uint64_t *counts, double multiplier, sb_lm **out)
     if (!m->uni) { free(m); return SB_ENOMEM; }
     for (int n = 2; n <= order; n++) {
         table_t *t = &m->t[n];
-        t->buckets = buckets_for(counts[n - 1], multiplier);
-        t->limit = t->buckets - 1 - t->buckets / 20; /* keep >= 5% empty */
+        uint64_t buckets = buckets_for(counts[n - 1], multiplier);
+        t->limit = buckets - 1 - buckets / 20; /* keep >= 5% empty */
         if (t->limit < counts[n - 1]) t->limit = counts[n - 1];
-        t->bytes = (size_t)t->buckets * sizeof(entry_t);
-        t->e = sb_huge_alloc(t->bytes, &t->huge);
-        if (!t->e) { sb_lm_free(m); return SB_ENOMEM; }
+        int rc = sb_probing_init(&t->p, buckets, sizeof(entry_t), POLICY);
+        if (rc != SB_OK) { sb_lm_free(m); return rc; }
     }
     *out = m;
     return SB_OK;
@@ -137,20 +118,20 @@ int sb_lm_new(int order, const uint64_t *counts, double multiplier, sb_lm **out)
 void sb_lm_free(sb_lm *m) {
     if (!m) return;
     sb_huge_free(m->uni, m->uni_bytes);
-    for (int n = 2; n <= SB_LM_MAX_ORDER; n++) sb_huge_free(m->t[n].e, m->t[n].bytes);
+    for (int n = 2; n <= SB_LM_MAX_ORDER; n++) sb_probing_release(&m->t[n].p);
     free(m);
 }
 
 uint64_t sb_lm_bytes(const sb_lm *m) {
     uint64_t b = m->uni_bytes;
-    for (int n = 2; n <= m->order; n++) b += m->t[n].bytes;
+    for (int n = 2; n <= m->order; n++) b += m->t[n].p.bytes;
     return b;
 }
 int sb_lm_order(const sb_lm *m) { return m->order; }
 uint64_t sb_lm_blanks(const sb_lm *m) { return m->blanks; }
 int sb_lm_uses_huge_pages(const sb_lm *m) {
     int h = m->uni_huge;
-    for (int n = 2; n <= m->order; n++) h |= m->t[n].huge;
+    for (int n = 2; n <= m->order; n++) h |= m->t[n].p.huge;
     return h;
 }
 
@@ -439,7 +420,7 @@ static inline int step(aq_ctx *c, automaton_t *a) {
             if (pred->done) { complete(c, a); return 1; }
             return 0; /* wait: the predecessor has not yet published that much context */
         }
-        const entry_t *e = find_from(a->table, a->key, (uint64_t)(a->bucket - a->table->e));
+        const entry_t *e = find_from(a->table, a->key, (uint64_t)(a->bucket - entries_of(a->table)));
         if (a->k == m->order - 1) {
             if (e) { a->prob = e->prob; a->nlen = m->order; }
             complete(c, a);
@@ -459,7 +440,7 @@ static inline int step(aq_ctx *c, automaton_t *a) {
     a->key = nonzero(a->key);
     a->k++;
     a->table = &m->t[a->k + 1];
-    a->bucket = &a->table->e[bucket_of(a->table, a->key)];
+    a->bucket = &entries_of(a->table)[bucket_of(a->table, a->key)];
     SB_PREFETCH(a->bucket);
     return 0;
 }
@@ -589,7 +570,7 @@ static inline int bq_advance(const sb_lm *m, bq_t *a, const sb_lm_state *in, sb_
     }
     a->h = combine(a->h, in->words[a->k]);
     a->table = &m->t[a->k + 2];
-    a->bucket = &a->table->e[bucket_of(a->table, nonzero(a->h))];
+    a->bucket = &entries_of(a->table)[bucket_of(a->table, nonzero(a->h))];
     SB_PREFETCH(a->bucket);
     return 0;
 }
@@ -612,7 +593,7 @@ static inline int bq_begin(const sb_lm *m, bq_t *a, uint64_t i, const sb_lm_stat
 
 static inline int bq_step(const sb_lm *m, bq_t *a, const sb_lm_state *in, sb_lm_state *out, float *probs,
                           uint8_t *lengths) {
-    const entry_t *e = find_from(a->table, nonzero(a->h), (uint64_t)(a->bucket - a->table->e));
+    const entry_t *e = find_from(a->table, nonzero(a->h), (uint64_t)(a->bucket - entries_of(a->table)));
     if (a->k == m->order - 2) {
         if (e) { a->prob = e->prob; a->nlen = m->order; }
         bq_finish(in, out, a->prob, a->nlen, &probs[a->i], lengths ? &lengths[a->i] : NULL);
