@@ -22,11 +22,17 @@ validate(config, "workflow/schemas/config.schema.yaml")
 PROFILE = config["profile"]
 P = config["profiles"][PROFILE]  # this profile's sweep grids
 OUT = P["outdir"]
+# The software of every rule: the named conda environment that environment.yml creates (`conda env create -f
+# environment.yml && conda activate smtbench && pip install -e . --no-deps`: the package is a cffi build of this
+# checkout, so it is one environment for all rules, not one per rule). Used only with `--sdm conda`; by default
+# rules run in the environment Snakemake runs in (`make` sets up .venv).
+CONDA_ENV = config.get("conda_env", "smtbench")
 ALL = []  # every rule file appends its final tables and figures here
 METRICS = []  # ...and its regression metrics CSV (experiment,key,metric,value,kind) here
 
 
 rule all:
+    conda: CONDA_ENV
     input:
         lambda wildcards: ALL + [f"{OUT}/README.md"],
 
@@ -56,6 +62,7 @@ if "regression" in P:
     ALL.append(f"{OUT}/regression/regression.md")
 
     rule regression:
+        conda: CONDA_ENV
         input:
             lambda wildcards: METRICS,
         output:
@@ -73,6 +80,7 @@ if "regression" in P:
 
 # The results index comes last: it lists whatever the rule files above produce.
 rule results_index:
+    conda: CONDA_ENV
     input:
         lambda wildcards: ALL,
     output:

@@ -21,6 +21,15 @@ def test_dry_run(root, profile):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 
 
+@pytest.mark.parametrize("profile", ["smoke", "default"])
+def test_lint_is_clean(root, profile):
+    """`snakemake --lint` finds nothing: a log, a conda environment and named inputs in shell commands for every
+    rule, no hard-coded paths in params (the Snakemake workflow catalog's conventions)."""
+    r = subprocess.run(["snakemake", "--profile", f"workflow/profiles/{profile}", "--lint"],
+                       cwd=root, capture_output=True, text=True)
+    assert r.returncode == 0 and "Lints for" not in r.stdout + r.stderr, (r.stdout + r.stderr)[-3000:]
+
+
 def test_bad_config_is_rejected(root):
     r = subprocess.run(["snakemake", "--profile", "workflow/profiles/smoke", "-n", "--config", "profile=bogus"],
                        cwd=root, capture_output=True, text=True)
@@ -53,7 +62,7 @@ def test_fresh_clone_redoes_every_measurement(tmp_path):
 
 def test_timing_rules_take_the_whole_machine(root):
     """Every rule holding the `bench` resource also asks for BENCH_THREADS, so that Snakemake runs nothing beside
-    it (threads are capped at --cores), and the rule files have logs for every rule (snakemake --lint)."""
+    it (threads are capped at --cores), and the rule files have a log and the shared conda environment for every rule (snakemake --lint)."""
     import re
 
     for path in sorted((root / "workflow" / "rules").glob("*.smk")):
@@ -63,3 +72,4 @@ def test_timing_rules_take_the_whole_machine(root):
             if "bench=1" in body:
                 assert "threads: BENCH_THREADS" in body, f"{path.name}: rule {m.group(2)} times without the machine"
             assert re.search(r"^\s+log:", body, re.M), f"{path.name}: rule {m.group(2)} has no log"
+            assert re.search(r"^\s+conda: CONDA_ENV$", body, re.M), f"{path.name}: rule {m.group(2)} has no conda env"

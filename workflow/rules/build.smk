@@ -2,6 +2,7 @@
 # that depends on it (see common.smk for why a fresh clone redoes every measurement).
 
 rule build_native:
+    conda: CONDA_ENV
     input:
         NATIVE_SOURCES,  # a changed kernel is rebuilt, and everything measured after it is measured again
     output:
@@ -16,6 +17,7 @@ rule build_native:
 
 
 rule machine:
+    conda: CONDA_ENV
     input:
         NATIVE_BUILD,
     output:

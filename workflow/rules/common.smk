@@ -22,6 +22,12 @@ ALL.append(MACHINE)
 BENCH_THREADS = 1 << 12
 
 
+def expected_build(wildcards, input):
+    """The native-build stamp a timing rule's benchmark must find loaded: the first file of BUILD, which every
+    timing rule takes as its first input (the benchmark compares it with the extension's compiled flags)."""
+    return input[0]
+
+
 def shown(path, paper):
     """A table (.csv) or figure marked for `snakemake --report`, under its paper, with that paper's caption."""
     return report(path, caption=f"../report/{paper}.rst", category=paper)

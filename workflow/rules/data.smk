@@ -4,6 +4,7 @@ DATA_TSV = "resources/bible-es-en/es-en.tsv.xz"
 
 
 rule data_prepare:
+    conda: CONDA_ENV
     input:
         DATA_TSV,
     output:

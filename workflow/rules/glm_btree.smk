@@ -24,6 +24,7 @@ if GB:
 
 rule glm_build_cuda:
     """Compile the GPU kernels when nvcc exists (an empty report otherwise); bench rows say why no GPU ran."""
+    conda: CONDA_ENV
     output:
         f"{OUT}/glm_cuda_build.json",
     log:
@@ -35,6 +36,7 @@ rule glm_build_cuda:
 rule glm_btree_bench:
     """Table 3 points (B-tree, stream reuse, probing LM per thread count; KenLM's own C++ probing and trie models
     by kenlm_benchmark -t 1), node-size and batch sweeps for the main model; repeats interleaved."""
+    conda: CONDA_ENV
     input:
         BUILD,
         f"{OUT}/glm_cuda_build.json",
@@ -46,6 +48,7 @@ rule glm_btree_bench:
     wildcard_constraints:
         name=GLM_NAME_RE,
     params:
+        expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
         sweeps=_glm_sweeps,
         k=GB.get("node_size", 31),
         threads=",".join(map(str, GB.get("threads", [1]))),
@@ -61,13 +64,14 @@ rule glm_btree_bench:
     log:
         f"{OUT}/logs/glm_btree/{{name}}.log",
     shell:
-        "SMTBENCH_EXPECT_BUILD={input[0]} smtbench guard --what 'gLM B-tree sweep of {wildcards.name}' -- "
+        "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench guard --what 'gLM B-tree sweep of {wildcards.name}' -- "
         "smtbench bench btree --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
         "--node-size {params.k} --threads {params.threads} --interleave {params.il} {params.sweeps} "
         "--repeats {params.repeats} --min-queries {params.minq} {params.peers} --progress --out {output} 2> {log}"
 
 
 rule glm_btree_report:
+    conda: CONDA_ENV
     input:
         GLM_ROWS,
     output:

@@ -39,6 +39,7 @@ wildcard_constraints:
 
 rule lm_sample_text:
     """SYNTHETIC text drawn from a model (seeded); the .json beside it labels it."""
+    conda: CONDA_ENV
     input:
         "work/lm/{lmsrc}.arpa.gz",
     output:
@@ -54,6 +55,7 @@ rule lm_sample_text:
 rule lm_estimate_model:
     """Interpolated modified Kneser-Ney (lmplz's rules). Synthetic text has no rare unigrams, so its models use
     lmplz's discount fallback where counts-of-counts give no valid discounts (recorded in the .json)."""
+    conda: CONDA_ENV
     input:
         text=lambda wc: lm_text(wc.lmname),
     output:
@@ -75,6 +77,7 @@ rule lm_estimate_model:
 
 rule lm_models_table:
     """One row per model: order, n-gram counts, synthetic or not, source."""
+    conda: CONDA_ENV
     input:
         [f"work/lm/{n}.arpa.gz.json" for n in LM_MODELS],
     output:
@@ -92,6 +95,7 @@ KENLM_BIN = "build/lmplz/bin"
 rule build_lmplz:
     """KenLM's lmplz, build_binary, query and kenlm_benchmark from the kenlm 0.3.0 sdist (reference and live
     peers; nothing of it is committed)."""
+    conda: CONDA_ENV
     output:
         LMPLZ,
         f"{KENLM_BIN}/build_binary",
@@ -104,6 +108,7 @@ rule build_lmplz:
 
 rule kenlm_build_binary:
     """KenLM's build_binary (probing: KenLM's default, multiplier 1.5; trie) of one of our ARPA models."""
+    conda: CONDA_ENV
     input:
         arpa="work/lm/{lmname}.arpa.gz",
         program=f"{KENLM_BIN}/build_binary",
@@ -117,6 +122,7 @@ rule kenlm_build_binary:
 
 rule lm_estimator_parity:
     """Ours vs lmplz: held-out perplexity (kenlm module) and every n-gram, orders 3 and 5, on the corpus."""
+    conda: CONDA_ENV
     input:
         train=LM_TRAIN,
         heldout=LM_HELDOUT,
@@ -133,6 +139,7 @@ rule lm_estimator_parity:
 
 rule lm_models_metrics:
     """Regression metrics (exact): training tokens and n-gram counts per model."""
+    conda: CONDA_ENV
     input:
         f"{OUT}/tables/lm_models.csv",
     output:
@@ -145,6 +152,7 @@ rule lm_models_metrics:
 
 rule lm_estimator_parity_metrics:
     """Regression metrics (exact): n-gram counts of ours and lmplz, and our held-out perplexity (fixed digits)."""
+    conda: CONDA_ENV
     input:
         f"{OUT}/tables/lm_estimator_parity.csv",
     output:

@@ -12,6 +12,7 @@ METRICS.append(f"{OUT}/metrics/mediani_scoring.csv")
 rule mediani_bench:
     """Every (system, corpus fraction, threads, budget) point and the distributed form, repeats interleaved;
     tables are checked against each other and the pandas oracle inside the benchmark."""
+    conda: CONDA_ENV
     input:
         BUILD,
         extract=f"{_TM}/extract.gz",
@@ -20,6 +21,7 @@ rule mediani_bench:
     output:
         f"{OUT}/raw/mediani_scoring/rows.jsonl",
     params:
+        expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
         fractions=",".join(map(str, MED["fractions"])),
         threads=",".join(map(str, MED["threads"])),
         memory=",".join(MED["memory"]),
@@ -34,7 +36,7 @@ rule mediani_bench:
     log:
         f"{OUT}/logs/mediani_scoring/bench.log",
     shell:
-        "SMTBENCH_EXPECT_BUILD={input[0]} smtbench bench tmscore --extract {input.extract} --extract-inv {input.extract_inv} "
+        "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench tmscore --extract {input.extract} --extract-inv {input.extract_inv} "
         "--lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} --workdir work/tm/bench-{params.profile} "
         "--fractions {params.fractions} --threads {params.threads} --memory {params.memory} "
         "--systems {params.systems} --partitions {params.partitions} --memory-max-fraction {params.mmax} "
@@ -42,6 +44,7 @@ rule mediani_bench:
 
 
 rule mediani_report:
+    conda: CONDA_ENV
     input:
         rules.mediani_bench.output,
     output:

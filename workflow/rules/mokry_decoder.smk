@@ -11,6 +11,7 @@ if MDEC:
     METRICS.append(f"{OUT}/metrics/mokry_decoder.csv")
 
     rule mokry_decoder_bench:
+        conda: CONDA_ENV
         input:
             BUILD,
             _mdec_lm,
@@ -20,6 +21,7 @@ if MDEC:
         output:
             f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl",
         params:
+            expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
             lm=lambda wc: "" if wc.lm == "oracle" else f"--lm {lm_model_path(wc.lm)}",
             queues=MDEC["queue_sizes"],
             exact=MDEC.get("exact_queue_sizes", ""),
@@ -32,12 +34,13 @@ if MDEC:
         log:
             f"{OUT}/logs/mokry_decoder/{{lm}}.log",
         shell:
-            "SMTBENCH_EXPECT_BUILD={input[0]} smtbench bench pipeline -f {input.ini} --input {input.src} --reference {input.ref} {params.lm} "
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench pipeline -f {input.ini} --input {input.src} --reference {input.ref} {params.lm} "
             "--pop-limit {params.pop_limit} -s {params.pop_limit} --queue-sizes {params.queues} "
             "--exact-queue-sizes '{params.exact}' "
             "--sentences {params.sentences} --repeats {params.repeats} --out {output} 2> {log}"
 
     rule mokry_decoder_report:
+        conda: CONDA_ENV
         input:
             expand(f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl", lm=["oracle"] + MDEC.get("lms", [])),
         output:

@@ -8,11 +8,13 @@ METRICS.append(f"{OUT}/metrics/mokry_hash.csv")
 
 rule hash_sweep:
     """One table size: fill once, then every (mode, threads, queue size) point, repeats interleaved."""
+    conda: CONDA_ENV
     input:
         BUILD,
     output:
         f"{OUT}/raw/mokry_hash/mib{{mib}}.jsonl",
     params:
+        expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
         q=H["queue_sizes"],
         threads=",".join(map(str, H["threads"])),
         modes=",".join(H["modes"]),
@@ -27,13 +29,14 @@ rule hash_sweep:
     log:
         f"{OUT}/logs/mokry_hash/mib{{mib}}.log",
     shell:
-        "SMTBENCH_EXPECT_BUILD={input[0]} smtbench guard --what 'hash sweep of a {wildcards.mib} MiB table' -- "
+        "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench guard --what 'hash sweep of a {wildcards.mib} MiB table' -- "
         "smtbench bench hash --table-mib {wildcards.mib} --queue-sizes {params.q} --threads {params.threads} "
         "--mode {params.modes} --lookups {params.lookups} --repeats {params.repeats} "
         "--load-factor {params.lf} --sizing {params.sizing} --progress --out {output} 2> {log}"
 
 
 rule mokry_hash_report:
+    conda: CONDA_ENV
     input:
         HASH_ROWS,
     output:

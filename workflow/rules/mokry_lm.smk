@@ -15,6 +15,7 @@ if LM_BENCH_MODELS:
 rule mokry_lm_bench:
     """One model: sequential path, automaton queue sizes and KenLM's C++ probing and trie models (kenlm_benchmark
     -t 1), repeats interleaved; kenlm module row last."""
+    conda: CONDA_ENV
     input:
         BUILD,
         unpack(_mokry_lm_peers),
@@ -23,6 +24,7 @@ rule mokry_lm_bench:
     output:
         f"{OUT}/raw/mokry_lm/{{name}}.jsonl",
     params:
+        expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
         q=L.get("queue_sizes", "1-16"),
         repeats=L.get("repeats", 3),
         minq=L.get("min_queries", 1000000),
@@ -36,13 +38,14 @@ rule mokry_lm_bench:
     log:
         f"{OUT}/logs/mokry_lm/{{name}}.log",
     shell:
-        "SMTBENCH_EXPECT_BUILD={input[0]} smtbench guard --what 'LM scoring sweep of {wildcards.name}' -- "
+        "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench guard --what 'LM scoring sweep of {wildcards.name}' -- "
         "smtbench bench lm --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
         "--queue-sizes {params.q} --repeats {params.repeats} --min-queries {params.minq} {params.kenlm} {params.peers} "
         "--progress --out {output} 2> {log}"
 
 
 rule mokry_lm_report:
+    conda: CONDA_ENV
     input:
         LM_ROWS,
     output:

@@ -9,6 +9,7 @@ if MS2:
     METRICS.append(f"{OUT}/metrics/moses2_search.csv")
 
     rule moses2_search_bench:
+        conda: CONDA_ENV
         input:
             BUILD,
             ini=f"{MS2_ORACLE}/moses.ini",
@@ -17,6 +18,7 @@ if MS2:
         output:
             f"{OUT}/raw/moses2_search/rows.jsonl",
         params:
+            expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
             pops=",".join(map(str, MS2["pop_limits"])),
             queue_pop=MS2["queue_pop_limit"],
             sentences=MS2["sentences"],
@@ -29,12 +31,13 @@ if MS2:
         log:
             f"{OUT}/logs/moses2_search/bench.log",
         shell:
-            "SMTBENCH_EXPECT_BUILD={input[0]} smtbench bench cube-configs -f {input.ini} --input {input.src} --reference {input.ref} "
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench cube-configs -f {input.ini} --input {input.src} --reference {input.ref} "
             "--pop-limits {params.pops} --queue-pop-limit {params.queue_pop} --sentences {params.sentences} "
             "--short-words {params.short} --reference-widths {params.widths} --repeats {params.repeats} "
             "--out {output} 2> {log}"
 
     rule moses2_search_report:
+        conda: CONDA_ENV
         input:
             rules.moses2_search_bench.output,
         output:

@@ -11,6 +11,7 @@ if MD:
 
     rule moses_decode_normal:
         """Normal search, stack MD['stack_size'], on the first MD['sentences'] dev verses (0 = all)."""
+        conda: CONDA_ENV
         input:
             BUILD,
             ini=f"{MD_ORACLE}/moses.ini",
@@ -19,6 +20,7 @@ if MD:
         output:
             f"{OUT}/raw/moses_decode/normal.jsonl",
         params:
+            expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
             stack=MD["stack_size"],
             sentences=MD["sentences"],
             repeats=MD["repeats"],
@@ -30,12 +32,13 @@ if MD:
         log:
             f"{OUT}/logs/moses_decode/normal.log",
         shell:
-            "SMTBENCH_EXPECT_BUILD={input[0]} smtbench bench decode -f {input.ini} --input {input.src} --reference {input.ref} "
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench decode -f {input.ini} --input {input.src} --reference {input.ref} "
             "--oracle {params.oracle} -s {params.stack} --sentences {params.sentences} --repeats {params.repeats} "
             "--outputs {params.outputs} --out {output} 2> {log}"
 
     rule moses_decode_cube:
         """Cube pruning at Moses2's oracle setting (pop limit MD['cube']['pop_limit'], -s ...)."""
+        conda: CONDA_ENV
         input:
             BUILD,
             ini=f"{MD_ORACLE}/moses.ini",
@@ -44,6 +47,7 @@ if MD:
         output:
             f"{OUT}/raw/moses_decode/cube.jsonl",
         params:
+            expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
             pop_limit=MD["cube"]["pop_limit"],
             stack=MD["cube"]["stack_size"],
             sentences=MD["sentences"],
@@ -56,11 +60,12 @@ if MD:
         log:
             f"{OUT}/logs/moses_decode/cube.log",
         shell:
-            "SMTBENCH_EXPECT_BUILD={input[0]} smtbench bench decode -f {input.ini} --search cube --pop-limit {params.pop_limit} --input {input.src} "
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench decode -f {input.ini} --search cube --pop-limit {params.pop_limit} --input {input.src} "
             "--reference {input.ref} --oracle {params.oracle} -s {params.stack} --sentences {params.sentences} "
             "--repeats {params.repeats} --outputs {params.outputs} --out {output} 2> {log}"
 
     rule moses_decode_report:
+        conda: CONDA_ENV
         input:
             normal=rules.moses_decode_normal.output,
             cube=rules.moses_decode_cube.output,

@@ -12,6 +12,7 @@ if MT:
     METRICS.append(f"{OUT}/metrics/moses_training.csv")
 
     rule tm_oracle_extract:
+        conda: CONDA_ENV
         input:
             src=f"{MT_ORACLE}/train.es.xz",
             tgt=f"{MT_ORACLE}/train.en.xz",
@@ -30,6 +31,7 @@ if MT:
             "--max-length 7 --orientation > {log} 2>&1"
 
     rule tm_oracle_tables:
+        conda: CONDA_ENV
         input:
             extract=f"{TMO}/extract.gz",
             orientations=f"{TMO}/extract.o.gz",
@@ -52,6 +54,7 @@ if MT:
             "&& smtbench tm filter --input {input.dev} --table {output.pt} {output.rt} --outdir {params.dev}) > {log} 2>&1"
 
     rule moses_training_fidelity:
+        conda: CONDA_ENV
         input:
             BUILD,  # the tables come from this checkout's C scorer: redone after every native build
             pt=rules.tm_oracle_tables.output.fpt,
@@ -68,6 +71,7 @@ if MT:
 
     rule tm_model_dev:
         """Our end-to-end model, filtered to the dev books (Moses' filter-model-given-input.pl)."""
+        conda: CONDA_ENV
         input:
             pt=f"{TM}/phrase-table.gz",
             rt=rules.tm_reorder.output,
@@ -91,6 +95,7 @@ if MT:
             "--lm {input.lm} --order {params.order} --outdir {params.tm}/model-dev) > {log} 2>&1"
 
     rule moses_training_decode:
+        conda: CONDA_ENV
         input:
             BUILD,
             ini=rules.tm_model_dev.output.dev_ini,
@@ -99,6 +104,7 @@ if MT:
         output:
             f"{OUT}/raw/moses_training/decode-ours.jsonl",
         params:
+            expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
             stack=MT["stack_size"],
             sentences=MT["sentences"],
             outputs=f"{OUT}/raw/moses_training/decode-ours-outputs",
@@ -108,10 +114,11 @@ if MT:
         log:
             f"{OUT}/logs/moses_training/decode.log",
         shell:
-            "SMTBENCH_EXPECT_BUILD={input[0]} smtbench bench decode -f {input.ini} --input {input.src} --reference {input.ref} -s {params.stack} "
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench decode -f {input.ini} --input {input.src} --reference {input.ref} -s {params.stack} "
             "--sentences {params.sentences} --repeats 1 --nbest 2 --outputs {params.outputs} --out {output} 2> {log}"
 
     rule moses_training_report:
+        conda: CONDA_ENV
         input:
             fidelity=rules.moses_training_fidelity.output,
             ours=rules.moses_training_decode.output,

@@ -8,6 +8,7 @@ TM_PARTS = P.get("mediani", {}).get("workflow_partitions", 4)
 
 
 rule tm_align:
+    conda: CONDA_ENV
     input:
         src="work/data/train.es",
         tgt="work/data/train.en",
@@ -23,6 +24,7 @@ rule tm_align:
 
 
 rule tm_extract:
+    conda: CONDA_ENV
     input:
         src="work/data/train.es",
         tgt="work/data/train.en",
@@ -44,6 +46,7 @@ rule tm_extract:
 
 rule tm_reorder:
     """The lexicalized reordering table (wbe-msd-bidirectional-fe, 0.5 smoothing) the decoders use."""
+    conda: CONDA_ENV
     input:
         rules.tm_extract.output.orientations,
     output:
@@ -56,6 +59,7 @@ rule tm_reorder:
 
 rule tm_score:
     """The phrase table the decoders use (unsmoothed relative frequencies)."""
+    conda: CONDA_ENV
     input:
         extract=rules.tm_extract.output.extract,
         lex=TM_LEX,
@@ -70,6 +74,7 @@ rule tm_score:
 
 
 rule tm_score_kn:
+    conda: CONDA_ENV
     input:
         extract=rules.tm_extract.output.extract,
         lex=TM_LEX,
@@ -85,6 +90,7 @@ rule tm_score_kn:
 
 checkpoint tm_partition:
     """§3.3 scatter: K partitions of the extract (extraction is per sentence, so this is a corpus split)."""
+    conda: CONDA_ENV
     input:
         rules.tm_extract.output.extract,
     output:
@@ -97,6 +103,7 @@ checkpoint tm_partition:
 
 rule tm_score_partition:
     """One partition, scored independently, keeping its partial counts (one job per partition)."""
+    conda: CONDA_ENV
     input:
         part=f"{TM}/dist{{k}}/parts/part{{i}}.extract.gz",
         lex=TM_LEX,
@@ -112,6 +119,7 @@ rule tm_score_partition:
 
 rule tm_merge_partitions:
     """§3.3 gather: merge the partial counts and re-estimate."""
+    conda: CONDA_ENV
     input:
         counts=_tm_partial_counts,
         lex=TM_LEX,
