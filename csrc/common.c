@@ -30,16 +30,22 @@ const char *sb_strerror(int code) {
 
 const char *sb_build_flags(void) { return SB_CFLAGS; }
 
-void *sb_huge_alloc(size_t bytes, int *used_huge) {
+void *sb_page_alloc(size_t bytes, int want_huge, int *used_huge) {
     if (used_huge) *used_huge = 0;
     if (bytes == 0) return NULL;
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
-#ifdef MADV_HUGEPAGE
-    if (bytes >= (2u << 20) && madvise(p, bytes, MADV_HUGEPAGE) == 0 && used_huge) *used_huge = 1;
+#if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
+    if (!want_huge) {
+        madvise(p, bytes, MADV_NOHUGEPAGE); /* also when the system default is 'always' */
+    } else if (bytes >= (2u << 20) && madvise(p, bytes, MADV_HUGEPAGE) == 0 && used_huge) {
+        *used_huge = 1;
+    }
 #endif
     return p;
 }
+
+void *sb_huge_alloc(size_t bytes, int *used_huge) { return sb_page_alloc(bytes, 1, used_huge); }
 
 void sb_huge_free(void *ptr, size_t bytes) {
     if (ptr) munmap(ptr, bytes);

@@ -57,6 +57,8 @@ static inline uint64_t sb_mix64(uint64_t z) {
 /* Large zeroed allocation: mmap + MADV_HUGEPAGE where available (KenLM's HugeMalloc idea).
  * Returns NULL on failure. Free with sb_huge_free(ptr, bytes). */
 void *sb_huge_alloc(size_t bytes, int *used_huge);
+/* The same, asking for huge pages only if want_huge (0: plain 4 KiB pages, for comparison). */
+void *sb_page_alloc(size_t bytes, int want_huge, int *used_huge);
 void sb_huge_free(void *ptr, size_t bytes);
 
 /* Monotonic clock in nanoseconds. */

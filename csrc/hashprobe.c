@@ -7,15 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    uint64_t key;
-    uint64_t value;
-} entry_t;
-
-/* the project's one probing table (probing.h) with 16-byte key+value entries */
+/* the project's one probing table (probing.h) in one of the layouts of hashprobe.h */
 struct sb_hash {
-    sb_probing tab;
+    sb_probing tab;     /* KV, KV_LINE: 16-byte {key, value} buckets; KEYS, SPLIT: 8-byte keys */
+    uint64_t *values;   /* SPLIT, SPLIT_PF: the value of the key in bucket b is values[b] */
+    size_t values_bytes;
+    int values_huge;
     int sizing;         /* SB_HASH_POW2 (probing.h's MASK policy) or SB_HASH_MOD (MOD) */
+    int layout;
 };
 
 #define GOLDEN 0x9E3779B97F4A7C15ULL
@@ -27,24 +26,43 @@ static inline uint64_t stream_key(uint64_t seed, uint64_t j) {
 }
 static inline uint64_t value_of(uint64_t key) { return sb_mix64(key ^ 0xA5A5A5A5DEADBEEFULL); }
 
-static inline entry_t *entries_of(const sb_hash *t) { return t->tab.entries; }
+/* Per-layout constants. Every function below takes the layout L as a compile-time constant (the batch loops are
+ * instantiated once per layout and sizing), so each specialises to the plain loop of its layout. */
+static inline size_t stride_of(int L) { return L == SB_HASH_KV || L == SB_HASH_KV_LINE ? 16 : 8; }
+static inline int has_inline_value(int L) { return L == SB_HASH_KV || L == SB_HASH_KV_LINE; }
+static inline int is_split(int L) { return L == SB_HASH_SPLIT || L == SB_HASH_SPLIT_PF; }
+/* buckets per 64-byte line where probing starts: 1 = at the ideal bucket itself */
+static inline uint64_t group_of(int L) { return L == SB_HASH_KV_LINE ? 4 : is_split(L) ? 8 : 1; }
+static inline size_t bucket_bytes(int L) { return L == SB_HASH_KEYS ? 8 : 16; }
 
-static inline uint64_t ideal(const sb_hash *t, uint64_t key, int pow2) {
-    return pow2 ? sb_probing_ideal(&t->tab, key, SB_PROBING_MASK) : sb_probing_ideal(&t->tab, key, SB_PROBING_MOD);
+static inline uint64_t *key_at(const sb_hash *t, int L, uint64_t b) {
+    return sb_probing_bucket(&t->tab, stride_of(L), b);
 }
 
-/* Probe from bucket b. Returns 1 and the value when found; else 0. *stop = the bucket probing ended at. */
-static inline int probe(const sb_hash *t, uint64_t key, uint64_t b, uint64_t *value, uint64_t *stop) {
-    const entry_t *e = sb_probing_find_from(&t->tab, sizeof(entry_t), key, b, stop);
-    *value = e ? e->value : 0;
-    return e != NULL;
+static inline uint64_t ideal(const sb_hash *t, int L, uint64_t key, int pow2) {
+    uint64_t b = pow2 ? sb_probing_ideal(&t->tab, key, SB_PROBING_MASK) : sb_probing_ideal(&t->tab, key, SB_PROBING_MOD);
+    return group_of(L) > 1 ? b & ~(group_of(L) - 1) : b;
 }
 
-int sb_hash_plan(uint64_t table_bytes, double load_factor, int sizing, uint64_t *buckets,
+/* Probe from bucket b. Returns 1 and the value when found (KEYS: 0, it stores none); else 0. *stop = the bucket
+ * probing ended at. */
+static inline int probe(const sb_hash *t, int L, uint64_t key, uint64_t b, uint64_t *value, uint64_t *stop) {
+    const uint64_t *e = sb_probing_find_from(&t->tab, stride_of(L), key, b, stop);
+    if (!e) { *value = 0; return 0; }
+    *value = has_inline_value(L) ? e[1] : is_split(L) ? t->values[*stop] : 0;
+    return 1;
+}
+
+static int valid_layout(int layout) {
+    return layout == SB_HASH_KV || layout == SB_HASH_KEYS || layout == SB_HASH_KV_LINE || is_split(layout);
+}
+
+int sb_hash_plan(uint64_t table_bytes, double load_factor, int sizing, int layout, uint64_t *buckets,
                  uint64_t *max_entries) {
     if (!(load_factor > 0.0 && load_factor < 1.0)) return SB_EINVAL;
     if (sizing != SB_HASH_POW2 && sizing != SB_HASH_MOD) return SB_EINVAL;
-    uint64_t b = table_bytes / sizeof(entry_t);
+    if (!valid_layout(layout)) return SB_EINVAL;
+    uint64_t b = table_bytes / bucket_bytes(layout);
     if (b < 2) return SB_EINVAL;
     if (sizing == SB_HASH_POW2) {
         uint64_t p = 1;
@@ -59,15 +77,21 @@ int sb_hash_plan(uint64_t table_bytes, double load_factor, int sizing, uint64_t 
     return SB_OK;
 }
 
-int sb_hash_create(uint64_t buckets, int sizing, sb_hash **out) {
+int sb_hash_create(uint64_t buckets, int sizing, int layout, int huge, sb_hash **out) {
     *out = NULL;
-    if (buckets < 2 || (sizing != SB_HASH_POW2 && sizing != SB_HASH_MOD)) return SB_EINVAL;
+    if (buckets < 2 || (sizing != SB_HASH_POW2 && sizing != SB_HASH_MOD) || !valid_layout(layout)) return SB_EINVAL;
     sb_hash *t = calloc(1, sizeof(*t));
     if (!t) return SB_ENOMEM;
-    int rc = sb_probing_init(&t->tab, buckets, sizeof(entry_t),
-                             sizing == SB_HASH_POW2 ? SB_PROBING_MASK : SB_PROBING_MOD);
+    int rc = sb_probing_init(&t->tab, buckets, stride_of(layout),
+                             sizing == SB_HASH_POW2 ? SB_PROBING_MASK : SB_PROBING_MOD, huge);
     if (rc != SB_OK) { free(t); return rc; }
+    if (is_split(layout)) {
+        t->values_bytes = (size_t)buckets * sizeof(uint64_t);
+        t->values = sb_page_alloc(t->values_bytes, huge, &t->values_huge);
+        if (!t->values) { sb_probing_release(&t->tab); free(t); return SB_ENOMEM; }
+    }
     t->sizing = sizing;
+    t->layout = layout;
     *out = t;
     return SB_OK;
 }
@@ -75,37 +99,48 @@ int sb_hash_create(uint64_t buckets, int sizing, sb_hash **out) {
 void sb_hash_free(sb_hash *t) {
     if (!t) return;
     sb_probing_release(&t->tab);
+    sb_huge_free(t->values, t->values_bytes);
     free(t);
 }
 
 uint64_t sb_hash_buckets(const sb_hash *t) { return t->tab.buckets; }
 uint64_t sb_hash_entries(const sb_hash *t) { return t->tab.size; }
-uint64_t sb_hash_bytes(const sb_hash *t) { return t->tab.bytes; }
+uint64_t sb_hash_bytes(const sb_hash *t) { return t->tab.bytes + t->values_bytes; }
 int sb_hash_uses_huge_pages(const sb_hash *t) { return t->tab.huge; }
+int sb_hash_layout(const sb_hash *t) { return t->layout; }
+
+/* the value of the key in bucket b (SPLIT, KV, KV_LINE) */
+static inline void set_value(sb_hash *t, int L, uint64_t b, uint64_t value) {
+    if (has_inline_value(L)) key_at(t, L, b)[1] = value;
+    else if (is_split(L)) t->values[b] = value;
+}
 
 int sb_hash_insert(sb_hash *t, const uint64_t *keys, const uint64_t *values, size_t n) {
-    const int pow2 = t->sizing == SB_HASH_POW2;
+    const int pow2 = t->sizing == SB_HASH_POW2, L = t->layout;
     for (size_t i = 0; i < n; i++) {
         if (keys[i] == 0) return SB_EINVAL;
         int found;
-        entry_t *e = sb_probing_slot(&t->tab, sizeof(entry_t), pow2 ? SB_PROBING_MASK : SB_PROBING_MOD, keys[i],
-                                     t->tab.buckets - 1, &found);
+        uint64_t *e = sb_probing_slot(&t->tab, stride_of(L), keys[i], ideal(t, L, keys[i], pow2),
+                                      t->tab.buckets - 1, &found);
         if (!e) return SB_EFULL;  /* the table would become 100% full */
-        e->key = keys[i];
-        e->value = values[i];
+        e[0] = keys[i];
+        set_value(t, L, (uint64_t)((char *)e - (char *)t->tab.entries) / stride_of(L), values[i]);
         t->tab.size += !found;
     }
     return SB_OK;
 }
 
-/* Prefetch the cache line of the ideal bucket and, when the expected probe run
- * (about 5 entries = 80 bytes for a miss at load 2/3) would cross into the next line, that one too.
- * KenLM's own benchmark stores keys only (8 bytes) and gets away with one line; with 16-byte
- * entries the second line is where most of the remaining misses come from. */
-static inline void prefetch_bucket(const sb_hash *t, uint64_t b) {
-    const char *p = (const char *)&entries_of(t)[b];
+/* What the queue prefetches for a key whose probing starts at bucket b.
+ * KV: the line of the ideal bucket and, when the expected probe run (about 5 entries = 80 bytes for a miss at load
+ * 2/3) would cross into the next line, that one too; with 16-byte entries the second line is where most of the
+ * remaining misses come from. KEYS (KenLM's benchmark): the ideal bucket's line only. KV_LINE: the line probing
+ * starts at. SPLIT: the key line. SPLIT_PF: the key line and, speculatively, the value line of the same buckets
+ * (used only on a hit). */
+static inline void prefetch_bucket(const sb_hash *t, int L, uint64_t b) {
+    const char *p = (const char *)key_at(t, L, b);
     SB_PREFETCH(p);
-    if (((uintptr_t)p & 63u) + 4 * sizeof(entry_t) >= 64u) SB_PREFETCH(p + 64);
+    if (L == SB_HASH_KV && ((uintptr_t)p & 63u) + 4 * 16 >= 64u) SB_PREFETCH(p + 64);
+    if (L == SB_HASH_SPLIT_PF) SB_PREFETCH(&t->values[b]);
 }
 
 /* The batch loop, plain (q == 0) or through a prefetch queue of size q (Mokry Alg. 3.2):
@@ -117,40 +152,52 @@ typedef struct {
     size_t index;
 } slot_t;
 
-#define RUN_BATCH(T, KEY_AT, N, Q, POW2, ON_RESULT)                                        \
+#define RUN_BATCH(T, L, KEY_AT, N, Q, POW2, ON_RESULT)                                        \
     do {                                                                                    \
         uint64_t v_, stop_;                                                                 \
         if ((Q) == 0) {                                                                     \
             for (size_t i_ = 0; i_ < (N); i_++) {                                           \
                 uint64_t k_ = KEY_AT(i_);                                                   \
-                int f_ = probe((T), k_, ideal((T), k_, (POW2)), &v_, &stop_);               \
-                ON_RESULT(i_, f_, v_, stop_);                                               \
+                int f_ = probe((T), (L), k_, ideal((T), (L), k_, (POW2)), &v_, &stop_);     \
+                ON_RESULT(i_, k_, f_, v_, stop_);                                           \
             }                                                                               \
         } else {                                                                            \
             slot_t q_[SB_HASH_MAX_QUEUE];                                                   \
             size_t cur_ = 0, filled_ = 0;                                                   \
             for (size_t i_ = 0; i_ < (N); i_++) {                                           \
                 if (filled_ == (size_t)(Q)) {                                               \
-                    int f_ = probe((T), q_[cur_].key, q_[cur_].bucket, &v_, &stop_);        \
-                    ON_RESULT(q_[cur_].index, f_, v_, stop_);                               \
+                    int f_ = probe((T), (L), q_[cur_].key, q_[cur_].bucket, &v_, &stop_);   \
+                    ON_RESULT(q_[cur_].index, q_[cur_].key, f_, v_, stop_);                 \
                 } else {                                                                    \
                     filled_++;                                                              \
                 }                                                                           \
                 uint64_t k_ = KEY_AT(i_);                                                   \
                 q_[cur_].key = k_;                                                          \
-                q_[cur_].bucket = ideal((T), k_, (POW2));                                   \
+                q_[cur_].bucket = ideal((T), (L), k_, (POW2));                              \
                 q_[cur_].index = i_;                                                        \
-                prefetch_bucket((T), q_[cur_].bucket);                                      \
+                prefetch_bucket((T), (L), q_[cur_].bucket);                                 \
                 if (++cur_ == (size_t)(Q)) cur_ = 0;                                        \
             }                                                                               \
             /* drain, oldest first */                                                       \
             size_t start_ = filled_ == (size_t)(Q) ? cur_ : 0;                              \
             for (size_t d_ = 0; d_ < filled_; d_++) {                                       \
                 size_t s_ = (start_ + d_) % (size_t)(Q);                                    \
-                int f_ = probe((T), q_[s_].key, q_[s_].bucket, &v_, &stop_);                \
-                ON_RESULT(q_[s_].index, f_, v_, stop_);                                     \
+                int f_ = probe((T), (L), q_[s_].key, q_[s_].bucket, &v_, &stop_);           \
+                ON_RESULT(q_[s_].index, q_[s_].key, f_, v_, stop_);                         \
             }                                                                               \
         }                                                                                   \
+    } while (0)
+
+/* Run BODY(L) with the layout as a compile-time constant. */
+#define SB_HASH_FOR_LAYOUT(layout, BODY)                          \
+    do {                                                          \
+        switch (layout) {                                         \
+        case SB_HASH_KV: BODY(SB_HASH_KV); break;                 \
+        case SB_HASH_KEYS: BODY(SB_HASH_KEYS); break;             \
+        case SB_HASH_KV_LINE: BODY(SB_HASH_KV_LINE); break;       \
+        case SB_HASH_SPLIT: BODY(SB_HASH_SPLIT); break;           \
+        default: BODY(SB_HASH_SPLIT_PF); break;                   \
+        }                                                         \
     } while (0)
 
 int sb_hash_find_batch(const sb_hash *t, const uint64_t *keys, size_t n, int queue_size,
@@ -158,8 +205,14 @@ int sb_hash_find_batch(const sb_hash *t, const uint64_t *keys, size_t n, int que
     if (queue_size < 0 || queue_size > SB_HASH_MAX_QUEUE) return SB_EINVAL;
     const int pow2 = t->sizing == SB_HASH_POW2;
 #define KEY_ARRAY(i) (keys[i])
-#define STORE(idx, f, v, s) do { values[idx] = (v); found[idx] = (uint8_t)(f); (void)(s); } while (0)
-    RUN_BATCH(t, KEY_ARRAY, n, queue_size, pow2, STORE);
+#define STORE(idx, k, f, v, s) do { values[idx] = (v); found[idx] = (uint8_t)(f); (void)(k); (void)(s); } while (0)
+#define FIND(L)                                                                                \
+    do {                                                                                       \
+        if (pow2) RUN_BATCH(t, (L), KEY_ARRAY, n, queue_size, 1, STORE);                       \
+        else RUN_BATCH(t, (L), KEY_ARRAY, n, queue_size, 0, STORE);                            \
+    } while (0)
+    SB_HASH_FOR_LAYOUT(t->layout, FIND);
+#undef FIND
 #undef KEY_ARRAY
 #undef STORE
     return SB_OK;
@@ -179,12 +232,13 @@ static void *fill_worker(void *arg) {
     uint64_t added = 0;
     for (uint64_t j = job->begin; j < job->end; j++) {
         uint64_t key = stream_key(job->seed, j);
-        uint64_t b = ideal(t, key, pow2);
+        const int L = t->layout;
+        uint64_t b = ideal(t, L, key, pow2);
         for (;;) {
             uint64_t expected = 0;
-            if (__atomic_compare_exchange_n(&entries_of(t)[b].key, &expected, key, 0, __ATOMIC_RELAXED,
+            if (__atomic_compare_exchange_n(key_at(t, L, b), &expected, key, 0, __ATOMIC_RELAXED,
                                             __ATOMIC_RELAXED)) {
-                entries_of(t)[b].value = value_of(key);
+                set_value(t, L, b, value_of(key));
                 added++;
                 break;
             }
@@ -243,28 +297,40 @@ static void *bench_worker(void *arg) {
     uint64_t sink = 0, v, stop;
     for (uint64_t i = 0; i < a->burnin; i++) {
         uint64_t k = query_key(a, a->lookups + job->begin + i);
-        sink += probe(t, k, ideal(t, k, pow2), &v, &stop) ? v : stop;
+        sink += probe(t, t->layout, k, ideal(t, t->layout, k, pow2), &v, &stop) ? v : stop;
     }
     uint64_t checksum = sink * 0, found = 0;
     pthread_barrier_wait(job->barrier);
     job->start_ns = sb_now_ns();
     const uint64_t *keys = job->keys;
 #define KEY_ARRAY(i) (keys[i])
-#define FOLD(idx, f, v_, s_) do { (void)(idx); checksum += (f) ? (v_) : (s_); found += (uint64_t)(f); } while (0)
+/* a hit folds its value (KEYS stores none: recomputed from the key, as fill_random made it), a miss its key */
+#define FOLD(idx, k_, f, v_, s_)                                                               \
+    do {                                                                                       \
+        (void)(idx); (void)(s_);                                                               \
+        checksum += (f) ? (L_ == SB_HASH_KEYS ? value_of(k_) : (v_)) : (k_);                   \
+        found += (uint64_t)(f);                                                                \
+    } while (0)
+#define LOOKUPS(L)                                                                             \
+    do {                                                                                       \
+        const int L_ = (L);                                                                    \
+        if (pow2) RUN_BATCH(t, (L), KEY_ARRAY, n, a->queue_size, 1, FOLD);                     \
+        else RUN_BATCH(t, (L), KEY_ARRAY, n, a->queue_size, 0, FOLD);                          \
+    } while (0)
     if (a->mode == SB_LOOKUP_LINE) {
         /* independent random reads: the out-of-order core overlaps them by itself */
-        const entry_t *e = entries_of(t);
+        const size_t stride = stride_of(t->layout);
         for (size_t i = 0; i < n; i++) {
-            checksum += e[(uint64_t)(((unsigned __int128)keys[i] * t->tab.buckets) >> 64)].key;
+            checksum += *(const uint64_t *)sb_probing_bucket(
+                &t->tab, stride, (uint64_t)(((unsigned __int128)keys[i] * t->tab.buckets) >> 64));
         }
         found = n;
-    } else if (pow2) {
-        RUN_BATCH(t, KEY_ARRAY, n, a->queue_size, 1, FOLD);
     } else {
-        RUN_BATCH(t, KEY_ARRAY, n, a->queue_size, 0, FOLD);
+        SB_HASH_FOR_LAYOUT(t->layout, LOOKUPS);
     }
 #undef KEY_ARRAY
 #undef FOLD
+#undef LOOKUPS
     job->end_ns = sb_now_ns();
     job->checksum = checksum;
     job->found = found;
@@ -332,17 +398,21 @@ int sb_hash_probe_stats(const sb_hash *t, const sb_hash_bench_args *a, double *m
     const int pow2 = t->sizing == SB_HASH_POW2;
     const uint64_t n = a->lookups < 1000000 ? a->lookups : 1000000;
     if (n == 0) return SB_EINVAL;
+    const int L = t->layout;
+    const size_t stride = stride_of(L);
     uint64_t probes = 0, lines = 0;
     for (uint64_t j = 0; j < n; j++) {
-        uint64_t key = query_key(a, j), b = ideal(t, key, pow2), v, stop;
-        probe(t, key, b, &v, &stop);
+        uint64_t key = query_key(a, j), b = ideal(t, L, key, pow2), v, stop;
+        int f = probe(t, L, key, b, &v, &stop);
         uint64_t len = (stop >= b ? stop - b : stop + t->tab.buckets - b) + 1;
-        uintptr_t first = (uintptr_t)&entries_of(t)[b] >> 6;
-        uintptr_t last = (uintptr_t)&entries_of(t)[(b + len - 1) % t->tab.buckets] >> 6;
+        uintptr_t base = (uintptr_t)t->tab.entries;
+        uintptr_t first = (base + b * stride) >> 6;
+        uintptr_t last = (base + ((b + len - 1) % t->tab.buckets) * stride) >> 6;
         probes += len;
         lines += stop >= b ? (uint64_t)(last - first + 1)
-                           : (uint64_t)(((uintptr_t)&entries_of(t)[t->tab.buckets - 1] >> 6) - first + 1) +
-                                 (uint64_t)(last - ((uintptr_t)entries_of(t) >> 6) + 1);
+                           : (uint64_t)(((base + (t->tab.buckets - 1) * stride) >> 6) - first + 1) +
+                                 (uint64_t)(last - (base >> 6) + 1);
+        if (f && is_split(L)) lines++;  /* the value line */
     }
     *mean_probes = (double)probes / (double)n;
     *mean_lines = (double)lines / (double)n;

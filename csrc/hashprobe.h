@@ -1,9 +1,17 @@
 /* hashprobe.h - a KenLM-style linear-probing hash table and its prefetch queue
  * (Mokry 2016, section 3.1, Algorithm 3.2).
  *
- * Entries are (64-bit key, 64-bit value); key 0 is the empty sentinel. The ideal bucket of a
- * key is key & (buckets-1) (SB_HASH_POW2) or key % buckets (SB_HASH_MOD, KenLM's default);
- * keys are expected to be hashes already, as in KenLM's probing tables.
+ * Keys are 64-bit, key 0 is the empty sentinel; keys are expected to be hashes already, as in KenLM's probing
+ * tables. The ideal bucket of a key is key & (buckets-1) (SB_HASH_POW2) or key % buckets (SB_HASH_MOD, KenLM's
+ * default). The table is probing.h's, in one of four memory layouts (the bytes per bucket are 16 except KEYS):
+ *   SB_HASH_KV       16-byte {key, value} entries, probing from the ideal bucket (Mokry's table; paper-faithful)
+ *   SB_HASH_KEYS     8-byte keys only, probing from the ideal bucket: the protocol of KenLM's
+ *                    util/probing_hash_table_benchmark_main.cc (no values; a hit's value is recomputed from the key)
+ *   SB_HASH_KV_LINE  16-byte {key, value} entries, probing from the first bucket of the ideal bucket's 64-byte line
+ *                    (4 entries): a lookup reads one line unless that line's run continues past it
+ *   SB_HASH_SPLIT    8-byte keys in one array, values in another, probing from the first key of the ideal key line
+ *                    (8 keys); the value line is read only on a hit (the queue prefetches the key line only)
+ *   SB_HASH_SPLIT_PF SB_HASH_SPLIT whose queue also prefetches the value line, speculatively (wasted on a miss)
  */
 #ifndef SMTBENCH_HASHPROBE_H
 #define SMTBENCH_HASHPROBE_H
@@ -18,10 +26,14 @@ enum { SB_HASH_POW2 = 0, SB_HASH_MOD = 1 };
 enum { SB_LOOKUP_HIT = 0, SB_LOOKUP_MISS = 1, SB_LOOKUP_LINE = 2 };
 enum { SB_HASH_MAX_QUEUE = 64 };
 
-/* Size a table: how many buckets fit in table_bytes, and how many entries at load_factor. */
-int sb_hash_plan(uint64_t table_bytes, double load_factor, int sizing,
+enum { SB_HASH_KV = 0, SB_HASH_KEYS = 1, SB_HASH_KV_LINE = 2, SB_HASH_SPLIT = 3, SB_HASH_SPLIT_PF = 4 };
+
+/* Size a table: how many buckets of the layout fit in table_bytes, and how many entries at load_factor. */
+int sb_hash_plan(uint64_t table_bytes, double load_factor, int sizing, int layout,
                  uint64_t *buckets, uint64_t *max_entries);
-int sb_hash_create(uint64_t buckets, int sizing, sb_hash **out);
+/* huge: 1 = ask for transparent huge pages (madvise), 0 = plain pages */
+int sb_hash_create(uint64_t buckets, int sizing, int layout, int huge, sb_hash **out);
+int sb_hash_layout(const sb_hash *t);
 void sb_hash_free(sb_hash *t);
 uint64_t sb_hash_buckets(const sb_hash *t);
 uint64_t sb_hash_entries(const sb_hash *t);
@@ -53,14 +65,15 @@ typedef struct {
 typedef struct {
     uint64_t wall_ns;        /* first thread start to last thread end */
     uint64_t max_thread_ns;  /* slowest thread's own timed loop */
-    uint64_t checksum;       /* wrapping sum over every query of (value if found, else stop bucket) */
+    uint64_t checksum;       /* wrapping sum over every query of (value if found, else the key): equal for every
+                              * layout, queue size and thread count */
     uint64_t found;          /* queries that found their key */
 } sb_hash_bench_result;
 
 int sb_hash_bench(const sb_hash *t, const sb_hash_bench_args *args, sb_hash_bench_result *res);
 
-/* Untimed: mean buckets probed and mean distinct 64-byte lines touched per query of the stream
- * (the first min(lookups, 1M) queries; hit or miss mode). */
+/* Untimed: mean buckets probed and mean distinct 64-byte lines touched per query of the stream (the first
+ * min(lookups, 1M) queries; hit or miss mode; SB_HASH_SPLIT's value line counts on a hit). */
 int sb_hash_probe_stats(const sb_hash *t, const sb_hash_bench_args *args, double *mean_probes,
                         double *mean_lines);
 /* CFFI-END */

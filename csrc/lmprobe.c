@@ -68,7 +68,7 @@ static inline entry_t *find_from(const table_t *t, uint64_t key, uint64_t b) {
 /* insert (key must be absent: SB_EINVAL, *where = its entry); SB_EFULL past the table's limit */
 static int insert(table_t *t, uint64_t key, float prob, float backoff, entry_t **where) {
     int found;
-    entry_t *e = sb_probing_slot(&t->p, sizeof(entry_t), POLICY, key, t->limit, &found);
+    entry_t *e = sb_probing_slot(&t->p, sizeof(entry_t), key, bucket_of(t, key), t->limit, &found);
     if (!e) return SB_EFULL;
     if (where) *where = e;
     if (found) return SB_EINVAL;
@@ -108,7 +108,7 @@ int sb_lm_new(int order, const uint64_t *counts, double multiplier, sb_lm **out)
         uint64_t buckets = buckets_for(counts[n - 1], multiplier);
         t->limit = buckets - 1 - buckets / 20; /* keep >= 5% empty */
         if (t->limit < counts[n - 1]) t->limit = counts[n - 1];
-        int rc = sb_probing_init(&t->p, buckets, sizeof(entry_t), POLICY);
+        int rc = sb_probing_init(&t->p, buckets, sizeof(entry_t), POLICY, 1);
         if (rc != SB_OK) { sb_lm_free(m); return rc; }
     }
     *out = m;

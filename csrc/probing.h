@@ -33,9 +33,10 @@ typedef struct {
     int huge;           /* backed by transparent huge pages */
 } sb_probing;
 
-/* Allocate `buckets` empty buckets of `stride` bytes (sb_huge_alloc). SB_EINVAL for < 2 buckets or a
+/* Allocate `buckets` empty buckets of `stride` bytes, page-aligned (so bucket groups of 64 / stride buckets are
+ * cache lines), on transparent huge pages if `huge` (sb_page_alloc). SB_EINVAL for < 2 buckets or a
  * non-power-of-two with SB_PROBING_MASK, SB_ENOMEM when it cannot be had. */
-int sb_probing_init(sb_probing *t, uint64_t buckets, size_t stride, int policy);
+int sb_probing_init(sb_probing *t, uint64_t buckets, size_t stride, int policy, int huge);
 void sb_probing_release(sb_probing *t);
 
 static inline uint64_t sb_probing_ideal(const sb_probing *t, uint64_t key, int policy) {
@@ -68,13 +69,14 @@ static inline void *sb_probing_find(const sb_probing *t, size_t stride, int poli
     return sb_probing_find_from(t, stride, key, sb_probing_ideal(t, key, policy), &stop);
 }
 
-/* The bucket for `key`: its entry (*found = 1) or the empty bucket where it goes (*found = 0; the caller writes
- * the entry, key included, and counts it in t->size). NULL (nothing claimed) when `limit` entries are already
- * occupied and the key is absent: the caller's SB_EFULL. */
-static inline void *sb_probing_slot(sb_probing *t, size_t stride, int policy, uint64_t key, uint64_t limit,
+/* The bucket for `key`, probing from bucket b (its ideal bucket under the caller's policy): its entry (*found = 1)
+ * or the empty bucket where it goes (*found = 0; the caller writes the entry, key included, and counts it in
+ * t->size). NULL (nothing claimed) when `limit` entries are already occupied and the key is absent: the caller's
+ * SB_EFULL. */
+static inline void *sb_probing_slot(sb_probing *t, size_t stride, uint64_t key, uint64_t b, uint64_t limit,
                                     int *found) {
     uint64_t stop;
-    void *e = sb_probing_find_from(t, stride, key, sb_probing_ideal(t, key, policy), &stop);
+    void *e = sb_probing_find_from(t, stride, key, b, &stop);
     *found = e != NULL;
     if (e) return e;
     if (t->size >= limit) return NULL;

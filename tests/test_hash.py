@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from smtbench.hash.bench import HashSweep, run_sweep
-from smtbench.hash.table import MAX_QUEUE, ProbingHashTable, plan
+from smtbench.hash.table import LAYOUTS, MAX_QUEUE, ProbingHashTable, plan
 
 keys64 = st.integers(min_value=1, max_value=2**64 - 1)
 
@@ -15,10 +15,11 @@ keys64 = st.integers(min_value=1, max_value=2**64 - 1)
 @settings(max_examples=60, deadline=None)
 @given(items=st.dictionaries(keys64, st.integers(0, 2**64 - 1), max_size=300),
        absent=st.lists(keys64, max_size=100),
-       sizing=st.sampled_from(["pow2", "mod"]), queue=st.integers(0, MAX_QUEUE))
-def test_matches_dict(items, absent, sizing, queue):
+       sizing=st.sampled_from(["pow2", "mod"]), queue=st.integers(0, MAX_QUEUE),
+       layout=st.sampled_from(sorted(LAYOUTS)))
+def test_matches_dict(items, absent, sizing, queue, layout):
     buckets = 512 if sizing == "pow2" else 499
-    t = ProbingHashTable(buckets, sizing)
+    t = ProbingHashTable(buckets, sizing, layout)
     k = np.array(list(items), dtype=np.uint64)
     v = np.array(list(items.values()), dtype=np.uint64)
     # insert in two halves, with the second overwriting some values, as a dict would
@@ -32,7 +33,7 @@ def test_matches_dict(items, absent, sizing, queue):
     values, found = t.find(np.array(queries, dtype=np.uint64), queue_size=queue)
     for q, val, f in zip(queries, values.tolist(), found.tolist()):
         assert f == (q in expect)
-        assert val == (expect[q] if f else 0)
+        assert val == (expect[q] if f and layout != "keys" else 0)  # layout 'keys' stores no values
 
 
 def test_every_queue_size_agrees_with_plain():
@@ -58,6 +59,40 @@ def test_bench_checksums_identical_across_queues_threads_repeats(mode):
     if mode == "hit":
         assert all(r["found"] == 20000 for r in rows)
     assert all(r["machine_cpu"] and r["machine_git_sha"] for r in rows)
+
+
+@pytest.mark.parametrize("sizing", ["pow2", "mod"])
+def test_layouts_agree(sizing):
+    """Every layout (and huge pages on or off) finds the same keys with the same values and gives the same bench
+    checksums; the line-aligned layouts touch no more cache lines per miss than Mokry's."""
+    rows = run_sweep(HashSweep(table_mib=2, queue_sizes=[0, 4, 16], threads=[1, 2], lookups=20000,
+                               modes=["hit", "miss"], repeats=1, sizing=sizing,
+                               variants=["kv", "keys", "kv-line", "split", "split-pf", "kv:nohuge", "split:nohuge"]))
+    for mode in ("hit", "miss"):
+        got = [r for r in rows if r["mode"] == mode]
+        assert len(got) == 7 * 3 * 2 and len({r["checksum"] for r in got}) == 1
+    lines = {r["variant"]: r["mean_lines"] for r in rows if r["mode"] == "miss"}
+    assert lines["kv-line"] <= lines["kv"] and lines["split"] <= lines["kv"]
+    assert not any(r["huge_pages"] for r in rows if r["variant"].endswith(":nohuge"))
+    rng = np.random.default_rng(5)
+    keys = np.unique(rng.integers(1, 2**64 - 1, size=3000, dtype=np.uint64))
+    probes = np.concatenate([keys, rng.integers(1, 2**64 - 1, size=1000, dtype=np.uint64)])
+    found = None
+    for layout in LAYOUTS:
+        t, _ = ProbingHashTable.for_bytes(1 << 16, sizing=sizing, layout=layout)
+        t.insert(keys, keys ^ np.uint64(7))
+        v, f = t.find(probes, queue_size=8)
+        found = f if found is None else found
+        assert np.array_equal(f, found) and f[: len(keys)].all()
+        if layout != "keys":
+            assert np.array_equal(v[f], probes[f] ^ np.uint64(7))
+
+
+def test_bad_variant():
+    with pytest.raises(ValueError, match="LAYOUT"):
+        HashSweep(table_mib=1, queue_sizes=[0], threads=[1], variants=["kv:huge"]).validate()
+    with pytest.raises(ValueError, match="layout"):
+        ProbingHashTable(16, layout="cuckoo")  # type: ignore[arg-type]
 
 
 def test_fill_is_thread_count_independent():

@@ -22,6 +22,16 @@ ALL.append(MACHINE)
 BENCH_THREADS = 1 << 12
 
 
+def hash_variants(mib):
+    """The layout variants of the hash sweep at a table size (config mokry_hash.variants, plus kv and split on plain
+    pages up to nohuge_max_mib)."""
+    h = P["mokry_hash"]
+    v = list(h.get("variants", ["kv"]))
+    if int(mib) <= h.get("nohuge_max_mib", 0):
+        v += [f"{x}:nohuge" for x in ("kv", "split") if x in v]
+    return v
+
+
 def expected_build(wildcards, input):
     """The native-build stamp a timing rule's benchmark must find loaded: the first file of BUILD, which every
     timing rule takes as its first input (the benchmark compares it with the extension's compiled flags)."""

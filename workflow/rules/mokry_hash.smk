@@ -2,12 +2,14 @@
 H = P["mokry_hash"]
 HASH_ROWS = expand(f"{OUT}/raw/mokry_hash/mib{{mib}}.jsonl", mib=H["table_mib"])
 
-ALL += [f"{OUT}/tables/mokry_table3_2.md", f"{OUT}/figures/mokry_fig3_2.png"]
+ALL += [f"{OUT}/tables/mokry_table3_2.md", f"{OUT}/figures/mokry_fig3_2.png", f"{OUT}/tables/mokry_hash_layouts.md",
+        f"{OUT}/figures/mokry_hash_layouts.png"]
 METRICS.append(f"{OUT}/metrics/mokry_hash.csv")
 
 
 rule hash_sweep:
-    """One table size: fill once, then every (mode, threads, queue size) point, repeats interleaved."""
+    """One table size: every layout variant filled once and held at once, then every (variant, mode, threads, queue
+    size) point, repeats interleaved."""
     conda: CONDA_ENV
     input:
         BUILD,
@@ -16,6 +18,7 @@ rule hash_sweep:
     params:
         expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
         q=H["queue_sizes"],
+        variants=lambda wildcards: ",".join(hash_variants(wildcards.mib)),
         threads=",".join(map(str, H["threads"])),
         modes=",".join(H["modes"]),
         lookups=H["lookups"],
@@ -25,12 +28,12 @@ rule hash_sweep:
     threads: BENCH_THREADS  # the whole machine (see common.smk)
     resources:
         bench=1,
-        mem_mb=lambda wc: int(wc.mib) + 512,
+        mem_mb=lambda wc: int(wc.mib) * len(hash_variants(wc.mib)) + 512,
     log:
         f"{OUT}/logs/mokry_hash/mib{{mib}}.log",
     shell:
         "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench guard --what 'hash sweep of a {wildcards.mib} MiB table' -- "
-        "smtbench bench hash --table-mib {wildcards.mib} --queue-sizes {params.q} --threads {params.threads} "
+        "smtbench bench hash --table-mib {wildcards.mib} --variants {params.variants} --queue-sizes {params.q} --threads {params.threads} "
         "--mode {params.modes} --lookups {params.lookups} --repeats {params.repeats} "
         "--load-factor {params.lf} --sizing {params.sizing} --progress --out {output} 2> {log}"
 
@@ -43,11 +46,16 @@ rule mokry_hash_report:
         table=f"{OUT}/tables/mokry_table3_2.md",
         csv=shown(f"{OUT}/tables/mokry_table3_2.csv", "mokry_hash"),
         figure=shown(f"{OUT}/figures/mokry_fig3_2.png", "mokry_hash"),
+        layouts=f"{OUT}/tables/mokry_hash_layouts.md",
+        layouts_csv=shown(f"{OUT}/tables/mokry_hash_layouts.csv", "mokry_hash"),
+        layouts_figure=shown(f"{OUT}/figures/mokry_hash_layouts.png", "mokry_hash"),
         metrics=f"{OUT}/metrics/mokry_hash.csv",
     params:
         table=lambda wildcards, output: output.csv.removesuffix(".csv"),
+        layouts=lambda wildcards, output: output.layouts_csv.removesuffix(".csv"),
     log:
         f"{OUT}/logs/mokry_hash/report.log",
     shell:
         "smtbench report mokry-hash --rows {input} --table {params.table} "
-        "--figure {output.figure} --metrics {output.metrics} 2> {log}"
+        "--figure {output.figure} --layouts-table {params.layouts} --layouts-figure {output.layouts_figure} "
+        "--metrics {output.metrics} 2> {log}"

@@ -9,7 +9,14 @@ from ..benchutil import parse_int_list
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p = groups["bench"].add_parser(
         "hash", help="hash-table lookups with and without a prefetch queue (Mokry §3.1, Table 3.2, Fig 3.2)")
-    p.add_argument("--table-mib", type=int, required=True, help="table size in MiB (16-byte entries)")
+    p.add_argument("--table-mib", type=int, required=True,
+                   help="table size in MiB (16 bytes per bucket; 8 in layout 'keys')")
+    p.add_argument("--variants", default="kv",
+                   help="comma list of LAYOUT[:nohuge], all held in memory and interleaved: kv (Mokry's 16-byte "
+                        "key+value entries, the paper-faithful table), keys (KenLM's probing_hash_table_benchmark "
+                        "protocol: 8-byte keys, no values), kv-line (kv probing from the ideal bucket's 64-byte "
+                        "line), split (key lines apart from value lines), split-pf (split, the queue also prefetching the "
+                        "value line); ':nohuge' = plain 4 KiB pages")
     p.add_argument("--queue-sizes", default="0-16", help="e.g. 0-16 or 0,2,4,8 (0 = plain lookups)")
     p.add_argument("--threads", default="1", help="comma list of thread counts, e.g. 1,2")
     p.add_argument("--lookups", type=int, default=2_000_000, help="lookups per measurement (split over threads)")
@@ -42,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         threads=parse_int_list(args.threads, 1, 1024, "--threads"), lookups=args.lookups,
         modes=[m.strip() for m in args.mode.split(",") if m.strip()], repeats=args.repeats,
         load_factor=args.load_factor, sizing=args.sizing, burnin=args.burnin, pin=args.pin,
-        seed=args.seed, fill_threads=args.fill_threads)
+        seed=args.seed, fill_threads=args.fill_threads,
+        variants=[v.strip() for v in args.variants.split(",") if v.strip()])
     run_sweep(sweep, out=args.out, progress=args.progress)
     return 0

@@ -10,6 +10,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--rows", nargs="+", required=True, help="JSON-lines rows of `smtbench bench hash`")
     p.add_argument("--table", help="output stem for Table 3.2 (.csv and .md)")
     p.add_argument("--figure", help="output PNG for Fig 3.2")
+    p.add_argument("--layouts-table", help="output stem for the layout table (.csv and .md)")
+    p.add_argument("--layouts-figure", help="output PNG: ns per lookup against queue size per layout")
     p.add_argument("--metrics", help="output CSV of regression metrics")
     p.set_defaults(func=run)
 
@@ -29,6 +31,17 @@ def run(args: argparse.Namespace) -> int:
                           "paper_*: the thesis' 137 GB table, misses (Mokry 2016, Table 3.2).")
     if args.figure:
         save_figure(mh.fig3_2(rows), args.figure)
+    if args.layouts_table:
+        write_table(mh.layouts(rows), args.layouts_table,
+                    "Hash-table layouts beside Mokry's table: KenLM's benchmark protocol, line-aligned and split",
+                    notes="One thread, min over repeats of interleaved points; every variant holds the same entries "
+                          "in the same number of buckets (load 2/3; 'keys' = 8-byte key-only buckets, as KenLM's "
+                          "util/probing_hash_table_benchmark_main.cc, so half the bytes). lines_per_lookup = mean "
+                          "distinct 64-byte lines a lookup touches (untimed, 1M queries; split layouts count the "
+                          "value line of a hit); line_floor_ns = independent random line reads over the same table "
+                          "in the same run; best_over_floor = best ns / that floor. ':nohuge' = plain 4 KiB pages.")
+    if args.layouts_figure:
+        save_figure(mh.fig_layouts(rows), args.layouts_figure)
     if args.metrics:
         from ..report import metrics
 

@@ -1,5 +1,8 @@
-"""The hash-table prefetch sweep (Mokry §3.1): one table per size, then every (mode, threads,
-queue size) point, repeats interleaved so that drift hits every point alike."""
+"""The hash-table prefetch sweep (Mokry §3.1): one table per (size, layout variant), all held at once, then every
+(variant, mode, threads, queue size) point, repeats interleaved so that drift hits every point alike.
+
+A variant is a layout of csrc/hashprobe.h (``kv`` = Mokry's table, ``keys`` = KenLM's benchmark protocol, ``kv-line``,
+``split``), optionally suffixed ``:nohuge`` (plain 4 KiB pages instead of transparent huge pages)."""
 from __future__ import annotations
 
 import os
@@ -9,7 +12,7 @@ from dataclasses import dataclass, field
 from tqdm import tqdm
 
 from ..benchutil import RowWriter
-from .table import MAX_QUEUE, ProbingHashTable, plan
+from .table import LAYOUTS, MAX_QUEUE, ProbingHashTable, plan
 from ..ioutil import output_or_stdout
 from ..resources import require_memory
 
@@ -28,6 +31,19 @@ class HashSweep:
     pin: bool = False
     seed: int = 1
     fill_threads: int = 0
+    variants: list[str] = field(default_factory=lambda: ["kv"])
+
+    def parsed_variants(self) -> list[tuple[str, bool]]:
+        """(layout, huge pages) per variant."""
+        out = []
+        for v in self.variants:
+            layout, _, opt = v.partition(":")
+            if layout not in LAYOUTS or opt not in ("", "nohuge"):
+                raise ValueError(f"--variants: {v!r} is not LAYOUT[:nohuge] with LAYOUT one of {sorted(LAYOUTS)}")
+            out.append((layout, opt != "nohuge"))
+        if len(set(out)) != len(out) or not out:
+            raise ValueError(f"--variants must name distinct variants, got {self.variants}")
+        return out
 
     def validate(self) -> None:
         """Every absurd parameter is refused here, before anything is allocated."""
@@ -44,48 +60,65 @@ class HashSweep:
             raise ValueError(f"--mode must be hit, miss or both, got {self.modes}")
         if self.lookups < max(self.threads):
             raise ValueError(f"--lookups ({self.lookups}) must be at least the thread count")
+        variants = self.parsed_variants()
         plan(self.table_mib << 20, self.load_factor, self.sizing)  # load factor, sizing
-        # the table plus each thread's pre-generated keys
-        need = (self.table_mib << 20) + 8 * self.lookups + (64 << 20)
-        require_memory(need, f"a {self.table_mib} MiB hash table")
+        # every variant's table (held at once, so that their points interleave; at most 16 bytes a bucket) plus the
+        # pre-generated keys
+        need = len(variants) * (self.table_mib << 20) + 8 * self.lookups + (64 << 20)
+        require_memory(need, f"{len(variants)} hash tables of {self.table_mib} MiB (fewer --variants need less)")
 
 
 def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> list[dict]:
     s.validate()
-    table, max_entries = ProbingHashTable.for_bytes(s.table_mib << 20, s.load_factor, s.sizing)  # type: ignore[arg-type]
-    table.fill_random(max_entries, s.seed, s.fill_threads or (os.cpu_count() or 1))
-    points = [(m, t, q) for m in s.modes for t in s.threads for q in s.queue_sizes]
+    # Every variant holds the same entries in the same number of buckets (the key+value table's at --table-mib), so
+    # that they answer the same queries; layout 'keys' then takes half the memory, as in KenLM's benchmark.
+    buckets, max_entries = plan(s.table_mib << 20, s.load_factor, s.sizing)  # type: ignore[arg-type]
+    tables: dict[str, tuple[ProbingHashTable, int, str, bool]] = {}
+    for name, (layout, huge) in zip(s.variants, s.parsed_variants()):
+        table = ProbingHashTable(buckets, s.sizing, layout, huge)  # type: ignore[arg-type]
+        table.fill_random(max_entries, s.seed, s.fill_threads or (os.cpu_count() or 1))
+        tables[name] = (table, max_entries, layout, huge)
+    points = [(v, m, t, q) for v in s.variants for m in s.modes for t in s.threads for q in s.queue_sizes]
     # the machine's floor: independent random line reads over the same memory (no queue)
-    points += [("line", t, 0) for t in s.threads]
-    stats = {m: table.probe_stats(fill_seed=s.seed, filled=max_entries, query_seed=s.seed + 1000,
-                                  lookups=s.lookups, mode=m) for m in s.modes}  # type: ignore[arg-type]
+    points += [(v, "line", t, 0) for v in s.variants for t in s.threads]
+    stats = {(v, m): tables[v][0].probe_stats(fill_seed=s.seed, filled=tables[v][1], query_seed=s.seed + 1000,
+                                              lookups=s.lookups, mode=m)  # type: ignore[arg-type]
+             for v in s.variants for m in s.modes}
     rows: list[dict] = []
     checksums: dict[str, set[int]] = {}
+    floors: dict[str, set[int]] = {}
     with output_or_stdout(out) as fh:
         writer = RowWriter("mokry_hash", fh)
         bar = tqdm(total=len(points) * s.repeats, disable=not progress, desc=f"hash {s.table_mib} MiB",
                    file=sys.stderr)
         for rep in range(s.repeats):
-            for mode, threads, q in points:
+            for variant, mode, threads, q in points:
+                table, max_entries, layout, huge = tables[variant]
                 r = table.bench(fill_seed=s.seed, filled=max_entries, query_seed=s.seed + 1000,
                                 lookups=s.lookups, mode=mode, queue_size=q, threads=threads,  # type: ignore[arg-type]
                                 burnin=s.burnin, pin=s.pin)
                 per_thread = s.lookups / threads
-                checksums.setdefault(mode, set()).add(r.checksum)
+                if mode == "line":
+                    floors.setdefault(variant, set()).add(r.checksum)
+                else:
+                    checksums.setdefault(mode, set()).add(r.checksum)
+                st = stats.get((variant, mode), (1.0, 1.0))
                 rows.append(writer.emit(
                     table_mib=s.table_mib, table_bytes=table.nbytes, buckets=table.buckets,
                     entries=max_entries, load_factor=round(max_entries / table.buckets, 6),
-                    sizing=s.sizing, huge_pages=table.huge_pages, mode=mode, threads=threads,
+                    sizing=s.sizing, layout=layout, variant=variant, huge_requested=huge,
+                    huge_pages=table.huge_pages, mode=mode, threads=threads,
                     queue_size=q, lookups=s.lookups, repeat=rep, wall_ns=r.wall_ns,
                     ns_per_lookup=r.wall_ns / per_thread,
                     mlookups_per_s=s.lookups / r.wall_ns * 1e3, checksum=str(r.checksum), found=r.found,
-                    mean_probes=stats[mode][0] if mode in stats else 1.0,
-                    mean_lines=stats[mode][1] if mode in stats else 1.0))
+                    mean_probes=st[0], mean_lines=st[1]))
                 bar.update()
         bar.close()
-        # The checksum folds every found value (or the bucket where a miss stopped): it must not
-        # depend on queue size, thread count or repeat. A mismatch is a wrong build: fail loudly.
+        # The checksum folds every found value (or the key of a miss): it must not depend on the layout, queue
+        # size, thread count or repeat (the random-line floor folds whatever its table holds: per variant). A
+        # mismatch is a wrong build: fail loudly.
         bad = {m: c for m, c in checksums.items() if len(c) != 1}
+        bad.update({f"line {v}": c for v, c in floors.items() if len(c) != 1})
         if bad:
-            raise RuntimeError(f"checksums differ across queue sizes/threads/repeats: {bad}")
+            raise RuntimeError(f"checksums differ across layouts/queue sizes/threads/repeats: {bad}")
     return rows

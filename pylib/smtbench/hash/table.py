@@ -10,9 +10,16 @@ from ..native import as_ptr, check, ffi, lib
 from ..resources import require_memory
 
 Sizing = Literal["pow2", "mod"]
+Layout = Literal["kv", "keys", "kv-line", "split"]
 Mode = Literal["hit", "miss", "line"]
 MAX_QUEUE = int(lib.SB_HASH_MAX_QUEUE)
 _SIZING = {"pow2": lib.SB_HASH_POW2, "mod": lib.SB_HASH_MOD}
+# The memory layouts (csrc/hashprobe.h): kv = Mokry's 16-byte {key, value} table (paper-faithful); keys = KenLM's
+# benchmark protocol (8-byte keys, no values); kv-line = kv probing from the ideal bucket's 64-byte line; split =
+# key lines apart from value lines, probing from the ideal key line; split-pf = split whose queue also prefetches
+# the value line (speculatively: wasted on a miss).
+LAYOUTS: dict[str, int] = {"kv": lib.SB_HASH_KV, "keys": lib.SB_HASH_KEYS, "kv-line": lib.SB_HASH_KV_LINE,
+                           "split": lib.SB_HASH_SPLIT, "split-pf": lib.SB_HASH_SPLIT_PF}
 _MODE = {"hit": lib.SB_LOOKUP_HIT, "miss": lib.SB_LOOKUP_MISS, "line": lib.SB_LOOKUP_LINE}
 
 
@@ -24,7 +31,14 @@ class BenchResult:
     found: int
 
 
-def plan(table_bytes: int, load_factor: float = 2 / 3, sizing: Sizing = "pow2") -> tuple[int, int]:
+def _check_layout(layout: str) -> int:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {sorted(LAYOUTS)}, got {layout!r}")
+    return int(LAYOUTS[layout])
+
+
+def plan(table_bytes: int, load_factor: float = 2 / 3, sizing: Sizing = "pow2",
+         layout: Layout = "kv") -> tuple[int, int]:
     """(buckets, max entries) for a table of ``table_bytes`` at ``load_factor``; ValueError if absurd."""
     if not 0.0 < load_factor < 1.0:
         raise ValueError(f"load factor must be in (0, 1), got {load_factor}")
@@ -34,29 +48,33 @@ def plan(table_bytes: int, load_factor: float = 2 / 3, sizing: Sizing = "pow2") 
         raise ValueError(f"table size must be at least 32 bytes, got {table_bytes}")
     buckets = ffi.new("uint64_t *")
     entries = ffi.new("uint64_t *")
-    check(lib.sb_hash_plan(table_bytes, load_factor, _SIZING[sizing], buckets, entries), "hash plan")
+    check(lib.sb_hash_plan(table_bytes, load_factor, _SIZING[sizing], _check_layout(layout), buckets, entries),
+          "hash plan")
     return int(buckets[0]), int(entries[0])
 
 
 class ProbingHashTable:
-    """64-bit keys → 64-bit values, key 0 reserved as the empty sentinel."""
+    """64-bit keys → 64-bit values, key 0 reserved as the empty sentinel. Layout ``keys`` stores no values (find
+    reports found with value 0); ``huge`` asks for transparent huge pages (False: plain 4 KiB pages)."""
 
-    def __init__(self, buckets: int, sizing: Sizing = "pow2"):
+    def __init__(self, buckets: int, sizing: Sizing = "pow2", layout: Layout = "kv", huge: bool = True):
         if sizing not in _SIZING:
             raise ValueError(f"sizing must be one of {sorted(_SIZING)}, got {sizing!r}")
         if buckets < 2:
             raise ValueError(f"need at least 2 buckets, got {buckets}")
-        require_memory(buckets * 16, f"a hash table of {buckets} buckets")
+        code = _check_layout(layout)
+        require_memory(buckets * (8 if layout == "keys" else 16), f"a hash table of {buckets} buckets")
         out = ffi.new("sb_hash **")
-        check(lib.sb_hash_create(buckets, _SIZING[sizing], out), "hash create")
+        check(lib.sb_hash_create(buckets, _SIZING[sizing], code, int(huge), out), "hash create")
         self._t = ffi.gc(out[0], lib.sb_hash_free)
         self.sizing = sizing
+        self.layout = layout
 
     @classmethod
-    def for_bytes(cls, table_bytes: int, load_factor: float = 2 / 3,
-                  sizing: Sizing = "pow2") -> tuple["ProbingHashTable", int]:
-        buckets, max_entries = plan(table_bytes, load_factor, sizing)
-        return cls(buckets, sizing), max_entries
+    def for_bytes(cls, table_bytes: int, load_factor: float = 2 / 3, sizing: Sizing = "pow2",
+                  layout: Layout = "kv", huge: bool = True) -> tuple["ProbingHashTable", int]:
+        buckets, max_entries = plan(table_bytes, load_factor, sizing, layout)
+        return cls(buckets, sizing, layout, huge), max_entries
 
     @property
     def buckets(self) -> int:

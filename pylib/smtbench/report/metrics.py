@@ -54,15 +54,18 @@ def _ratios(exp: str, key: str, pairs: dict[str, object]) -> list[Record]:
 
 
 def mokry_hash(rows: pd.DataFrame) -> list[Record]:
-    """`bench hash` rows. exact per (table size, mode): the lookup checksum of hits and misses (found values,
-    or the bucket where a miss stopped: independent of thread count, queue size and fill order). Mode 'line'
-    (random line reads, the machine's floor) is left out: it folds whatever the lines hold, and the table is
-    filled by several threads, so it differs from run to run. ratio: best prefetch-queue speed-up per
-    (table size, mode, threads)."""
-    from .mokry_hash import best_speedups
+    """`bench hash` rows. exact per (table size, mode): the lookup checksum of hits and misses (found values, or
+    the key of a miss: independent of layout, thread count, queue size and fill order). Mode 'line' (random line
+    reads, the machine's floor) is left out: it folds whatever the lines hold, and the table is filled by several
+    threads, so it differs from run to run. ratio: best prefetch-queue speed-up per (table size, mode, threads),
+    and per layout variant other than Mokry's (key suffixed with the variant)."""
+    from .mokry_hash import PAPER_VARIANT, best_speedups
 
-    recs: list[Record] = [("mokry_hash", f"mib={r.table_mib},{r.mode},t={r.threads}", "speedup",
-                           f"{r.speedup:.4f}", "ratio") for r in best_speedups(rows).itertuples()]
+    recs: list[Record] = []
+    for r in best_speedups(rows, variant=None).itertuples():
+        suffix = "" if r.variant == PAPER_VARIANT else f",{r.variant}"
+        recs.append(("mokry_hash", f"mib={r.table_mib},{r.mode},t={r.threads}{suffix}", "speedup",
+                     f"{r.speedup:.4f}", "ratio"))
     lookups = rows[rows["mode"].isin(["hit", "miss"])]
     for (mib, mode), g in lookups.groupby(["table_mib", "mode"]):
         recs.append(("mokry_hash", f"mib={mib},{mode}", "checksum", _distinct(g.checksum), "exact"))

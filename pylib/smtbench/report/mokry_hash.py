@@ -1,5 +1,7 @@
 """Mokry 2016 §3.1: Table 3.2 (best prefetch-queue speed-up per thread count) and Fig 3.2
-(time per lookup against queue size, one line per table size)."""
+(time per lookup against queue size, one line per table size), on Mokry's key+value table (variant ``kv``); the
+layout table beside them: every layout variant (KenLM's benchmark protocol ``keys``, line-aligned and split
+layouts, huge pages off) with its lines per lookup and this machine's one-random-line floor."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -7,12 +9,21 @@ import pandas as pd
 
 from .common import paper_values
 
-POINT = ["table_mib", "mode", "threads", "queue_size"]
+POINT = ["variant", "table_mib", "mode", "threads", "queue_size"]
+PAPER_VARIANT = "kv"  # Mokry's table: 16-byte key+value entries probed from the ideal bucket
+
+
+def with_variant(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows from before the layouts existed are Mokry's table."""
+    if "variant" not in rows:
+        rows = rows.assign(variant=PAPER_VARIANT, layout=PAPER_VARIANT)
+    return rows
 
 
 def per_point(rows: pd.DataFrame) -> pd.DataFrame:
     """Min and median ns/lookup over repeats for each sweep point (the thesis keeps the minimum).
     Mode 'line' rows (random line reads, the machine's floor) are left out."""
+    rows = with_variant(rows)
     rows = rows[rows["mode"] != "line"]
     g = rows.groupby(POINT)["ns_per_lookup"]
     out = g.agg(ns_min="min", ns_median="median", repeats="count").reset_index()
@@ -20,24 +31,48 @@ def per_point(rows: pd.DataFrame) -> pd.DataFrame:
     return out.merge(load, on=POINT)
 
 
-def best_speedups(rows: pd.DataFrame) -> pd.DataFrame:
-    """For each (table, mode, threads): plain ns, best queue ns, its queue size, speed-up (all from mins)."""
+def best_speedups(rows: pd.DataFrame, variant: str | None = PAPER_VARIANT) -> pd.DataFrame:
+    """For each (variant, table, mode, threads): plain ns, best queue ns, its queue size, speed-up (all from mins).
+    ``variant``: keep only that one (default Mokry's table); None = every variant."""
+    rows = with_variant(rows)
+    if variant is not None:
+        rows = rows[rows["variant"] == variant]
+    key = ["variant", "table_mib", "mode", "threads"]
     pts = per_point(rows)
-    plain = pts[pts.queue_size == 0].set_index(["table_mib", "mode", "threads"])["ns_min"].rename("plain_ns")
+    plain = pts[pts.queue_size == 0].set_index(key)["ns_min"].rename("plain_ns")
     q = pts[pts.queue_size > 0]
-    best = q.loc[q.groupby(["table_mib", "mode", "threads"])["ns_min"].idxmin()]
-    best = best.set_index(["table_mib", "mode", "threads"])[["queue_size", "ns_min", "load1_max"]]
+    best = q.loc[q.groupby(key)["ns_min"].idxmin()]
+    best = best.set_index(key)[["queue_size", "ns_min", "load1_max"]]
     best = best.rename(columns={"ns_min": "best_ns", "queue_size": "best_queue_size"})
     out = best.join(plain, how="inner").reset_index()
     out["speedup"] = out["plain_ns"] / out["best_ns"]
-    cols = ["table_mib", "mode", "threads", "plain_ns", "best_ns", "best_queue_size", "speedup", "load1_max"]
+    cols = key + ["plain_ns", "best_ns", "best_queue_size", "speedup", "load1_max"]
     if "mean_lines" in rows:
-        lines = rows.groupby(["table_mib", "mode"])["mean_lines"].first().rename("lines_per_lookup")
-        out = out.merge(lines.reset_index(), on=["table_mib", "mode"], how="left")
-        floor = rows[rows["mode"] == "line"].groupby(["table_mib", "threads"])["ns_per_lookup"].min()
-        out = out.merge(floor.rename("line_floor_ns").reset_index(), on=["table_mib", "threads"], how="left")
+        lines = rows.groupby(["variant", "table_mib", "mode"])["mean_lines"].first().rename("lines_per_lookup")
+        out = out.merge(lines.reset_index(), on=["variant", "table_mib", "mode"], how="left")
+        floor = rows[rows["mode"] == "line"].groupby(["variant", "table_mib", "threads"])["ns_per_lookup"].min()
+        out = out.merge(floor.rename("line_floor_ns").reset_index(), on=["variant", "table_mib", "threads"],
+                        how="left")
         cols += ["lines_per_lookup", "line_floor_ns"]
-    return out[cols]
+    out = out[cols]
+    return out.drop(columns="variant") if variant is not None else out
+
+
+def layouts(rows: pd.DataFrame, threads: int = 1) -> pd.DataFrame:
+    """Every layout variant at every table size of 1 GiB and more (all sizes if none is that large), misses and
+    hits: plain and best-queue ns per lookup, lines per lookup, the one-random-line floor measured over the same
+    table in the same run, and the best ns over that floor. Variant ``keys`` is KenLM's benchmark protocol
+    (util/probing_hash_table_benchmark_main.cc: 8-byte keys, multiplier 1.5, queues 2/4/8/16); ``kv`` is Mokry's."""
+    b = best_speedups(rows, variant=None)
+    b = b[b.threads == threads]
+    big = b[b.table_mib >= 1024]
+    b = big if len(big) else b
+    b = b.assign(best_over_floor=b.best_ns / b.line_floor_ns) if "line_floor_ns" in b else b
+    keep = [c for c in ("table_mib", "variant", "mode", "plain_ns", "best_ns", "best_queue_size", "speedup",
+                        "lines_per_lookup", "line_floor_ns", "best_over_floor", "load1_max") if c in b]
+    order = {v: i for i, v in enumerate(["kv", "keys", "kv-line", "split", "split-pf"])}
+    b = b.assign(_o=b.variant.map(lambda v: (order.get(v.split(":")[0], 9), v)))
+    return b.sort_values(["table_mib", "mode", "_o"])[keep].reset_index(drop=True)
 
 
 def table3_2(rows: pd.DataFrame) -> pd.DataFrame:
@@ -66,7 +101,7 @@ def table3_2(rows: pd.DataFrame) -> pd.DataFrame:
 def fig3_2(rows: pd.DataFrame, threads: int = 1):
     """Time per lookup against queue size (0 = plain), one line per table size; misses and hits."""
     pts = per_point(rows)
-    pts = pts[pts.threads == threads]
+    pts = pts[(pts.threads == threads) & (pts.variant == PAPER_VARIANT)]
     modes = [m for m in ("miss", "hit") if m in set(pts["mode"])]
     fig, axes = plt.subplots(1, len(modes), figsize=(5.5 * len(modes), 4), sharey=True, squeeze=False)
     for ax, mode in zip(axes[0], modes):
@@ -80,4 +115,32 @@ def fig3_2(rows: pd.DataFrame, threads: int = 1):
     axes[0][0].set_ylabel("ns per lookup (min of repeats)")
     axes[0][-1].legend(title="table size")
     fig.suptitle("Mokry Fig 3.2 reproduced: time per lookup vs in-flight prefetches")
+    return fig
+
+
+def fig_layouts(rows: pd.DataFrame, threads: int = 1):
+    """Time per lookup against queue size at the largest table, one line per layout variant; misses and hits, the
+    one-random-line floor dashed."""
+    rows = with_variant(rows)
+    largest = int(rows.table_mib.max())
+    rows = rows[rows.table_mib == largest]
+    pts = per_point(rows)
+    pts = pts[pts.threads == threads]
+    floor = rows[(rows["mode"] == "line") & (rows.threads == threads)].ns_per_lookup.min()
+    modes = [m for m in ("miss", "hit") if m in set(pts["mode"])]
+    fig, axes = plt.subplots(1, len(modes), figsize=(5.5 * len(modes), 4), sharey=True, squeeze=False)
+    for ax, mode in zip(axes[0], modes):
+        for v, g in pts[pts["mode"] == mode].groupby("variant"):
+            g = g.sort_values("queue_size")
+            ax.plot(g.queue_size, g.ns_min, marker="o", ms=3, label=v + (" (Mokry)" if v == PAPER_VARIANT else
+                                                                           " (KenLM bench)" if v == "keys" else ""))
+        if floor == floor:
+            ax.axhline(floor, ls="--", color="grey", label="one random line")
+        ax.set_title(f"{ {'miss': 'misses', 'hit': 'hits'}[mode]}, {threads} thread(s)")
+        ax.set_xlabel("prefetch queue size (0 = plain lookup)")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("ns per lookup (min of repeats)")
+    axes[0][-1].legend(title="layout")
+    label = f"{largest / 1024:g} GiB" if largest >= 1024 else f"{largest} MiB"
+    fig.suptitle(f"Hash-table layouts, {label} of 16-byte key+value buckets (keys: 8-byte), load 2/3")
     return fig
