@@ -23,6 +23,7 @@ typedef struct {
 typedef struct {
     sb_probing p;
     uint64_t limit;   /* most entries allowed (blanks included) */
+    uint64_t group;   /* ~0: probe from the ideal bucket (KenLM); ~3: from the first bucket of its 64-byte line */
 } table_t;
 
 struct sb_lm {
@@ -56,9 +57,12 @@ static inline uint64_t combine(uint64_t current, uint32_t next) {
 static inline uint64_t nonzero(uint64_t k) { return k ? k : 0x9E3779B97F4A7C15ULL; }
 enum { POLICY = SB_PROBING_MULHI };
 static inline entry_t *entries_of(const table_t *t) { return t->p.entries; }
-static inline uint64_t bucket_of(const table_t *t, uint64_t key) { return sb_probing_ideal(&t->p, key, POLICY); }
+static inline uint64_t bucket_of(const table_t *t, uint64_t key) {
+    return sb_probing_ideal(&t->p, key, POLICY) & t->group;
+}
 static inline entry_t *find(const table_t *t, uint64_t key) {
-    return sb_probing_find(&t->p, sizeof(entry_t), POLICY, key);
+    uint64_t stop;
+    return sb_probing_find_from(&t->p, sizeof(entry_t), key, bucket_of(t, key), &stop);
 }
 static inline entry_t *find_from(const table_t *t, uint64_t key, uint64_t b) {
     uint64_t stop;
@@ -86,13 +90,14 @@ static uint64_t buckets_for(uint64_t count, double multiplier) {
 }
 
 uint64_t sb_lm_plan_bytes(int order, const uint64_t *counts, double multiplier) {
+    /* (line-aligned tables round their buckets up to a multiple of 4: at most 3 more per order) */
     if (order < 1 || order > SB_LM_MAX_ORDER || !(multiplier > 1.0)) return 0;
     uint64_t total = (counts[0] + 1) * sizeof(unigram_t);
     for (int n = 2; n <= order; n++) total += buckets_for(counts[n - 1], multiplier) * sizeof(entry_t);
     return total;
 }
 
-int sb_lm_new(int order, const uint64_t *counts, double multiplier, sb_lm **out) {
+int sb_lm_new(int order, const uint64_t *counts, double multiplier, int line_aligned, sb_lm **out) {
     *out = NULL;
     if (order < 1 || order > SB_LM_MAX_ORDER || !(multiplier > 1.0)) return SB_EINVAL;
     if (counts[0] == 0 || counts[0] >= SB_LM_SENTENCE_MARK) return SB_EINVAL;
@@ -106,6 +111,8 @@ int sb_lm_new(int order, const uint64_t *counts, double multiplier, sb_lm **out)
     for (int n = 2; n <= order; n++) {
         table_t *t = &m->t[n];
         uint64_t buckets = buckets_for(counts[n - 1], multiplier);
+        if (line_aligned) buckets = (buckets + 3) & ~(uint64_t)3; /* whole lines of 4 entries */
+        t->group = line_aligned ? ~(uint64_t)3 : ~(uint64_t)0;
         t->limit = buckets - 1 - buckets / 20; /* keep >= 5% empty */
         if (t->limit < counts[n - 1]) t->limit = counts[n - 1];
         int rc = sb_probing_init(&t->p, buckets, sizeof(entry_t), POLICY, 1);

@@ -280,6 +280,21 @@ def test_score_corpus_and_backends(corpus_models):
         lm.score_stream(enc.tokens, 17)
 
 
+@pytest.mark.parametrize("order", [3, 5])
+def test_line_aligned_layout_scores_identically(corpus_models, order):
+    """Probing from the ideal bucket's cache line (the '-line' backends) changes where n-grams sit, not a bit of any
+    score, length or state, sequential or through the automaton queue."""
+    models, test = corpus_models
+    plain, line = ProbingLM(models[order]), ProbingLM(models[order], line_aligned=True)
+    assert line.line_aligned and not plain.line_aligned
+    enc = plain.encode(test[:300] + ["oovword " * 3])
+    for q in (0, 1, 8, 16):
+        a, b = plain.score_stream(enc.tokens, q), line.score_stream(enc.tokens, q)
+        assert a.logprob.tobytes() == b.logprob.tobytes() and a.length.tobytes() == b.length.tobytes()
+    for be in ("sequential-line", "automaton-line"):
+        assert backends.make(be, plain.model, queue_size=4).score_stream(enc.tokens).log10_sum == a.log10_sum
+
+
 def test_ppl_cli_matches_kenlm(corpus_models, tmp_path, capsys):
     from smtbench.cli import main
 

@@ -29,6 +29,8 @@ rule mokry_lm_bench:
         repeats=L.get("repeats", 3),
         minq=L.get("min_queries", 1000000),
         kenlm="" if L.get("kenlm", True) else "--no-kenlm",
+        backends="--backends " + ("sequential,automaton,sequential-line,automaton-line" if L.get("line_layout") else
+                                  "sequential,automaton"),
         peers=lambda wc, input: " ".join(f"--kenlm-binary {k}={input[k]}" for k in ("probing", "trie")
                                          if k in input.keys()),
     threads: BENCH_THREADS  # the whole machine (see common.smk)
@@ -41,6 +43,7 @@ rule mokry_lm_bench:
         "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench guard --what 'LM scoring sweep of {wildcards.name}' -- "
         "smtbench bench lm --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
         "--queue-sizes {params.q} --repeats {params.repeats} --min-queries {params.minq} {params.kenlm} {params.peers} "
+        "{params.backends} "
         "--progress --out {output} 2> {log}"
 
 

@@ -17,7 +17,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                    help="repeat the document until at least this many queries (0 = once)")
     p.add_argument("--max-lines", type=int, default=0, help="use only the first N lines (0 = all)")
     p.add_argument("--backends", default="sequential,automaton",
-                   help="comma list of registered backends; 'automaton' expands over --queue-sizes")
+                   help="comma list of registered backends; 'automaton' and 'automaton-line' expand over --queue-sizes; "
+                        "'-line' = the same LM probed from each n-gram's cache line")
     p.add_argument("--no-kenlm", dest="kenlm", action="store_false",
                    help="skip the row for the kenlm module's Model.score")
     p.add_argument("--kenlm-binary", action="append", default=[], metavar="KIND=PATH",

@@ -23,7 +23,7 @@ class ProbingLM:
     probing default 1.5); grown automatically if KenLM-style blanks for missing suffixes overflow."""
 
     def __init__(self, model: ArpaModel | str | os.PathLike[str], multiplier: float = 1.5,
-                 source: str | None = None):
+                 source: str | None = None, line_aligned: bool = False):
         if not isinstance(model, ArpaModel):
             source = os.fspath(model)
             model = read_arpa(model)
@@ -37,7 +37,7 @@ class ProbingLM:
             need = int(lib.sb_lm_plan_bytes(model.order, counts, multiplier))
             require_memory(need, f"a probing LM of {sum(model.counts)} n-grams ({self.source})")
             out = ffi.new("sb_lm **")
-            check(lib.sb_lm_new(model.order, counts, multiplier, out), "probing LM")
+            check(lib.sb_lm_new(model.order, counts, multiplier, int(line_aligned), out), "probing LM")
             m = ffi.gc(out[0], lib.sb_lm_free)
             rc = self._load(m)
             if rc == lib.SB_EFULL:
@@ -47,6 +47,7 @@ class ProbingLM:
         check(lib.sb_lm_set_specials(m, self.bos, self.eos, self.unk), "probing LM specials")
         self._m = m
         self.multiplier = multiplier
+        self.line_aligned = line_aligned
 
     def _load(self, m) -> int:
         bad = ffi.new("uint64_t *")
@@ -186,5 +187,19 @@ def _automaton(model: ArpaModel, *, queue_size: int = 8, lm: ProbingLM | None = 
     return _ProbingScorer(lm or ProbingLM(model), "automaton", q)
 
 
+def _sequential_line(model: ArpaModel, *, queue_size: int = 0, lm: ProbingLM | None = None, **_: object):
+    return _ProbingScorer(lm or ProbingLM(model, line_aligned=True), "sequential-line", 0)
+
+
+def _automaton_line(model: ArpaModel, *, queue_size: int = 8, lm: ProbingLM | None = None, **_: object):
+    q = queue_size or 8
+    if not 1 <= q <= MAX_QUEUE:
+        raise ValueError(f"--queue-size must be in 1..{MAX_QUEUE} for the automaton backend, got {q}")
+    return _ProbingScorer(lm or ProbingLM(model, line_aligned=True), "automaton-line", q)
+
+
 backends.register("sequential", _sequential)
 backends.register("automaton", _automaton)
+# the same LM, each n-gram probed from the first bucket of its ideal bucket's cache line (csrc/lmprobe.h)
+backends.register("sequential-line", _sequential_line)
+backends.register("automaton-line", _automaton_line)

@@ -49,6 +49,19 @@ def best_speedups(rows: pd.DataFrame) -> pd.DataFrame:
     if "kenlm_probing_cpp_ns" in out:
         out["sequential_vs_kenlm_probing_cpp"] = out["kenlm_probing_cpp_ns"] / out["sequential_ns"]
         out["automaton_vs_kenlm_probing_cpp"] = out["kenlm_probing_cpp_ns"] / out["best_automaton_ns"]
+    # the same LM probed from each n-gram's cache line (backends sequential-line / automaton-line), when measured
+    seq_line = pts[pts.backend == "sequential-line"].set_index("model")["ns_min"]
+    aut_line = pts[pts.backend == "automaton-line"]
+    if len(seq_line) or len(aut_line):
+        out["sequential_line_ns"] = seq_line.reindex(out.index)
+        if len(aut_line):
+            best_line = aut_line.loc[aut_line.groupby("model")["ns_min"].idxmin()].set_index("model")
+            out["best_automaton_line_ns"] = best_line["ns_min"].reindex(out.index)
+            out["best_line_queue_size"] = best_line["queue_size"].reindex(out.index).astype("Int64")
+        if "kenlm_probing_cpp_ns" in out:
+            out["sequential_line_vs_kenlm_probing_cpp"] = out["kenlm_probing_cpp_ns"] / out["sequential_line_ns"]
+            if "best_automaton_line_ns" in out:
+                out["automaton_line_vs_kenlm_probing_cpp"] = out["kenlm_probing_cpp_ns"] / out["best_automaton_line_ns"]
     km = pts[pts.backend == "kenlm-module"].set_index("model")["ns_min"]
     out["kenlm_module_ns"] = km.reindex(out.index)
     out["sequential_vs_kenlm"] = out["kenlm_module_ns"] / out["sequential_ns"]  # the Python module, as labelled
