@@ -22,11 +22,10 @@ validate(config, "workflow/schemas/config.schema.yaml")
 PROFILE = config["profile"]
 P = config["profiles"][PROFILE]  # this profile's sweep grids
 OUT = P["outdir"]
-# The software of every rule: the named conda environment that environment.yml creates (`conda env create -f
-# environment.yml && conda activate smtbench && pip install -e . --no-deps`: the package is a cffi build of this
-# checkout, so it is one environment for all rules, not one per rule). Used only with `--sdm conda`; by default
-# rules run in the environment Snakemake runs in (`make` sets up .venv).
-CONDA_ENV = config.get("conda_env", "smtbench")
+# The software of every rule: one conda environment file for all of them (the package is a cffi build of this
+# checkout), used only with `--sdm conda`; by default rules run in the environment Snakemake runs in (`make` sets
+# up .venv). An absolute path, so that rules of every included file name the same file.
+CONDA_ENV = str(Path(workflow.basedir) / "workflow" / "envs" / "smtbench.yaml")
 ALL = []  # every rule file appends its final tables and figures here
 METRICS = []  # ...and its regression metrics CSV (experiment,key,metric,value,kind) here
 
