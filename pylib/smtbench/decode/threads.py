@@ -40,8 +40,9 @@ class ThreadedCubeDecoder:
 
     def close(self) -> None:
         if self._t is not None:
-            lib.sb_pb_mt_free(ffi.gc(self._t, None))
-            self._t = None
+            t, self._t = self._t, None
+            ffi.gc(t, None)
+            lib.sb_pb_mt_free(t)
 
     def _take(self, where: str) -> Translation:
         out = ffi.new("sb_pb_result **")

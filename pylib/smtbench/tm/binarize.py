@@ -37,9 +37,12 @@ def _feed(b, path: Path, fn) -> int:
 
 
 def build(phrase_table: str | os.PathLike[str], out: str | os.PathLike[str],
-          reordering_table: str | os.PathLike[str] | None = None, reordering: str = "integrated",
+          reordering_table: str | os.PathLike[str] | None = None, reordering: str | None = None,
           compressed: bool = True) -> dict:
-    """Binarize a Moses phrase table (+ reordering table, stored ``integrated`` in the targets or ``separate``)."""
+    """Binarize a Moses phrase table (+ reordering table, stored ``integrated`` in the targets or ``separate``;
+    default: integrated when a reordering table is given, else none)."""
+    if reordering is None:
+        reordering = "integrated" if reordering_table is not None else "none"
     if reordering not in RO_MODES:
         raise ValueError(f"--reordering {reordering!r}: one of {', '.join(RO_MODES)}")
     if reordering != "none" and reordering_table is None:
