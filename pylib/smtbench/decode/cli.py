@@ -54,6 +54,19 @@ def nbest_size(args: argparse.Namespace) -> int:
     return n
 
 
+def peak_rss_kb() -> int | None:
+    """This process' peak resident set (VmHWM: of its own image, unlike ru_maxrss, which keeps the forking parent's
+    peak across exec)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def run_decoder(args: argparse.Namespace, make: Callable[[PhraseModel, int], object], extra: dict) -> int:
     """Load the model, build the decoder with ``make(model, nbest)``, decode, print counters on stderr."""
     from tqdm import tqdm
@@ -76,7 +89,7 @@ def run_decoder(args: argparse.Namespace, make: Callable[[PhraseModel, int], obj
                       scores=scores, nbest=nbest, segmentation=args.report_segmentation, progress=bar,
                       nbest_segmentation=args.nbest_segmentation)
     report = {**extra, "load_seconds": round(model.stats.seconds, 3), "table_seconds": round(model.table_seconds, 4),
-              "options": model.stats.options,
+              "options": model.stats.options, "peak_rss_kb": peak_rss_kb(),
               **summary.as_dict()}
     text = json.dumps(report)
     print(text, file=sys.stderr)
