@@ -625,3 +625,5 @@ uint32_t sb_pb_bin_cache_entry(const sb_pb_bin *b, uint64_t i, uint32_t *ids, in
     *p = q;
     return nt;
 }
+
+void sb_pb_bin_release(const sb_pb_bin *b) { madvise((void *)b->base, b->size, MADV_DONTNEED); }

@@ -64,6 +64,9 @@ int sb_pb_bin_reordering(const sb_pb_bin *b, const uint32_t *src, int ns, const 
 uint32_t sb_pb_bin_tgt_vocab(const sb_pb_bin *b, const char **strings);
 /* the cache list: i-th most frequent source phrase -> its word ids (n) and target list */
 uint64_t sb_pb_bin_ncache(const sb_pb_bin *b);
+/* drop the mapping's resident pages (they stay in the page cache; a later lookup faults its page back in): after
+ * the cache fill has read its records, which the decoder never reads again */
+void sb_pb_bin_release(const sb_pb_bin *b);
 uint32_t sb_pb_bin_cache_entry(const sb_pb_bin *b, uint64_t i, uint32_t *ids, int *n, const uint8_t **p);
 
 #endif

@@ -19,10 +19,14 @@ typedef struct {
 #define EDGE_MAX 65535
 
 typedef struct {
+    double total;            /* hyp->total and hyp->id when pushed (fixed while queued): compared without a deref */
     sb_pb_hyp *hyp;
     uint32_t edge;
     uint16_t hi, ti;
+    uint32_t id;
 } item_t;
+
+#define ITEM_BEFORE(a, b) ((a).total > (b).total || ((a).total == (b).total && (a).id < (b).id))
 
 typedef struct {            /* a ministack of the stack being built */
     uint64_t cov[SB_PB_COVW];
@@ -62,11 +66,12 @@ static int heap_push(cube_t *c, item_t it) {
         c->heap = h;
         c->capheap = cap;
     }
+    it.total = it.hyp->total;
+    it.id = it.hyp->id;
     int i = c->nheap++;
     while (i > 0) {
         int p = (i - 1) / 2;
-        const sb_pb_hyp *a = c->heap[p].hyp, *b = it.hyp;
-        if (a->total > b->total || (a->total == b->total && a->id < b->id)) break;
+        if (ITEM_BEFORE(c->heap[p], it)) break;
         c->heap[i] = c->heap[p];
         i = p;
     }
@@ -79,15 +84,9 @@ static item_t heap_pop(cube_t *c) {
     int i = 0;
     for (;;) {
         int l = 2 * i + 1, r = l + 1, best = i;
-        const sb_pb_hyp *bh = last.hyp;
-        if (l < c->nheap) {
-            const sb_pb_hyp *x = c->heap[l].hyp;
-            if (x->total > bh->total || (x->total == bh->total && x->id < bh->id)) { best = l; bh = x; }
-        }
-        if (r < c->nheap) {
-            const sb_pb_hyp *x = c->heap[r].hyp;
-            if (x->total > bh->total || (x->total == bh->total && x->id < bh->id)) best = r;
-        }
+        const item_t *bh = &last;
+        if (l < c->nheap && ITEM_BEFORE(c->heap[l], *bh)) { best = l; bh = &c->heap[l]; }
+        if (r < c->nheap && ITEM_BEFORE(c->heap[r], *bh)) best = r;
         if (best == i) break;
         c->heap[i] = c->heap[best];
         i = best;
@@ -430,7 +429,7 @@ static int neighbours(const sb_pb_sentence *s, cube_t *c, const edge_t *edges, i
         }
         sb_pb_hyp *h = create(s, e, hi, ti, pool, cnt, lm_mode, c->phase);
         if (!h) return SB_ENOMEM;
-        item_t n = {h, it.edge, (uint16_t)hi, (uint16_t)ti};
+        item_t n = {0, h, it.edge, (uint16_t)hi, (uint16_t)ti, 0};
         if ((rc = f ? fresh_add(f, n) : heap_push(c, n))) return rc;
     }
     return SB_OK;
@@ -620,8 +619,8 @@ int sb_pb_decode_cube_ws(const sb_pb_model *m, const char *text, size_t len, con
                 sb_pb_hyp *h = create(s, &edges[ei], 0, 0, pool, counters, o->lm_mode, c.phase);
                 if (!h) { rc = SB_ENOMEM; break; }
                 see(&c, (uint32_t)ei, 0, 0, &rc);
-                if (rc == SB_OK) rc = o->lm_mode == 3 ? fresh_add(&fr, (item_t){h, (uint32_t)ei, 0, 0})
-                                                      : heap_push(&c, (item_t){h, (uint32_t)ei, 0, 0});
+                if (rc == SB_OK) rc = o->lm_mode == 3 ? fresh_add(&fr, (item_t){0, h, (uint32_t)ei, 0, 0, 0})
+                                                      : heap_push(&c, (item_t){0, h, (uint32_t)ei, 0, 0, 0});
             }
             if (rc == SB_OK && o->lm_mode == 3) rc = fresh_flush(s, &c, &fr, o->queue_size, &lb);
             g0 = g1;

@@ -1049,6 +1049,7 @@ int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache) {
         uint32_t ids[SB_PB_MAX_PHRASE + 1];
         int n;
         const uint8_t *p;
+        if (i && i % 512 == 0) sb_pb_bin_release(m->bin);  /* the records read so far are not needed again */
         sb_pb_bin_cache_entry(m->bin, i, ids, &n, &p);
         L.n = 0;
         L.nw = 0;
@@ -1078,6 +1079,7 @@ int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache) {
     free(L.words);
     free(L.tmp);
     if (rc) return rc;
+    sb_pb_bin_release(m->bin);
     m->phase = 2;
     return SB_OK;
 }

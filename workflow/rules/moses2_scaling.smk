@@ -9,26 +9,27 @@ MSC_TABLES = ["plain-int", "comp-int", "plain-sep", "comp-sep"]
 if MSC:
     ALL += [f"{OUT}/tables/moses2_scaling_acceptance.md", f"{OUT}/figures/moses2_fig9.png"]
     METRICS.append(f"{OUT}/metrics/moses2_scaling.csv")
-    if MSC["table"] == "full":
-        MSC_PT, MSC_RT = f"{TMO}/phrase-table.gz", f"{TMO}/reordering-table.wbe-msd-bidirectional-fe.gz"
-    else:
-        MSC_PT, MSC_RT = f"{MSC_ORACLE}/phrase-table.dev.gz", f"{MSC_ORACLE}/reordering-table.dev.gz"
+    MSC_SOURCES = {
+        "full": (f"{TMO}/phrase-table.gz", f"{TMO}/reordering-table.wbe-msd-bidirectional-fe.gz"),
+        "dev": (f"{MSC_ORACLE}/phrase-table.dev.gz", f"{MSC_ORACLE}/reordering-table.dev.gz"),
+    }
 
     rule moses2_scaling_binarize:
-        """One binarized table per storage: {plain,comp} target side x reordering {int,sep}."""
+        """One binarized table per source (full / dev) and storage: {plain,comp} target side x reordering {int,sep}."""
         input:
             BUILD,  # the file format is this checkout's C
-            pt=MSC_PT,
-            rt=MSC_RT,
+            pt=lambda wildcards: MSC_SOURCES[wildcards.source][0],
+            rt=lambda wildcards: MSC_SOURCES[wildcards.source][1],
         output:
-            f"work/moses2_scaling/{MSC['table']}/{{variant}}.bin",
+            "work/moses2_scaling/{source}/{variant}.bin",
         wildcard_constraints:
+            source="full|dev",
             variant="(plain|comp)-(int|sep)",
         params:
             compress=lambda wildcards: "--no-compress" if wildcards.variant.startswith("plain") else "",
             ro=lambda wildcards: "integrated" if wildcards.variant.endswith("int") else "separate",
         log:
-            f"{OUT}/logs/moses2_scaling/binarize-{{variant}}.log",
+            f"{OUT}/logs/moses2_scaling/binarize-{{source}}-{{variant}}.log",
         shell:
             "smtbench tm binarize --phrase-table {input.pt} --reordering-table {input.rt} --reordering {params.ro} "
             "{params.compress} --out {output} > {log} 2>&1"
@@ -40,6 +41,7 @@ if MSC:
             src=f"{MSC_ORACLE}/dev.es",
             ref=f"{MSC_ORACLE}/dev.en",
             tables=expand(f"work/moses2_scaling/{MSC['table']}/{{v}}.bin", v=MSC_TABLES),
+            same="work/moses2_scaling/dev/plain-int.bin",  # peak RSS on exactly Moses2's (filtered) model
         output:
             f"{OUT}/raw/moses2_scaling/rows.jsonl",
         params:
@@ -63,6 +65,7 @@ if MSC:
             "--reference {input.ref} --oracle {params.oracle} {params.tables} --threads {params.threads} "
             "--caches {params.caches} --cache {params.cache} --pop-limit {params.pop_limit} -s {params.stack} "
             "--sentences {params.sentences} --repeats {params.repeats} --profile-us {params.profile_us} --rss "
+            "--rss-same-model {input.same} "
             "--out {output} 2> {log}"
 
     rule moses2_scaling_report:

@@ -33,6 +33,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--profile-us", type=int, default=100, help="profile sampling period (0 = no profile rows)")
     p.add_argument("--rss", action="store_true", help="also measure peak RSS of `decode cube` child processes")
+    p.add_argument("--rss-same-model", default=None, metavar="PATH",
+                   help="with --rss: also a binarized table of exactly the ini's (filtered) tables, the model "
+                        "Moses2's peak RSS was measured on")
     p.add_argument("--out", required=True, help="JSON-lines rows")
     p.set_defaults(func=run)
 
@@ -181,7 +184,11 @@ def run(args: argparse.Namespace) -> int:
         if args.rss:
             inp = Path(tempfile.mkdtemp()) / "input.txt"
             inp.write_text("".join(s + "\n" for s in src), encoding="utf-8")
-            for config, table, cache in (("ours", args.main, C), ("text", "text", 0)):
+            runs = [("ours", args.main, C), ("text", "text", 0)]
+            if args.rss_same_model:
+                tables["same-model"] = args.rss_same_model
+                runs.append(("ours-same-model", "same-model", C))
+            for config, table, cache in runs:
                 for t in threads:
                     cmd = [sys.executable, "-c", "import sys; from smtbench.cli import main; sys.exit(main())",
                            "decode", "cube", "-f", args.config, "--pop-limit",
