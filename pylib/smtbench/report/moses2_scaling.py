@@ -160,11 +160,13 @@ def moses_quiet(oracle: str | Path) -> pd.DataFrame:
 
 def fig3_table(rows: pd.DataFrame, oracle: str | Path) -> pd.DataFrame:
     t = scaling_table(rows)
-    ours = t[t.series.isin(["ours", "plain", "text"])][["series", "threads", "words_per_second"]]
+    ours = t[t.series.isin(["ours", "plain", "text"])][["series", "threads", "words_per_second"]].copy()
+    ours["pop_limit"] = int(rows[rows.kind == "timing"].pop_limit.iloc[0])
     q = moses_quiet(oracle)
     cube = q[q.args.str.contains("-search-algorithm 1")]
     m2 = pd.DataFrame({"series": "moses2 (runs-quiet.tsv)", "threads": cube.threads.astype(int),
-                       "words_per_second": cube.words_per_s.astype(float)})
+                       "words_per_second": cube.words_per_s.astype(float),
+                       "pop_limit": cube.args.str.extract(r"-cube-pruning-pop-limit (\d+)")[0].astype(int)})
     out = pd.concat([ours, m2]).reset_index(drop=True)
     m2w = m2.set_index("threads").words_per_second
     out["vs_moses2_same_threads"] = out.words_per_second / out.threads.map(m2w)
