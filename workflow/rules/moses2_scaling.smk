@@ -9,6 +9,10 @@ MSC_TABLES = ["plain-int", "comp-int", "plain-sep", "comp-sep"]
 if MSC:
     ALL += [f"{OUT}/tables/moses2_scaling_acceptance.md", f"{OUT}/figures/moses2_fig9.png"]
     METRICS.append(f"{OUT}/metrics/moses2_scaling.csv")
+    # text tables with the binarized tables' numbers (every timed point must reproduce their decoding exactly): our
+    # full table filtered to the dev verses, or the oracle's own
+    MSC_SAME = {"full": (f"{TMO}/dev/phrase-table.gz", f"{TMO}/dev/reordering-table.wbe-msd-bidirectional-fe.gz"),
+                "dev": (f"{MSC_ORACLE}/phrase-table.dev.gz", f"{MSC_ORACLE}/reordering-table.dev.gz")}[MSC["table"]]
     MSC_SOURCES = {
         "full": (f"{TMO}/phrase-table.gz", f"{TMO}/reordering-table.wbe-msd-bidirectional-fe.gz"),
         "dev": (f"{MSC_ORACLE}/phrase-table.dev.gz", f"{MSC_ORACLE}/reordering-table.dev.gz"),
@@ -42,6 +46,8 @@ if MSC:
             ref=f"{MSC_ORACLE}/dev.en",
             tables=expand(f"work/moses2_scaling/{MSC['table']}/{{v}}.bin", v=MSC_TABLES),
             same="work/moses2_scaling/dev/plain-int.bin",  # peak RSS on exactly Moses2's (filtered) model
+            same_pt=MSC_SAME[0],
+            same_rt=MSC_SAME[1],
         output:
             f"{OUT}/raw/moses2_scaling/rows.jsonl",
         params:
@@ -65,7 +71,7 @@ if MSC:
             "--reference {input.ref} --oracle {params.oracle} {params.tables} --threads {params.threads} "
             "--caches {params.caches} --cache {params.cache} --pop-limit {params.pop_limit} -s {params.stack} "
             "--sentences {params.sentences} --repeats {params.repeats} --profile-us {params.profile_us} --rss "
-            "--rss-same-model {input.same} "
+            "--rss-same-model {input.same} --same-tables {input.same_pt} {input.same_rt} "
             "--out {output} 2> {log}"
 
     rule moses2_scaling_report:

@@ -21,6 +21,10 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--oracle", required=True, help="Moses2's run prefix (PREFIX.1best, PREFIX.1best-score)")
     p.add_argument("--table", nargs=2, action="append", required=True, metavar=("NAME", "PATH"),
                    help="a binarized table: NAME is {plain,comp}-{int,sep} (compression, reordering storage)")
+    p.add_argument("--same-tables", nargs=2, default=None, metavar=("PT", "RT"),
+                   help="text phrase and reordering tables with exactly the binarized tables' numbers (e.g. the "
+                        "full table filtered to the input), for the reference every point must reproduce; default: "
+                        "the ini's tables (then the binarized tables must have been built from them)")
     p.add_argument("--main", default="plain-int", help="the table of our configuration")
     p.add_argument("--cache", type=int, default=10000, help="our configuration's cache size")
     p.add_argument("--caches", default="0,1000,2000,4000,10000", help="Table 6's cache sizes")
@@ -76,32 +80,51 @@ def run(args: argparse.Namespace) -> int:
     subsets = {"all": list(range(n)), "short": [i for i in range(n) if lens[i] <= long_words],
                "long": [i for i in range(n) if lens[i] > long_words]}
 
-    # ---- models: the text tables (the reference), the binarized tables (one model per table and cache size)
-    text = PhraseModel(args.config)
+    # ---- models: the ini's (Moses2's) model; the text tables with the binarized tables' numbers (the reference
+    # every point must reproduce, and the "text" series); the binarized tables (one model per table and cache size)
+    from ..decode.ini import load_ini
+    oracle_model = PhraseModel(args.config)
+    if args.same_tables:
+        cfg = load_ini(args.config)
+        cfg.feature("PhraseDictionaryMemory").path = Path(args.same_tables[0])
+        cfg.feature("LexicalReordering").path = Path(args.same_tables[1])
+        text = PhraseModel(cfg, lm=oracle_model.lm)
+    else:
+        text = oracle_model
     models: dict[tuple[str, int], PhraseModel] = {("text", 0): text}
     loads = []
 
     def model(table: str, cache: int) -> PhraseModel:
         if (table, cache) not in models:
-            m = PhraseModel(args.config, binary=tables[table], cache=cache, lm=text.lm)
+            m = PhraseModel(args.config, binary=tables[table], cache=cache, lm=oracle_model.lm)
             models[(table, cache)] = m
             loads.append({"table": table, "cache": cache, "table_seconds": round(m.table_seconds, 4),
                           "file_bytes": Path(tables[table]).stat().st_size, "cached_options": m.stats.options})
         return models[(table, cache)]
 
-    # ---- the reference pass, against Moses2
-    ref_dec = CubeDecoder(text, pop_limit=args.pop_limit, stack_size=args.stack_size)
-    best, scores = [], []
-    for i, line in enumerate(src):
-        b = ref_dec.translate(line, f"{args.input}:{i + 1}").best
-        best.append(b.text if b else "")
-        scores.append(b.total if b else 0.0)
+    # ---- the reference pass (single-threaded, text tables), and the ini's model against Moses2
+    def single(m: PhraseModel) -> tuple[list[str], list[float]]:
+        dec = CubeDecoder(m, pop_limit=args.pop_limit, stack_size=args.stack_size)
+        bs, ss = [], []
+        for i, line in enumerate(src):
+            b = dec.translate(line, f"{args.input}:{i + 1}").best
+            bs.append(b.text if b else "")
+            ss.append(b.total if b else 0.0)
+        return bs, ss
+
+    best, scores = single(text)
+    obest, oscores = (best, scores) if text is oracle_model else single(oracle_model)
     theirs = read_lines(args.oracle + ".1best")[:n]
     their_scores = read_scores(args.oracle + ".1best-score")[:n]
     quality = {"sentences": n, "source_words": sum(lens), "bleu": round(bleu(best, refs), 2),
                "oracle_bleu": round(bleu([t.strip() for t in theirs], refs), 2),
                "identical_to_oracle": sum(a == b.strip() for a, b in zip(best, theirs)),
                "mean_score": sum(scores) / n, "oracle_mean_score": sum(their_scores) / n,
+               "ini_model_bleu": round(bleu(obest, refs), 2), "ini_model_mean_score": sum(oscores) / n,
+               "ini_model_identical_to_oracle": sum(a == b.strip() for a, b in zip(obest, theirs)),
+               "same_text_as_ini_model": sum(a == b for a, b in zip(best, obest)),
+               "max_score_diff_vs_ini_model": max((abs(a - b) for a, b in zip(scores, oscores)), default=0.0),
+               "reference_tables": "same-tables" if args.same_tables else "ini",
                "output_sha": hashlib.sha256("\n".join(best).encode()).hexdigest()[:16],
                "long_words": long_words, "short_sentences": len(subsets["short"]),
                "long_sentences": len(subsets["long"])}

@@ -211,6 +211,18 @@ def acceptance(rows: pd.DataFrame, oracle: str | Path) -> pd.DataFrame:
          float(q.mean_score) >= float(q.oracle_mean_score) - 0.01),
         ("1-best identical to Moses2 (verses)", int(q.identical_to_oracle), int(q.sentences), "-", None),
     ]
+    if "ini_model_bleu" in q and q.get("reference_tables") == "same-tables":
+        recs += [("BLEU, the oracle's own (filtered) text tables", float(q.ini_model_bleu), float(q.oracle_bleu),
+                  "within 0.1 of Moses2's", abs(float(q.ini_model_bleu) - float(q.oracle_bleu)) <= 0.1),
+                 ("mean model score, the oracle's own tables", float(q.ini_model_mean_score),
+                  float(q.oracle_mean_score), ">= Moses2's - 0.01",
+                  float(q.ini_model_mean_score) >= float(q.oracle_mean_score) - 0.01),
+                 ("1-best identical to Moses2, the oracle's own tables", int(q.ini_model_identical_to_oracle),
+                  int(q.sentences), "-", None),
+                 ("verses where our full table's 1-best = the oracle tables'", int(q.same_text_as_ini_model),
+                  int(q.sentences), "-", None),
+                 ("largest |model score difference| vs the oracle tables", float(q.max_score_diff_vs_ini_model),
+                  float("nan"), "-", None)]
     if 1 in ours.index and 1 in m2c.index:
         w1 = float(ours.loc[1].words_per_second)
         recs.append(("words/s, 1 thread", w1, float(m2c.loc[1].words_per_s), ">= 2x Moses2's quiet 1-thread",
