@@ -112,7 +112,6 @@ def test_binarized_table_gives_identical_output(tables, src, reference) -> None:
         for cache in (0, 7, 1000, 10**9):
             m = _in_oracle(lambda: PhraseModel("moses.ini", binary=path, cache=cache, lm=lm))
             lm = m.lm
-            assert m.table_seconds < 5
             dec = CubeDecoder(m, pop_limit=100, stack_size=100, nbest=3)
             got = [_key(dec.translate(line)) for line in src[:8]]
             assert got == reference[:8], (ro, comp, cache)
