@@ -53,6 +53,7 @@ include: "workflow/rules/moses_decode.smk"
 include: "workflow/rules/moses_training.smk"
 include: "workflow/rules/mokry_decoder.smk"
 include: "workflow/rules/moses2_search.smk"
+include: "workflow/rules/moses2_scaling.smk"
 
 
 # CI regression check (profiles with a `regression` section, i.e. smoke): correctness metrics must

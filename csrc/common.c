@@ -84,3 +84,54 @@ int sb_run_threads(int n, void *(*fn)(void *), void *jobs, size_t job_size) {
     free(tids);
     return rc;
 }
+
+void *sb_arena_alloc(sb_arena *a, size_t bytes) {
+    bytes = (bytes + 15) & ~(size_t)15;
+    if (!bytes) bytes = 16;
+    while (a->cur < a->n) {
+        if (a->used + bytes <= a->size[a->cur]) {
+            void *p = a->chunk[a->cur] + a->used;
+            a->used += bytes;
+            return p;
+        }
+        a->cur++;
+        a->used = 0;
+    }
+    if (a->n == a->cap) {
+        int cap = a->cap ? a->cap * 2 : 16;
+        char **c = realloc(a->chunk, (size_t)cap * sizeof *c);
+        if (!c) return NULL;
+        a->chunk = c;
+        size_t *z = realloc(a->size, (size_t)cap * sizeof *z);
+        if (!z) return NULL;
+        a->size = z;
+        a->cap = cap;
+    }
+    size_t sz = (size_t)1 << 20;
+    while (sz < bytes) sz *= 2;
+    char *p = aligned_alloc(16, sz);
+    if (!p) return NULL;
+    a->chunk[a->n] = p;
+    a->size[a->n] = sz;
+    a->cur = a->n++;
+    a->used = bytes;
+    return p;
+}
+
+void sb_arena_reset(sb_arena *a) {
+    a->cur = 0;
+    a->used = 0;
+}
+
+void sb_arena_free(sb_arena *a) {
+    for (int i = 0; i < a->n; i++) free(a->chunk[i]);
+    free(a->chunk);
+    free(a->size);
+    memset(a, 0, sizeof *a);
+}
+
+uint64_t sb_arena_bytes(const sb_arena *a) {
+    uint64_t t = 0;
+    for (int i = 0; i < a->n; i++) t += a->size[i];
+    return t;
+}

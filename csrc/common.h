@@ -72,4 +72,17 @@ int sb_pin_to_cpu(int cpu);
  * trust the jobs' results). The jobs report their own errors in their structs. */
 int sb_run_threads(int n, void *(*fn)(void *), void *jobs, size_t job_size);
 
+/* A growing bump allocator (the Moses2 paper's memory pool, section 4.1): memory is never released object by
+ * object, the whole arena is reset (kept for re-use) or freed. Allocations are 16-byte aligned. */
+typedef struct {
+    char **chunk;
+    size_t *size;
+    int n, cap, cur;     /* chunks allocated; the one being filled */
+    size_t used;         /* bytes used in chunk[cur] */
+} sb_arena;
+void *sb_arena_alloc(sb_arena *a, size_t bytes);
+void sb_arena_reset(sb_arena *a);
+void sb_arena_free(sb_arena *a);
+uint64_t sb_arena_bytes(const sb_arena *a);
+
 #endif

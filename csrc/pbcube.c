@@ -19,10 +19,14 @@ typedef struct {
 #define EDGE_MAX 65535
 
 typedef struct {
+    double total;            /* hyp->total and hyp->id when pushed (fixed while queued): compared without a deref */
     sb_pb_hyp *hyp;
     uint32_t edge;
     uint16_t hi, ti;
+    uint32_t id;
 } item_t;
+
+#define ITEM_BEFORE(a, b) ((a).total > (b).total || ((a).total == (b).total && (a).id < (b).id))
 
 typedef struct {            /* a ministack of the stack being built */
     uint64_t cov[SB_PB_COVW];
@@ -46,7 +50,13 @@ typedef struct {
     uint64_t *seen;
     uint64_t seen_slots, nseen;
     int stacks;         /* SB_PB_STACKS_* */
+    int mini_ready;     /* mini[0 .. mini_ready) hold stack buffers to re-use */
+    sb_arena *arena;    /* per-sentence pool for the edges' arrays, or NULL: malloc/free */
+    _Atomic int *phase; /* the profile's current component, or NULL */
 } cube_t;
+
+static void *cube_alloc(cube_t *c, size_t bytes) { return c->arena ? sb_arena_alloc(c->arena, bytes) : malloc(bytes); }
+static void cube_release(cube_t *c, void *p) { if (!c->arena) free(p); }
 
 static int heap_push(cube_t *c, item_t it) {
     if (c->nheap == c->capheap) {
@@ -56,11 +66,12 @@ static int heap_push(cube_t *c, item_t it) {
         c->heap = h;
         c->capheap = cap;
     }
+    it.total = it.hyp->total;
+    it.id = it.hyp->id;
     int i = c->nheap++;
     while (i > 0) {
         int p = (i - 1) / 2;
-        const sb_pb_hyp *a = c->heap[p].hyp, *b = it.hyp;
-        if (a->total > b->total || (a->total == b->total && a->id < b->id)) break;
+        if (ITEM_BEFORE(c->heap[p], it)) break;
         c->heap[i] = c->heap[p];
         i = p;
     }
@@ -73,15 +84,9 @@ static item_t heap_pop(cube_t *c) {
     int i = 0;
     for (;;) {
         int l = 2 * i + 1, r = l + 1, best = i;
-        const sb_pb_hyp *bh = last.hyp;
-        if (l < c->nheap) {
-            const sb_pb_hyp *x = c->heap[l].hyp;
-            if (x->total > bh->total || (x->total == bh->total && x->id < bh->id)) { best = l; bh = x; }
-        }
-        if (r < c->nheap) {
-            const sb_pb_hyp *x = c->heap[r].hyp;
-            if (x->total > bh->total || (x->total == bh->total && x->id < bh->id)) best = r;
-        }
+        const item_t *bh = &last;
+        if (l < c->nheap && ITEM_BEFORE(c->heap[l], *bh)) { best = l; bh = &c->heap[l]; }
+        if (r < c->nheap && ITEM_BEFORE(c->heap[r], *bh)) best = r;
         if (best == i) break;
         c->heap[i] = c->heap[best];
         i = best;
@@ -176,7 +181,10 @@ static sb_pb_stack *ministack(cube_t *c, const sb_pb_hyp *h, int *rc) {
     mini_t *m = &c->mini[c->nmini];
     memcpy(m->cov, kcov, sizeof m->cov);
     m->end = kend;
-    memset(&m->st, 0, sizeof m->st);
+    if (c->nmini >= c->mini_ready) {
+        memset(&m->st, 0, sizeof m->st);
+        c->mini_ready = c->nmini + 1;
+    }
     sb_pb_stack_reset(&m->st);
     c->mslot[b] = (uint32_t)++c->nmini;
     return &m->st;
@@ -219,9 +227,10 @@ static int group_edges(const sb_pb_sentence *s, cube_t *c, sb_pb_hyp **hyps, int
             used = 1;
         }
     }
-    /* the array outlives this stack through its edges: remember it (edges[0] is never a destination) */
-    if (rc == SB_OK && used) rc = add_edge(c, 0, (edge_t){hyps, 0, NULL, 0, -1, -1, 0, NULL});
-    else free(hyps);
+    /* the array outlives this stack through its edges: remember it (edges[0] is never a destination); an arena's
+     * arrays go with the arena */
+    if (rc == SB_OK && used) { if (!c->arena) rc = add_edge(c, 0, (edge_t){hyps, 0, NULL, 0, -1, -1, 0, NULL}); }
+    else cube_release(c, hyps);
     return rc;
 }
 
@@ -241,7 +250,7 @@ static int unit_edges(const sb_pb_sentence *s, cube_t *c, sb_pb_hyp *const *unit
             const sb_pb_span *sp = &s->spans[a * SB_PB_MAX_PHRASE + (b - a)];
             if (!sp->n) continue;
             int cap = nu < EDGE_MAX ? nu : EDGE_MAX, k = 0;
-            void *block = malloc((size_t)cap * (sizeof(sb_pb_hyp *) + sizeof(double)));
+            void *block = cube_alloc(c, (size_t)cap * (sizeof(sb_pb_hyp *) + sizeof(double)));
             if (!block) { rc = SB_ENOMEM; break; }
             sb_pb_hyp **hyps = block;
             double *ests = (double *)(hyps + cap);
@@ -253,10 +262,10 @@ static int unit_edges(const sb_pb_sentence *s, cube_t *c, sb_pb_hyp *const *unit
                 hyps[k] = unit[i];
                 ests[k++] = sb_pb_estimate(s, cov);
             }
-            if (!k) { free(block); continue; }
+            if (!k) { cube_release(c, block); continue; }
             edge_t e = {hyps, k, sp->opt, sp->n < EDGE_MAX ? sp->n : EDGE_MAX, a, b, 0, ests};
-            if ((rc = add_edge(c, unit[0]->ncov + (b - a + 1), e))) { free(block); break; }
-            if ((rc = add_edge(c, 0, (edge_t){hyps, 0, NULL, 0, -1, -1, 0, NULL}))) break;
+            if ((rc = add_edge(c, unit[0]->ncov + (b - a + 1), e))) { cube_release(c, block); break; }
+            if (!c->arena && (rc = add_edge(c, 0, (edge_t){hyps, 0, NULL, 0, -1, -1, 0, NULL}))) break;
         }
     }
     free(gap);
@@ -272,7 +281,7 @@ static int post_decode(const sb_pb_sentence *s, cube_t *c, sb_pb_stack_ctx *x, i
         const int nh = m->st.n;
         if (!nh) continue;
         if (c->stacks == SB_PB_STACKS_COVERAGE_END) {
-            sb_pb_hyp **hyps = malloc((size_t)nh * sizeof *hyps);
+            sb_pb_hyp **hyps = cube_alloc(c, (size_t)nh * sizeof *hyps);
             if (!hyps) return SB_ENOMEM;
             memcpy(hyps, m->st.h, (size_t)nh * sizeof *hyps);
             rc = group_edges(s, c, hyps, nh, distortion_limit);
@@ -296,11 +305,13 @@ static int same_queue(const qkey_t *a, const qkey_t *b) {
 }
 
 static sb_pb_hyp *create(const sb_pb_sentence *s, const edge_t *e, int hi, int ti, sb_pb_pool *pool,
-                         sb_pb_counters *cnt, int lm_mode) {
+                         sb_pb_counters *cnt, int lm_mode, _Atomic int *ph) {
+    sb_pb_phase(ph, SB_PB_PH_MEM);
     sb_pb_hyp *h = sb_pb_pool_get(pool);
+    sb_pb_phase(ph, SB_PB_PH_SEARCH);
     if (!h) return NULL;
     double est = e->ests ? e->ests[hi] : e->est;
-    if (lm_mode == 0) sb_pb_extend(s, e->hyps[hi], &e->opt[ti], e->start, e->end, est, h);
+    if (lm_mode == 0) sb_pb_extend_ph(s, e->hyps[hi], &e->opt[ti], e->start, e->end, est, h, ph);
     else sb_pb_extend_nolm(s, e->hyps[hi], &e->opt[ti], e->start, e->end, est, h);
     cnt->created++;
     return h;
@@ -416,16 +427,104 @@ static int neighbours(const sb_pb_sentence *s, cube_t *c, const edge_t *edges, i
             if (rc) return rc;
             continue;
         }
-        sb_pb_hyp *h = create(s, e, hi, ti, pool, cnt, lm_mode);
+        sb_pb_hyp *h = create(s, e, hi, ti, pool, cnt, lm_mode, c->phase);
         if (!h) return SB_ENOMEM;
-        item_t n = {h, it.edge, (uint16_t)hi, (uint16_t)ti};
+        item_t n = {0, h, it.edge, (uint16_t)hi, (uint16_t)ti, 0};
         if ((rc = f ? fresh_add(f, n) : heap_push(c, n))) return rc;
     }
     return SB_OK;
 }
 
+struct sb_pb_cube_ws {
+    int pooled;              /* 1: the Moses2 paper's 4.1 (kept scratch, a pool reset per sentence, recyclers) */
+    sb_pb_pool *pool;        /* hypotheses: blocks + LIFO recycler, reset per sentence (pooled); else malloc mode */
+    cube_t c;                /* scratch kept across sentences (pooled) */
+    int cap_k;               /* c.edges / nedges / capedges have cap_k entries */
+    sb_arena arena;          /* the per-sentence pool: edges' arrays */
+    lmbuf_t lb;
+    fresh_t fr;
+    sb_pb_hyp **popped;
+    int cappopped;
+    _Atomic int *phase;      /* the profile's current component, or NULL */
+    uint64_t lookups, cache_hits, ro_lookups;
+};
+
+int sb_pb_cube_ws_new(int pooled, sb_pb_cube_ws **out) {
+    *out = calloc(1, sizeof **out);
+    if (!*out) return SB_ENOMEM;
+    (*out)->pooled = pooled != 0;
+    return SB_OK;
+}
+
+void sb_pb_cube_ws_set_phase(sb_pb_cube_ws *w, _Atomic int *phase) { w->phase = phase; }
+
+void sb_pb_cube_ws_counts(const sb_pb_cube_ws *w, uint64_t *c) {
+    c[0] = w->lookups; c[1] = w->cache_hits; c[2] = w->ro_lookups;
+    c[3] = sb_arena_bytes(&w->arena);
+}
+
+static void cube_scratch_free(cube_t *c, int n_k) {
+    if (c->edges) {
+        for (int i = 0; i < c->nedges[0]; i++) free(c->edges[0][i].hyps);
+        for (int k = 0; k < n_k; k++) free(c->edges[k]);
+    }
+    free(c->edges);
+    free(c->nedges);
+    free(c->capedges);
+    for (int i = 0; i < c->mini_ready; i++) sb_pb_stack_free(&c->mini[i].st);
+    free(c->mini);
+    free(c->mslot);
+    free(c->heap);
+    free(c->seen);
+    memset(c, 0, sizeof *c);
+}
+
+void sb_pb_cube_ws_free(sb_pb_cube_ws *w) {
+    if (!w) return;
+    cube_scratch_free(&w->c, w->cap_k);
+    lmbuf_free(&w->lb);
+    free(w->fr.it);
+    free(w->fr.h);
+    free(w->popped);
+    sb_arena_free(&w->arena);
+    sb_pb_pool_free(w->pool);
+    free(w);
+}
+
 int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *o,
                       sb_pb_result **out, sb_pb_counters *counters) {
+    sb_pb_cube_ws *w;
+    *out = NULL;
+    int rc = sb_pb_cube_ws_new(1, &w);
+    if (rc) return rc;
+    rc = sb_pb_decode_cube_ws(m, text, len, o, w, out, counters);
+    sb_pb_cube_ws_free(w);
+    return rc;
+}
+
+/* make room for n + 1 destination stacks' edges in kept scratch */
+static int ws_edges(sb_pb_cube_ws *w, int n) {
+    cube_t *c = &w->c;
+    if (n + 1 > w->cap_k) {
+        int cap = n + 1 > 2 * w->cap_k ? n + 1 : 2 * w->cap_k;
+        edge_t **e = realloc(c->edges, (size_t)cap * sizeof *e);
+        if (!e) return SB_ENOMEM;
+        c->edges = e;
+        int *ne = realloc(c->nedges, (size_t)cap * sizeof *ne);
+        if (!ne) return SB_ENOMEM;
+        c->nedges = ne;
+        int *ce = realloc(c->capedges, (size_t)cap * sizeof *ce);
+        if (!ce) return SB_ENOMEM;
+        c->capedges = ce;
+        for (int k = w->cap_k; k < cap; k++) { c->edges[k] = NULL; c->capedges[k] = 0; }
+        w->cap_k = cap;
+    }
+    memset(c->nedges, 0, (size_t)w->cap_k * sizeof *c->nedges);
+    return SB_OK;
+}
+
+int sb_pb_decode_cube_ws(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *o,
+                         sb_pb_cube_ws *ws, sb_pb_result **out, sb_pb_counters *counters) {
     *out = NULL;
     memset(counters, 0, sizeof *counters);
     if (o->pop_limit < 1 || o->stack_size < 1 || o->nbest < 0 || isnan(o->beam_width) || o->beam_width > 0 ||
@@ -433,22 +532,43 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
         o->stacks < 0 || o->stacks > 2 || o->queues < 0 || o->queues > 2 ||
         (o->stacks == SB_PB_STACKS_CARDINALITY && o->queues != SB_PB_QUEUES_CARDINALITY))
         return SB_EINVAL;
+    _Atomic int *ph = ws->phase;
     sb_pb_sentence *s;
-    int rc = sb_pb_sentence_new(m, text, len, &s);
+    sb_pb_sent_ctx sctx = {ph, 0, 0, 0};
+    sb_pb_phase(ph, SB_PB_PH_PT);
+    int rc = sb_pb_sentence_new_ctx(m, text, len, &sctx, &s);
+    ws->lookups += sctx.lookups;
+    ws->cache_hits += sctx.cache_hits;
+    ws->ro_lookups += sctx.ro_lookups;
+    sb_pb_phase(ph, SB_PB_PH_MEM);
     if (rc != SB_OK) return rc;
     const int n = s->n;
-    cube_t c;
-    memset(&c, 0, sizeof c);
+    /* pooled: the thread's kept scratch and pools, reset; else everything malloc'd now and freed at the end, each
+     * hypothesis its own malloc/free */
+    if (ws->pooled) {
+        if (!ws->pool) ws->pool = sb_pb_pool_new_mode(0);
+        else sb_pb_pool_reset(ws->pool);
+        sb_arena_reset(&ws->arena);
+        ws->c.arena = &ws->arena;
+        rc = ws_edges(ws, n);
+        ws->c.nmini = 0;
+        ws->c.nheap = 0;
+        if (ws->c.mslot) memset(ws->c.mslot, 0, ws->c.mslots * sizeof *ws->c.mslot);
+    } else {
+        ws->pool = sb_pb_pool_new_mode(1);
+        rc = ws_edges(ws, n);
+    }
+    cube_t c = ws->c;
     c.stacks = o->stacks;
-    sb_pb_pool *pool = sb_pb_pool_new();
-    c.edges = calloc((size_t)n + 1, sizeof *c.edges);
-    c.nedges = calloc((size_t)n + 1, sizeof *c.nedges);
-    c.capedges = calloc((size_t)n + 1, sizeof *c.capedges);
-    sb_pb_hyp **finals = NULL, **popped = NULL;
-    int cappopped = 0;
-    fresh_t fr = {0};
-    lmbuf_t lb = {0};
-    if (!pool || !c.edges || !c.nedges || !c.capedges) { rc = SB_ENOMEM; goto done; }
+    c.phase = ph;
+    sb_pb_pool *pool = ws->pool;
+    sb_pb_hyp **finals = NULL, **popped = ws->popped;
+    int cappopped = ws->cappopped;
+    fresh_t fr = ws->fr;
+    lmbuf_t lb = ws->lb;
+    if (rc == SB_OK && !pool) rc = SB_ENOMEM;
+    if (rc) goto done;
+    sb_pb_phase(ph, SB_PB_PH_SEARCH);
     sb_pb_stack_ctx x = {o->stack_size, o->beam_width, o->recombine_forward, pool, counters, o->nbest > 0};
     sb_pb_hyp *init = sb_pb_pool_get(pool);
     if (!init) { rc = SB_ENOMEM; goto done; }
@@ -461,7 +581,10 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
     if ((rc = post_decode(s, &c, &x, o->distortion_limit))) goto done;
     for (int k = 1; k <= n; k++) {
         /* clear: ministacks of the previous stack live on through their edges' arrays */
-        for (int i = 0; i < c.nmini; i++) sb_pb_stack_free(&c.mini[i].st);
+        if (!ws->pooled) {
+            for (int i = 0; i < c.nmini; i++) sb_pb_stack_free(&c.mini[i].st);
+            c.mini_ready = 0;
+        }
         c.nmini = 0;
         if (c.mslot) memset(c.mslot, 0, c.mslots * sizeof *c.mslot);
         for (int i = 0; i < c.nheap; i++) sb_pb_pool_put(pool, c.heap[i].hyp);
@@ -493,11 +616,11 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
             c.nheap = 0;
             for (int gi = g0; gi < g1 && rc == SB_OK; gi++) {
                 int ei = ord[gi].idx;
-                sb_pb_hyp *h = create(s, &edges[ei], 0, 0, pool, counters, o->lm_mode);
+                sb_pb_hyp *h = create(s, &edges[ei], 0, 0, pool, counters, o->lm_mode, c.phase);
                 if (!h) { rc = SB_ENOMEM; break; }
                 see(&c, (uint32_t)ei, 0, 0, &rc);
-                if (rc == SB_OK) rc = o->lm_mode == 3 ? fresh_add(&fr, (item_t){h, (uint32_t)ei, 0, 0})
-                                                      : heap_push(&c, (item_t){h, (uint32_t)ei, 0, 0});
+                if (rc == SB_OK) rc = o->lm_mode == 3 ? fresh_add(&fr, (item_t){0, h, (uint32_t)ei, 0, 0, 0})
+                                                      : heap_push(&c, (item_t){0, h, (uint32_t)ei, 0, 0, 0});
             }
             if (rc == SB_OK && o->lm_mode == 3) rc = fresh_flush(s, &c, &fr, o->queue_size, &lb);
             g0 = g1;
@@ -528,7 +651,11 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
                     }
                     popped[npopped++] = it.hyp;
                 } else {
-                    if (o->lm_mode == 1) sb_pb_score_lm_now(s, it.hyp);
+                    if (o->lm_mode == 1) {
+                        sb_pb_phase(ph, SB_PB_PH_LM);
+                        sb_pb_score_lm_now(s, it.hyp);
+                        sb_pb_phase(ph, SB_PB_PH_SEARCH);
+                    }
                     sb_pb_stack *st = ministack(&c, it.hyp, &rc);
                     if (!st) break;
                     if ((rc = sb_pb_stack_add(st, it.hyp, &x))) break;
@@ -542,7 +669,10 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
         if (rc) break;
         if (o->lm_mode == 2 && npopped) {
             /* the queue is drained before the next stack: LM through the automaton queue, then the stack */
-            if ((rc = batch_lm(s, popped, npopped, o->queue_size, &lb))) break;
+            sb_pb_phase(ph, SB_PB_PH_LM);
+            rc = batch_lm(s, popped, npopped, o->queue_size, &lb);
+            sb_pb_phase(ph, SB_PB_PH_SEARCH);
+            if (rc) break;
             for (int i = 0; i < npopped && rc == SB_OK; i++) {
                 sb_pb_stack *st = ministack(&c, popped[i], &rc);
                 if (!st) break;
@@ -579,28 +709,32 @@ int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const 
                 }
                 finals[j + 1] = t;
             }
+            sb_pb_phase(ph, SB_PB_PH_OTHER);
             rc = sb_pb_make_result(s, finals, f, o->nbest, out);
         }
     }
 done:
+    sb_pb_phase(ph, SB_PB_PH_MEM);
     free(finals);
-    free(popped);
-    free(fr.it);
-    free(fr.h);
-    lmbuf_free(&lb);
-    if (c.edges) {
-        for (int i = 0; i < c.nedges[0]; i++) free(c.edges[0][i].hyps);
-        for (int k = 0; k <= n; k++) free(c.edges[k]);
+    ws->c = c;
+    ws->popped = popped;
+    ws->cappopped = cappopped;
+    ws->fr = fr;
+    ws->lb = lb;
+    if (!ws->pooled) {
+        /* plain malloc/free: nothing outlives the sentence */
+        cube_scratch_free(&ws->c, ws->cap_k);
+        ws->cap_k = 0;
+        lmbuf_free(&ws->lb);
+        free(ws->fr.it);
+        free(ws->fr.h);
+        memset(&ws->fr, 0, sizeof ws->fr);
+        free(ws->popped);
+        ws->popped = NULL;
+        ws->cappopped = 0;
+        sb_pb_pool_free(ws->pool);
+        ws->pool = NULL;
     }
-    free(c.edges);
-    free(c.nedges);
-    free(c.capedges);
-    for (int i = 0; i < c.nmini; i++) sb_pb_stack_free(&c.mini[i].st);
-    free(c.mini);
-    free(c.mslot);
-    free(c.heap);
-    free(c.seen);
-    sb_pb_pool_free(pool);
     sb_pb_sentence_free(s);
     return rc;
 }

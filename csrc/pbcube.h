@@ -42,6 +42,17 @@ typedef struct {
 } sb_pb_cube_opts;
 int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *opts,
                       sb_pb_result **out, sb_pb_counters *counters);
+/* A thread's workspace (the Moses2 paper, 4.1). pooled 1: scratch kept across sentences, a pool reset per
+ * sentence for the cube's edge arrays, hypotheses from blocks with a last-in-first-out recycler; 0: plain
+ * malloc/free (every structure allocated per sentence, each hypothesis its own malloc). Output is the same. */
+typedef struct sb_pb_cube_ws sb_pb_cube_ws;
+int sb_pb_cube_ws_new(int pooled, sb_pb_cube_ws **out);
+void sb_pb_cube_ws_free(sb_pb_cube_ws *w);
+int sb_pb_decode_cube_ws(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *opts,
+                         sb_pb_cube_ws *ws, sb_pb_result **out, sb_pb_counters *counters);
+/* [0] binarized-table lookups, [1] of them cache hits, [2] separate reordering lookups, [3] arena bytes */
+void sb_pb_cube_ws_counts(const sb_pb_cube_ws *w, uint64_t *counts);
 /* CFFI-END */
+void sb_pb_cube_ws_set_phase(sb_pb_cube_ws *w, _Atomic int *phase);
 
 #endif

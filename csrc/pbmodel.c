@@ -1,5 +1,6 @@
 /* pbmodel.c - see pbmodel.h. */
 #include "pbmodel.h"
+#include "pbbin.h"
 
 #include <errno.h>
 #include <math.h>
@@ -127,6 +128,8 @@ struct sb_pb_model {
     uint64_t pt_lines, ro_lines, ro_attached;
     uint64_t err_line;
     char err[512];
+    sb_pb_bin *bin;      /* binarized table (sb_pb_load_binary), or NULL; phr/opt then hold its cache */
+    uint32_t *bin_tmap;  /* the file's target ids -> ours */
 };
 
 const sb_lm *sb_pb_lm(const sb_pb_model *m) { return m->lm; }
@@ -184,6 +187,8 @@ void sb_pb_free(sb_pb_model *m) {
     free(m->phr_slot);
     free(m->raw);
     free(m->opt);
+    free(m->bin_tmap);
+    sb_pb_bin_close(m->bin);
     free(m);
 }
 
@@ -326,6 +331,25 @@ static int parse_scores(const char *p, size_t len, float *out, int want, int *go
     }
     *got = n;
     return n == want ? 0 : -1;
+}
+
+int sb_pb_split_fields(const char *line, size_t len, sb_pb_field *f, int max) {
+    return split_fields(line, len, (field_t *)f, max);
+}
+int sb_pb_parse_scores(const char *p, size_t len, float *out, int want, int *got) {
+    return parse_scores(p, len, out, want, got);
+}
+struct sb_pb_vocab { vocab_t v; };
+sb_pb_vocab *sb_pb_vocab_new(void) { return calloc(1, sizeof(sb_pb_vocab)); }
+void sb_pb_vocab_free(sb_pb_vocab *v) {
+    if (!v) return;
+    vocab_free(&v->v);
+    free(v);
+}
+uint32_t sb_pb_vocab_size(const sb_pb_vocab *v) { return v->v.n; }
+const char *sb_pb_vocab_str(const sb_pb_vocab *v, uint32_t id) { return vocab_str(&v->v, id); }
+int sb_pb_tokens(sb_pb_vocab *v, const char *p, size_t len, int add, uint32_t *ids, int max) {
+    return tokens(&v->v, p, len, add, ids, max);
 }
 
 typedef int (*line_fn)(sb_pb_model *m, const char *line, size_t len, uint64_t lineno);
@@ -540,7 +564,10 @@ const char *sb_pb_word(const sb_pb_sentence *s, uint32_t w) {
 }
 
 const uint32_t *sb_pb_option_words(const sb_pb_sentence *s, const sb_pb_option *o) {
-    return o->unknown ? s->pass_words + o->tgt_off : s->model->tgt_words + o->tgt_off;
+    if (o->unknown) return s->pass_words + o->tgt_off;
+    if (SB_UNLIKELY(s->lopt != NULL) && (uintptr_t)o - (uintptr_t)s->lopt < (uintptr_t)(s->nlopt * sizeof *o))
+        return s->lwords + o->tgt_off;
+    return s->model->tgt_words + o->tgt_off;
 }
 
 void sb_pb_sentence_free(sb_pb_sentence *s) {
@@ -552,6 +579,8 @@ void sb_pb_sentence_free(sb_pb_sentence *s) {
     free(s->pass);
     free(s->pass_words);
     free(s->fc);
+    free(s->lopt);
+    free(s->lwords);
     free(s);
 }
 
@@ -568,6 +597,74 @@ double sb_pb_future_cost(const sb_pb_sentence *s, int i, int j) {
 }
 
 int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb_sentence **out) {
+    return sb_pb_sentence_new_ctx(m, text, len, NULL, out);
+}
+
+/* ---- the binarized table's options of a span (not in the cache): decoded, scored, sorted, cut */
+typedef struct {
+    sb_pb_option *opt; uint64_t n, cap;
+    uint32_t *words; uint64_t nw, capw;
+    rawopt_t *tmp; uint64_t captmp;
+} local_t;
+
+static int bin_span(const sb_pb_model *m, const uint32_t *ids, int n, local_t *L, sb_pb_sent_ctx *ctx,
+                    uint64_t *first, int *count) {
+    const uint8_t *p;
+    *count = 0;
+    uint32_t nt = sb_pb_bin_phrase(m->bin, ids, n, &p);
+    if (!nt) return SB_OK;
+    if (nt > L->captmp) {
+        rawopt_t *t = realloc(L->tmp, (size_t)nt * sizeof *t);
+        if (!t) return SB_ENOMEM;
+        L->tmp = t;
+        L->captmp = nt;
+    }
+    const int separate = sb_pb_bin_ro_mode(m->bin) == SB_PB_BIN_RO_SEPARATE;
+    sb_pb_bin_target t;
+    for (uint32_t k = 0; k < nt; k++) {
+        sb_pb_bin_target_next(m->bin, &p, &t);
+        if (L->nw + (uint64_t)t.len > L->capw) {
+            uint64_t c = L->capw ? L->capw * 2 : 4096;
+            while (c < L->nw + (uint64_t)t.len) c *= 2;
+            uint32_t *w = realloc(L->words, c * sizeof *w);
+            if (!w) return SB_ENOMEM;
+            L->words = w;
+            L->capw = c;
+        }
+        rawopt_t *r = &L->tmp[k];
+        memset(r, 0, sizeof *r);
+        r->seq = k;
+        r->o.tgt_off = (uint32_t)L->nw;
+        r->o.tgt_len = (uint16_t)t.len;
+        for (int i = 0; i < t.len; i++) L->words[L->nw + (uint64_t)i] = m->bin_tmap[t.ids[i]];
+        memcpy(r->o.tm, t.tm, sizeof t.tm);
+        if (separate) {
+            if (ctx) { sb_pb_phase(ctx->phase, SB_PB_PH_RO); ctx->ro_lookups++; }
+            t.has_ro = sb_pb_bin_reordering(m->bin, ids, n, t.ids, t.len, t.ro);
+            if (ctx) sb_pb_phase(ctx->phase, SB_PB_PH_PT);
+        }
+        if (t.has_ro) { memcpy(r->o.ro, t.ro, sizeof t.ro); r->o.has_ro = 1; }
+        option_scores(m, &r->o, L->words + L->nw);
+        L->nw += (uint64_t)t.len;
+    }
+    qsort(L->tmp, nt, sizeof *L->tmp, cmp_raw);
+    uint32_t keep = m->table_limit && nt > (uint32_t)m->table_limit ? (uint32_t)m->table_limit : nt;
+    if (L->n + keep > L->cap) {
+        uint64_t c = L->cap ? L->cap * 2 : 256;
+        while (c < L->n + keep) c *= 2;
+        sb_pb_option *o = realloc(L->opt, c * sizeof *o);
+        if (!o) return SB_ENOMEM;
+        L->opt = o;
+        L->cap = c;
+    }
+    *first = L->n;
+    for (uint32_t k = 0; k < keep; k++) L->opt[L->n++] = L->tmp[k].o;
+    *count = (int)keep;
+    return SB_OK;
+}
+
+int sb_pb_sentence_new_ctx(const sb_pb_model *m, const char *text, size_t len, sb_pb_sent_ctx *ctx,
+                           sb_pb_sentence **out) {
     *out = NULL;
     if (m->phase != 2) return SB_EINVAL;
     sb_pb_sentence *s = calloc(1, sizeof *s);
@@ -588,7 +685,7 @@ int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb
         s->tok_off[n] = (uint32_t)w;
         memcpy(s->text + w, text + i, j - i);
         s->text[w + (j - i)] = '\0';
-        s->src[n] = vocab_find(&m->src_vocab, text + i, j - i);
+        s->src[n] = m->bin ? sb_pb_bin_src_word(m->bin, text + i, j - i) : vocab_find(&m->src_vocab, text + i, j - i);
         w += j - i + 1;
         n++;
         i = j;
@@ -600,12 +697,30 @@ int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb
     s->pass_words = calloc((size_t)(n ? n : 1), sizeof(uint32_t));
     s->fc = malloc((size_t)(n ? n * n : 1) * sizeof(double));
     if (!s->spans || !s->pass || !s->pass_words || !s->fc) { sb_pb_sentence_free(s); return SB_ENOMEM; }
+    local_t L = {0};
+    uint64_t *lfirst = NULL;   /* binarized: span -> first local option + 1 (0: the cache's or none) */
+    if (m->bin) {
+        lfirst = calloc(nsp, sizeof *lfirst);
+        if (!lfirst) { sb_pb_sentence_free(s); return SB_ENOMEM; }
+    }
     for (int a = 0; a < n; a++) {
         for (int b = a; b < n && b - a < m->max_len; b++) {
             if (s->src[b] == NO_WORD) break;
             uint32_t k = phrase_find(m, s->src + a, (uint32_t)(b - a + 1));
-            if (k == NO_WORD || m->phr[k].n == 0) continue;
             sb_pb_span *sp = &s->spans[a * SB_PB_MAX_PHRASE + (b - a)];
+            if (m->bin) {
+                if (ctx) ctx->lookups++;
+                if (k != NO_WORD) {
+                    if (ctx) ctx->cache_hits++;
+                } else {
+                    uint64_t first;
+                    int cnt, rc = bin_span(m, s->src + a, b - a + 1, &L, ctx, &first, &cnt);
+                    if (rc) { free(lfirst); free(L.opt); free(L.words); free(L.tmp); sb_pb_sentence_free(s); return rc; }
+                    if (cnt) { lfirst[a * SB_PB_MAX_PHRASE + (b - a)] = first + 1; sp->n = cnt; }
+                    continue;
+                }
+            }
+            if (k == NO_WORD || m->phr[k].n == 0) continue;
             sp->opt = m->opt + m->phr[k].first;
             sp->n = (int)m->phr[k].n;
         }
@@ -622,6 +737,15 @@ int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb
             s->spans[a * SB_PB_MAX_PHRASE].opt = o;
             s->spans[a * SB_PB_MAX_PHRASE].n = 1;
         }
+    }
+    if (m->bin) {
+        free(L.tmp);
+        s->lopt = L.opt;
+        s->nlopt = L.n;
+        s->lwords = L.words;
+        for (size_t k = 0; k < nsp; k++)
+            if (lfirst[k]) s->spans[k].opt = L.opt + (lfirst[k] - 1);
+        free(lfirst);
     }
     /* future costs: best option of each span, then the best split (Moses' EstimatedScores) */
     for (int len2 = 1; len2 <= n; len2++) {
@@ -753,10 +877,12 @@ void sb_pb_extend_nolm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_
     out->total = out->score + est;
 }
 
-void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
-                  double est, sb_pb_hyp *out) {
+
+static inline void extend_impl(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start,
+                               int end, double est, sb_pb_hyp *out, _Atomic int *ph) {
     const sb_pb_model *m = s->model;
     sb_pb_extend_nolm(s, h, o, start, end, est, out);
+    sb_pb_phase(ph, SB_PB_PH_LM);
     /* LM: the first order-1 words in context; the rest as scored in the phrase (in the base score) */
     const uint32_t *words = sb_pb_option_words(s, o);
     int ctx = o->tgt_len < m->order - 1 ? o->tgt_len : m->order - 1;
@@ -773,6 +899,17 @@ void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_optio
     if (out->ncov == s->n) lm += sb_lm_score(m->lm, &out->lm, m->eos, &st[cur], &nlen);
     out->score += m->w[SB_PB_F_LM] * LN10 * lm;
     out->total = out->score + est;
+    sb_pb_phase(ph, SB_PB_PH_SEARCH);
+}
+
+void sb_pb_extend_ph(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
+                     double est, sb_pb_hyp *out, _Atomic int *ph) {
+    extend_impl(s, h, o, start, end, est, out, ph);
+}
+
+void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
+                  double est, sb_pb_hyp *out) {
+    extend_impl(s, h, o, start, end, est, out, NULL);
 }
 
 int sb_pb_lm_queries(const sb_pb_sentence *s, const sb_pb_hyp *h, uint32_t *words) {
@@ -883,4 +1020,66 @@ void sb_pb_path_features(const sb_pb_sentence *s, const sb_pb_hyp *h, double *f)
     }
     lm += sb_lm_score(m->lm, &st[cur], m->eos, &st[cur ^ 1], &nlen);
     f[SB_PB_F_LM] = lm * LN10;
+}
+
+/* ---------------------------------------------------------------- the binarized table (pbbin.h) */
+int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache) {
+    if (m->phase != 0 || m->pt_lines || m->bin) return SB_EINVAL;
+    int rc = sb_pb_bin_open(path, &m->bin);
+    if (rc == SB_EFORMAT) return fail(m, 0, "not a binarized phrase table of this version (smtbench tm binarize)%s", NULL);
+    if (rc) return rc;
+    m->max_len = sb_pb_bin_max_len(m->bin);
+    /* the file's target vocabulary -> our target ids (LM ids for LM words) */
+    const char *str;
+    uint32_t nv = sb_pb_bin_tgt_vocab(m->bin, &str);
+    m->bin_tmap = malloc((size_t)(nv ? nv : 1) * sizeof *m->bin_tmap);
+    if (!m->bin_tmap) return SB_ENOMEM;
+    for (uint32_t i = 0; i < nv; i++) {
+        size_t l = strlen(str);
+        uint32_t id = vocab_intern(&m->tgt_vocab, str, l);
+        if (id == NO_WORD) return SB_ENOMEM;
+        m->bin_tmap[i] = id;
+        str += l + 1;
+    }
+    /* the static cache: the most frequent source phrases, decoded, scored and cut as every lookup would */
+    uint64_t nc = sb_pb_bin_ncache(m->bin);
+    if (cache > nc) cache = nc;
+    local_t L = {0};
+    for (uint64_t i = 0; i < cache && rc == SB_OK; i++) {
+        uint32_t ids[SB_PB_MAX_PHRASE + 1];
+        int n;
+        const uint8_t *p;
+        if (i && i % 512 == 0) sb_pb_bin_release(m->bin);  /* the records read so far are not needed again */
+        sb_pb_bin_cache_entry(m->bin, i, ids, &n, &p);
+        L.n = 0;
+        L.nw = 0;
+        uint64_t first;
+        int cnt;
+        if ((rc = bin_span(m, ids, n, &L, NULL, &first, &cnt))) break;
+        size_t off = m->src_words_len;
+        for (int k = 0; k < n && rc == SB_OK; k++) rc = push_u32(&m->src_words, &m->src_words_len, &m->src_words_cap, ids[k]);
+        uint32_t phr;
+        if (rc || (rc = phrase_intern(m, off, (uint32_t)n, &phr))) break;
+        sb_pb_option *o = realloc(m->opt, (m->n_opt + (uint64_t)cnt + 1) * sizeof *o);
+        if (!o) { rc = SB_ENOMEM; break; }
+        m->opt = o;
+        m->phr[phr].first = (uint32_t)m->n_opt;
+        m->phr[phr].n = (uint32_t)cnt;
+        for (int k = 0; k < cnt && rc == SB_OK; k++) {
+            sb_pb_option x = L.opt[first + (uint64_t)k];
+            uint32_t off2 = (uint32_t)m->tgt_words_len;
+            for (int w = 0; w < x.tgt_len && rc == SB_OK; w++)
+                rc = push_u32(&m->tgt_words, &m->tgt_words_len, &m->tgt_words_cap, L.words[x.tgt_off + (uint32_t)w]);
+            x.tgt_off = off2;
+            m->opt[m->n_opt++] = x;
+            m->ro_attached += x.has_ro;
+        }
+    }
+    free(L.opt);
+    free(L.words);
+    free(L.tmp);
+    if (rc) return rc;
+    sb_pb_bin_release(m->bin);
+    m->phase = 2;
+    return SB_OK;
 }

@@ -56,9 +56,43 @@ int sb_pb_sentence_length(const sb_pb_sentence *s);
 double sb_pb_future_cost(const sb_pb_sentence *s, int i, int j);
 int sb_pb_span_options(const sb_pb_sentence *s, int i, int j);
 
+/* The binarized phrase table (pbbin.h) instead of the text tables: after sb_pb_new, instead of the feed/finish
+ * calls. The file is memory-mapped and read on demand; the `cache` most frequent source phrases are decoded,
+ * scored and kept at load (the static cache of the Moses2 paper, 4.3). SB_EIO / SB_EFORMAT (message set). */
+int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache);
+/* the components of the per-thread time profile (the Moses2 paper's Table 3) */
+enum { SB_PB_PH_IDLE = 0, SB_PB_PH_LM = 1, SB_PB_PH_PT = 2, SB_PB_PH_RO = 3, SB_PB_PH_SEARCH = 4,
+       SB_PB_PH_MEM = 5, SB_PB_PH_OTHER = 6, SB_PB_NPH = 7 };
+
 /* CFFI-END */
 
 /* ---- internal API shared by the searches (not for cffi) ---- */
+#include <stdatomic.h>
+
+/* table parsing, shared with the binarizer (pbbin.c) */
+typedef struct { const char *p; size_t len; } sb_pb_field;
+int sb_pb_split_fields(const char *line, size_t len, sb_pb_field *f, int max);
+/* want scores as ln (floored at -100): 0 ok, -1 wrong count (*got), -2 not a probability */
+int sb_pb_parse_scores(const char *p, size_t len, float *out, int want, int *got);
+typedef struct sb_pb_vocab sb_pb_vocab;
+sb_pb_vocab *sb_pb_vocab_new(void);
+void sb_pb_vocab_free(sb_pb_vocab *v);
+uint32_t sb_pb_vocab_size(const sb_pb_vocab *v);
+const char *sb_pb_vocab_str(const sb_pb_vocab *v, uint32_t id);
+/* ids of a field's tokens (interned when add): count, -1 more than max, -2 no memory, -3 unknown word */
+int sb_pb_tokens(sb_pb_vocab *v, const char *p, size_t len, int add, uint32_t *ids, int max);
+
+/* Per-sentence context of a search: the profile's current component (NULL: no profile) and the binarized
+ * table's counters. */
+typedef struct {
+    _Atomic int *phase;
+    uint64_t lookups, cache_hits, ro_lookups;
+} sb_pb_sent_ctx;
+static inline void sb_pb_phase(_Atomic int *ph, int x) {
+    if (ph) atomic_store_explicit(ph, x, memory_order_relaxed);
+}
+int sb_pb_sentence_new_ctx(const sb_pb_model *m, const char *text, size_t len, sb_pb_sent_ctx *ctx,
+                           sb_pb_sentence **out);
 #define SB_PB_COVW 4 /* uint64 words of coverage: SB_PB_MAX_WORDS / 64 */
 
 typedef struct {
@@ -109,6 +143,9 @@ struct sb_pb_sentence {
     sb_pb_option *pass;      /* pass-through options (n of them; used where unknown) */
     uint32_t *pass_words;    /* their target word ids */
     double *fc;              /* future costs fc[i * n + j] */
+    sb_pb_option *lopt;      /* options decoded for this sentence from a binarized table (nlopt of them) */
+    uint64_t nlopt;
+    uint32_t *lwords;        /* their target word ids */
 };
 
 /* Empty hypothesis (coverage empty, LM state <s>). */
@@ -121,6 +158,9 @@ int sb_pb_first_gap(const sb_pb_sentence *s, const uint64_t *cov);
 /* Fill `out` as `h` extended by option `o` over [start, end]; `est` = future cost of the new coverage. */
 void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
                   double est, sb_pb_hyp *out);
+/* the same, marking the LM queries as the profile's LM component (ph may be NULL) */
+void sb_pb_extend_ph(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
+                     double est, sb_pb_hyp *out, _Atomic int *ph);
 /* An upper bound of the total sb_pb_extend would give (the LM terms still to compute are <= 0). */
 double sb_pb_extend_bound(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
                           double est);

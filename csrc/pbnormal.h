@@ -45,6 +45,10 @@ void sb_pb_result_free(sb_pb_result *r);
 /* ---- shared with other searches ---- */
 typedef struct sb_pb_pool sb_pb_pool;
 sb_pb_pool *sb_pb_pool_new(void);
+/* malloc_mode 0: blocks + a last-in-first-out recycler (sb_pb_pool_new); 1: plain malloc/free per hypothesis */
+sb_pb_pool *sb_pb_pool_new_mode(int malloc_mode);
+/* every hypothesis given out is released at once; blocks are kept for re-use; ids restart at 0 */
+void sb_pb_pool_reset(sb_pb_pool *p);
 void sb_pb_pool_free(sb_pb_pool *p);
 sb_pb_hyp *sb_pb_pool_get(sb_pb_pool *p);
 void sb_pb_pool_put(sb_pb_pool *p, sb_pb_hyp *h);   /* h and its arcs */

@@ -38,7 +38,8 @@ def load_model(args: argparse.Namespace) -> PhraseModel:
     from .ini import parse_weight_overwrite
     from .model import PhraseModel
     overrides = parse_weight_overwrite(args.weight_overwrite) if args.weight_overwrite else None
-    return PhraseModel(args.config, overrides)
+    binary = getattr(args, "binary", None)
+    return PhraseModel(args.config, overrides, binary=binary, cache=getattr(args, "cache", 0) if binary else 0)
 
 
 def nbest_size(args: argparse.Namespace) -> int:
@@ -53,6 +54,19 @@ def nbest_size(args: argparse.Namespace) -> int:
     return n
 
 
+def peak_rss_kb() -> int | None:
+    """This process' peak resident set (VmHWM: of its own image, unlike ru_maxrss, which keeps the forking parent's
+    peak across exec)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def run_decoder(args: argparse.Namespace, make: Callable[[PhraseModel, int], object], extra: dict) -> int:
     """Load the model, build the decoder with ``make(model, nbest)``, decode, print counters on stderr."""
     from tqdm import tqdm
@@ -65,16 +79,17 @@ def run_decoder(args: argparse.Namespace, make: Callable[[PhraseModel, int], obj
     decoder = make(model, nb)
     with contextlib.ExitStack() as stack:
         src = sys.stdin if args.input == "-" else stack.enter_context(open_text(args.input))
-        lines = [line.rstrip("\n") for line in src]
+        lines = (line.rstrip("\n") for line in src)  # streamed: no whole-corpus buffer
         out = sys.stdout if args.output == "-" else stack.enter_context(atomic_open(args.output))
         scores = stack.enter_context(atomic_open(args.scores)) if args.scores else None
         nbest = stack.enter_context(atomic_open(args.n_best[0])) if nb else None
-        bar = stack.enter_context(tqdm(total=len(lines), unit="sent", file=sys.stderr,
+        bar = stack.enter_context(tqdm(unit="sent", file=sys.stderr,
                                        disable=args.no_progress or None))
         summary = run(decoder, lines, out, name=args.input if args.input != "-" else "<stdin>",
                       scores=scores, nbest=nbest, segmentation=args.report_segmentation, progress=bar,
                       nbest_segmentation=args.nbest_segmentation)
-    report = {**extra, "load_seconds": round(model.stats.seconds, 3), "options": model.stats.options,
+    report = {**extra, "load_seconds": round(model.stats.seconds, 3), "table_seconds": round(model.table_seconds, 4),
+              "options": model.stats.options, "peak_rss_kb": peak_rss_kb(),
               **summary.as_dict()}
     text = json.dumps(report)
     print(text, file=sys.stderr)

@@ -76,7 +76,10 @@ class PhraseModel:
     """Load a moses.ini's model: ``PhraseModel(config_or_path, overrides)``."""
 
     def __init__(self, config: MosesConfig | str | os.PathLike[str],
-                 overrides: Mapping[str, Sequence[float]] | None = None, lm=None):
+                 overrides: Mapping[str, Sequence[float]] | None = None, lm=None,
+                 binary: str | os.PathLike[str] | None = None, cache: int = 0):
+        """``binary``: a table from ``smtbench tm binarize`` instead of the ini's text tables (memory-mapped, looked
+        up on demand; ``cache`` most frequent source phrases decoded at load); ``table_seconds``: its load time."""
         from ..lm.probing import ProbingLM
 
         self.config = config if isinstance(config, MosesConfig) else load_ini(config, overrides)
@@ -102,12 +105,18 @@ class PhraseModel:
         check(lib.sb_pb_new(self.lm._m, vocab, len(vocab), self._weights_c(), tm.table_limit or 0, out),
               f"phrase model for {self.config.path}")
         self._m = ffi.gc(out[0], lib.sb_pb_free)
-        self._feed(tm.path, lib.sb_pb_feed_phrases)
-        check(lib.sb_pb_finish_phrases(self._m), "phrase table")
         ro = [f for f in self.config.features if f.kind == "LexicalReordering"]
-        if ro:
-            self._feed(ro[0].path, lib.sb_pb_feed_reordering)
-        check(lib.sb_pb_finish(self._m), "phrase model")
+        t1 = time.perf_counter()
+        if binary is not None:
+            from ..tm.binarize import load_binary
+            load_binary(self, Path(binary), cache, need_reordering=bool(ro))
+        else:
+            self._feed(tm.path, lib.sb_pb_feed_phrases)
+            check(lib.sb_pb_finish_phrases(self._m), "phrase table")
+            if ro:
+                self._feed(ro[0].path, lib.sb_pb_feed_reordering)
+            check(lib.sb_pb_finish(self._m), "phrase model")
+        self.table_seconds = time.perf_counter() - t1
         c = ffi.new("uint64_t[8]")
         lib.sb_pb_counts(self._m, c)
         self.stats = LoadStats(*(int(c[i]) for i in range(8)), seconds=time.perf_counter() - t0)

@@ -140,11 +140,14 @@ def run(decoder, lines: Iterable[str], out: IO[str], *, name: str = "<input>", s
         nbest: IO[str] | None = None, segmentation: bool = False, progress=None, nbest_segmentation: bool = False) -> RunSummary:
     """Decode every line; write the 1-best (input order; empty line -> empty line)."""
     summary = RunSummary()
-    for lineno, line in enumerate(lines, 1):
-        tr = decoder.translate(line, f"{name}:{lineno}")
+    many = getattr(decoder, "translate_many", None)
+    t0 = time.perf_counter()
+    stream = (many(lines, name) if many is not None else
+              ((line, decoder.translate(line, f"{name}:{lineno}")) for lineno, line in enumerate(lines, 1)))
+    for lineno, (line, tr) in enumerate(stream, 1):
         summary.sentences += 1
         summary.words += len(line.split())
-        summary.seconds += tr.seconds
+        summary.seconds += tr.seconds if many is None else 0.0
         for k, v in tr.counters.items():
             summary.counters[k] = summary.counters.get(k, 0) + v
         best = tr.best
@@ -156,4 +159,6 @@ def run(decoder, lines: Iterable[str], out: IO[str], *, name: str = "<input>", s
                 nbest.write(nbest_line(decoder.model, lineno - 1, e, nbest_segmentation) + "\n")
         if progress is not None:
             progress.update(1)
+    if many is not None:  # threads: the wall time of the stream (writing included), not the sum of the sentences'
+        summary.seconds = time.perf_counter() - t0
     return summary

@@ -1,0 +1,629 @@
+/* pbbin.c - see pbbin.h. */
+#define _GNU_SOURCE
+#include "pbbin.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pbmodel.h"
+
+#define NO_ID UINT32_MAX
+static const char MAGIC[8] = {'S', 'B', 'P', 'T', 'B', 'I', 'N', '1'};
+enum { VERSION = 1, HEADER_BYTES = 256, F_COMPRESSED = 1 };
+
+typedef struct {
+    char magic[8];
+    uint32_t version, compressed, ro_mode, max_len;
+    uint32_t n_src_vocab, n_tgt_vocab;
+    uint64_t n_src_phrases, n_pairs, n_ro;
+    uint64_t src_slots, phr_slots, ro_slots;
+    uint64_t off_src_strings, off_src_hash, off_tgt_strings, len_tgt_strings, off_records, off_phr_hash, off_cache,
+        off_ro_records, off_ro_hash, file_size;
+} header_t;
+
+typedef struct { uint64_t key, off; } slot_t;   /* phrase and reordering hashes: key 0 = empty */
+typedef struct { uint64_t key; uint32_t id, str; } vslot_t;   /* source vocabulary */
+
+static uint64_t hash_str(const char *s, size_t len) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return sb_mix64(h) | 1;
+}
+
+static uint64_t hash_ids(const uint32_t *a, int n, const uint32_t *b, int m) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n ^ ((uint64_t)m << 8);
+    for (int i = 0; i < n; i++) h = sb_mix64(h ^ a[i]);
+    for (int i = 0; i < m; i++) h = sb_mix64(h ^ ((uint64_t)b[i] << 1 | 1));
+    return h | 1;
+}
+
+/* ---------------------------------------------------------------- varints */
+static inline void put_u32(uint8_t **p, uint32_t x, int compressed) {
+    if (!compressed) { memcpy(*p, &x, 4); *p += 4; return; }
+    while (x >= 0x80) { *(*p)++ = (uint8_t)(x | 0x80); x >>= 7; }
+    *(*p)++ = (uint8_t)x;
+}
+static inline uint32_t get_u32(const uint8_t **p, int compressed) {
+    uint32_t x;
+    if (!compressed) { memcpy(&x, *p, 4); *p += 4; return x; }
+    x = 0;
+    for (int s = 0;; s += 7) {
+        uint8_t b = *(*p)++;
+        x |= (uint32_t)(b & 0x7f) << s;
+        if (!(b & 0x80)) return x;
+    }
+}
+
+/* ---------------------------------------------------------------- builder */
+typedef struct {
+    uint32_t src, tgt_off;
+    uint16_t tgt_len;
+    uint8_t has_ro;
+    float tm[4], ro[6];
+} pair_t;
+
+struct sb_pb_binb {
+    sb_pb_vocab *sv, *tv;
+    uint32_t *src_words; uint64_t n_src_words, cap_src_words;
+    uint64_t *src_off;   /* per source phrase: offset into src_words; length in src_len */
+    uint8_t *src_len;
+    uint64_t *src_freq;
+    uint32_t n_src, cap_src;
+    uint32_t *src_slot; uint64_t src_slots;
+    uint32_t *tgt_words; uint64_t n_tgt_words, cap_tgt_words;
+    pair_t *pair; uint64_t n_pair, cap_pair;
+    uint64_t *pair_slot, pair_slots;   /* pair index + 1 */
+    uint64_t ro_lines, ro_attached, bytes;
+    int max_len;
+    uint64_t err_line;
+    char err[256];
+};
+
+static int bfail(sb_pb_binb *b, uint64_t line, const char *msg) {
+    b->err_line = line;
+    snprintf(b->err, sizeof b->err, "%s", msg);
+    return SB_EFORMAT;
+}
+
+int sb_pb_binb_new(sb_pb_binb **out) {
+    *out = NULL;
+    sb_pb_binb *b = calloc(1, sizeof *b);
+    if (!b) return SB_ENOMEM;
+    b->sv = sb_pb_vocab_new();
+    b->tv = sb_pb_vocab_new();
+    if (!b->sv || !b->tv) { sb_pb_binb_free(b); return SB_ENOMEM; }
+    *out = b;
+    return SB_OK;
+}
+
+void sb_pb_binb_free(sb_pb_binb *b) {
+    if (!b) return;
+    sb_pb_vocab_free(b->sv);
+    sb_pb_vocab_free(b->tv);
+    free(b->src_words); free(b->src_off); free(b->src_len); free(b->src_freq); free(b->src_slot);
+    free(b->tgt_words); free(b->pair); free(b->pair_slot);
+    free(b);
+}
+
+uint64_t sb_pb_binb_error_line(const sb_pb_binb *b) { return b->err_line; }
+const char *sb_pb_binb_error_message(const sb_pb_binb *b) { return b->err; }
+void sb_pb_binb_counts(const sb_pb_binb *b, uint64_t *c) {
+    c[0] = b->n_pair; c[1] = b->n_src; c[2] = b->ro_lines; c[3] = b->ro_attached; c[4] = b->bytes;
+    c[5] = (uint64_t)b->max_len;
+}
+
+static int grow(void **a, uint64_t *cap, uint64_t need, size_t elem) {
+    if (need <= *cap) return SB_OK;
+    uint64_t c = *cap ? *cap : 1024;
+    while (c < need) c *= 2;
+    void *p = realloc(*a, c * elem);
+    if (!p) return SB_ENOMEM;
+    *a = p;
+    *cap = c;
+    return SB_OK;
+}
+
+static uint32_t src_find(const sb_pb_binb *b, const uint32_t *ids, int n) {
+    if (!b->src_slots) return NO_ID;
+    uint64_t i = hash_ids(ids, n, NULL, 0) & (b->src_slots - 1);
+    for (;; i = (i + 1) & (b->src_slots - 1)) {
+        uint32_t x = b->src_slot[i];
+        if (!x) return NO_ID;
+        if (b->src_len[x - 1] == n && !memcmp(b->src_words + b->src_off[x - 1], ids, (size_t)n * 4)) return x - 1;
+    }
+}
+
+static int src_rehash(sb_pb_binb *b, uint64_t slots) {
+    uint32_t *t = calloc(slots, sizeof *t);
+    if (!t) return SB_ENOMEM;
+    for (uint32_t k = 0; k < b->n_src; k++) {
+        uint64_t i = hash_ids(b->src_words + b->src_off[k], b->src_len[k], NULL, 0) & (slots - 1);
+        while (t[i]) i = (i + 1) & (slots - 1);
+        t[i] = k + 1;
+    }
+    free(b->src_slot);
+    b->src_slot = t;
+    b->src_slots = slots;
+    return SB_OK;
+}
+
+static int src_intern(sb_pb_binb *b, const uint32_t *ids, int n, uint32_t *out) {
+    uint32_t k = src_find(b, ids, n);
+    if (k != NO_ID) { *out = k; return SB_OK; }
+    if ((uint64_t)(b->n_src + 1) * 2 > b->src_slots && src_rehash(b, b->src_slots ? b->src_slots * 2 : 4096))
+        return SB_ENOMEM;
+    if (b->n_src == b->cap_src) {
+        uint32_t cap = b->cap_src ? b->cap_src * 2 : 4096;
+        uint64_t *o = realloc(b->src_off, cap * sizeof *o);
+        if (!o) return SB_ENOMEM;
+        b->src_off = o;
+        uint8_t *l = realloc(b->src_len, cap);
+        if (!l) return SB_ENOMEM;
+        b->src_len = l;
+        uint64_t *f = realloc(b->src_freq, cap * sizeof *f);
+        if (!f) return SB_ENOMEM;
+        b->src_freq = f;
+        b->cap_src = cap;
+    }
+    if (grow((void **)&b->src_words, &b->cap_src_words, b->n_src_words + (uint64_t)n, 4)) return SB_ENOMEM;
+    memcpy(b->src_words + b->n_src_words, ids, (size_t)n * 4);
+    k = b->n_src++;
+    b->src_off[k] = b->n_src_words;
+    b->src_len[k] = (uint8_t)n;
+    b->src_freq[k] = 0;
+    b->n_src_words += (uint64_t)n;
+    uint64_t i = hash_ids(ids, n, NULL, 0) & (b->src_slots - 1);
+    while (b->src_slot[i]) i = (i + 1) & (b->src_slots - 1);
+    b->src_slot[i] = k + 1;
+    *out = k;
+    return SB_OK;
+}
+
+typedef int (*bline_fn)(sb_pb_binb *b, const char *line, size_t len, uint64_t lineno);
+
+static int each_line(sb_pb_binb *b, const char *buf, size_t len, uint64_t lineno, bline_fn fn) {
+    size_t i = 0;
+    while (i < len) {
+        const char *nl = memchr(buf + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - buf) : len, l = end - i;
+        if (l && buf[i + l - 1] == '\r') l--;
+        if (memchr(buf + i, '\0', l)) return bfail(b, lineno, "a NUL byte inside the line");
+        size_t k = 0;
+        while (k < l && (buf[i + k] == ' ' || buf[i + k] == '\t')) k++;
+        if (k < l) {
+            int rc = fn(b, buf + i, l, lineno);
+            if (rc) return rc;
+        }
+        i = end + 1;
+        lineno++;
+    }
+    return SB_OK;
+}
+
+static int phrase_line(sb_pb_binb *b, const char *line, size_t len, uint64_t lineno) {
+    sb_pb_field f[5];
+    int nf = sb_pb_split_fields(line, len, f, 5);
+    if (nf < 3) return bfail(b, lineno, "expected 'source ||| target ||| 4 scores [||| ...]'");
+    uint32_t ids[SB_PB_MAX_PHRASE + 1], tids[256];
+    int ns = sb_pb_tokens(b->sv, f[0].p, f[0].len, 1, ids, SB_PB_MAX_PHRASE);
+    if (ns == -1) return bfail(b, lineno, "source phrase longer than 20 words (Moses' maximum)");
+    if (ns == -2) return SB_ENOMEM;
+    if (ns == 0) return bfail(b, lineno, "empty source phrase");
+    pair_t pr;
+    memset(&pr, 0, sizeof pr);
+    int got, rc = sb_pb_parse_scores(f[2].p, f[2].len, pr.tm, 4, &got);
+    if (rc == -2) return bfail(b, lineno, "scores must be probabilities (finite numbers >= 0)");
+    if (rc == -1) return bfail(b, lineno, "expected 4 scores (PhraseDictionaryMemory num-features=4)");
+    int nt = sb_pb_tokens(b->tv, f[1].p, f[1].len, 1, tids, 255);
+    if (nt == -1) return bfail(b, lineno, "target phrase longer than 255 words");
+    if (nt == -2) return SB_ENOMEM;
+    if (nt == 0) return bfail(b, lineno, "empty target phrase");
+    if ((rc = src_intern(b, ids, ns, &pr.src))) return rc;
+    /* the source phrase's training count (Moses' counts field: target, source, pair) ranks the cache */
+    uint64_t freq = 0;
+    if (nf >= 5) {
+        const char *p = f[4].p, *e = f[4].p + f[4].len;
+        int k = 0;
+        while (p < e && k < 2) {
+            while (p < e && *p == ' ') p++;
+            char *q;
+            double v = strtod(p, &q);
+            if (q == p) break;
+            if (++k == 2 && v > 0) freq = (uint64_t)v;
+            p = q;
+        }
+    }
+    if (!freq) freq = 1;
+    if (freq > b->src_freq[pr.src]) b->src_freq[pr.src] = freq;
+    if (grow((void **)&b->tgt_words, &b->cap_tgt_words, b->n_tgt_words + (uint64_t)nt, 4)) return SB_ENOMEM;
+    if (b->n_tgt_words + (uint64_t)nt > UINT32_MAX) return bfail(b, lineno, "phrase table too large");
+    memcpy(b->tgt_words + b->n_tgt_words, tids, (size_t)nt * 4);
+    pr.tgt_off = (uint32_t)b->n_tgt_words;
+    pr.tgt_len = (uint16_t)nt;
+    b->n_tgt_words += (uint64_t)nt;
+    if (grow((void **)&b->pair, &b->cap_pair, b->n_pair + 1, sizeof *b->pair)) return SB_ENOMEM;
+    b->pair[b->n_pair++] = pr;
+    if (ns > b->max_len) b->max_len = ns;
+    return SB_OK;
+}
+
+int sb_pb_binb_feed_phrases(sb_pb_binb *b, const char *buf, size_t len, uint64_t first_line) {
+    if (b->pair_slot) return SB_EINVAL;  /* phrases first, then the reordering table */
+    return each_line(b, buf, len, first_line, phrase_line);
+}
+
+static uint64_t pair_hash(const sb_pb_binb *b, uint32_t src, const uint32_t *tgt, int nt) {
+    return hash_ids(&src, 1, tgt, nt);
+}
+
+static int pair_index(sb_pb_binb *b) {
+    uint64_t slots = 1024;
+    while (slots < b->n_pair * 2) slots *= 2;
+    b->pair_slot = calloc(slots, sizeof *b->pair_slot);
+    if (!b->pair_slot) return SB_ENOMEM;
+    b->pair_slots = slots;
+    for (uint64_t k = 0; k < b->n_pair; k++) {
+        const pair_t *p = &b->pair[k];
+        uint64_t i = pair_hash(b, p->src, b->tgt_words + p->tgt_off, p->tgt_len) & (slots - 1);
+        int dup = 0;
+        for (; b->pair_slot[i]; i = (i + 1) & (slots - 1)) {
+            const pair_t *q = &b->pair[b->pair_slot[i] - 1];
+            if (q->src == p->src && q->tgt_len == p->tgt_len &&
+                !memcmp(b->tgt_words + q->tgt_off, b->tgt_words + p->tgt_off, (size_t)p->tgt_len * 4)) { dup = 1; break; }
+        }
+        if (!dup) b->pair_slot[i] = k + 1;  /* a repeated pair: the reordering scores go to its first line */
+    }
+    return SB_OK;
+}
+
+static int reordering_line(sb_pb_binb *b, const char *line, size_t len, uint64_t lineno) {
+    sb_pb_field f[4];
+    int nf = sb_pb_split_fields(line, len, f, 4);
+    if (nf < 3) return bfail(b, lineno, "expected 'source ||| target ||| 6 scores'");
+    float ro[6];
+    int got, rc = sb_pb_parse_scores(f[2].p, f[2].len, ro, 6, &got);
+    if (rc == -2) return bfail(b, lineno, "scores must be probabilities (finite numbers >= 0)");
+    if (rc == -1) return bfail(b, lineno, "expected 6 scores (wbe-msd-bidirectional-fe-allff)");
+    b->ro_lines++;
+    uint32_t ids[SB_PB_MAX_PHRASE + 1], tids[256];
+    int ns = sb_pb_tokens(b->sv, f[0].p, f[0].len, 0, ids, SB_PB_MAX_PHRASE);
+    if (ns == 0) return bfail(b, lineno, "empty source phrase");
+    if (ns < 0) return SB_OK;
+    uint32_t src = src_find(b, ids, ns);
+    if (src == NO_ID) return SB_OK;
+    int nt = sb_pb_tokens(b->tv, f[1].p, f[1].len, 0, tids, 255);
+    if (nt == 0) return bfail(b, lineno, "empty target phrase");
+    if (nt < 0) return SB_OK;
+    uint64_t i = pair_hash(b, src, tids, nt) & (b->pair_slots - 1);
+    for (; b->pair_slot[i]; i = (i + 1) & (b->pair_slots - 1)) {
+        pair_t *q = &b->pair[b->pair_slot[i] - 1];
+        if (q->src == src && q->tgt_len == nt && !memcmp(b->tgt_words + q->tgt_off, tids, (size_t)nt * 4)) {
+            if (q->has_ro) return bfail(b, lineno, "the pair appears twice in the reordering table");
+            memcpy(q->ro, ro, sizeof ro);
+            q->has_ro = 1;
+            b->ro_attached++;
+            return SB_OK;
+        }
+    }
+    return SB_OK;
+}
+
+int sb_pb_binb_feed_reordering(sb_pb_binb *b, const char *buf, size_t len, uint64_t first_line) {
+    if (!b->pair_slot) {
+        int rc = pair_index(b);
+        if (rc) return rc;
+    }
+    return each_line(b, buf, len, first_line, reordering_line);
+}
+
+/* ---- writing ---- */
+typedef struct { FILE *f; uint64_t off; int err; } wr_t;
+
+static void wr(wr_t *w, const void *p, size_t n) {
+    if (w->err) return;
+    if (n && fwrite(p, 1, n, w->f) != n) w->err = 1;
+    w->off += n;
+}
+static void wr_align(wr_t *w, size_t a) {
+    static const uint8_t zero[16] = {0};
+    size_t pad = (size_t)((a - w->off % a) % a);
+    wr(w, zero, pad);
+}
+
+typedef struct { uint64_t freq; uint32_t src; } rank_t;
+static int by_freq(const void *x, const void *y) {
+    const rank_t *a = x, *b = y;
+    if (a->freq != b->freq) return a->freq > b->freq ? -1 : 1;
+    return a->src < b->src ? -1 : (a->src > b->src);
+}
+
+int sb_pb_binb_write(sb_pb_binb *b, const char *path, int compressed, int ro_mode) {
+    if (ro_mode < 0 || ro_mode > 2 || (ro_mode && !b->pair_slot)) return SB_EINVAL;
+    header_t h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, MAGIC, 8);
+    h.version = VERSION;
+    h.compressed = compressed != 0;
+    h.ro_mode = (uint32_t)ro_mode;
+    h.max_len = (uint32_t)b->max_len;
+    h.n_src_vocab = sb_pb_vocab_size(b->sv);
+    h.n_tgt_vocab = sb_pb_vocab_size(b->tv);
+    h.n_src_phrases = b->n_src;
+    h.n_pairs = b->n_pair;
+    FILE *f = fopen(path, "wb");
+    if (!f) return SB_EIO;
+    wr_t w = {f, 0, 0};
+    uint8_t pad[HEADER_BYTES] = {0};
+    wr(&w, pad, HEADER_BYTES);
+    int rc = SB_OK;
+    /* source vocabulary: strings, then the probing hash */
+    uint32_t *soff = malloc((size_t)(h.n_src_vocab ? h.n_src_vocab : 1) * 4);
+    /* pairs grouped by source phrase (stable: line order within a source) */
+    uint64_t *first = calloc((size_t)b->n_src + 1, sizeof *first);
+    uint64_t *order = malloc((size_t)(b->n_pair ? b->n_pair : 1) * sizeof *order);
+    uint64_t *recoff = malloc((size_t)(b->n_src ? b->n_src : 1) * sizeof *recoff);
+    uint8_t *buf = malloc(1 << 16);
+    if (!soff || !first || !order || !recoff || !buf) { rc = SB_ENOMEM; goto out; }
+    h.off_src_strings = w.off;
+    for (uint32_t i = 0; i < h.n_src_vocab; i++) {
+        const char *s = sb_pb_vocab_str(b->sv, i);
+        soff[i] = (uint32_t)(w.off - h.off_src_strings);
+        wr(&w, s, strlen(s) + 1);
+    }
+    wr_align(&w, 16);
+    h.src_slots = 1024;
+    while (h.src_slots < (uint64_t)h.n_src_vocab * 2) h.src_slots *= 2;
+    {
+        vslot_t *vs = calloc(h.src_slots, sizeof *vs);
+        if (!vs) { rc = SB_ENOMEM; goto out; }
+        for (uint32_t i = 0; i < h.n_src_vocab; i++) {
+            const char *s = sb_pb_vocab_str(b->sv, i);
+            uint64_t key = hash_str(s, strlen(s)), j = key & (h.src_slots - 1);
+            while (vs[j].key) j = (j + 1) & (h.src_slots - 1);
+            vs[j] = (vslot_t){key, i, soff[i]};
+        }
+        h.off_src_hash = w.off;
+        wr(&w, vs, h.src_slots * sizeof *vs);
+        free(vs);
+    }
+    h.off_tgt_strings = w.off;
+    for (uint32_t i = 0; i < h.n_tgt_vocab; i++) {
+        const char *s = sb_pb_vocab_str(b->tv, i);
+        wr(&w, s, strlen(s) + 1);
+    }
+    h.len_tgt_strings = w.off - h.off_tgt_strings;
+    wr_align(&w, 16);
+    for (uint64_t k = 0; k < b->n_pair; k++) first[b->pair[k].src + 1]++;
+    for (uint32_t s = 0; s < b->n_src; s++) first[s + 1] += first[s];
+    {
+        uint64_t *fill = malloc((size_t)(b->n_src ? b->n_src : 1) * sizeof *fill);
+        if (!fill) { rc = SB_ENOMEM; goto out; }
+        memcpy(fill, first, (size_t)b->n_src * sizeof *fill);
+        for (uint64_t k = 0; k < b->n_pair; k++) order[fill[b->pair[k].src]++] = k;
+        free(fill);
+    }
+    /* records: [ns][src ids][ntgt] then per target [len][has_ro][ids][tm 4 floats][ro 6 floats if integrated+has] */
+    h.off_records = w.off;
+    for (uint32_t s = 0; s < b->n_src; s++) {
+        wr_align(&w, 4);
+        recoff[s] = w.off;
+        uint8_t *p = buf;
+        *p++ = b->src_len[s];
+        for (int i = 0; i < b->src_len[s]; i++) put_u32(&p, b->src_words[b->src_off[s] + i], compressed);
+        put_u32(&p, (uint32_t)(first[s + 1] - first[s]), compressed);
+        wr(&w, buf, (size_t)(p - buf));
+        for (uint64_t k = first[s]; k < first[s + 1]; k++) {
+            const pair_t *pr = &b->pair[order[k]];
+            p = buf;
+            *p++ = (uint8_t)pr->tgt_len;
+            *p++ = (uint8_t)(ro_mode == SB_PB_BIN_RO_INTEGRATED && pr->has_ro);
+            if (!compressed) { *p++ = 0; *p++ = 0; }
+            for (int i = 0; i < pr->tgt_len; i++) put_u32(&p, b->tgt_words[pr->tgt_off + i], compressed);
+            memcpy(p, pr->tm, 16);
+            p += 16;
+            if (ro_mode == SB_PB_BIN_RO_INTEGRATED && pr->has_ro) { memcpy(p, pr->ro, 24); p += 24; }
+            wr(&w, buf, (size_t)(p - buf));
+        }
+    }
+    wr_align(&w, 16);
+    h.phr_slots = 1024;
+    while (h.phr_slots < h.n_src_phrases * 2) h.phr_slots *= 2;
+    {
+        slot_t *t = calloc(h.phr_slots, sizeof *t);
+        if (!t) { rc = SB_ENOMEM; goto out; }
+        for (uint32_t s = 0; s < b->n_src; s++) {
+            uint64_t key = hash_ids(b->src_words + b->src_off[s], b->src_len[s], NULL, 0), j = key & (h.phr_slots - 1);
+            while (t[j].key) j = (j + 1) & (h.phr_slots - 1);
+            t[j] = (slot_t){key, recoff[s]};
+        }
+        h.off_phr_hash = w.off;
+        wr(&w, t, h.phr_slots * sizeof *t);
+        free(t);
+    }
+    {
+        rank_t *r = malloc((size_t)(b->n_src ? b->n_src : 1) * sizeof *r);
+        if (!r) { rc = SB_ENOMEM; goto out; }
+        for (uint32_t s = 0; s < b->n_src; s++) r[s] = (rank_t){b->src_freq[s], s};
+        qsort(r, b->n_src, sizeof *r, by_freq);
+        h.off_cache = w.off;
+        for (uint32_t s = 0; s < b->n_src; s++) wr(&w, &recoff[r[s].src], 8);
+        free(r);
+    }
+    if (ro_mode == SB_PB_BIN_RO_SEPARATE) {
+        /* reordering records: [ns][nt][pad 2][src ids][tgt ids][6 floats], plain u32 ids */
+        h.off_ro_records = w.off;
+        uint64_t n_ro = 0;
+        for (uint64_t k = 0; k < b->n_pair; k++) n_ro += b->pair[k].has_ro;
+        h.n_ro = n_ro;
+        h.ro_slots = 1024;
+        while (h.ro_slots < n_ro * 2) h.ro_slots *= 2;
+        slot_t *t = calloc(h.ro_slots, sizeof *t);
+        if (!t) { rc = SB_ENOMEM; goto out; }
+        for (uint64_t k = 0; k < b->n_pair; k++) {
+            const pair_t *pr = &b->pair[k];
+            if (!pr->has_ro) continue;
+            const uint32_t *src = b->src_words + b->src_off[pr->src], *tgt = b->tgt_words + pr->tgt_off;
+            int ns = b->src_len[pr->src];
+            uint64_t key = hash_ids(src, ns, tgt, pr->tgt_len), j = key & (h.ro_slots - 1);
+            while (t[j].key) j = (j + 1) & (h.ro_slots - 1);
+            t[j] = (slot_t){key, w.off};
+            uint8_t hd[4] = {(uint8_t)ns, (uint8_t)pr->tgt_len, 0, 0};
+            wr(&w, hd, 4);
+            wr(&w, src, (size_t)ns * 4);
+            wr(&w, tgt, (size_t)pr->tgt_len * 4);
+            wr(&w, pr->ro, 24);
+        }
+        wr_align(&w, 16);
+        h.off_ro_hash = w.off;
+        wr(&w, t, h.ro_slots * sizeof *t);
+        free(t);
+    }
+    h.file_size = w.off;
+    if (!w.err && fseek(f, 0, SEEK_SET) == 0) wr(&w, &h, sizeof h); else w.err = 1;
+out:
+    free(soff); free(first); free(order); free(recoff); free(buf);
+    if (fclose(f) != 0) w.err = 1;
+    if (rc == SB_OK && w.err) rc = SB_EIO;
+    if (rc == SB_OK) b->bytes = h.file_size;
+    return rc;
+}
+
+/* ---------------------------------------------------------------- reading */
+struct sb_pb_bin {
+    const uint8_t *base;
+    size_t size;
+    header_t h;
+    const vslot_t *vs;
+    const slot_t *phr, *ro;
+    const uint64_t *cache;
+};
+
+int sb_pb_bin_open(const char *path, sb_pb_bin **out) {
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return SB_EIO;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < HEADER_BYTES) { close(fd); return SB_EFORMAT; }
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) return SB_EIO;
+    sb_pb_bin *b = calloc(1, sizeof *b);
+    if (!b) { munmap(m, (size_t)st.st_size); return SB_ENOMEM; }
+    b->base = m;
+    b->size = (size_t)st.st_size;
+    memcpy(&b->h, m, sizeof b->h);
+    const header_t *h = &b->h;
+    int ok = !memcmp(h->magic, MAGIC, 8) && h->version == VERSION && h->file_size == b->size && h->ro_mode <= 2 &&
+             h->off_phr_hash + h->phr_slots * sizeof(slot_t) <= b->size &&
+             h->off_src_hash + h->src_slots * sizeof(vslot_t) <= b->size &&
+             h->off_cache + h->n_src_phrases * 8 <= b->size &&
+             h->off_tgt_strings + h->len_tgt_strings <= b->size &&
+             (h->ro_mode != SB_PB_BIN_RO_SEPARATE || h->off_ro_hash + h->ro_slots * sizeof(slot_t) <= b->size) &&
+             (h->phr_slots & (h->phr_slots - 1)) == 0 && (h->src_slots & (h->src_slots - 1)) == 0 &&
+             (h->ro_slots & (h->ro_slots - 1)) == 0;
+    if (!ok) { sb_pb_bin_close(b); return SB_EFORMAT; }
+    b->vs = (const vslot_t *)(b->base + h->off_src_hash);
+    b->phr = (const slot_t *)(b->base + h->off_phr_hash);
+    b->ro = h->ro_mode == SB_PB_BIN_RO_SEPARATE ? (const slot_t *)(b->base + h->off_ro_hash) : NULL;
+    b->cache = (const uint64_t *)(b->base + h->off_cache);
+    madvise((void *)b->base, b->size, MADV_RANDOM);
+    *out = b;
+    return SB_OK;
+}
+
+void sb_pb_bin_close(sb_pb_bin *b) {
+    if (!b) return;
+    munmap((void *)b->base, b->size);
+    free(b);
+}
+
+int sb_pb_bin_max_len(const sb_pb_bin *b) { return (int)b->h.max_len; }
+int sb_pb_bin_ro_mode(const sb_pb_bin *b) { return (int)b->h.ro_mode; }
+int sb_pb_bin_compressed(const sb_pb_bin *b) { return (int)b->h.compressed; }
+uint64_t sb_pb_bin_size(const sb_pb_bin *b) { return b->size; }
+
+uint32_t sb_pb_bin_src_word(const sb_pb_bin *b, const char *w, size_t len) {
+    uint64_t key = hash_str(w, len), mask = b->h.src_slots - 1;
+    const char *strs = (const char *)b->base + b->h.off_src_strings;
+    for (uint64_t j = key & mask;; j = (j + 1) & mask) {
+        const vslot_t *v = &b->vs[j];
+        if (!v->key) return NO_ID;
+        if (v->key == key && !strncmp(strs + v->str, w, len) && strs[v->str + len] == '\0') return v->id;
+    }
+}
+
+/* the record at off: its source ids must be ids[0..n); then *p = the target count's position */
+static int record_matches(const sb_pb_bin *b, uint64_t off, const uint32_t *ids, int n, const uint8_t **p) {
+    const uint8_t *q = b->base + off;
+    if (*q++ != n) return 0;
+    for (int i = 0; i < n; i++)
+        if (get_u32(&q, (int)b->h.compressed) != ids[i]) return 0;
+    *p = q;
+    return 1;
+}
+
+uint32_t sb_pb_bin_phrase(const sb_pb_bin *b, const uint32_t *ids, int n, const uint8_t **p) {
+    uint64_t key = hash_ids(ids, n, NULL, 0), mask = b->h.phr_slots - 1;
+    for (uint64_t j = key & mask;; j = (j + 1) & mask) {
+        const slot_t *s = &b->phr[j];
+        if (!s->key) return 0;
+        const uint8_t *q;
+        if (s->key == key && record_matches(b, s->off, ids, n, &q)) {
+            uint32_t nt = get_u32(&q, (int)b->h.compressed);
+            *p = q;
+            return nt;
+        }
+    }
+}
+
+void sb_pb_bin_target_next(const sb_pb_bin *b, const uint8_t **p, sb_pb_bin_target *t) {
+    const uint8_t *q = *p;
+    const int c = (int)b->h.compressed;
+    t->len = *q++;
+    t->has_ro = *q++;
+    if (!c) q += 2;
+    for (int i = 0; i < t->len; i++) t->ids[i] = get_u32(&q, c);
+    memcpy(t->tm, q, 16);
+    q += 16;
+    if (t->has_ro) { memcpy(t->ro, q, 24); q += 24; }
+    *p = q;
+}
+
+int sb_pb_bin_reordering(const sb_pb_bin *b, const uint32_t *src, int ns, const uint32_t *tgt, int nt, float *ro) {
+    if (!b->ro) return 0;
+    uint64_t key = hash_ids(src, ns, tgt, nt), mask = b->h.ro_slots - 1;
+    for (uint64_t j = key & mask;; j = (j + 1) & mask) {
+        const slot_t *s = &b->ro[j];
+        if (!s->key) return 0;
+        if (s->key != key) continue;
+        const uint8_t *q = b->base + s->off;
+        if (q[0] != ns || q[1] != nt || memcmp(q + 4, src, (size_t)ns * 4) ||
+            memcmp(q + 4 + (size_t)ns * 4, tgt, (size_t)nt * 4)) continue;
+        memcpy(ro, q + 4 + (size_t)(ns + nt) * 4, 24);
+        return 1;
+    }
+}
+
+uint32_t sb_pb_bin_tgt_vocab(const sb_pb_bin *b, const char **strings) {
+    *strings = (const char *)b->base + b->h.off_tgt_strings;
+    return b->h.n_tgt_vocab;
+}
+
+uint64_t sb_pb_bin_ncache(const sb_pb_bin *b) { return b->h.n_src_phrases; }
+
+uint32_t sb_pb_bin_cache_entry(const sb_pb_bin *b, uint64_t i, uint32_t *ids, int *n, const uint8_t **p) {
+    const uint8_t *q = b->base + b->cache[i];
+    const int c = (int)b->h.compressed;
+    *n = *q++;
+    for (int k = 0; k < *n; k++) ids[k] = get_u32(&q, c);
+    uint32_t nt = get_u32(&q, c);
+    *p = q;
+    return nt;
+}
+
+void sb_pb_bin_release(const sb_pb_bin *b) { madvise((void *)b->base, b->size, MADV_DONTNEED); }

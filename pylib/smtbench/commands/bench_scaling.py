@@ -1,0 +1,233 @@
+"""`smtbench bench scaling`: the Moses2 paper's scalability experiments (sections 4.1, 4.3-4.5) on a Moses model --
+threads, memory pools, the binarized table's static cache, compression and reordering storage, short against long
+sentences, a sampled component profile, load time and peak RSS; every timed point's 1-best and scores checked
+identical to the single-threaded text-table decoder, which is compared with Moses2's own run."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    p = groups["bench"].add_parser(
+        "scaling", help="Moses2 paper 4.1/4.3-4.5: threads, pools, cache, compression, reordering storage, profile",
+        description="Loads the text-table model and the binarized tables (every --caches size on the main table), "
+                    "decodes the reference pass single-threaded on the text model (checked against --oracle), then "
+                    "--repeats interleaved rounds over every point (table, cache, pool, threads, subset), each "
+                    "checked to give the reference's 1-best and scores; then profiled runs (Table 3) and, with "
+                    "--rss, peak-RSS runs in child processes.")
+    p.add_argument("-f", "--config", required=True, help="moses.ini (the oracle's)")
+    p.add_argument("--input", required=True)
+    p.add_argument("--reference", required=True, help="reference translations (BLEU)")
+    p.add_argument("--oracle", required=True, help="Moses2's run prefix (PREFIX.1best, PREFIX.1best-score)")
+    p.add_argument("--table", nargs=2, action="append", required=True, metavar=("NAME", "PATH"),
+                   help="a binarized table: NAME is {plain,comp}-{int,sep} (compression, reordering storage)")
+    p.add_argument("--same-tables", nargs=2, default=None, metavar=("PT", "RT"),
+                   help="text phrase and reordering tables with exactly the binarized tables' numbers (e.g. the "
+                        "full table filtered to the input), for the reference every point must reproduce; default: "
+                        "the ini's tables (then the binarized tables must have been built from them)")
+    p.add_argument("--main", default="plain-int", help="the table of our configuration")
+    p.add_argument("--cache", type=int, default=10000, help="our configuration's cache size")
+    p.add_argument("--caches", default="0,1000,2000,4000,10000", help="Table 6's cache sizes")
+    p.add_argument("--threads", default="1,2", help="thread counts")
+    p.add_argument("--pop-limit", type=int, default=400)
+    p.add_argument("-s", "--stack-size", type=int, default=400)
+    p.add_argument("--sentences", type=int, default=0, help="first N input lines (0 = all)")
+    p.add_argument("--long-words", type=int, default=0,
+                   help="Fig 11: verses of more words are 'long', the others 'short' (0 = the median length)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--profile-us", type=int, default=100, help="profile sampling period (0 = no profile rows)")
+    p.add_argument("--rss", action="store_true", help="also measure peak RSS of `decode cube` child processes")
+    p.add_argument("--rss-same-model", default=None, metavar="PATH",
+                   help="with --rss: also a binarized table of exactly the ini's (filtered) tables, the model "
+                        "Moses2's peak RSS was measured on")
+    p.add_argument("--out", required=True, help="JSON-lines rows")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import hashlib
+    import os
+    import statistics
+    import subprocess
+    import sys
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from ..benchutil import RowWriter, parse_int_list
+    from ..decode.compare import bleu, read_lines, read_scores
+    from ..decode.cube import CubeDecoder
+    from ..decode.model import PhraseModel
+    from ..decode.threads import PHASES, ThreadedCubeDecoder
+    from ..ioutil import atomic_open
+
+    threads = parse_int_list(args.threads, 1, 256, "--threads")
+    caches = parse_int_list(args.caches, 0, 10**8, "--caches")
+    if not 1 <= args.repeats <= 100:
+        raise ValueError(f"--repeats {args.repeats}: must be in 1..100")
+    tables = dict(args.table)
+    for name in tables:
+        if name not in ("plain-int", "comp-int", "plain-sep", "comp-sep"):
+            raise ValueError(f"--table {name}: the names are plain-int, comp-int, plain-sep, comp-sep")
+    if args.main not in tables:
+        raise ValueError(f"--main {args.main}: not among the --table names")
+    src = read_lines(args.input)
+    refs = read_lines(args.reference)
+    n = args.sentences or len(src)
+    src, refs = src[:n], refs[:n]
+    lens = [len(s.split()) for s in src]
+    long_words = args.long_words or int(statistics.median(lens))
+    subsets = {"all": list(range(n)), "short": [i for i in range(n) if lens[i] <= long_words],
+               "long": [i for i in range(n) if lens[i] > long_words]}
+
+    # ---- models: the ini's (Moses2's) model; the text tables with the binarized tables' numbers (the reference
+    # every point must reproduce, and the "text" series); the binarized tables (one model per table and cache size)
+    from ..decode.ini import load_ini
+    oracle_model = PhraseModel(args.config)
+    if args.same_tables:
+        cfg = load_ini(args.config)
+        cfg.feature("PhraseDictionaryMemory").path = Path(args.same_tables[0])
+        cfg.feature("LexicalReordering").path = Path(args.same_tables[1])
+        text = PhraseModel(cfg, lm=oracle_model.lm)
+    else:
+        text = oracle_model
+    models: dict[tuple[str, int], PhraseModel] = {("text", 0): text}
+    loads = []
+
+    def model(table: str, cache: int) -> PhraseModel:
+        if (table, cache) not in models:
+            m = PhraseModel(args.config, binary=tables[table], cache=cache, lm=oracle_model.lm)
+            models[(table, cache)] = m
+            loads.append({"table": table, "cache": cache, "table_seconds": round(m.table_seconds, 4),
+                          "file_bytes": Path(tables[table]).stat().st_size, "cached_options": m.stats.options})
+        return models[(table, cache)]
+
+    # ---- the reference pass (single-threaded, text tables), and the ini's model against Moses2
+    def single(m: PhraseModel) -> tuple[list[str], list[float]]:
+        dec = CubeDecoder(m, pop_limit=args.pop_limit, stack_size=args.stack_size)
+        bs, ss = [], []
+        for i, line in enumerate(src):
+            b = dec.translate(line, f"{args.input}:{i + 1}").best
+            bs.append(b.text if b else "")
+            ss.append(b.total if b else 0.0)
+        return bs, ss
+
+    best, scores = single(text)
+    obest, oscores = (best, scores) if text is oracle_model else single(oracle_model)
+    theirs = read_lines(args.oracle + ".1best")[:n]
+    their_scores = read_scores(args.oracle + ".1best-score")[:n]
+    quality = {"sentences": n, "source_words": sum(lens), "bleu": round(bleu(best, refs), 2),
+               "oracle_bleu": round(bleu([t.strip() for t in theirs], refs), 2),
+               "identical_to_oracle": sum(a == b.strip() for a, b in zip(best, theirs)),
+               "mean_score": sum(scores) / n, "oracle_mean_score": sum(their_scores) / n,
+               "ini_model_bleu": round(bleu(obest, refs), 2), "ini_model_mean_score": sum(oscores) / n,
+               "ini_model_identical_to_oracle": sum(a == b.strip() for a, b in zip(obest, theirs)),
+               "same_text_as_ini_model": sum(a == b for a, b in zip(best, obest)),
+               "max_score_diff_vs_ini_model": max((abs(a - b) for a, b in zip(scores, oscores)), default=0.0),
+               "reference_tables": "same-tables" if args.same_tables else "ini",
+               "output_sha": hashlib.sha256("\n".join(best).encode()).hexdigest()[:16],
+               "long_words": long_words, "short_sentences": len(subsets["short"]),
+               "long_sentences": len(subsets["long"])}
+
+    # ---- the points: (table, cache, pool, threads, subset) -> the groups (tables/figures) they serve
+    C = args.cache
+    points: dict[tuple, set[str]] = {}
+
+    def add(group: str, table: str, cache: int, pool: bool, t: int, subset: str = "all") -> None:
+        if table != "text" and table not in tables:
+            return
+        points.setdefault((table, cache if table != "text" else 0, pool, t, subset), set()).add(group)
+
+    tmax = max(threads)
+    for t in threads:
+        add("ours", args.main, C, True, t)
+        add("text", "text", 0, True, t)
+        add("plain", "comp-sep", 0, False, t)
+        add("pool", args.main, C, False, t)
+        for tb in ("comp-int", "plain-int"):
+            add("compression", tb, C, True, t)
+        for tb in ("plain-sep", "plain-int"):
+            add("reordering", tb, C, True, t)
+        for sub in ("short", "long"):
+            add("length", args.main, C, True, t, sub)
+    for c in caches:
+        add("cache", args.main, c, True, tmax)
+    for key in points:
+        model(key[0], key[1])
+
+    def decode(key: tuple, profile_us: int = 0):
+        table, cache, pool, t, subset = key
+        idx = subsets[subset]
+        dec = ThreadedCubeDecoder(CubeDecoder(models[(table, cache)], pop_limit=args.pop_limit,
+                                              stack_size=args.stack_size), threads=t, pool=pool,
+                                  profile_us=profile_us)
+        lines = (src[i] for i in idx)
+        t0 = time.perf_counter()
+        got = [(tr.best.text if tr.best else "", tr.best.total if tr.best else 0.0)
+               for _, tr in dec.translate_many(lines, args.input)]
+        secs = time.perf_counter() - t0
+        same = sum(got[k] == (best[i], scores[i]) for k, i in enumerate(idx))
+        if same != len(idx):
+            raise RuntimeError(f"point {key}: {len(idx) - same} of {len(idx)} sentences differ from the reference "
+                               f"(single-threaded text-table decoder): a broken fast path")
+        info = {"profile": dec.profile() if profile_us else None, **dec.table_counts()}
+        dec.close()
+        return secs, sum(lens[i] for i in idx), len(idx), info
+
+    def fields(key: tuple) -> dict:
+        table, cache, pool, t, subset = key
+        return {"table": table, "cache": cache, "pool": "on" if pool else "off", "threads": t, "subset": subset,
+                "groups": ",".join(sorted(points[key])), "pop_limit": args.pop_limit, "stack_size": args.stack_size}
+
+    with atomic_open(args.out) as out:
+        rows = RowWriter("moses2_scaling", out)
+        rows.emit(kind="quality", **quality)
+        for ld in loads:
+            rows.emit(kind="load", **ld)
+        keys = sorted(points, key=lambda k: (k[3], k[0], k[1], k[2], k[4]))
+        for rep in range(args.repeats):
+            order = keys if rep % 2 == 0 else keys[::-1]   # interleaved, alternating direction
+            for key in order:
+                secs, words, sents, info = decode(key)
+                rows.emit(kind="timing", repeat=rep, **fields(key), sentences=sents, source_words=words,
+                          decode_seconds=round(secs, 6), words_per_second=round(words / secs, 3),
+                          identical=sents, lookups=info["lookups"], cache_hits=info["cache_hits"],
+                          ro_lookups=info["ro_lookups"])
+        if args.profile_us > 0:
+            for config, key in (("ours", (args.main, C, True)), ("plain", ("comp-sep", 0, False))):
+                if key[0] not in tables:
+                    continue
+                for t in sorted({1, tmax}):
+                    k = (*key, t, "all")
+                    points.setdefault(k, set()).add("profile")
+                    secs, words, sents, info = decode(k, args.profile_us)
+                    rows.emit(kind="profile", config=config, **fields(k), sentences=sents, source_words=words,
+                              decode_seconds=round(secs, 6), profile_us=args.profile_us,
+                              **{f"samples_{p}": v for p, v in info["profile"].items()})
+        if args.rss:
+            inp = Path(tempfile.mkdtemp()) / "input.txt"
+            inp.write_text("".join(s + "\n" for s in src), encoding="utf-8")
+            runs = [("ours", args.main, C), ("text", "text", 0)]
+            if args.rss_same_model:
+                tables["same-model"] = args.rss_same_model
+                runs.append(("ours-same-model", "same-model", C))
+            for config, table, cache in runs:
+                for t in threads:
+                    cmd = [sys.executable, "-c", "import sys; from smtbench.cli import main; sys.exit(main())",
+                           "decode", "cube", "-f", args.config, "--pop-limit",
+                           str(args.pop_limit), "-s", str(args.stack_size), "--threads", str(t), "-i", str(inp),
+                           "-o", os.devnull, "--no-progress"]
+                    if table != "text":
+                        cmd += ["--binary", str(tables[table]), "--cache", str(cache)]
+                    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                    err = proc.stderr.read()
+                    status = proc.wait()
+                    if status != 0:
+                        raise RuntimeError(f"peak-RSS run failed: {' '.join(cmd)}\n{err[-2000:]}")
+                    import json
+                    rep = json.loads(err.strip().splitlines()[-1])
+                    rows.emit(kind="rss", config=config, table=table, cache=cache, threads=t,
+                              peak_rss_kb=rep["peak_rss_kb"], words_per_second=rep["words_per_second"],
+                              load_seconds=rep["load_seconds"], table_seconds=rep["table_seconds"])
+            inp.unlink()
+    return 0

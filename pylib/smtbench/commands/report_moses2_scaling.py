@@ -1,0 +1,45 @@
+"""`smtbench report moses2-scaling`: the Moses2 paper's Tables 3, 6, 7 and Figs 3, 8, 9/11 from `bench scaling`
+rows, with the acceptance figures against Moses2 (the oracle's runs-quiet.tsv, read live)."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    p = groups["report"].add_parser("moses2-scaling", help="the Moses2 paper's scalability tables and figures")
+    p.add_argument("--rows", nargs="+", required=True)
+    p.add_argument("--oracle", required=True, help="the Moses oracle folder (runs-quiet.tsv)")
+    p.add_argument("--tables", required=True, help="folder for moses2_table{3,6,7}, moses2_fig{3,8,9}, "
+                                                   "moses2_scaling_acceptance (.csv and .md)")
+    p.add_argument("--figures", required=True, help="folder for moses2_fig{3,8,9}.png")
+    p.add_argument("--metrics", default=None)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..report import moses2_scaling as ms
+    from ..report.common import read_rows, save_figure, write_table
+    rows = read_rows(args.rows)
+    t, f = Path(args.tables), Path(args.figures)
+    write_table(ms.table3(rows), t / "moses2_table3", "Moses2 paper Table 3: % of decoding time per component",
+                notes=ms.NOTES + " Profile: each worker's component sampled by a thread (no hardware counters).")
+    write_table(ms.table6(rows), t / "moses2_table6", "Moses2 paper Table 6: static cache sizes", notes=ms.NOTES)
+    write_table(ms.table7(rows), t / "moses2_table7", "Moses2 paper Table 7: compressed or plain target side",
+                notes=ms.NOTES)
+    write_table(ms.fig8_table(rows), t / "moses2_fig8", "Moses2 paper Fig 8: reordering separate or integrated",
+                notes=ms.NOTES)
+    write_table(ms.scaling_table(rows), t / "moses2_fig9", "Moses2 paper Figs 9/11: words per second against "
+                "threads", notes=ms.NOTES)
+    write_table(ms.fig3_table(rows, args.oracle), t / "moses2_fig3", "Moses2 paper Fig 3: ours against Moses2",
+                notes=ms.NOTES)
+    write_table(ms.acceptance(rows, args.oracle), t / "moses2_scaling_acceptance",
+                "Moses2 scaling: acceptance figures against Moses2", notes=ms.NOTES)
+    save_figure(ms.fig3(rows, args.oracle), f / "moses2_fig3.png")
+    save_figure(ms.fig8(rows), f / "moses2_fig8.png")
+    save_figure(ms.fig9(rows), f / "moses2_fig9.png")
+    if args.metrics:
+        from ..report import metrics
+        metrics.write(metrics.moses2_scaling(rows), args.metrics)
+    return 0

@@ -1,0 +1,140 @@
+"""The Moses2 paper's scalability machinery (csrc/pbthreads.c, pbcube.c workspaces, pbbin.c): every thread count,
+pinning, pool setting, binarized-table cache size, compression and reordering storage gives exactly the output of
+the single-threaded text-table decoder (n-best texts, feature values and scores, bit for bit)."""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+ORACLE = Path(__file__).resolve().parents[2] / "shared" / "oracles" / "moses-bible-dev"
+pytestmark = pytest.mark.skipif(not (ORACLE / "moses.ini").exists(), reason="Moses oracle not present")
+N = 24
+
+
+def _in_oracle(fn):
+    import os
+    cwd = os.getcwd()
+    os.chdir(ORACLE)
+    try:
+        return fn()
+    finally:
+        os.chdir(cwd)
+
+
+@pytest.fixture(scope="module")
+def model():
+    from smtbench.decode.model import PhraseModel
+    return _in_oracle(lambda: PhraseModel("moses.ini"))
+
+
+@pytest.fixture(scope="module")
+def src():
+    return (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()[:N]
+
+
+def _key(tr):
+    return [(e.text, e.segmentation, tuple(e.features), e.total, e.search_score) for e in tr.entries]
+
+
+@pytest.fixture(scope="module")
+def reference(model, src):
+    from smtbench.decode.cube import CubeDecoder
+    dec = CubeDecoder(model, pop_limit=100, stack_size=100, nbest=3)
+    return [_key(dec.translate(line)) for line in src]
+
+
+def test_threads_pools_and_pinning_give_identical_output(model, src, reference) -> None:
+    from smtbench.decode.cube import CubeDecoder
+    from smtbench.decode.threads import ThreadedCubeDecoder
+    cube = CubeDecoder(model, pop_limit=100, stack_size=100, nbest=3)
+    for threads, pool, pin, window in [(1, True, False, 0), (2, True, True, 1), (3, False, False, 2),
+                                       (4, True, True, 0), (2, False, True, 5)]:
+        dec = ThreadedCubeDecoder(cube, threads=threads, pool=pool, pin=pin, pin_offset=1, pin_increment=1,
+                                  window=window)
+        got = [_key(tr) for _, tr in dec.translate_many(src)]
+        assert got == reference, (threads, pool, pin, window)
+        dec.close()
+
+
+def test_streaming_holds_only_the_window(model, src) -> None:
+    from smtbench.decode.cube import CubeDecoder
+    from smtbench.decode.threads import ThreadedCubeDecoder
+    consumed = 0
+
+    def lines():
+        nonlocal consumed
+        for line in itertools.cycle(src):
+            consumed += 1
+            yield line
+
+    dec = ThreadedCubeDecoder(CubeDecoder(model, pop_limit=20, stack_size=20), threads=2, window=3)
+    stream = dec.translate_many(lines())
+    for _ in range(5):
+        next(stream)
+    assert consumed <= 5 + 3 + 1
+    stream.close()
+    dec.close()
+
+
+def test_profile_counts_components_and_keeps_output(model, src, reference) -> None:
+    from smtbench.decode.cube import CubeDecoder
+    from smtbench.decode.threads import PHASES, ThreadedCubeDecoder
+    dec = ThreadedCubeDecoder(CubeDecoder(model, pop_limit=100, stack_size=100, nbest=3), threads=2, profile_us=50)
+    got = [_key(tr) for _, tr in dec.translate_many(src)]
+    assert got == reference
+    prof = dec.profile()
+    assert set(prof) == set(PHASES)
+    assert prof["lm"] > 0 and prof["search"] > 0
+    dec.close()
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    from smtbench.tm.binarize import build
+    d = tmp_path_factory.mktemp("bin")
+    out = {}
+    for ro, comp in [("integrated", True), ("integrated", False), ("separate", True), ("separate", False)]:
+        path = d / f"{ro}-{int(comp)}.bin"
+        info = build(ORACLE / "phrase-table.dev.gz", path, ORACLE / "reordering-table.dev.gz", ro, comp)
+        assert info["phrase_pairs"] == 286728 and info["reordering_attached"] == 286728
+        out[(ro, comp)] = path
+    return out
+
+
+def test_binarized_table_gives_identical_output(tables, src, reference) -> None:
+    from smtbench.decode.cube import CubeDecoder
+    from smtbench.decode.model import PhraseModel
+    from smtbench.decode.threads import ThreadedCubeDecoder
+    lm = None
+    for (ro, comp), path in tables.items():
+        for cache in (0, 7, 1000, 10**9):
+            m = _in_oracle(lambda: PhraseModel("moses.ini", binary=path, cache=cache, lm=lm))
+            lm = m.lm
+            dec = CubeDecoder(m, pop_limit=100, stack_size=100, nbest=3)
+            got = [_key(dec.translate(line)) for line in src[:8]]
+            assert got == reference[:8], (ro, comp, cache)
+        th = ThreadedCubeDecoder(dec, threads=2)
+        assert [_key(tr) for _, tr in th.translate_many(src)] == reference, (ro, comp)
+        counts = th.table_counts()
+        assert 0 < counts["cache_hits"] <= counts["lookups"]  # lookups include spans not in the table
+        th.close()
+
+
+def test_binarized_table_errors(tmp_path, model) -> None:
+    from smtbench.decode.model import PhraseModel
+    from smtbench.tm.binarize import BinaryTableError, build
+    bad = tmp_path / "bad.pt"
+    bad.write_text("a ||| b ||| 0.5 0.5 0.5 0.5\nc ||| d ||| 0.5 0.5\n")
+    with pytest.raises(BinaryTableError, match=r"bad.pt:2: expected 4 scores"):
+        build(bad, tmp_path / "x.bin")
+    assert not (tmp_path / "x.bin").exists()
+    good = tmp_path / "good.pt"
+    good.write_text("a ||| b ||| 0.5 0.5 0.5 0.5\n")
+    build(good, tmp_path / "nore.bin", reordering="none")
+    with pytest.raises(BinaryTableError, match="without reordering"):
+        _in_oracle(lambda: PhraseModel("moses.ini", binary=tmp_path / "nore.bin", lm=model.lm))
+    (tmp_path / "junk.bin").write_bytes(b"\0" * 4096)
+    with pytest.raises(BinaryTableError, match="not a binarized phrase table"):
+        _in_oracle(lambda: PhraseModel("moses.ini", binary=tmp_path / "junk.bin", lm=model.lm))
