@@ -1,0 +1,155 @@
+"""Moore & Quirk (2007) section 6: the pruning-parameter search of the three decoders (Pharaoh, DE, DE+EP).
+
+A setting is the paper's vector (t-table threshold, beam threshold, t-table limit, beam limit); the early-pruning
+threshold is the t-table threshold (as in the paper). Settings are chosen either by the full grid (``paper``
+profile) or, as the paper did, by hill-climbing from a generous setting: from the current setting, every
+neighbour one grid step tighter in one parameter is decoded, and the walk moves to the neighbour with the highest
+BLEU (ties: fewer hypotheses evaluated) until every parameter is at its tightest. The choice uses only
+deterministic measures (BLEU, hypotheses evaluated), never the timings; every setting decoded is a point of the
+figures. Timing: the exploration pass is repeat 0 (each point decoded once, in exploration order); repeats 1.. decode
+every point again, in alternating order (interleaved), and every repeat must give the same outputs.
+"""
+from __future__ import annotations
+
+import hashlib
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Callable, Iterable
+
+from .beam import BeamDecoder
+from .compare import bleu
+from .model import PhraseModel
+
+
+@dataclass(frozen=True, order=True)
+class Setting:
+    variant: str
+    ttable_threshold: float
+    beam_threshold: float
+    ttable_limit: int
+    beam_limit: int
+
+    def vector(self) -> str:
+        return f"({self.ttable_threshold:g}, {self.beam_threshold:g}, {self.ttable_limit}, {self.beam_limit})"
+
+
+@dataclass
+class Grid:
+    thresholds: list[float]            # the paper: 0.5 .. 2.5
+    limits: list[int]                  # the paper: 5 .. 25
+    pharaoh_beam_limits: list[int]     # the baseline's beam limits (the paper adds 30 .. 100)
+
+    def axes(self, variant: str) -> list[list]:
+        bl = sorted(set(self.limits) | set(self.pharaoh_beam_limits)) if variant == "pharaoh" else self.limits
+        return [sorted(self.thresholds), sorted(self.thresholds), sorted(self.limits), sorted(bl)]
+
+
+def full_grid(variant: str, grid: Grid) -> list[Setting]:
+    import itertools
+    return [Setting(variant, *v) for v in itertools.product(*grid.axes(variant))]
+
+
+def hill_climb(variant: str, grid: Grid, quality: Callable[[Setting], tuple[float, int]]) -> list[Setting]:
+    """Settings decoded by the walk from the most generous setting, in the order they were decoded."""
+    axes = grid.axes(variant)
+    idx = [len(a) - 1 for a in axes]
+    seen: list[Setting] = []
+
+    def at(ix: list[int]) -> Setting:
+        return Setting(variant, *(a[i] for a, i in zip(axes, ix)))
+
+    def visit(s: Setting) -> tuple[float, int]:
+        if s not in seen:
+            seen.append(s)
+        return quality(s)
+
+    visit(at(idx))
+    while any(idx):
+        best = None
+        for k in range(4):
+            if idx[k] == 0:
+                continue
+            cand = list(idx)
+            cand[k] -= 1
+            b, hyps = visit(at(cand))
+            key = (b, -hyps)
+            if best is None or key > best[0]:
+                best = (key, cand)
+        idx = best[1]
+    return seen
+
+
+@dataclass
+class Outcome:
+    bleu: float
+    hypotheses: int
+    seconds: float
+    sha: str
+    mean_score: float
+    counters: dict[str, int]
+    outputs: list[str]
+
+
+def decode_all(dec: BeamDecoder, src: list[str], refs: list[str]) -> Outcome:
+    secs, texts, scores, counters = 0.0, [], [], {}
+    for i, line in enumerate(src):
+        tr = dec.translate(line, f"<input>:{i + 1}")
+        secs += tr.seconds
+        texts.append(tr.best.text if tr.best else "")
+        scores.append(tr.best.total if tr.best else 0.0)
+        for k, v in tr.counters.items():
+            counters[k] = counters.get(k, 0) + v
+    return Outcome(bleu=round(bleu(texts, refs), 4), hypotheses=counters["hypotheses_evaluated"], seconds=secs,
+                   sha=hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16],
+                   mean_score=round(statistics.fmean(scores), 6) if scores else 0.0, counters=counters,
+                   outputs=texts)
+
+
+def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterable[str], grid: Grid, search: str,
+          mode: str, distortion_limit: int | None, repeats: int, emit: Callable[..., object],
+          progress: Callable[[], None] = lambda: None) -> None:
+    """One row per (setting, repeat)."""
+    words = sum(len(s.split()) for s in src)
+    decoders: dict[Setting, BeamDecoder] = {}
+    first: dict[Setting, Outcome] = {}
+    order: list[Setting] = []
+
+    def decoder(s: Setting) -> BeamDecoder:
+        if s not in decoders:
+            decoders[s] = BeamDecoder(model, variant=s.variant, mode=mode, beam_threshold=s.beam_threshold,
+                                      beam_limit=s.beam_limit, ttable_threshold=s.ttable_threshold,
+                                      ttable_limit=s.ttable_limit, distortion_limit=distortion_limit)
+        return decoders[s]
+
+    def row(s: Setting, rep: int, o: Outcome) -> None:
+        d = decoders[s]
+        emit(**asdict(s), vector=s.vector(), ep_threshold=d.settings["ep_threshold"], mode=mode,
+             distortion_limit=d.settings["distortion_limit"], weight_normalization=d.normalization,
+             weight_norm=d.norm, search=search, repeat=rep, sentences=len(src), source_words=words,
+             decode_seconds=round(o.seconds, 6), ms_per_word=round(1000 * o.seconds / words, 6) if words else None,
+             hypotheses_evaluated=o.hypotheses,
+             hypotheses_per_word=round(o.hypotheses / words, 3) if words else None,
+             bleu=first[s].bleu, output_sha=first[s].sha, mean_score=first[s].mean_score,
+             **{f"n_{k}": v for k, v in o.counters.items() if k != "hypotheses_evaluated"})
+        progress()
+
+    def quality(s: Setting) -> tuple[float, int]:
+        if s not in first:
+            o = decode_all(decoder(s), src, refs)
+            first[s] = o
+            order.append(s)
+            row(s, 0, o)
+        return first[s].bleu, first[s].hypotheses
+
+    for v in variants:
+        if search == "grid":
+            for s in full_grid(v, grid):
+                quality(s)
+        else:
+            hill_climb(v, grid, quality)
+    for rep in range(1, repeats):
+        for s in (order[::-1] if rep % 2 else order):
+            o = decode_all(decoders[s], src, refs)
+            if o.outputs != first[s].outputs or o.hypotheses != first[s].hypotheses:
+                raise RuntimeError(f"{s}: repeat {rep} gave other outputs than repeat 0")
+            row(s, rep, o)
