@@ -26,6 +26,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--limits", default="5,10,15,20,25", help="t-table and beam limits (the paper's)")
     p.add_argument("--pharaoh-beam-limits", default="30,35,40,45,50,60,75,100",
                    help="further beam limits for the pharaoh baseline (the paper's)")
+    p.add_argument("--no-cross", action="store_true",
+                   help="do not decode pharaoh at de's settings and de at de+ep's (the same-settings comparisons)")
     p.add_argument("--distortion-limit", type=int, default=None, help="default: the ini's")
     p.add_argument("--sentences", type=int, default=0, help="first N lines (0 = all)")
     p.add_argument("--repeats", type=int, default=2)
@@ -77,5 +79,5 @@ def run(args: argparse.Namespace) -> int:
     with atomic_open(args.out) as out, tqdm(disable=not args.progress, unit="point") as bar:
         rows = RowWriter("moore_quirk", out)
         sweep(model, src[:n], refs[:n], variants, grid, args.search, args.mode, args.distortion_limit,
-              args.repeats, lambda **r: rows.emit(weights=weights, **r), bar.update)
+              args.repeats, lambda **r: rows.emit(weights=weights, **r), bar.update, cross=not args.no_cross)
     return 0

@@ -8,6 +8,10 @@ BLEU (ties: fewer hypotheses evaluated) until every parameter is at its tightest
 deterministic measures (BLEU, hypotheses evaluated), never the timings; every setting decoded is a point of the
 figures. Timing: the exploration pass is repeat 0 (each point decoded once, in exploration order); repeats 1.. decode
 every point again, in alternating order (interleaved), and every repeat must give the same outputs.
+
+``cross``: after the walks, Pharaoh is also decoded at every setting DE visited and DE at every setting DE+EP
+visited, so that the paper's same-settings comparisons (end of section 6: where each saving comes from) have
+pairs to compare.
 """
 from __future__ import annotations
 
@@ -107,8 +111,9 @@ def decode_all(dec: BeamDecoder, src: list[str], refs: list[str]) -> Outcome:
 
 def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterable[str], grid: Grid, search: str,
           mode: str, distortion_limit: int | None, repeats: int, emit: Callable[..., object],
-          progress: Callable[[], None] = lambda: None) -> None:
+          progress: Callable[[], None] = lambda: None, cross: bool = True) -> None:
     """One row per (setting, repeat)."""
+    variants = list(variants)
     words = sum(len(s.split()) for s in src)
     decoders: dict[Setting, BeamDecoder] = {}
     first: dict[Setting, Outcome] = {}
@@ -121,11 +126,13 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterabl
                                       ttable_limit=s.ttable_limit, distortion_limit=distortion_limit)
         return decoders[s]
 
+    how: dict[Setting, str] = {}
+
     def row(s: Setting, rep: int, o: Outcome) -> None:
         d = decoders[s]
         emit(**asdict(s), vector=s.vector(), ep_threshold=d.settings["ep_threshold"], mode=mode,
              distortion_limit=d.settings["distortion_limit"], weight_normalization=d.normalization,
-             weight_norm=d.norm, search=search, repeat=rep, sentences=len(src), source_words=words,
+             weight_norm=d.norm, search=how[s], repeat=rep, sentences=len(src), source_words=words,
              decode_seconds=round(o.seconds, 6), ms_per_word=round(1000 * o.seconds / words, 6) if words else None,
              hypotheses_evaluated=o.hypotheses,
              hypotheses_per_word=round(o.hypotheses / words, 3) if words else None,
@@ -133,8 +140,9 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterabl
              **{f"n_{k}": v for k, v in o.counters.items() if k != "hypotheses_evaluated"})
         progress()
 
-    def quality(s: Setting) -> tuple[float, int]:
+    def quality(s: Setting, origin: str = search) -> tuple[float, int]:
         if s not in first:
+            how[s] = origin
             o = decode_all(decoder(s), src, refs)
             first[s] = o
             order.append(s)
@@ -147,6 +155,11 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterabl
                 quality(s)
         else:
             hill_climb(v, grid, quality)
+    if cross:
+        for a, b in (("pharaoh", "de"), ("de", "de+ep")):
+            if a in variants and b in variants:
+                for s in [x for x in order if x.variant == b]:
+                    quality(Setting(a, s.ttable_threshold, s.beam_threshold, s.ttable_limit, s.beam_limit), "cross")
     for rep in range(1, repeats):
         for s in (order[::-1] if rep % 2 else order):
             o = decode_all(decoders[s], src, refs)

@@ -232,3 +232,25 @@ def moses2_search(rows: pd.DataFrame) -> list[Record]:
             out += _ratios("moses2_search", f"stacks-p{int(st.pop_limit.max())}",
                            {"time_coverage-end_vs_cardinality": top["coverage-end"] / top["cardinality"]})
     return out
+
+
+def moore_quirk(rows: pd.DataFrame) -> list[Record]:
+    """`bench beam` rows. exact per variant and setting (the settings themselves are chosen on deterministic
+    measures): BLEU, output digest, hypotheses evaluated (a count); ratio: Pharaoh's and DE's time over DE+EP's at
+    the highest BLEU all variants reach, read on the upper hulls (one run)."""
+    from .moore_quirk import ratio_table
+    out: list[Record] = []
+    for (v, tt, bt, tl, bl), g in rows.groupby(["variant", "ttable_threshold", "beam_threshold", "ttable_limit",
+                                                "beam_limit"]):
+        q = g.iloc[0]
+        key = f"{q['mode']}-{v}-tt{tt:g}-bt{bt:g}-tl{int(tl)}-bl{int(bl)}-n{int(q.sentences)}"
+        out.append(("moore_quirk", key, "bleu", f"{float(q.bleu):.2f}", "exact"))
+        out.append(("moore_quirk", key, "output_sha", _distinct(g.output_sha), "exact"))
+        out.append(("moore_quirk", key, "hypotheses_evaluated", _distinct(g.hypotheses_evaluated.astype(int)),
+                    "exact"))
+    rt = ratio_table(rows)
+    top = rt[rt.level == "highest"].set_index("variant")
+    for v in ("pharaoh", "de"):
+        if v in top.index:
+            out += _ratios("moore_quirk", "highest-bleu", {f"time_{v}_vs_de+ep": top.loc[v, "time_ratio_vs_de+ep"]})
+    return out

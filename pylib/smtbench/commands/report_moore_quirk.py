@@ -1,0 +1,36 @@
+"""`smtbench report moore-quirk`: Moore & Quirk (2007) Figs 2-3 and the ratio table from `bench beam` rows."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    p = groups["report"].add_parser("moore-quirk", help="Moore & Quirk 2007: Fig 2 (BLEU vs ms/word), Fig 3 (BLEU vs "
+                                                        "hypotheses/word), ratios on the upper hulls at equal BLEU")
+    p.add_argument("--rows", nargs="+", required=True)
+    p.add_argument("--ratios", required=True, help="stem of the ratio table (.csv and .md)")
+    p.add_argument("--same-settings", required=True, help="stem of the same-settings table (.csv and .md)")
+    p.add_argument("--points", required=True, help="stem of the table of every point (.csv and .md)")
+    p.add_argument("--fig2", required=True, help="Fig 2 (.png)")
+    p.add_argument("--fig3", required=True, help="Fig 3 (.png)")
+    p.add_argument("--metrics", default=None)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..report import moore_quirk as mq
+    from ..report.common import read_rows, save_figure, write_table
+    rows = read_rows(args.rows)
+    write_table(mq.ratio_table(rows), args.ratios,
+                "Moore & Quirk 2007: ms/word and hypotheses/word at equal BLEU (upper hulls), ratios to DE+EP",
+                notes=mq.NOTES)
+    write_table(mq.same_settings(rows), args.same_settings,
+                "Moore & Quirk 2007: the variants compared at the same pruning settings", notes=mq.NOTES)
+    write_table(mq.points(rows), args.points, "Moore & Quirk 2007: every setting decoded (Figs 2-3 points)",
+                notes=mq.NOTES)
+    save_figure(mq.fig2(rows), args.fig2)
+    save_figure(mq.fig3(rows), args.fig3)
+    if args.metrics:
+        from ..report import metrics
+        metrics.write(metrics.moore_quirk(rows), args.metrics)
+    return 0

@@ -1,0 +1,81 @@
+# Moore & Quirk 2007, "Faster Beam-Search Decoding for Phrasal SMT": Pharaoh's beam search against distortion-penalty
+# estimation (DE) and DE + early pruning (DE+EP) -- Fig 2 (BLEU vs ms/word), Fig 3 (BLEU vs hypotheses evaluated per
+# word), the time and search-space ratios at equal BLEU on the upper hulls, and the same-settings comparisons.
+# The paper-faithful model (every clone gets the same one): the phrase table our pipeline trains from the oracle's
+# shipped alignment (moses_training.smk's tm_oracle_tables; max phrase length 7, as the paper), filtered to the test
+# books; no lexicalized reordering; the 3-gram LM of the shipped corpus' train books (lm_models.smk); Moses' default
+# (untuned) weights, recorded in every row; distortion limit 5; table-limit 25 (the largest t-table limit searched).
+MQ = P.get("moore_quirk")
+MQ_DIR = "work/moore-quirk"
+
+if MQ:
+    ALL += [f"{OUT}/tables/moore_quirk_ratios.md", f"{OUT}/figures/moore_quirk_fig2.png",
+            f"{OUT}/figures/moore_quirk_fig3.png"]
+    METRICS.append(f"{OUT}/metrics/moore_quirk.csv")
+
+    rule moore_quirk_model:
+        input:
+            pt=rules.tm_oracle_tables.output.pt,
+            lm=lm_model_path(MQ["lm"]),
+            test="work/data/test.es",
+        output:
+            ini=f"{MQ_DIR}/model/moses.ini",
+        params:
+            order=LM_MODELS[MQ["lm"]]["order"],
+            tables=f"{MQ_DIR}/tables",
+            model=f"{MQ_DIR}/model",
+            dl=MQ["distortion_limit"],
+            tl=max(MQ["limits"]),
+        log:
+            f"{MQ_DIR}/logs/model.log",
+        shell:
+            "(smtbench tm filter --input {input.test} --table {input.pt} --outdir {params.tables} "
+            "&& smtbench tm model --phrase-table {params.tables}/phrase-table.gz --lm {input.lm} "
+            "--order {params.order} --distortion-limit {params.dl} --table-limit {params.tl} "
+            "--outdir {params.model}) > {log} 2>&1"
+
+    rule moore_quirk_bench:
+        input:
+            BUILD,
+            ini=rules.moore_quirk_model.output.ini,
+            src="work/data/test.es",
+            ref="work/data/test.en",
+        output:
+            f"{OUT}/raw/moore_quirk/rows.jsonl",
+        params:
+            thresholds=",".join(map(str, MQ["thresholds"])),
+            limits=",".join(map(str, MQ["limits"])),
+            pharaoh=",".join(map(str, MQ["pharaoh_beam_limits"])),
+            search=MQ["search"],
+            sentences=MQ["sentences"],
+            repeats=MQ["repeats"],
+            dl=MQ["distortion_limit"],
+        threads: BENCH_THREADS  # the whole machine (see common.smk)
+        resources:
+            bench=1,
+        log:
+            f"{OUT}/logs/moore_quirk/bench.log",
+        shell:
+            "SMTBENCH_EXPECT_BUILD={input[0]} smtbench bench beam -f {input.ini} --input {input.src} "
+            "--reference {input.ref} --mode paper --distortion-limit {params.dl} --search {params.search} "
+            "--thresholds {params.thresholds} --limits {params.limits} --pharaoh-beam-limits {params.pharaoh} "
+            "--sentences {params.sentences} --repeats {params.repeats} --out {output} 2> {log}"
+
+    rule moore_quirk_report:
+        input:
+            rules.moore_quirk_bench.output,
+        output:
+            shown_all(expand(f"{OUT}/tables/moore_quirk_{{t}}.{{ext}}", t=["ratios", "same_settings", "points"],
+                             ext=["csv", "md"]), "moore_quirk"),
+            fig2=shown(f"{OUT}/figures/moore_quirk_fig2.png", "moore_quirk"),
+            fig3=shown(f"{OUT}/figures/moore_quirk_fig3.png", "moore_quirk"),
+            metrics=f"{OUT}/metrics/moore_quirk.csv",
+        params:
+            ratios=lambda wildcards, output: output[0].removesuffix(".csv"),
+            same=lambda wildcards, output: output[2].removesuffix(".csv"),
+            points=lambda wildcards, output: output[4].removesuffix(".csv"),
+        log:
+            f"{OUT}/logs/moore_quirk/report.log",
+        shell:
+            "smtbench report moore-quirk --rows {input} --ratios {params.ratios} --same-settings {params.same} "
+            "--points {params.points} --fig2 {output.fig2} --fig3 {output.fig3} --metrics {output.metrics} 2> {log}"
