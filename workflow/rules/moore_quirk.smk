@@ -5,8 +5,15 @@
 # shipped alignment (moses_training.smk's tm_oracle_tables; max phrase length 7, as the paper), filtered to the test
 # books; no lexicalized reordering; the 3-gram LM of the shipped corpus' train books (lm_models.smk); Moses' default
 # (untuned) weights, recorded in every row; distortion limit 5; table-limit 25 (the largest t-table limit searched).
+# Second configuration (MQ["moses"]): DE+EP in Moses mode on the oracle's own Moses model (dev verses) against our
+# normal search and cube pruning (same interleaved passes) and the oracle's Moses2 / Moses v1 runs, at equal BLEU.
 MQ = P.get("moore_quirk")
 MQ_DIR = "work/moore-quirk"
+MQ_ORACLE = "../shared/oracles/moses-bible-dev"
+MQM = MQ.get("moses") if MQ else None
+MQ_TABLE_LIMIT = 25  # the model loads the paper's largest t-table limit in every profile (one shared model)
+if MQ and max(MQ["limits"]) > MQ_TABLE_LIMIT:
+    raise ValueError(f"moore_quirk.limits: at most {MQ_TABLE_LIMIT} (the model's table-limit)")
 
 if MQ:
     ALL += [f"{OUT}/tables/moore_quirk_ratios.md", f"{OUT}/figures/moore_quirk_fig2.png",
@@ -25,7 +32,7 @@ if MQ:
             tables=f"{MQ_DIR}/tables",
             model=f"{MQ_DIR}/model",
             dl=MQ["distortion_limit"],
-            tl=max(MQ["limits"]),
+            tl=MQ_TABLE_LIMIT,
         log:
             f"{MQ_DIR}/logs/model.log",
         shell:
@@ -61,12 +68,45 @@ if MQ:
             "--thresholds {params.thresholds} --limits {params.limits} --pharaoh-beam-limits {params.pharaoh} "
             "--sentences {params.sentences} --repeats {params.repeats} --out {output} 2> {log}"
 
+    if MQM:
+        ALL += [f"{OUT}/tables/moore_quirk_moses.md", f"{OUT}/figures/moore_quirk_moses.png"]
+
+        rule moore_quirk_moses_bench:
+            input:
+                BUILD,
+                ini=f"{MQ_ORACLE}/moses.ini",
+                src=f"{MQ_ORACLE}/dev.es",
+                ref=f"{MQ_ORACLE}/dev.en",
+            output:
+                f"{OUT}/raw/moore_quirk/moses.jsonl",
+            params:
+                thresholds=",".join(map(str, MQM["thresholds"])),
+                limits=",".join(map(str, MQM["limits"])),
+                peers=",".join(MQM["peers"]),
+                sentences=MQM["sentences"],
+                repeats=MQM["repeats"],
+                oracle=MQ_ORACLE,
+            threads: BENCH_THREADS  # the whole machine (see common.smk)
+            resources:
+                bench=1,
+            log:
+                f"{OUT}/logs/moore_quirk/moses-bench.log",
+            shell:
+                # the oracle's ini holds relative paths: run from its folder, as Moses was
+                "SMTBENCH_EXPECT_BUILD=$PWD/{input[0]} OUTFILE=$PWD/{output} LOGFILE=$PWD/{log} && cd {params.oracle} && "
+                "smtbench bench beam -f moses.ini --input dev.es --reference dev.en --mode moses --variants de+ep "
+                "--search hill-climb --thresholds {params.thresholds} --limits {params.limits} --peers {params.peers} "
+                "--sentences {params.sentences} --repeats {params.repeats} --out $OUTFILE 2> $LOGFILE"
+
     rule moore_quirk_report:
         input:
-            rules.moore_quirk_bench.output,
+            rows=rules.moore_quirk_bench.output,
+            moses=f"{OUT}/raw/moore_quirk/moses.jsonl" if MQM else [],
         output:
             shown_all(expand(f"{OUT}/tables/moore_quirk_{{t}}.{{ext}}", t=["ratios", "same_settings", "points"],
                              ext=["csv", "md"]), "moore_quirk"),
+            moses=shown_all([f"{OUT}/tables/moore_quirk_moses.csv", f"{OUT}/tables/moore_quirk_moses.md",
+                             f"{OUT}/figures/moore_quirk_moses.png"] if MQM else [], "moore_quirk"),
             fig2=shown(f"{OUT}/figures/moore_quirk_fig2.png", "moore_quirk"),
             fig3=shown(f"{OUT}/figures/moore_quirk_fig3.png", "moore_quirk"),
             metrics=f"{OUT}/metrics/moore_quirk.csv",
@@ -74,8 +114,10 @@ if MQ:
             ratios=lambda wildcards, output: output[0].removesuffix(".csv"),
             same=lambda wildcards, output: output[2].removesuffix(".csv"),
             points=lambda wildcards, output: output[4].removesuffix(".csv"),
+            moses=(f"--moses-rows {OUT}/raw/moore_quirk/moses.jsonl --moses-table {OUT}/tables/moore_quirk_moses "
+                   f"--moses-figure {OUT}/figures/moore_quirk_moses.png --oracle {MQ_ORACLE}") if MQM else "",
         log:
             f"{OUT}/logs/moore_quirk/report.log",
         shell:
-            "smtbench report moore-quirk --rows {input} --ratios {params.ratios} --same-settings {params.same} "
-            "--points {params.points} --fig2 {output.fig2} --fig3 {output.fig3} --metrics {output.metrics} 2> {log}"
+            "smtbench report moore-quirk --rows {input.rows} --ratios {params.ratios} --same-settings {params.same} "
+            "--points {params.points} --fig2 {output.fig2} --fig3 {output.fig3} {params.moses} --metrics {output.metrics} 2> {log}"

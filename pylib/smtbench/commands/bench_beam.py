@@ -26,6 +26,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--limits", default="5,10,15,20,25", help="t-table and beam limits (the paper's)")
     p.add_argument("--pharaoh-beam-limits", default="30,35,40,45,50,60,75,100",
                    help="further beam limits for the pharaoh baseline (the paper's)")
+    p.add_argument("--peers", default="",
+                   help="our other searches in the same passes (Moses mode comparisons): normal:S (normal stack "
+                        "search -s S), cube:P (cube pruning, pop limit P, -s P), comma-separated")
     p.add_argument("--no-cross", action="store_true",
                    help="do not decode pharaoh at de's settings and de at de+ep's (the same-settings comparisons)")
     p.add_argument("--distortion-limit", type=int, default=None, help="default: the ini's")
@@ -79,5 +82,6 @@ def run(args: argparse.Namespace) -> int:
     with atomic_open(args.out) as out, tqdm(disable=not args.progress, unit="point") as bar:
         rows = RowWriter("moore_quirk", out)
         sweep(model, src[:n], refs[:n], variants, grid, args.search, args.mode, args.distortion_limit,
-              args.repeats, lambda **r: rows.emit(weights=weights, **r), bar.update, cross=not args.no_cross)
+              args.repeats, lambda **r: rows.emit(weights=weights, **r), bar.update, cross=not args.no_cross,
+              peers=[x for x in args.peers.split(",") if x])
     return 0

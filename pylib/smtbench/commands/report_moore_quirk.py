@@ -13,6 +13,10 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--points", required=True, help="stem of the table of every point (.csv and .md)")
     p.add_argument("--fig2", required=True, help="Fig 2 (.png)")
     p.add_argument("--fig3", required=True, help="Fig 3 (.png)")
+    p.add_argument("--moses-rows", nargs="*", default=[], help="the second configuration's rows (Moses mode)")
+    p.add_argument("--moses-table", default=None, help="stem of the second configuration's table")
+    p.add_argument("--moses-figure", default=None, help="the second configuration's figure (.png)")
+    p.add_argument("--oracle", default=None, help="the Moses oracle folder (runs-quiet.tsv, runs.tsv, 1-bests)")
     p.add_argument("--metrics", default=None)
     p.set_defaults(func=run)
 
@@ -30,7 +34,20 @@ def run(args: argparse.Namespace) -> int:
                 notes=mq.NOTES)
     save_figure(mq.fig2(rows), args.fig2)
     save_figure(mq.fig3(rows), args.fig3)
+    recs = []
     if args.metrics:
         from ..report import metrics
-        metrics.write(metrics.moore_quirk(rows), args.metrics)
+        recs = metrics.moore_quirk(rows)
+    if args.moses_rows:
+        mrows = read_rows(args.moses_rows)
+        if args.moses_table:
+            write_table(mq.moses_table(mrows, args.oracle), args.moses_table,
+                        "Moore & Quirk DE+EP on the oracle's Moses model vs our and Moses' other searches, at equal "
+                        "BLEU", notes=mq.MOSES_NOTES)
+        if args.moses_figure:
+            save_figure(mq.moses_figure(mrows, args.oracle), args.moses_figure)
+        if args.metrics:
+            recs += metrics.moore_quirk(mrows, peers=True)
+    if args.metrics:
+        metrics.write(recs, args.metrics)
     return 0

@@ -9,6 +9,11 @@ deterministic measures (BLEU, hypotheses evaluated), never the timings; every se
 figures. Timing: the exploration pass is repeat 0 (each point decoded once, in exploration order); repeats 1.. decode
 every point again, in alternating order (interleaved), and every repeat must give the same outputs.
 
+``peers`` (the second configuration, Moses mode on a Moses model): our other searches decoded in the same
+interleaved passes, ``normal:S`` (Moses' normal stack search, -s S) and ``cube:P`` (cube pruning, pop limit P,
+-s P); their rows have variant ``normal`` / ``cube``, the stack size or pop limit as beam_limit and thresholds -1
+(Moses' default beam, 1e-5), and hypotheses_evaluated = their `created` counter.
+
 ``cross``: after the walks, Pharaoh is also decoded at every setting DE visited and DE at every setting DE+EP
 visited, so that the paper's same-settings comparisons (end of section 6: where each saving comes from) have
 pairs to compare.
@@ -34,6 +39,10 @@ class Setting:
     beam_limit: int
 
     def vector(self) -> str:
+        if self.variant == "normal":
+            return f"normal search -s {self.beam_limit}"
+        if self.variant == "cube":
+            return f"cube pruning, pop limit {self.beam_limit}, -s {self.beam_limit}"
         return f"({self.ttable_threshold:g}, {self.beam_threshold:g}, {self.ttable_limit}, {self.beam_limit})"
 
 
@@ -94,7 +103,7 @@ class Outcome:
     outputs: list[str]
 
 
-def decode_all(dec: BeamDecoder, src: list[str], refs: list[str]) -> Outcome:
+def decode_all(dec, src: list[str], refs: list[str]) -> Outcome:
     secs, texts, scores, counters = 0.0, [], [], {}
     for i, line in enumerate(src):
         tr = dec.translate(line, f"<input>:{i + 1}")
@@ -103,7 +112,8 @@ def decode_all(dec: BeamDecoder, src: list[str], refs: list[str]) -> Outcome:
         scores.append(tr.best.total if tr.best else 0.0)
         for k, v in tr.counters.items():
             counters[k] = counters.get(k, 0) + v
-    return Outcome(bleu=round(bleu(texts, refs), 4), hypotheses=counters["hypotheses_evaluated"], seconds=secs,
+    hyps = counters["hypotheses_evaluated"] if "hypotheses_evaluated" in counters else counters.get("created", 0)
+    return Outcome(bleu=round(bleu(texts, refs), 4), hypotheses=hyps, seconds=secs,
                    sha=hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16],
                    mean_score=round(statistics.fmean(scores), 6) if scores else 0.0, counters=counters,
                    outputs=texts)
@@ -111,16 +121,25 @@ def decode_all(dec: BeamDecoder, src: list[str], refs: list[str]) -> Outcome:
 
 def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterable[str], grid: Grid, search: str,
           mode: str, distortion_limit: int | None, repeats: int, emit: Callable[..., object],
-          progress: Callable[[], None] = lambda: None, cross: bool = True) -> None:
+          progress: Callable[[], None] = lambda: None, cross: bool = True, peers: Iterable[str] = ()) -> None:
     """One row per (setting, repeat)."""
     variants = list(variants)
     words = sum(len(s.split()) for s in src)
-    decoders: dict[Setting, BeamDecoder] = {}
+    decoders: dict[Setting, object] = {}
     first: dict[Setting, Outcome] = {}
     order: list[Setting] = []
 
-    def decoder(s: Setting) -> BeamDecoder:
-        if s not in decoders:
+    def decoder(s: Setting):
+        if s in decoders:
+            return decoders[s]
+        if s.variant == "normal":
+            from .normal import NormalDecoder
+            decoders[s] = NormalDecoder(model, stack_size=s.beam_limit, distortion_limit=distortion_limit)
+        elif s.variant == "cube":
+            from .cube import CubeDecoder
+            decoders[s] = CubeDecoder(model, pop_limit=s.beam_limit, stack_size=s.beam_limit,
+                                      distortion_limit=distortion_limit)
+        else:
             decoders[s] = BeamDecoder(model, variant=s.variant, mode=mode, beam_threshold=s.beam_threshold,
                                       beam_limit=s.beam_limit, ttable_threshold=s.ttable_threshold,
                                       ttable_limit=s.ttable_limit, distortion_limit=distortion_limit)
@@ -130,9 +149,13 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterabl
 
     def row(s: Setting, rep: int, o: Outcome) -> None:
         d = decoders[s]
-        emit(**asdict(s), vector=s.vector(), ep_threshold=d.settings["ep_threshold"], mode=mode,
-             distortion_limit=d.settings["distortion_limit"], weight_normalization=d.normalization,
-             weight_norm=d.norm, search=how[s], repeat=rep, sentences=len(src), source_words=words,
+        if isinstance(d, BeamDecoder):
+            extra = dict(ep_threshold=d.settings["ep_threshold"], distortion_limit=d.settings["distortion_limit"],
+                         weight_normalization=d.normalization, weight_norm=d.norm)
+        else:
+            extra = dict(ep_threshold=None, distortion_limit=int(d.opts.distortion_limit),
+                         weight_normalization=None, weight_norm=None)
+        emit(**asdict(s), vector=s.vector(), mode=mode, **extra, search=how[s], repeat=rep, sentences=len(src), source_words=words,
              decode_seconds=round(o.seconds, 6), ms_per_word=round(1000 * o.seconds / words, 6) if words else None,
              hypotheses_evaluated=o.hypotheses,
              hypotheses_per_word=round(o.hypotheses / words, 3) if words else None,
@@ -155,6 +178,11 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterabl
                 quality(s)
         else:
             hill_climb(v, grid, quality)
+    for p in peers:
+        kind, _, size = p.partition(":")
+        if kind not in ("normal", "cube") or not size.isdigit() or not 1 <= int(size) <= 100_000:
+            raise ValueError(f"--peers {p!r}: expected normal:STACK_SIZE or cube:POP_LIMIT")
+        quality(Setting(kind, -1.0, -1.0, 0, int(size)), "peer")
     if cross:
         for a, b in (("pharaoh", "de"), ("de", "de+ep")):
             if a in variants and b in variants:

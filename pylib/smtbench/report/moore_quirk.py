@@ -177,3 +177,93 @@ NOTES = ("Ours: the paper-faithful configuration (workflow/rules/moore_quirk.smk
          "read on the upper convex hulls (log cost, BLEU) at the same BLEU, interpolated: `highest` = the lowest "
          "of the variants' maxima, so that every variant reaches it. paper_*: Moore & Quirk 2007, section 6 "
          "(Hansards, Perl, 2000 test sentences).")
+
+
+# ---- the second configuration: DE+EP in Moses mode on the oracle's Moses model, beside the other searches
+ORACLE_RUNS = {
+    "m2-cube400": "Moses2 cube pruning, pop limit 400, -s 400",
+    "m2-normal200": "Moses2 normal search -s 200",
+    "m1-normal200": "Moses v1 normal search -s 200",
+    "m1-normal200-edc": "Moses v1 normal search -s 200 -early-distortion-cost",
+}
+
+
+def oracle_points(oracle: str, sentences: int) -> pd.DataFrame:
+    """The oracle's runs: BLEU of their 1-bests (the first `sentences` dev verses, computed here), and their
+    decoding time per word as the oracle recorded it (runs-quiet.tsv when re-timed quietly, else runs.tsv, which
+    was timed with a 10-best list; over all dev verses)."""
+    from pathlib import Path
+
+    from ..decode.compare import bleu, read_lines
+    d = Path(oracle)
+    refs = read_lines(d / "dev.en")
+    n = sentences or len(refs)
+    quiet = pd.read_csv(d / "runs-quiet.tsv", sep="\t").set_index("config")
+    runs = pd.read_csv(d / "runs.tsv", sep="\t").set_index("config")
+    out = []
+    for cfg, label in ORACLE_RUNS.items():
+        hyp = read_lines(d / f"{cfg}.1best")
+        if cfg in quiet.index:
+            ms = 1000 * float(quiet.loc[cfg, "decode_s_min"]) / float(quiet.loc[cfg, "source_words"])
+            timed = "oracle runs-quiet.tsv (quiet machine, 1 thread, no n-best)"
+        else:
+            ms = 1000 / float(runs.loc[cfg, "words_per_s"])
+            timed = "oracle runs.tsv (1 thread, with a 10-best list)"
+        out.append({"system": label, "config": cfg, "bleu": round(bleu(hyp[:n], refs[:n]), 4), "ms_per_word": ms,
+                    "timed_by": timed})
+    return pd.DataFrame(out)
+
+
+def moses_table(rows: pd.DataFrame, oracle: str | None = None) -> pd.DataFrame:
+    """Every other search beside DE+EP at its BLEU: its ms/word, DE+EP's on the upper hull at that BLEU, the ratio."""
+    pts = points(rows)
+    hx, hy = upper_hull(*(pts[pts.variant == "de+ep"][c].to_numpy() for c in ("ms_per_word", "bleu")))
+    sx, sy = upper_hull(*(pts[pts.variant == "de+ep"][c].to_numpy() for c in ("hypotheses_per_word", "bleu")))
+    others = []
+    for _, p in pts[pts.variant.isin(["normal", "cube"])].iterrows():
+        others.append({"system": f"ours: {p.vector}", "config": p.vector, "bleu": float(p.bleu),
+                       "ms_per_word": float(p.ms_per_word), "hypotheses_per_word": float(p.hypotheses_per_word),
+                       "timed_by": "this run (interleaved with DE+EP, best of the repeats)"})
+    df = pd.DataFrame(others)
+    if oracle:
+        df = pd.concat([df, oracle_points(oracle, int(pts.sentences.iloc[0]))], ignore_index=True)
+    df["de+ep_ms_per_word"] = [cost_at(hx, hy, b) for b in df.bleu]
+    df["de+ep_hypotheses_per_word"] = [cost_at(sx, sy, b) for b in df.bleu]
+    df["time_ratio_vs_de+ep"] = df.ms_per_word / df["de+ep_ms_per_word"]
+    df["de+ep_max_bleu"] = float(hy[-1])
+    df["de+ep_setting_at_max"] = pts[pts.variant == "de+ep"].sort_values(
+        ["bleu", "ms_per_word"], ascending=[False, True]).iloc[0].vector
+    return df
+
+
+def moses_figure(rows: pd.DataFrame, oracle: str | None = None):
+    """BLEU against ms/word on the Moses model: DE+EP's points and hull, the other searches as single points."""
+    pts = points(rows)
+    g = pts[pts.variant == "de+ep"]
+    hx, hy = upper_hull(g.ms_per_word.to_numpy(), g.bleu.to_numpy())
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.scatter(g.ms_per_word, g.bleu, s=12, alpha=0.45, color="tab:green")
+    ax.plot(hx, hy, color="tab:green", marker="o", label="DE+EP (Moses mode), upper hull")
+    t = moses_table(rows, oracle)
+    for _, r in t.iterrows():
+        ours = str(r.system).startswith("ours")
+        ax.scatter([r.ms_per_word], [r.bleu], marker="D" if ours else "*", s=60 if ours else 110,
+                   label=f"{r.system}" + ("" if ours else " (oracle's time)"))
+    ax.set_xscale("log")
+    ax.set_xlabel("decoding time (ms per source word, 1 thread, log scale)")
+    ax.set_ylabel("BLEU[%]")
+    ax.set_title("Moore & Quirk DE+EP on the oracle's Moses model (dev verses) vs the other searches", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+MOSES_NOTES = ("Second configuration: the oracle's Moses model (lexicalized reordering, 5-gram LM, its weights, "
+               "distortion limit 6, table-limit 20), dev verses (the first `sentences`), Moses mode (Moses' distortion "
+               "limit, no final jump; DE = Moses v1's -early-distortion-cost), DE+EP explored by hill-climbing. "
+               "`ours:` rows are our searches decoded in the same interleaved passes; Moses2 / Moses v1 rows: BLEU of "
+               "their 1-bests computed here on the same verses, time as the oracle recorded it (runs-quiet.tsv or "
+               "runs.tsv; over all 1,037 dev verses). de+ep_ms_per_word: DE+EP's upper hull read at the row's BLEU "
+               "(NaN: above DE+EP's highest BLEU). hypotheses_per_word of the peers = their `created` counter "
+               "(normal search: including extensions discarded by the bound before the LM).")
