@@ -189,3 +189,38 @@ def test_cli_decode_beam(tmp_path: Path, dev) -> None:
                           "--ttable-limit", "10", "-i", str(src), "-o", str(out)],
                          cwd=ORACLE, env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "--beam-threshold -1" in bad.stderr
+
+
+def test_upper_hull_and_reading_it() -> None:
+    import numpy as np
+    from smtbench.report.moore_quirk import cost_at, upper_hull
+    x = np.array([1, 2, 4, 8, 16, 3, 32])
+    y = np.array([10, 20, 24, 25, 25.5, 11, 25.2])
+    hx, hy = upper_hull(x, y)
+    # (3, 11) lies under the hull; the hull stops at the highest BLEU (16, 25.5); (32, 25.2) is past the top
+    assert list(hx) == pytest.approx([1, 2, 4, 8, 16]) and list(hy) == [10, 20, 24, 25, 25.5]
+    assert cost_at(hx, hy, 25.5) == pytest.approx(16)
+    assert cost_at(hx, hy, 22) == pytest.approx(2 * 2 ** 0.5)  # halfway in log cost between 2 and 4
+    assert math.isnan(cost_at(hx, hy, 26))
+    assert cost_at(hx, hy, 5) == pytest.approx(1)
+    hx, hy = upper_hull(np.array([1, 2, 4]), np.array([10, 12, 20]))  # (2, 12) below the chord: not on the hull
+    assert list(hx) == pytest.approx([1, 4])
+
+
+def test_hill_climb_walks_to_the_tightest_setting() -> None:
+    from smtbench.decode.moore_quirk import Grid, hill_climb
+    grid = Grid([0.5, 1.0], [5, 10], [20])
+    calls = []
+
+    def quality(s):
+        calls.append(s)
+        # BLEU favours the beam threshold; hypotheses grow with every parameter
+        return 30 + s.beam_threshold, int(s.ttable_threshold * 10 + s.beam_threshold * 100 + s.ttable_limit
+                                          + s.beam_limit)
+
+    seen = hill_climb("pharaoh", grid, quality)
+    assert seen[0].vector() == "(1, 1, 10, 20)" and seen[-1].vector() == "(0.5, 0.5, 5, 5)"
+    assert len(set(seen)) == len(seen)
+    # the beam threshold (which costs BLEU) is the last parameter tightened
+    walk = [s for s in seen if s.beam_threshold == 1.0]
+    assert any(s.vector() == "(0.5, 1, 5, 5)" for s in walk)
