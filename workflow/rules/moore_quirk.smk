@@ -55,6 +55,7 @@ if MQ:
             pharaoh=",".join(map(str, MQ["pharaoh_beam_limits"])),
             search=MQ["search"],
             sentences=MQ["sentences"],
+            every=MQ.get("every", 1),
             repeats=MQ["repeats"],
             dl=MQ["distortion_limit"],
         threads: BENCH_THREADS  # the whole machine (see common.smk)
@@ -66,7 +67,7 @@ if MQ:
             "SMTBENCH_EXPECT_BUILD={input[0]} smtbench bench beam -f {input.ini} --input {input.src} "
             "--reference {input.ref} --mode paper --distortion-limit {params.dl} --search {params.search} "
             "--thresholds {params.thresholds} --limits {params.limits} --pharaoh-beam-limits {params.pharaoh} "
-            "--sentences {params.sentences} --repeats {params.repeats} --out {output} 2> {log}"
+            "--every {params.every} --sentences {params.sentences} --repeats {params.repeats} --out {output} 2> {log}"
 
     if MQM:
         ALL += [f"{OUT}/tables/moore_quirk_moses.md", f"{OUT}/figures/moore_quirk_moses.png"]

@@ -32,6 +32,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--no-cross", action="store_true",
                    help="do not decode pharaoh at de's settings and de at de+ep's (the same-settings comparisons)")
     p.add_argument("--distortion-limit", type=int, default=None, help="default: the ini's")
+    p.add_argument("--every", type=int, default=1,
+                   help="take every K-th line (1, 1+K, ...: a subset spread over every book), before --sentences")
     p.add_argument("--sentences", type=int, default=0, help="first N lines (0 = all)")
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--out", required=True)
@@ -62,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
     require_range("--repeats", args.repeats, 1, 100)
     require_range("--sentences", args.sentences, 0, 10**7)
+    require_range("--every", args.every, 1, 10**6)
     variants = [v for v in args.variants.split(",") if v]
     bad = [v for v in variants if v not in VARIANTS]
     if bad or not variants:
@@ -72,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     src, refs = read_lines(args.input), read_lines(args.reference)
     if len(src) != len(refs):
         raise ValueError(f"{args.input}: {len(src)} lines, but {args.reference} has {len(refs)}")
+    src, refs = src[::args.every], refs[::args.every]
     n = args.sentences or len(src)
     model = PhraseModel(args.config)
     tm = model.config.feature("PhraseDictionaryMemory")
@@ -82,6 +86,6 @@ def run(args: argparse.Namespace) -> int:
     with atomic_open(args.out) as out, tqdm(disable=not args.progress, unit="point") as bar:
         rows = RowWriter("moore_quirk", out)
         sweep(model, src[:n], refs[:n], variants, grid, args.search, args.mode, args.distortion_limit,
-              args.repeats, lambda **r: rows.emit(weights=weights, **r), bar.update, cross=not args.no_cross,
+              args.repeats, lambda **r: rows.emit(weights=weights, every=args.every, **r), bar.update, cross=not args.no_cross,
               peers=[x for x in args.peers.split(",") if x])
     return 0

@@ -169,7 +169,7 @@ def fig3(rows: pd.DataFrame):
 NOTES = ("Ours: the paper-faithful configuration (workflow/rules/moore_quirk.smk): a phrase table our pipeline trains "
          "from the oracle's shipped alignment (max phrase length 7), no lexicalized reordering, a 3-gram LM of the "
          "shipped corpus' train books, Moses' default (untuned) weights, distortion limit 5, paper mode (the "
-         "paper's limit, the final jump charged), test books (the first `sentences` lines). Settings are the "
+         "paper's limit, the final jump charged), test books (every `every`-th verse, then the first `sentences`: see the rows). Settings are the "
          "paper's vector (t-table threshold, beam threshold, t-table limit, beam limit); early-pruning threshold "
          "= t-table threshold; thresholds in natural-log score units with the weights normalised to sum |w| = 1 "
          "(UnknownWordPenalty excepted). ms_per_word: best of the repeats, decoding only (model loading "
