@@ -84,6 +84,7 @@ if MQ:
                 thresholds=",".join(map(str, MQM["thresholds"])),
                 limits=",".join(map(str, MQM["limits"])),
                 peers=",".join(MQM["peers"]),
+                extra=",".join(map(str, MQM.get("extra_beam_limits", []))) or "''",
                 sentences=MQM["sentences"],
                 repeats=MQM["repeats"],
                 oracle=MQ_ORACLE,
@@ -96,7 +97,7 @@ if MQ:
                 # the oracle's ini holds relative paths: run from its folder, as Moses was
                 "SMTBENCH_EXPECT_BUILD=$PWD/{input[0]} OUTFILE=$PWD/{output} LOGFILE=$PWD/{log} && cd {params.oracle} && "
                 "smtbench bench beam -f moses.ini --input dev.es --reference dev.en --mode moses --variants de+ep "
-                "--search hill-climb --thresholds {params.thresholds} --limits {params.limits} --peers {params.peers} "
+                "--search hill-climb --thresholds {params.thresholds} --limits {params.limits} --extra-beam-limits {params.extra} --peers {params.peers} "
                 "--sentences {params.sentences} --repeats {params.repeats} --out $OUTFILE 2> $LOGFILE"
 
     rule moore_quirk_report:

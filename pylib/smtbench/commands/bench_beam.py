@@ -31,6 +31,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                         "search -s S), cube:P (cube pruning, pop limit P, -s P), comma-separated")
     p.add_argument("--no-cross", action="store_true",
                    help="do not decode pharaoh at de's settings and de at de+ep's (the same-settings comparisons)")
+    p.add_argument("--extra-beam-limits", default="",
+                   help="further beam limits for every variant (e.g. beyond a model's table-limit, which caps --limits)")
     p.add_argument("--distortion-limit", type=int, default=None, help="default: the ini's")
     p.add_argument("--every", type=int, default=1,
                    help="take every K-th line (1, 1+K, ...: a subset spread over every book), before --sentences")
@@ -71,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--variants {args.variants!r}: each one of {', '.join(VARIANTS)}")
     grid = Grid(_floats(args.thresholds, "--thresholds"),
                 sorted(set(parse_int_list(args.limits, 1, 10**6, "--limits"))),
-                sorted(set(parse_int_list(args.pharaoh_beam_limits, 1, 10**6, "--pharaoh-beam-limits"))))
+                sorted(set(parse_int_list(args.pharaoh_beam_limits, 1, 10**6, "--pharaoh-beam-limits"))),
+                tuple(sorted(set(parse_int_list(args.extra_beam_limits, 1, 10**6, "--extra-beam-limits"))))
+                if args.extra_beam_limits else ())
     src, refs = read_lines(args.input), read_lines(args.reference)
     if len(src) != len(refs):
         raise ValueError(f"{args.input}: {len(src)} lines, but {args.reference} has {len(refs)}")

@@ -51,9 +51,12 @@ class Grid:
     thresholds: list[float]            # the paper: 0.5 .. 2.5
     limits: list[int]                  # the paper: 5 .. 25
     pharaoh_beam_limits: list[int]     # the baseline's beam limits (the paper adds 30 .. 100)
+    extra_beam_limits: tuple[int, ...] = ()  # further beam limits for every variant (beyond the t-table limits)
 
     def axes(self, variant: str) -> list[list]:
-        bl = sorted(set(self.limits) | set(self.pharaoh_beam_limits)) if variant == "pharaoh" else self.limits
+        bl = set(self.limits) | set(self.extra_beam_limits)
+        if variant == "pharaoh":
+            bl |= set(self.pharaoh_beam_limits)
         return [sorted(self.thresholds), sorted(self.thresholds), sorted(self.limits), sorted(bl)]
 
 
