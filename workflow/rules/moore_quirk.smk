@@ -105,8 +105,9 @@ if MQ:
             rows=rules.moore_quirk_bench.output,
             moses=f"{OUT}/raw/moore_quirk/moses.jsonl" if MQM else [],
         output:
-            shown_all(expand(f"{OUT}/tables/moore_quirk_{{t}}.{{ext}}", t=["ratios", "same_settings", "points"],
-                             ext=["csv", "md"]), "moore_quirk"),
+            shown_all(expand(f"{OUT}/tables/moore_quirk_{{t}}.{{ext}}",
+                             t=["ratios", "same_settings", "points", "score_ratios"], ext=["csv", "md"]),
+                      "moore_quirk"),
             moses=shown_all([f"{OUT}/tables/moore_quirk_moses.csv", f"{OUT}/tables/moore_quirk_moses.md",
                              f"{OUT}/figures/moore_quirk_moses.png"] if MQM else [], "moore_quirk"),
             fig2=shown(f"{OUT}/figures/moore_quirk_fig2.png", "moore_quirk"),
@@ -116,10 +117,11 @@ if MQ:
             ratios=lambda wildcards, output: output[0].removesuffix(".csv"),
             same=lambda wildcards, output: output[2].removesuffix(".csv"),
             points=lambda wildcards, output: output[4].removesuffix(".csv"),
+            score=lambda wildcards, output: output[6].removesuffix(".csv"),
             moses=(f"--moses-rows {OUT}/raw/moore_quirk/moses.jsonl --moses-table {OUT}/tables/moore_quirk_moses "
                    f"--moses-figure {OUT}/figures/moore_quirk_moses.png --oracle {MQ_ORACLE}") if MQM else "",
         log:
             f"{OUT}/logs/moore_quirk/report.log",
         shell:
             "smtbench report moore-quirk --rows {input.rows} --ratios {params.ratios} --same-settings {params.same} "
-            "--points {params.points} --fig2 {output.fig2} --fig3 {output.fig3} {params.moses} --metrics {output.metrics} 2> {log}"
+            "--points {params.points} --score-ratios {params.score} --fig2 {output.fig2} --fig3 {output.fig3} {params.moses} --metrics {output.metrics} 2> {log}"

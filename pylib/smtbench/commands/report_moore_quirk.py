@@ -9,6 +9,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                                                         "hypotheses/word), ratios on the upper hulls at equal BLEU")
     p.add_argument("--rows", nargs="+", required=True)
     p.add_argument("--ratios", required=True, help="stem of the ratio table (.csv and .md)")
+    p.add_argument("--score-ratios", default=None,
+                   help="stem of the same table at equal mean model score (search quality, no BLEU noise)")
     p.add_argument("--same-settings", required=True, help="stem of the same-settings table (.csv and .md)")
     p.add_argument("--points", required=True, help="stem of the table of every point (.csv and .md)")
     p.add_argument("--fig2", required=True, help="Fig 2 (.png)")
@@ -28,6 +30,10 @@ def run(args: argparse.Namespace) -> int:
     write_table(mq.ratio_table(rows), args.ratios,
                 "Moore & Quirk 2007: ms/word and hypotheses/word at equal BLEU (upper hulls), ratios to DE+EP",
                 notes=mq.NOTES)
+    if args.score_ratios:
+        write_table(mq.ratio_table(rows, "mean_score"), args.score_ratios,
+                    "Moore & Quirk 2007 (ours): ms/word and hypotheses/word at equal mean model score (upper hulls)",
+                    notes=mq.NOTES)
     write_table(mq.same_settings(rows), args.same_settings,
                 "Moore & Quirk 2007: the variants compared at the same pruning settings", notes=mq.NOTES)
     write_table(mq.points(rows), args.points, "Moore & Quirk 2007: every setting decoded (Figs 2-3 points)",

@@ -66,35 +66,37 @@ def cost_at(hx: np.ndarray, hy: np.ndarray, bleu: float) -> float:
     return math.nan
 
 
-def hulls(pts: pd.DataFrame, what: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def hulls(pts: pd.DataFrame, what: str, quality: str = "bleu") -> dict[str, tuple[np.ndarray, np.ndarray]]:
     out = {}
     for v in VARIANTS:
         g = pts[pts.variant == v]
         if len(g):
-            out[v] = upper_hull(g[COST[what]].to_numpy(), g.bleu.to_numpy())
+            out[v] = upper_hull(g[COST[what]].to_numpy(), g[quality].to_numpy())
     return out
 
 
-def ratio_table(rows: pd.DataFrame) -> pd.DataFrame:
+def ratio_table(rows: pd.DataFrame, quality: str = "bleu") -> pd.DataFrame:
     """The paper's comparison: ms/word and hypotheses/word of each variant at the highest BLEU all variants reach
-    (the lowest of their maxima) and at 0.02 below it, read on the upper hulls; ratios to DE+EP; the paper's."""
+    (the lowest of their maxima) and at 0.02 below it, read on the upper hulls; ratios to DE+EP; the paper's.
+    ``quality="mean_score"``: the same at equal mean model score per sentence (search quality without BLEU's noise;
+    the levels are the highest common score and 0.02 below it), no paper values."""
     pts = points(rows)
-    th, sh = hulls(pts, "time"), hulls(pts, "space")
+    th, sh = hulls(pts, "time", quality), hulls(pts, "space", quality)
     present = [v for v in VARIANTS if v in th]
     top = min(float(th[v][1][-1]) for v in present)
-    pv = paper_values(PAPER, "ratios").set_index("key")
+    pv = paper_values(PAPER, "ratios").set_index("key") if quality == "bleu" else pd.DataFrame()
     out = []
     for level, b in (("highest", top), ("highest-0.02", top - 0.02)):
         ms = {v: cost_at(*th[v], b) for v in present}
         hy = {v: cost_at(*sh[v], b) for v in present}
         for v in present:
-            best = pts[pts.variant == v].sort_values(["bleu", "ms_per_word"], ascending=[False, True]).iloc[0]
+            best = pts[pts.variant == v].sort_values([quality, "ms_per_word"], ascending=[False, True]).iloc[0]
             key = f"level={level} variant={v}"
-            r = {"level": level, "bleu": round(b, 4), "variant": v, "ms_per_word": ms[v],
+            r = {"level": level, quality: round(b, 6), "variant": v, "ms_per_word": ms[v],
                  "hypotheses_per_word": hy[v],
                  "time_ratio_vs_de+ep": ms[v] / ms["de+ep"] if "de+ep" in ms else math.nan,
                  "space_ratio_vs_de+ep": hy[v] / hy["de+ep"] if "de+ep" in hy else math.nan,
-                 "variant_max_bleu": float(best.bleu), "variant_max_bleu_setting": best.vector,
+                 f"variant_max_{quality}": float(best[quality]), f"variant_max_{quality}_setting": best.vector,
                  "points": int((pts.variant == v).sum())}
             if key in pv.index:
                 for c in pv.columns:
