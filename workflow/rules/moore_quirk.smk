@@ -112,6 +112,7 @@ if MQ:
                              f"{OUT}/figures/moore_quirk_moses.png"] if MQM else [], "moore_quirk"),
             fig2=shown(f"{OUT}/figures/moore_quirk_fig2.png", "moore_quirk"),
             fig3=shown(f"{OUT}/figures/moore_quirk_fig3.png", "moore_quirk"),
+            score_fig=shown(f"{OUT}/figures/moore_quirk_score.png", "moore_quirk"),
             metrics=f"{OUT}/metrics/moore_quirk.csv",
         params:
             ratios=lambda wildcards, output: output[0].removesuffix(".csv"),
@@ -124,4 +125,4 @@ if MQ:
             f"{OUT}/logs/moore_quirk/report.log",
         shell:
             "smtbench report moore-quirk --rows {input.rows} --ratios {params.ratios} --same-settings {params.same} "
-            "--points {params.points} --score-ratios {params.score} --fig2 {output.fig2} --fig3 {output.fig3} {params.moses} --metrics {output.metrics} 2> {log}"
+            "--points {params.points} --score-ratios {params.score} --fig2 {output.fig2} --fig3 {output.fig3} --score-figure {output.score_fig} {params.moses} --metrics {output.metrics} 2> {log}"

@@ -19,6 +19,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--moses-table", default=None, help="stem of the second configuration's table")
     p.add_argument("--moses-figure", default=None, help="the second configuration's figure (.png)")
     p.add_argument("--oracle", default=None, help="the Moses oracle folder (runs-quiet.tsv, runs.tsv, 1-bests)")
+    p.add_argument("--score-figure", default=None, help="Fig 2 with the mean model score instead of BLEU (.png)")
     p.add_argument("--metrics", default=None)
     p.set_defaults(func=run)
 
@@ -40,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
                 notes=mq.NOTES)
     save_figure(mq.fig2(rows), args.fig2)
     save_figure(mq.fig3(rows), args.fig3)
+    if args.score_figure:
+        save_figure(mq.fig_score(rows), args.score_figure)
     recs = []
     if args.metrics:
         from ..report import metrics
