@@ -840,6 +840,8 @@ static int orientation(int pstart, int pend, int start, int end) {
     return 2;
 }
 
+int sb_pb_orientation(int pstart, int pend, int start, int end) { return orientation(pstart, pend, start, end); }
+
 /* the extension's score without the LM of the first order-1 words (rescored in context) and </s> */
 static inline double score_without_context_lm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o,
                                               int start, int end) {
@@ -961,18 +963,19 @@ static int lm_state_equal(const sb_lm_state *a, const sb_lm_state *b) {
 }
 
 int sb_pb_hyp_equal(const sb_pb_hyp *a, const sb_pb_hyp *b, int forward) {
-    if (a->start != b->start || a->end != b->end) return 0;
+    if (a->end != b->end || (!(forward & SB_PB_RECOMB_END_ONLY) && a->start != b->start)) return 0;
     if (memcmp(a->cov, b->cov, sizeof a->cov) != 0) return 0;
     if (!lm_state_equal(&a->lm, &b->lm)) return 0;
-    if (forward && a->opt && b->opt && memcmp(a->opt->ro + 3, b->opt->ro + 3, 3 * sizeof(float)) != 0) return 0;
+    if ((forward & 1) && a->opt && b->opt && memcmp(a->opt->ro + 3, b->opt->ro + 3, 3 * sizeof(float)) != 0) return 0;
     return 1;
 }
 
 uint64_t sb_pb_hyp_hash(const sb_pb_hyp *h, int forward) {
-    uint64_t x = ((uint64_t)(uint16_t)h->start << 16) ^ (uint16_t)h->end ^ ((uint64_t)h->lm.length << 40);
+    uint64_t x = (forward & SB_PB_RECOMB_END_ONLY ? 0 : (uint64_t)(uint16_t)h->start << 16) ^ (uint16_t)h->end
+               ^ ((uint64_t)h->lm.length << 40);
     for (int i = 0; i < SB_PB_COVW; i++) x = (x ^ h->cov[i]) * 0x9E3779B97F4A7C15ULL, x ^= x >> 31;
     for (int i = 0; i < h->lm.length; i++) x = (x ^ h->lm.words[i]) * 0xff51afd7ed558ccdULL, x ^= x >> 29;
-    if (forward && h->opt) {
+    if ((forward & 1) && h->opt) {
         uint32_t r[3];
         memcpy(r, h->opt->ro + 3, sizeof r);
         for (int i = 0; i < 3; i++) x = (x ^ r[i]) * 0xc4ceb9fe1a85ec53ULL, x ^= x >> 32;

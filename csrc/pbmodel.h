@@ -155,6 +155,8 @@ int sb_pb_can_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, int start, int
 /* The same check once overlap is excluded, with the hypothesis' first uncovered position `gap` given. */
 int sb_pb_distortion_ok(const sb_pb_hyp *h, int start, int end, int gap, int distortion_limit);
 int sb_pb_first_gap(const sb_pb_sentence *s, const uint64_t *cov);
+/* Lexicalized reordering orientation of [start, end] after [pstart, pend] (-1, -1: none): 0 M, 1 S, 2 D. */
+int sb_pb_orientation(int pstart, int pend, int start, int end);
 /* Fill `out` as `h` extended by option `o` over [start, end]; `est` = future cost of the new coverage. */
 void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
                   double est, sb_pb_hyp *out);
@@ -179,7 +181,10 @@ void sb_pb_score_lm_now(const sb_pb_sentence *s, sb_pb_hyp *h);
 uint32_t sb_pb_eos(const sb_pb_model *m);
 /* Future cost of the uncovered words of a coverage. */
 double sb_pb_estimate(const sb_pb_sentence *s, const uint64_t *cov);
-/* Recombination: same coverage, LM state, last span (and, if forward, the previous pair's forward scores). */
+/* Recombination: same coverage, LM state, last span (and, if forward & 1, the previous pair's forward scores).
+ * forward & SB_PB_RECOMB_END_ONLY: compare only the end of the last span, not its start (Pharaoh's key, exact
+ * when no lexicalized reordering is weighted: Moore & Quirk 2007 section 3). */
+#define SB_PB_RECOMB_END_ONLY 2
 int sb_pb_hyp_equal(const sb_pb_hyp *a, const sb_pb_hyp *b, int forward);
 uint64_t sb_pb_hyp_hash(const sb_pb_hyp *h, int forward);
 /* Target word string of id w in sentence s. */

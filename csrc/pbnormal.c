@@ -244,6 +244,7 @@ typedef struct {
     char *text, *seg;
     double f[SB_PB_NFEAT];
     double total, search;
+    int last_end;            /* end of the last source phrase (-1: empty) */
 } entry_t;
 
 struct sb_pb_result {
@@ -262,6 +263,12 @@ void sb_pb_result_features(const sb_pb_result *r, int i, double *f) {
 double sb_pb_result_total(const sb_pb_result *r, int i) { return i >= 0 && i < r->n ? r->e[i].total : NAN; }
 double sb_pb_result_search_score(const sb_pb_result *r, int i) {
     return i >= 0 && i < r->n ? r->e[i].search : NAN;
+}
+int sb_pb_result_last_end(const sb_pb_result *r, int i) { return i >= 0 && i < r->n ? r->e[i].last_end : -1; }
+void sb_pb_result_add_feature(sb_pb_result *r, const sb_pb_model *m, int i, int feature, double value) {
+    if (i < 0 || i >= r->n || feature < 0 || feature >= SB_PB_NFEAT) return;
+    r->e[i].f[feature] += value;
+    r->e[i].total = sb_pb_weighted(m, r->e[i].f);
 }
 void sb_pb_result_free(sb_pb_result *r) {
     if (!r) return;
@@ -418,6 +425,7 @@ int sb_pb_make_result(const sb_pb_sentence *s, sb_pb_hyp **finals, int n, int nb
         if (!e->text || !e->seg) { free(p.node); rc = SB_ENOMEM; break; }
         path_features(s, &p, e->f);
         e->total = sb_pb_weighted(s->model, e->f);
+        e->last_end = p.len ? p.node[0]->end : -1;
         e->search = p.score;
         r->n++;
         if (nbest > 1) {

@@ -63,7 +63,7 @@ typedef struct {
 typedef struct {
     int stack_size;
     double beam_width;
-    int recombine_forward;
+    int recombine_forward;  /* sb_pb_hyp_equal's flags: 1 forward scores; SB_PB_RECOMB_END_ONLY (pbbeam.c) */
     sb_pb_pool *pool;
     sb_pb_counters *c;
     int nbest;          /* keep recombined hypotheses as arcs */
@@ -75,5 +75,9 @@ int sb_pb_stack_add(sb_pb_stack *s, sb_pb_hyp *h, sb_pb_stack_ctx *x);
 int sb_pb_stack_cut(sb_pb_stack *s, int keep, sb_pb_stack_ctx *x);
 /* Build a result from the complete hypotheses `finals` (n of them, any order). */
 int sb_pb_make_result(const sb_pb_sentence *s, sb_pb_hyp **finals, int n, int nbest, sb_pb_result **out);
+/* Entry i's last source phrase end (-1: empty); add `value` to its feature `feature` (the total follows), for
+ * feature values a search charges beyond sb_pb_path_features (e.g. a sentence-final distortion jump). */
+int sb_pb_result_last_end(const sb_pb_result *r, int i);
+void sb_pb_result_add_feature(sb_pb_result *r, const sb_pb_model *m, int i, int feature, double value);
 
 #endif

@@ -55,7 +55,8 @@ def test_fresh_clone_redoes_every_measurement(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     want = {"build_native", "machine", "hash_sweep", "mokry_lm_bench", "glm_btree_bench", "mediani_bench"}
     if shared.exists():
-        want |= {"moses_decode_normal", "moses_decode_cube", "moses_training_fidelity"}
+        want |= {"moses_decode_normal", "moses_decode_cube", "moses_training_fidelity", "moore_quirk_bench",
+                 "moore_quirk_moses_bench"}
     got = set(r.stdout.split())
     assert want <= got, f"not redone on a fresh clone: {sorted(want - got)}"
 

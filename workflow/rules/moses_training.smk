@@ -7,51 +7,55 @@ MT = P.get("moses_training")
 MT_ORACLE = "../shared/oracles/moses-bible-dev"
 TMO = "work/tm-oracle"
 
+# Our tables from the oracle's alignment: defined in every profile (rules run only when something asks for them:
+# moses_training below, moore_quirk.smk's paper-faithful model).
+rule tm_oracle_extract:
+    conda: CONDA_ENV
+    input:
+        src=f"{MT_ORACLE}/train.es.xz",
+        tgt=f"{MT_ORACLE}/train.en.xz",
+        align=f"{MT_ORACLE}/train.aligned.grow-diag-final-and.xz",
+    output:
+        f"{TMO}/extract.gz",
+        f"{TMO}/extract.inv.gz",
+        f"{TMO}/extract.o.gz",
+        lex=[f"{TMO}/lex.f2e", f"{TMO}/lex.e2f"],
+    params:
+        tmo=lambda wildcards, output: str(Path(output.lex[0]).parent),
+    log:
+        f"{TMO}/logs/extract.log",
+    shell:
+        "smtbench tm extract --src {input.src} --tgt {input.tgt} --align {input.align} --outdir {params.tmo} "
+        "--max-length 7 --orientation > {log} 2>&1"
+
+
+rule tm_oracle_tables:
+    conda: CONDA_ENV
+    input:
+        extract=f"{TMO}/extract.gz",
+        orientations=f"{TMO}/extract.o.gz",
+        lex=[f"{TMO}/lex.f2e", f"{TMO}/lex.e2f"],
+        dev=f"{MT_ORACLE}/dev.es",
+    output:
+        pt=f"{TMO}/phrase-table.gz",
+        rt=f"{TMO}/reordering-table.wbe-msd-bidirectional-fe.gz",
+        fpt=f"{TMO}/dev/phrase-table.gz",
+        frt=f"{TMO}/dev/reordering-table.wbe-msd-bidirectional-fe.gz",
+    params:
+        dev=lambda wildcards, output: str(Path(output.fpt).parent),
+    threads: workflow.cores
+    log:
+        f"{TMO}/logs/tables.log",
+    shell:
+        "(smtbench tm score --extract {input.extract} --lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} "
+        "--out {output.pt} --threads {threads} --memory 256M "
+        "&& smtbench tm reorder --orientations {input.orientations} --out {output.rt} "
+        "&& smtbench tm filter --input {input.dev} --table {output.pt} {output.rt} --outdir {params.dev}) > {log} 2>&1"
+
+
 if MT:
     ALL += [f"{OUT}/tables/moses_training.md"]
     METRICS.append(f"{OUT}/metrics/moses_training.csv")
-
-    rule tm_oracle_extract:
-        conda: CONDA_ENV
-        input:
-            src=f"{MT_ORACLE}/train.es.xz",
-            tgt=f"{MT_ORACLE}/train.en.xz",
-            align=f"{MT_ORACLE}/train.aligned.grow-diag-final-and.xz",
-        output:
-            f"{TMO}/extract.gz",
-            f"{TMO}/extract.inv.gz",
-            f"{TMO}/extract.o.gz",
-            lex=[f"{TMO}/lex.f2e", f"{TMO}/lex.e2f"],
-        params:
-            tmo=lambda wildcards, output: str(Path(output.lex[0]).parent),
-        log:
-            f"{TMO}/logs/extract.log",
-        shell:
-            "smtbench tm extract --src {input.src} --tgt {input.tgt} --align {input.align} --outdir {params.tmo} "
-            "--max-length 7 --orientation > {log} 2>&1"
-
-    rule tm_oracle_tables:
-        conda: CONDA_ENV
-        input:
-            extract=f"{TMO}/extract.gz",
-            orientations=f"{TMO}/extract.o.gz",
-            lex=[f"{TMO}/lex.f2e", f"{TMO}/lex.e2f"],
-            dev=f"{MT_ORACLE}/dev.es",
-        output:
-            pt=f"{TMO}/phrase-table.gz",
-            rt=f"{TMO}/reordering-table.wbe-msd-bidirectional-fe.gz",
-            fpt=f"{TMO}/dev/phrase-table.gz",
-            frt=f"{TMO}/dev/reordering-table.wbe-msd-bidirectional-fe.gz",
-        params:
-            dev=lambda wildcards, output: str(Path(output.fpt).parent),
-        threads: workflow.cores
-        log:
-            f"{TMO}/logs/tables.log",
-        shell:
-            "(smtbench tm score --extract {input.extract} --lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} "
-            "--out {output.pt} --threads {threads} --memory 256M "
-            "&& smtbench tm reorder --orientations {input.orientations} --out {output.rt} "
-            "&& smtbench tm filter --input {input.dev} --table {output.pt} {output.rt} --outdir {params.dev}) > {log} 2>&1"
 
     rule moses_training_fidelity:
         conda: CONDA_ENV

@@ -13,6 +13,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--lm", required=True, help="ARPA LM (plain, .gz or .xz)")
     p.add_argument("--order", type=int, required=True, help="the LM's order")
     p.add_argument("--distortion-limit", type=int, default=6)
+    p.add_argument("--table-limit", type=int, default=None,
+                   help="PhraseDictionaryMemory table-limit (default: not written, Moses' 20; 0 = keep all)")
     p.add_argument("--outdir", required=True)
     p.set_defaults(func=run_model)
     f = groups["tm"].add_parser("filter", help="keep the table lines whose source phrase occurs in the input "
@@ -56,7 +58,10 @@ def run_model(args: argparse.Namespace) -> int:
         rt = out / ("reordering-table.wbe-msd-bidirectional-fe" + "".join(Path(args.reordering_table).suffixes[-1:]))
         _place(args.reordering_table, rt)
     lm = os.path.relpath(Path(args.lm).resolve(), out.resolve())
-    write_ini(out / "moses.ini", pt.name, lm, args.order, rt.name if rt else None, args.distortion_limit)
+    if args.table_limit is not None and not 0 <= args.table_limit <= 10_000:
+        raise ValueError(f"--table-limit {args.table_limit}: must be in 0..10000")
+    write_ini(out / "moses.ini", pt.name, lm, args.order, rt.name if rt else None, args.distortion_limit,
+              args.table_limit)
     print(f"model -> {out / 'moses.ini'}")
     return 0
 

@@ -271,4 +271,30 @@ def moses2_scaling(rows: pd.DataFrame) -> list[Record]:
     if get("comp-int", mc, "on", 1) and get("plain-int", mc, "on", 1):
         pairs["plain_targets_speedup_1thread"] = get("comp-int", mc, "on", 1) / get("plain-int", mc, "on", 1)
     out += _ratios("moses2_scaling", key, pairs)
+def moore_quirk(rows: pd.DataFrame, peers: bool = False) -> list[Record]:
+    """`bench beam` rows. exact per variant and setting (the settings themselves are chosen on deterministic
+    measures): BLEU, output digest, hypotheses evaluated (a count); ratio: Pharaoh's and DE's time over DE+EP's at
+    the highest BLEU all variants reach, read on the upper hulls (one run); with ``peers`` (the Moses-mode
+    configuration) each of our other searches' time over DE+EP's at that search's BLEU."""
+    from .moore_quirk import moses_table, ratio_table
+    out: list[Record] = []
+    for (v, tt, bt, tl, bl), g in rows.groupby(["variant", "ttable_threshold", "beam_threshold", "ttable_limit",
+                                                "beam_limit"]):
+        q = g.iloc[0]
+        key = f"{q['mode']}-{v}-tt{tt:g}-bt{bt:g}-tl{int(tl)}-bl{int(bl)}-n{int(q.sentences)}"
+        out.append(("moore_quirk", key, "bleu", f"{float(q.bleu):.2f}", "exact"))
+        out.append(("moore_quirk", key, "output_sha", _distinct(g.output_sha), "exact"))
+        out.append(("moore_quirk", key, "hypotheses_evaluated", _distinct(g.hypotheses_evaluated.astype(int)),
+                    "exact"))
+    if peers:
+        t = moses_table(rows)
+        for _, r in t.iterrows():
+            out += _ratios("moore_quirk", "moses-" + str(r.config).replace(" ", "_").replace(",", ""),
+                           {"time_vs_de+ep_at_its_bleu": r["time_ratio_vs_de+ep"]})
+        return out
+    rt = ratio_table(rows)
+    top = rt[rt.level == "highest"].set_index("variant")
+    for v in ("pharaoh", "de"):
+        if v in top.index:
+            out += _ratios("moore_quirk", "highest-bleu", {f"time_{v}_vs_de+ep": top.loc[v, "time_ratio_vs_de+ep"]})
     return out

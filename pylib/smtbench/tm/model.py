@@ -30,7 +30,7 @@ INI_TEMPLATE = """\
 UnknownWordPenalty
 WordPenalty
 PhrasePenalty
-PhraseDictionaryMemory name=TranslationModel0 num-features=4 path={phrase_table} input-factor=0 output-factor=0
+PhraseDictionaryMemory name=TranslationModel0 num-features=4 path={phrase_table} input-factor=0 output-factor=0{table_limit}
 {reordering_line}Distortion
 KENLM name=LM0 factor=0 path={lm} order={order}
 
@@ -47,13 +47,15 @@ LM0= 0.5
 
 
 def write_ini(out: str | os.PathLike[str], phrase_table: str, lm: str, order: int,
-              reordering_table: str | None = None, distortion_limit: int = 6) -> None:
-    """Paths are written as given (relative paths resolve against the working directory, then the ini's folder)."""
+              reordering_table: str | None = None, distortion_limit: int = 6, table_limit: int | None = None) -> None:
+    """Paths are written as given (relative paths resolve against the working directory, then the ini's folder).
+    ``table_limit``: PhraseDictionaryMemory's table-limit (None: not written, Moses' default 20)."""
     ro_line = (f"LexicalReordering name=LexicalReordering0 num-features=6 type=wbe-msd-bidirectional-fe-allff "
                f"input-factor=0 output-factor=0 path={reordering_table}\n") if reordering_table else ""
     ro_w = "LexicalReordering0= 0.3 0.3 0.3 0.3 0.3 0.3\n" if reordering_table else ""
     text = INI_TEMPLATE.format(distortion_limit=distortion_limit, phrase_table=phrase_table, lm=lm, order=order,
-                               reordering_line=ro_line, reordering_weights=ro_w)
+                               reordering_line=ro_line, reordering_weights=ro_w,
+                               table_limit=f" table-limit={table_limit}" if table_limit is not None else "")
     with atomic_open(out) as fh:
         fh.write(text)
 

@@ -1,0 +1,199 @@
+"""Moore & Quirk (2007) section 6: the pruning-parameter search of the three decoders (Pharaoh, DE, DE+EP).
+
+A setting is the paper's vector (t-table threshold, beam threshold, t-table limit, beam limit); the early-pruning
+threshold is the t-table threshold (as in the paper). Settings are chosen either by the full grid (``paper``
+profile) or, as the paper did, by hill-climbing from a generous setting: from the current setting, every
+neighbour one grid step tighter in one parameter is decoded, and the walk moves to the neighbour with the highest
+BLEU (ties: fewer hypotheses evaluated) until every parameter is at its tightest. The choice uses only
+deterministic measures (BLEU, hypotheses evaluated), never the timings; every setting decoded is a point of the
+figures. Timing: the exploration pass is repeat 0 (each point decoded once, in exploration order); repeats 1.. decode
+every point again, in alternating order (interleaved), and every repeat must give the same outputs.
+
+``peers`` (the second configuration, Moses mode on a Moses model): our other searches decoded in the same
+interleaved passes, ``normal:S`` (Moses' normal stack search, -s S) and ``cube:P`` (cube pruning, pop limit P,
+-s P); their rows have variant ``normal`` / ``cube``, the stack size or pop limit as beam_limit and thresholds -1
+(Moses' default beam, 1e-5), and hypotheses_evaluated = their `created` counter.
+
+``cross``: after the walks, Pharaoh is also decoded at every setting DE visited and DE at every setting DE+EP
+visited, so that the paper's same-settings comparisons (end of section 6: where each saving comes from) have
+pairs to compare.
+"""
+from __future__ import annotations
+
+import hashlib
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Callable, Iterable
+
+from .beam import BeamDecoder
+from .compare import bleu
+from .model import PhraseModel
+
+
+@dataclass(frozen=True, order=True)
+class Setting:
+    variant: str
+    ttable_threshold: float
+    beam_threshold: float
+    ttable_limit: int
+    beam_limit: int
+
+    def vector(self) -> str:
+        if self.variant == "normal":
+            return f"normal search -s {self.beam_limit}"
+        if self.variant == "cube":
+            return f"cube pruning, pop limit {self.beam_limit}, -s {self.beam_limit}"
+        return f"({self.ttable_threshold:g}, {self.beam_threshold:g}, {self.ttable_limit}, {self.beam_limit})"
+
+
+@dataclass
+class Grid:
+    thresholds: list[float]            # the paper: 0.5 .. 2.5
+    limits: list[int]                  # the paper: 5 .. 25
+    pharaoh_beam_limits: list[int]     # the baseline's beam limits (the paper adds 30 .. 100)
+    extra_beam_limits: tuple[int, ...] = ()  # further beam limits for every variant (beyond the t-table limits)
+
+    def axes(self, variant: str) -> list[list]:
+        bl = set(self.limits) | set(self.extra_beam_limits)
+        if variant == "pharaoh":
+            bl |= set(self.pharaoh_beam_limits)
+        return [sorted(self.thresholds), sorted(self.thresholds), sorted(self.limits), sorted(bl)]
+
+
+def full_grid(variant: str, grid: Grid) -> list[Setting]:
+    import itertools
+    return [Setting(variant, *v) for v in itertools.product(*grid.axes(variant))]
+
+
+def hill_climb(variant: str, grid: Grid, quality: Callable[[Setting], tuple[float, int]]) -> list[Setting]:
+    """Settings decoded by the walk from the most generous setting, in the order they were decoded."""
+    axes = grid.axes(variant)
+    idx = [len(a) - 1 for a in axes]
+    seen: list[Setting] = []
+
+    def at(ix: list[int]) -> Setting:
+        return Setting(variant, *(a[i] for a, i in zip(axes, ix)))
+
+    def visit(s: Setting) -> tuple[float, int]:
+        if s not in seen:
+            seen.append(s)
+        return quality(s)
+
+    visit(at(idx))
+    while any(idx):
+        best = None
+        for k in range(4):
+            if idx[k] == 0:
+                continue
+            cand = list(idx)
+            cand[k] -= 1
+            b, hyps = visit(at(cand))
+            key = (b, -hyps)
+            if best is None or key > best[0]:
+                best = (key, cand)
+        idx = best[1]
+    return seen
+
+
+@dataclass
+class Outcome:
+    bleu: float
+    hypotheses: int
+    seconds: float
+    sha: str
+    mean_score: float
+    counters: dict[str, int]
+    outputs: list[str]
+
+
+def decode_all(dec, src: list[str], refs: list[str]) -> Outcome:
+    secs, texts, scores, counters = 0.0, [], [], {}
+    for i, line in enumerate(src):
+        tr = dec.translate(line, f"<input>:{i + 1}")
+        secs += tr.seconds
+        texts.append(tr.best.text if tr.best else "")
+        scores.append(tr.best.total if tr.best else 0.0)
+        for k, v in tr.counters.items():
+            counters[k] = counters.get(k, 0) + v
+    hyps = counters["hypotheses_evaluated"] if "hypotheses_evaluated" in counters else counters.get("created", 0)
+    return Outcome(bleu=round(bleu(texts, refs), 4), hypotheses=hyps, seconds=secs,
+                   sha=hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16],
+                   mean_score=round(statistics.fmean(scores), 6) if scores else 0.0, counters=counters,
+                   outputs=texts)
+
+
+def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterable[str], grid: Grid, search: str,
+          mode: str, distortion_limit: int | None, repeats: int, emit: Callable[..., object],
+          progress: Callable[[], None] = lambda: None, cross: bool = True, peers: Iterable[str] = ()) -> None:
+    """One row per (setting, repeat)."""
+    variants = list(variants)
+    words = sum(len(s.split()) for s in src)
+    decoders: dict[Setting, object] = {}
+    first: dict[Setting, Outcome] = {}
+    order: list[Setting] = []
+
+    def decoder(s: Setting):
+        if s in decoders:
+            return decoders[s]
+        if s.variant == "normal":
+            from .normal import NormalDecoder
+            decoders[s] = NormalDecoder(model, stack_size=s.beam_limit, distortion_limit=distortion_limit)
+        elif s.variant == "cube":
+            from .cube import CubeDecoder
+            decoders[s] = CubeDecoder(model, pop_limit=s.beam_limit, stack_size=s.beam_limit,
+                                      distortion_limit=distortion_limit)
+        else:
+            decoders[s] = BeamDecoder(model, variant=s.variant, mode=mode, beam_threshold=s.beam_threshold,
+                                      beam_limit=s.beam_limit, ttable_threshold=s.ttable_threshold,
+                                      ttable_limit=s.ttable_limit, distortion_limit=distortion_limit)
+        return decoders[s]
+
+    how: dict[Setting, str] = {}
+
+    def row(s: Setting, rep: int, o: Outcome) -> None:
+        d = decoders[s]
+        if isinstance(d, BeamDecoder):
+            extra = dict(ep_threshold=d.settings["ep_threshold"], distortion_limit=d.settings["distortion_limit"],
+                         weight_normalization=d.normalization, weight_norm=d.norm)
+        else:
+            extra = dict(ep_threshold=None, distortion_limit=int(d.opts.distortion_limit),
+                         weight_normalization=None, weight_norm=None)
+        emit(**asdict(s), vector=s.vector(), mode=mode, **extra, search=how[s], repeat=rep, sentences=len(src), source_words=words,
+             decode_seconds=round(o.seconds, 6), ms_per_word=round(1000 * o.seconds / words, 6) if words else None,
+             hypotheses_evaluated=o.hypotheses,
+             hypotheses_per_word=round(o.hypotheses / words, 3) if words else None,
+             bleu=first[s].bleu, output_sha=first[s].sha, mean_score=first[s].mean_score,
+             **{f"n_{k}": v for k, v in o.counters.items() if k != "hypotheses_evaluated"})
+        progress()
+
+    def quality(s: Setting, origin: str = search) -> tuple[float, int]:
+        if s not in first:
+            how[s] = origin
+            o = decode_all(decoder(s), src, refs)
+            first[s] = o
+            order.append(s)
+            row(s, 0, o)
+        return first[s].bleu, first[s].hypotheses
+
+    for v in variants:
+        if search == "grid":
+            for s in full_grid(v, grid):
+                quality(s)
+        else:
+            hill_climb(v, grid, quality)
+    for p in peers:
+        kind, _, size = p.partition(":")
+        if kind not in ("normal", "cube") or not size.isdigit() or not 1 <= int(size) <= 100_000:
+            raise ValueError(f"--peers {p!r}: expected normal:STACK_SIZE or cube:POP_LIMIT")
+        quality(Setting(kind, -1.0, -1.0, 0, int(size)), "peer")
+    if cross:
+        for a, b in (("pharaoh", "de"), ("de", "de+ep")):
+            if a in variants and b in variants:
+                for s in [x for x in order if x.variant == b]:
+                    quality(Setting(a, s.ttable_threshold, s.beam_threshold, s.ttable_limit, s.beam_limit), "cross")
+    for rep in range(1, repeats):
+        for s in (order[::-1] if rep % 2 else order):
+            o = decode_all(decoders[s], src, refs)
+            if o.outputs != first[s].outputs or o.hypotheses != first[s].hypotheses:
+                raise RuntimeError(f"{s}: repeat {rep} gave other outputs than repeat 0")
+            row(s, rep, o)

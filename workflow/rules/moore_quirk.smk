@@ -1,0 +1,134 @@
+# Moore & Quirk 2007, "Faster Beam-Search Decoding for Phrasal SMT": Pharaoh's beam search against distortion-penalty
+# estimation (DE) and DE + early pruning (DE+EP) -- Fig 2 (BLEU vs ms/word), Fig 3 (BLEU vs hypotheses evaluated per
+# word), the time and search-space ratios at equal BLEU on the upper hulls, and the same-settings comparisons.
+# The paper-faithful model (every clone gets the same one): the phrase table our pipeline trains from the oracle's
+# shipped alignment (moses_training.smk's tm_oracle_tables; max phrase length 7, as the paper), filtered to the test
+# books; no lexicalized reordering; the 3-gram LM of the shipped corpus' train books (lm_models.smk); Moses' default
+# (untuned) weights, recorded in every row; distortion limit 5; table-limit 25 (the largest t-table limit searched).
+# Second configuration (MQ["moses"]): DE+EP in Moses mode on the oracle's own Moses model (dev verses) against our
+# normal search and cube pruning (same interleaved passes) and the oracle's Moses2 / Moses v1 runs, at equal BLEU.
+MQ = P.get("moore_quirk")
+MQ_DIR = "work/moore-quirk"
+MQ_ORACLE = "../shared/oracles/moses-bible-dev"
+MQM = MQ.get("moses") if MQ else None
+MQ_TABLE_LIMIT = 25  # the model loads the paper's largest t-table limit in every profile (one shared model)
+if MQ and max(MQ["limits"]) > MQ_TABLE_LIMIT:
+    raise ValueError(f"moore_quirk.limits: at most {MQ_TABLE_LIMIT} (the model's table-limit)")
+
+if MQ:
+    ALL += [f"{OUT}/tables/moore_quirk_ratios.md", f"{OUT}/figures/moore_quirk_fig2.png",
+            f"{OUT}/figures/moore_quirk_fig3.png"]
+    METRICS.append(f"{OUT}/metrics/moore_quirk.csv")
+
+    rule moore_quirk_model:
+        conda: CONDA_ENV
+        input:
+            pt=rules.tm_oracle_tables.output.pt,
+            lm=lm_model_path(MQ["lm"]),
+            test="work/data/test.es",
+        output:
+            ini=f"{MQ_DIR}/model/moses.ini",
+        params:
+            order=LM_MODELS[MQ["lm"]]["order"],
+            tables=lambda wildcards, output: str(Path(output.ini).parent.parent / "tables"),
+            model=lambda wildcards, output: str(Path(output.ini).parent),
+            dl=MQ["distortion_limit"],
+            tl=MQ_TABLE_LIMIT,
+        log:
+            f"{MQ_DIR}/logs/model.log",
+        shell:
+            "(smtbench tm filter --input {input.test} --table {input.pt} --outdir {params.tables} "
+            "&& smtbench tm model --phrase-table {params.tables}/phrase-table.gz --lm {input.lm} "
+            "--order {params.order} --distortion-limit {params.dl} --table-limit {params.tl} "
+            "--outdir {params.model}) > {log} 2>&1"
+
+    rule moore_quirk_bench:
+        conda: CONDA_ENV
+        input:
+            BUILD,
+            ini=rules.moore_quirk_model.output.ini,
+            src="work/data/test.es",
+            ref="work/data/test.en",
+        output:
+            f"{OUT}/raw/moore_quirk/rows.jsonl",
+        params:
+            expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
+            thresholds=",".join(map(str, MQ["thresholds"])),
+            limits=",".join(map(str, MQ["limits"])),
+            pharaoh=",".join(map(str, MQ["pharaoh_beam_limits"])),
+            search=MQ["search"],
+            sentences=MQ["sentences"],
+            every=MQ.get("every", 1),
+            repeats=MQ["repeats"],
+            dl=MQ["distortion_limit"],
+        threads: BENCH_THREADS  # the whole machine (see common.smk)
+        resources:
+            bench=1,
+        log:
+            f"{OUT}/logs/moore_quirk/bench.log",
+        shell:
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench beam -f {input.ini} --input {input.src} "
+            "--reference {input.ref} --mode paper --distortion-limit {params.dl} --search {params.search} "
+            "--thresholds {params.thresholds} --limits {params.limits} --pharaoh-beam-limits {params.pharaoh} "
+            "--every {params.every} --sentences {params.sentences} --repeats {params.repeats} --out {output} 2> {log}"
+
+    if MQM:
+        ALL += [f"{OUT}/tables/moore_quirk_moses.md", f"{OUT}/figures/moore_quirk_moses.png"]
+
+        rule moore_quirk_moses_bench:
+            conda: CONDA_ENV
+            input:
+                BUILD,
+                ini=f"{MQ_ORACLE}/moses.ini",
+                src=f"{MQ_ORACLE}/dev.es",
+                ref=f"{MQ_ORACLE}/dev.en",
+            output:
+                f"{OUT}/raw/moore_quirk/moses.jsonl",
+            params:
+                expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
+                thresholds=",".join(map(str, MQM["thresholds"])),
+                limits=",".join(map(str, MQM["limits"])),
+                peers=",".join(MQM["peers"]),
+                extra=",".join(map(str, MQM.get("extra_beam_limits", []))) or "''",
+                sentences=MQM["sentences"],
+                repeats=MQM["repeats"],
+                oracle=lambda wildcards, input: str(Path(input.ini).parent),
+            threads: BENCH_THREADS  # the whole machine (see common.smk)
+            resources:
+                bench=1,
+            log:
+                f"{OUT}/logs/moore_quirk/moses-bench.log",
+            shell:
+                # the oracle's ini holds relative paths: run from its folder, as Moses was
+                "SMTBENCH_EXPECT_BUILD=$PWD/{params.expect_build} OUTFILE=$PWD/{output} LOGFILE=$PWD/{log} && cd {params.oracle} && "
+                "smtbench bench beam -f moses.ini --input dev.es --reference dev.en --mode moses --variants de+ep "
+                "--search hill-climb --thresholds {params.thresholds} --limits {params.limits} --extra-beam-limits {params.extra} --peers {params.peers} "
+                "--sentences {params.sentences} --repeats {params.repeats} --out $OUTFILE 2> $LOGFILE"
+
+    rule moore_quirk_report:
+        conda: CONDA_ENV
+        input:
+            rows=rules.moore_quirk_bench.output,
+            moses=f"{OUT}/raw/moore_quirk/moses.jsonl" if MQM else [],
+        output:
+            shown_all(expand(f"{OUT}/tables/moore_quirk_{{t}}.{{ext}}",
+                             t=["ratios", "same_settings", "points", "score_ratios"], ext=["csv", "md"]),
+                      "moore_quirk"),
+            moses=shown_all([f"{OUT}/tables/moore_quirk_moses.csv", f"{OUT}/tables/moore_quirk_moses.md",
+                             f"{OUT}/figures/moore_quirk_moses.png"] if MQM else [], "moore_quirk"),
+            fig2=shown(f"{OUT}/figures/moore_quirk_fig2.png", "moore_quirk"),
+            fig3=shown(f"{OUT}/figures/moore_quirk_fig3.png", "moore_quirk"),
+            score_fig=shown(f"{OUT}/figures/moore_quirk_score.png", "moore_quirk"),
+            metrics=f"{OUT}/metrics/moore_quirk.csv",
+        params:
+            ratios=lambda wildcards, output: output[0].removesuffix(".csv"),
+            same=lambda wildcards, output: output[2].removesuffix(".csv"),
+            points=lambda wildcards, output: output[4].removesuffix(".csv"),
+            score=lambda wildcards, output: output[6].removesuffix(".csv"),
+            moses=(f"--moses-rows {OUT}/raw/moore_quirk/moses.jsonl --moses-table {OUT}/tables/moore_quirk_moses "
+                   f"--moses-figure {OUT}/figures/moore_quirk_moses.png --oracle {MQ_ORACLE}") if MQM else "",
+        log:
+            f"{OUT}/logs/moore_quirk/report.log",
+        shell:
+            "smtbench report moore-quirk --rows {input.rows} --ratios {params.ratios} --same-settings {params.same} "
+            "--points {params.points} --score-ratios {params.score} --fig2 {output.fig2} --fig3 {output.fig3} --score-figure {output.score_fig} {params.moses} --metrics {output.metrics} 2> {log}"
