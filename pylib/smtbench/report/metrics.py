@@ -271,6 +271,9 @@ def moses2_scaling(rows: pd.DataFrame) -> list[Record]:
     if get("comp-int", mc, "on", 1) and get("plain-int", mc, "on", 1):
         pairs["plain_targets_speedup_1thread"] = get("comp-int", mc, "on", 1) / get("plain-int", mc, "on", 1)
     out += _ratios("moses2_scaling", key, pairs)
+    return out
+
+
 def moore_quirk(rows: pd.DataFrame, peers: bool = False) -> list[Record]:
     """`bench beam` rows. exact per variant and setting (the settings themselves are chosen on deterministic
     measures): BLEU, output digest, hypotheses evaluated (a count); ratio: Pharaoh's and DE's time over DE+EP's at
