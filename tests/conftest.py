@@ -7,6 +7,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# the real-Moses oracle (../shared/oracles/moses-bible-dev beside the checkout); decoder tests skip without it
+ORACLE = ROOT.parent / "shared" / "oracles" / "moses-bible-dev"
+HAVE_ORACLE = (ORACLE / "moses.ini").exists()
 
 # matplotlib must never try to open a window
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -25,3 +28,27 @@ def toy_arpa(tmp_path) -> Path:
     p = tmp_path / "toy.arpa"
     p.write_text(TOY_ARPA)
     return p
+
+
+@pytest.fixture(scope="session")
+def oracle_model():
+    """The oracle's Moses model (moses.ini with relative paths: loaded from inside its folder, as Moses runs),
+    loaded once for every decoder test (the tests never change it)."""
+    if not HAVE_ORACLE:
+        pytest.skip("Moses oracle not present")
+    from smtbench.decode.model import PhraseModel
+
+    cwd = os.getcwd()
+    os.chdir(ORACLE)
+    try:
+        return PhraseModel("moses.ini")
+    finally:
+        os.chdir(cwd)
+
+
+@pytest.fixture(scope="session")
+def oracle_dev() -> list[str]:
+    """The oracle's dev source verses."""
+    if not HAVE_ORACLE:
+        pytest.skip("Moses oracle not present")
+    return (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()

@@ -2,26 +2,18 @@
 independent derivation scorer."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
-ORACLE = Path(__file__).resolve().parents[2] / "shared" / "oracles" / "moses-bible-dev"
-pytestmark = pytest.mark.skipif(not (ORACLE / "moses.ini").exists(), reason="Moses oracle not present")
+from conftest import HAVE_ORACLE, ORACLE
+
+pytestmark = pytest.mark.skipif(not HAVE_ORACLE, reason="Moses oracle not present")
 N = 40
 
 
 @pytest.fixture(scope="module")
-def model():
-    import os
-
-    from smtbench.decode.model import PhraseModel
-    cwd = os.getcwd()
-    os.chdir(ORACLE)
-    try:
-        return PhraseModel("moses.ini")
-    finally:
-        os.chdir(cwd)
+def model(oracle_model):
+    return oracle_model
 
 
 def test_cube_matches_moses2(model) -> None:

@@ -9,26 +9,15 @@ from pathlib import Path
 
 import pytest
 
-ORACLE = Path(__file__).resolve().parents[2] / "shared" / "oracles" / "moses-bible-dev"
-pytestmark = pytest.mark.skipif(not (ORACLE / "moses.ini").exists(), reason="Moses oracle not present")
+from conftest import HAVE_ORACLE, ORACLE
+
+pytestmark = pytest.mark.skipif(not HAVE_ORACLE, reason="Moses oracle not present")
 N = 12  # dev sentences decoded in the tests
 
 
 @pytest.fixture(scope="module")
-def oracle_model():
-    from smtbench.decode.model import PhraseModel
-    import os
-    cwd = os.getcwd()
-    os.chdir(ORACLE)
-    try:
-        return PhraseModel("moses.ini")
-    finally:
-        os.chdir(cwd)
-
-
-@pytest.fixture(scope="module")
-def dev() -> list[str]:
-    return (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()
+def dev(oracle_dev) -> list[str]:
+    return oracle_dev
 
 
 def test_model_counts(oracle_model) -> None:

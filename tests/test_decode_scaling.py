@@ -4,12 +4,12 @@ the single-threaded text-table decoder (n-best texts, feature values and scores,
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import pytest
 
-ORACLE = Path(__file__).resolve().parents[2] / "shared" / "oracles" / "moses-bible-dev"
-pytestmark = pytest.mark.skipif(not (ORACLE / "moses.ini").exists(), reason="Moses oracle not present")
+from conftest import HAVE_ORACLE, ORACLE
+
+pytestmark = pytest.mark.skipif(not HAVE_ORACLE, reason="Moses oracle not present")
 N = 24
 
 
@@ -24,9 +24,8 @@ def _in_oracle(fn):
 
 
 @pytest.fixture(scope="module")
-def model():
-    from smtbench.decode.model import PhraseModel
-    return _in_oracle(lambda: PhraseModel("moses.ini"))
+def model(oracle_model):
+    return oracle_model
 
 
 @pytest.fixture(scope="module")
