@@ -184,28 +184,15 @@ static int src_intern(sb_pb_binb *b, const uint32_t *ids, int n, uint32_t *out) 
     return SB_OK;
 }
 
-typedef int (*bline_fn)(sb_pb_binb *b, const char *line, size_t len, uint64_t lineno);
-
-static int each_line(sb_pb_binb *b, const char *buf, size_t len, uint64_t lineno, bline_fn fn) {
-    size_t i = 0;
-    while (i < len) {
-        const char *nl = memchr(buf + i, '\n', len - i);
-        size_t end = nl ? (size_t)(nl - buf) : len, l = end - i;
-        if (l && buf[i + l - 1] == '\r') l--;
-        if (memchr(buf + i, '\0', l)) return bfail(b, lineno, "a NUL byte inside the line");
-        size_t k = 0;
-        while (k < l && (buf[i + k] == ' ' || buf[i + k] == '\t')) k++;
-        if (k < l) {
-            int rc = fn(b, buf + i, l, lineno);
-            if (rc) return rc;
-        }
-        i = end + 1;
-        lineno++;
-    }
-    return SB_OK;
+static int each_line(sb_pb_binb *b, const char *buf, size_t len, uint64_t lineno, sb_pb_line_fn fn) {
+    uint64_t nul;
+    int rc = sb_pb_each_line(buf, len, lineno, fn, b, &nul);
+    if (nul != UINT64_MAX) return bfail(b, nul, "a NUL byte inside the line");
+    return rc;
 }
 
-static int phrase_line(sb_pb_binb *b, const char *line, size_t len, uint64_t lineno) {
+static int phrase_line(void *ctx, const char *line, size_t len, uint64_t lineno) {
+    sb_pb_binb *b = ctx;
     sb_pb_field f[5];
     int nf = sb_pb_split_fields(line, len, f, 5);
     if (nf < 3) return bfail(b, lineno, "expected 'source ||| target ||| 4 scores [||| ...]'");
@@ -281,7 +268,8 @@ static int pair_index(sb_pb_binb *b) {
     return SB_OK;
 }
 
-static int reordering_line(sb_pb_binb *b, const char *line, size_t len, uint64_t lineno) {
+static int reordering_line(void *ctx, const char *line, size_t len, uint64_t lineno) {
+    sb_pb_binb *b = ctx;
     sb_pb_field f[4];
     int nf = sb_pb_split_fields(line, len, f, 4);
     if (nf < 3) return bfail(b, lineno, "expected 'source ||| target ||| 6 scores'");

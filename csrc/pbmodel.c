@@ -352,21 +352,24 @@ int sb_pb_tokens(sb_pb_vocab *v, const char *p, size_t len, int add, uint32_t *i
     return tokens(&v->v, p, len, add, ids, max);
 }
 
-typedef int (*line_fn)(sb_pb_model *m, const char *line, size_t len, uint64_t lineno);
-
-static int feed_lines(sb_pb_model *m, const char *buf, size_t len, uint64_t first_line, line_fn fn) {
+int sb_pb_each_line(const char *buf, size_t len, uint64_t first_line, sb_pb_line_fn fn, void *ctx,
+                    uint64_t *nul_line) {
     size_t i = 0;
     uint64_t lineno = first_line;
+    *nul_line = UINT64_MAX;
     while (i < len) {
         const char *nl = memchr(buf + i, '\n', len - i);
         size_t end = nl ? (size_t)(nl - buf) : len;
         size_t l = end - i;
         if (l && buf[i + l - 1] == '\r') l--;
-        if (memchr(buf + i, '\0', l)) return fail(m, lineno, "a NUL byte inside the line%s", NULL);
+        if (memchr(buf + i, '\0', l)) {
+            *nul_line = lineno;
+            return SB_EFORMAT;
+        }
         int only_blank = 1;
         for (size_t k = 0; k < l; k++) if (!is_blank(buf[i + k])) { only_blank = 0; break; }
         if (!only_blank) {
-            int rc = fn(m, buf + i, l, lineno);
+            int rc = fn(ctx, buf + i, l, lineno);
             if (rc != SB_OK) return rc;
         }
         i = end + 1;
@@ -375,7 +378,15 @@ static int feed_lines(sb_pb_model *m, const char *buf, size_t len, uint64_t firs
     return SB_OK;
 }
 
-static int phrase_line(sb_pb_model *m, const char *line, size_t len, uint64_t lineno) {
+static int feed_lines(sb_pb_model *m, const char *buf, size_t len, uint64_t first_line, sb_pb_line_fn fn) {
+    uint64_t nul;
+    int rc = sb_pb_each_line(buf, len, first_line, fn, m, &nul);
+    if (nul != UINT64_MAX) return fail(m, nul, "a NUL byte inside the line%s", NULL);
+    return rc;
+}
+
+static int phrase_line(void *ctx, const char *line, size_t len, uint64_t lineno) {
+    sb_pb_model *m = ctx;
     field_t f[4];
     int nf = split_fields(line, len, f, 4);
     if (nf < 3) return fail(m, lineno, "expected 'source ||| target ||| 4 scores [||| ...]'%s", NULL);
@@ -491,7 +502,8 @@ int sb_pb_finish_phrases(sb_pb_model *m) {
     return SB_OK;
 }
 
-static int reordering_line(sb_pb_model *m, const char *line, size_t len, uint64_t lineno) {
+static int reordering_line(void *ctx, const char *line, size_t len, uint64_t lineno) {
+    sb_pb_model *m = ctx;
     field_t f[4];
     int nf = split_fields(line, len, f, 4);
     if (nf < 3) return fail(m, lineno, "expected 'source ||| target ||| 6 scores'%s", NULL);
