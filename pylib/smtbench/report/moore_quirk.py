@@ -18,6 +18,12 @@ COST = {"time": "ms_per_word", "space": "hypotheses_per_word"}
 KEYS = ["variant", "ttable_threshold", "beam_threshold", "ttable_limit", "beam_limit"]
 
 
+
+def _paper_columns(pv: pd.DataFrame, key: str) -> dict:
+    """The paper_* values of one row of paper_values (indexed by key), or none when the paper has no such row."""
+    return {c: pv.loc[key, c] for c in pv.columns if c.startswith("paper_")} if key in pv.index else {}
+
+
 def points(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per variant and setting: ms/word (min and median of the repeats), hypotheses/word, BLEU."""
     g = rows.groupby(KEYS, sort=False)
@@ -98,11 +104,7 @@ def ratio_table(rows: pd.DataFrame, quality: str = "bleu") -> pd.DataFrame:
                  "space_ratio_vs_de+ep": hy[v] / hy["de+ep"] if "de+ep" in hy else math.nan,
                  f"variant_max_{quality}": float(best[quality]), f"variant_max_{quality}_setting": best.vector,
                  "points": int((pts.variant == v).sum())}
-            if key in pv.index:
-                for c in pv.columns:
-                    if c.startswith("paper_"):
-                        r[c] = pv.loc[key, c]
-            out.append(r)
+            out.append({**r, **_paper_columns(pv, key)})
     return pd.DataFrame(out)
 
 
@@ -125,11 +127,7 @@ def same_settings(rows: pd.DataFrame) -> pd.DataFrame:
              "hypotheses_ratio_min": h_ratio.min(), "hypotheses_ratio_max": h_ratio.max()}
         pv = paper_values(PAPER, "same_settings").set_index("key")
         key = f"{b} vs {a}"
-        if key in pv.index:
-            for c in pv.columns:
-                if c.startswith("paper_"):
-                    r[c] = pv.loc[key, c]
-        out.append(r)
+        out.append({**r, **_paper_columns(pv, key)})
     return pd.DataFrame(out)
 
 
