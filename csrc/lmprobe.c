@@ -304,13 +304,33 @@ static inline float full_score(const sb_lm *m, const sb_lm_state *in, uint32_t w
     return prob;
 }
 
+/* ---- every order's bucket of a query requested at once (flag SB_LM_PREFETCH_ALL) ----
+ * The keys of a query's n-grams depend only on its words, not on what the lookups find, so all of them can be
+ * computed when the query starts and every order's bucket requested at once; the lookups that follow (the same
+ * walk as without the flag, so the same scores bit for bit) then find their lines arriving or arrived instead
+ * of each waiting for the previous one. Buckets of n-grams the walk never reaches are fetched for nothing.
+ * ctx[0], ctx[step], ... are the context words, most recent first (the mark bit of <s> is ignored);
+ * chain_nonzero: the next key extends the previous *stored* key (the automaton's chain) rather than the raw
+ * hash (full_score's); the two differ only for a hash of exactly 0. */
+static inline void prefetch_orders(const sb_lm *m, uint32_t w, const uint32_t *ctx, ptrdiff_t step, int reach,
+                                   int chain_nonzero) {
+    uint64_t h = w;
+    for (int k = 0; k < reach; k++) {
+        h = combine(h, ctx[k * step] & ~SB_LM_SENTENCE_MARK);
+        uint64_t key = nonzero(h);
+        if (chain_nonzero) h = key;
+        const table_t *t = &m->t[k + 2];
+        SB_PREFETCH(&((const entry_t *)entries_of(t))[bucket_of(t, key)]);
+    }
+}
+
 float sb_lm_score(const sb_lm *m, const sb_lm_state *in, uint32_t word, sb_lm_state *out, int *ngram_length) {
     if (word >= m->vocab) word = m->unk;
     return full_score(m, in, word, out, ngram_length);
 }
 
-static int score_sequential(const sb_lm *m, const uint32_t *tok, uint64_t n, float *probs, uint8_t *lengths,
-                            uint64_t *queries) {
+static int score_sequential(const sb_lm *m, const uint32_t *tok, uint64_t n, int prefetch, float *probs,
+                            uint8_t *lengths, uint64_t *queries) {
     sb_lm_state st[2];
     int cur = 0;
     sb_lm_begin_state(m, &st[0]);
@@ -319,6 +339,10 @@ static int score_sequential(const sb_lm *m, const uint32_t *tok, uint64_t n, flo
         uint32_t t = tok[i];
         if (t & SB_LM_SENTENCE_MARK) { sb_lm_begin_state(m, &st[cur]); continue; }
         int nlen;
+        if (prefetch) {
+            const sb_lm_state *in = &st[cur];
+            prefetch_orders(m, t, in->words, 1, in->length < m->order - 1 ? in->length : m->order - 1, 0);
+        }
         probs[q] = full_score(m, &st[cur], t, &st[cur ^ 1], &nlen);
         if (lengths) lengths[q] = (uint8_t)nlen;
         q++;
@@ -380,6 +404,7 @@ typedef struct {
     uint8_t *lengths;
     hist_t *hist;
     pend_t *pend;
+    int prefetch_all;   /* SB_LM_PREFETCH_ALL: every order's bucket requested when the query is assigned */
 } aq_ctx;
 
 static inline void finish_query(aq_ctx *c, uint64_t q, float prob, int nlen, const hist_t *pred) {
@@ -421,6 +446,8 @@ static inline int step(aq_ctx *c, automaton_t *a) {
         a->nlen = 1;
         me->backoff[0] = u->backoff;
         me->length = has_extension(u->backoff) ? 1 : 0;
+        if (c->prefetch_all && !a->indep)
+            prefetch_orders(m, c->tok[a->pos], &c->tok[a->pos - 1], -1, a->avail, 1);
     } else {
         const hist_t *pred = &c->hist[(a->pos - 1) % RING];
         if (a->k > pred->length) {
@@ -452,12 +479,12 @@ static inline int step(aq_ctx *c, automaton_t *a) {
     return 0;
 }
 
-static int score_automata(const sb_lm *m, const uint32_t *tok, uint64_t n, int Q, float *probs,
-                          uint8_t *lengths, uint64_t *queries) {
+static int score_automata(const sb_lm *m, const uint32_t *tok, uint64_t n, int Q, int prefetch_all,
+                          float *probs, uint8_t *lengths, uint64_t *queries) {
     hist_t *hist = calloc(RING, sizeof(hist_t));
     pend_t *pend = calloc(RING, sizeof(pend_t));
     if (!hist || !pend) { free(hist); free(pend); return SB_ENOMEM; }
-    aq_ctx c = {m, tok, probs, lengths, hist, pend};
+    aq_ctx c = {m, tok, probs, lengths, hist, pend, prefetch_all};
     automaton_t aq[SB_LM_MAX_QUEUE];
     memset(aq, 0, sizeof(aq));
     const int cap = m->order - 1;
@@ -524,11 +551,145 @@ out:
     return rc;
 }
 
-int sb_lm_score_stream(const sb_lm *m, const uint32_t *tokens, uint64_t n_tokens, int queue_size,
+/* ---- the speculative automaton queue (flag SB_LM_SPECULATE; ours, not Mokry's) ----
+ * Mokry's automaton waits, before looking up an n-gram with k context words, until its predecessor has
+ * published an out-state of length >= k: consecutive queries advance one behind the other, and on this machine
+ * most STEPs of a full queue are such waits. But the walk a query would make with its predecessor's context is a
+ * prefix of the walk it makes with all the context its sentence has (the same lookups in the same order, each
+ * stopping at the first miss or at an independent-left n-gram; a predecessor's out-state is never longer than
+ * the context before it). So here each automaton walks at once as far as its sentence allows, recording what
+ * every order found, and never waits; the queries are then finalised in stream order, each cutting its walk to
+ * its predecessor's out-state length: matched length, probability, its own out-state and the back-offs to
+ * charge - exactly FullScore's, bit for bit. Lookups past that cut are the price (rare: a predecessor's out-state
+ * keeps every context that a longer n-gram extends). */
+typedef struct {
+    uint64_t q;                    /* output slot; positions of sentence marks are born final */
+    int walked;                    /* the walk is over (found, prob[], ext set) */
+    int final;                     /* length and backoff[] are the out-state */
+    int found;                     /* lookups that found their n-gram (orders 2..found+1) */
+    unsigned ext;                  /* bit j: the (j+1)-gram found has a right extension */
+    int length;                    /* out-state length (once final) */
+    float prob[SB_LM_MAX_ORDER];   /* prob[j]: log10 p of the (j+1)-gram found (flags cleared; raw at the top order) */
+    float backoff[SB_LM_MAX_ORDER];
+} spec_t;
+
+typedef struct {
+    uint64_t pos, key;
+    const entry_t *bucket;
+    const table_t *table;
+    int k, avail, busy;
+} spec_auto_t;
+
+/* the walk of the query at position a->pos is over */
+static inline void spec_walked(spec_t *h) { h->walked = 1; }
+
+/* cut the walk of `h` to its predecessor's out-state and write its score */
+static inline void spec_finalise(const sb_lm *m, spec_t *h, const spec_t *pred, float *probs, uint8_t *lengths) {
+    int t = h->found < pred->length ? h->found : pred->length;   /* lookups FullScore makes and finds */
+    int nlen = t + 1;
+    float prob = h->prob[t];
+    unsigned ext = h->ext & ((2u << t) - 1u) & ((1u << (m->order - 1)) - 1u);
+    h->length = ext ? 32 - __builtin_clz(ext) : 0;
+    for (int i = nlen - 1; i < pred->length; i++) prob += pred->backoff[i];
+    probs[h->q] = prob;
+    if (lengths) lengths[h->q] = (uint8_t)nlen;
+    h->final = 1;
+}
+
+/* one STEP of a walking automaton; returns 1 when its walk is over */
+static inline int spec_step(const sb_lm *m, const uint32_t *tok, spec_t *ring, spec_auto_t *a) {
+    spec_t *h = &ring[a->pos % RING];
+    const entry_t *e = find_from(a->table, a->key, (uint64_t)(a->bucket - entries_of(a->table)));
+    if (!e) { spec_walked(h); return 1; }
+    h->found = a->k;
+    if (a->k == m->order - 1) { h->prob[a->k] = e->prob; spec_walked(h); return 1; }
+    h->prob[a->k] = prob_of(e->prob);
+    h->backoff[a->k] = e->backoff;
+    if (has_extension(e->backoff)) h->ext |= 1u << a->k;
+    if (independent_left(e->prob) || a->k >= a->avail) { spec_walked(h); return 1; }
+    uint32_t ctx = tok[a->pos - 1 - (uint64_t)a->k] & ~SB_LM_SENTENCE_MARK;
+    a->key = nonzero(combine(a->key, ctx));
+    a->k++;
+    a->table = &m->t[a->k + 1];
+    a->bucket = &entries_of(a->table)[bucket_of(a->table, a->key)];
+    SB_PREFETCH(a->bucket);
+    return 0;
+}
+
+static int score_speculative(const sb_lm *m, const uint32_t *tok, uint64_t n, int Q, float *probs,
+                             uint8_t *lengths, uint64_t *queries) {
+    spec_t *ring = calloc(RING, sizeof(spec_t));
+    if (!ring) return SB_ENOMEM;
+    spec_auto_t aq[SB_LM_MAX_QUEUE];
+    memset(aq, 0, sizeof(aq));
+    const int cap = m->order - 1;
+    const float bos_backoff = m->uni[m->bos].backoff;
+    uint64_t next = 0, fin = 0, q = 0, sent_start = 0;  /* fin: the oldest position not yet final */
+    int busy = 0, cur = 0;
+    for (;;) {
+        spec_auto_t *a = &aq[cur];
+        if (++cur == Q) cur = 0;
+        if (a->busy) {
+            if (!spec_step(m, tok, ring, a)) continue;
+            a->busy = 0;
+            busy--;
+        }
+        /* assign queries (the unigram and the first prefetch at once), at most RING - 1 positions past fin */
+        while (!a->busy && next < n && next - fin < RING - 1) {
+            spec_t *h = &ring[next % RING];
+            if (tok[next] & SB_LM_SENTENCE_MARK) {  /* <s>: born final, out-state {<s>} */
+                h->walked = h->final = 1;
+                h->length = 1;
+                h->backoff[0] = bos_backoff;
+                sent_start = next++;
+                continue;
+            }
+            const uint32_t w = tok[next];
+            const unigram_t *u = &m->uni[w];
+            uint64_t av = next - sent_start;
+            h->q = q++;
+            h->final = 0;
+            h->found = 0;
+            h->prob[0] = prob_of(u->prob);
+            h->backoff[0] = u->backoff;
+            h->ext = has_extension(u->backoff) ? 1u : 0u;
+            int avail = av > (uint64_t)cap ? cap : (int)av;
+            if (independent_left(u->prob) || avail == 0) {
+                h->walked = 1;
+            } else {
+                h->walked = 0;
+                a->pos = next;
+                a->avail = avail;
+                a->k = 1;
+                a->key = nonzero(combine(w, tok[next - 1] & ~SB_LM_SENTENCE_MARK));
+                a->table = &m->t[2];
+                a->bucket = &entries_of(a->table)[bucket_of(a->table, a->key)];
+                SB_PREFETCH(a->bucket);
+                a->busy = 1;
+                busy++;
+            }
+            next++;
+        }
+        /* finalise in stream order as far as walks are over */
+        while (fin < next && ring[fin % RING].walked) {
+            spec_t *h = &ring[fin % RING];
+            if (!h->final) spec_finalise(m, h, &ring[(fin - 1) % RING], probs, lengths);
+            fin++;
+        }
+        if (!busy && next >= n) break;
+    }
+    *queries = q;
+    free(ring);
+    return SB_OK;
+}
+
+int sb_lm_score_stream(const sb_lm *m, const uint32_t *tokens, uint64_t n_tokens, int queue_size, int flags,
                        float *probs, uint8_t *lengths, double *log10_sum, uint64_t *queries,
                        uint64_t *elapsed_ns) {
     if (!m->specials_set || m->loaded != m->order) return SB_EINVAL;
     if (queue_size < 0 || queue_size > SB_LM_MAX_QUEUE) return SB_EINVAL;
+    if (flags & ~(SB_LM_PREFETCH_ALL | SB_LM_SPECULATE)) return SB_EINVAL;
+    if ((flags & SB_LM_SPECULATE) && (queue_size == 0 || (flags & SB_LM_PREFETCH_ALL))) return SB_EINVAL;
     /* validate once, outside the timed loop */
     for (uint64_t i = 0; i < n_tokens; i++) {
         uint32_t t = tokens[i] & ~SB_LM_SENTENCE_MARK;
@@ -537,8 +698,10 @@ int sb_lm_score_stream(const sb_lm *m, const uint32_t *tokens, uint64_t n_tokens
     }
     if (n_tokens && !(tokens[0] & SB_LM_SENTENCE_MARK)) return SB_EINVAL;
     uint64_t t0 = sb_now_ns();
-    int rc = queue_size == 0 ? score_sequential(m, tokens, n_tokens, probs, lengths, queries)
-                             : score_automata(m, tokens, n_tokens, queue_size, probs, lengths, queries);
+    const int pf = (flags & SB_LM_PREFETCH_ALL) != 0;
+    int rc = queue_size == 0          ? score_sequential(m, tokens, n_tokens, pf, probs, lengths, queries)
+             : flags & SB_LM_SPECULATE ? score_speculative(m, tokens, n_tokens, queue_size, probs, lengths, queries)
+                                       : score_automata(m, tokens, n_tokens, queue_size, pf, probs, lengths, queries);
     if (rc) return rc;
     double sum = 0.0;
     for (uint64_t i = 0; i < *queries; i++) sum += probs[i];
