@@ -102,6 +102,16 @@ def facts(with_gpu: bool = True) -> dict[str, Any]:
     }
 
 
+def anon_huge_mib() -> float | None:
+    """MiB of this process's anonymous memory on transparent huge pages now (/proc/self/smaps_rollup), or None.
+    A madvise(MADV_HUGEPAGE) is a request: on a fragmented machine the kernel grants fewer, and the lookups of a
+    big table then pay page walks (our LM and hash rows differ by up to 2x between runs with and without)."""
+    for line in (_read("/proc/self/smaps_rollup") or "").splitlines():
+        if line.startswith("AnonHugePages:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return None
+
+
 def row_fields(f: dict[str, Any]) -> dict[str, Any]:
     """Flat columns for a tidy CSV row (the full JSON goes beside the results)."""
     return {
@@ -110,6 +120,7 @@ def row_fields(f: dict[str, Any]) -> dict[str, Any]:
         "machine_mem_gib": f["memory_gib"], "machine_huge_pages": f["huge_pages"],
         "machine_load1": round(os.getloadavg()[0], 2), "machine_compiler": f["compiler"],
         "machine_cflags": f["cflags"], "machine_git_sha": f["git_sha"],
+        "process_anon_huge_mib": anon_huge_mib(),
     }
 
 

@@ -29,8 +29,7 @@ rule mokry_lm_bench:
         repeats=L.get("repeats", 3),
         minq=L.get("min_queries", 1000000),
         kenlm="" if L.get("kenlm", True) else "--no-kenlm",
-        backends="--backends " + ("sequential,automaton,sequential-line,automaton-line" if L.get("line_layout") else
-                                  "sequential,automaton"),
+        backends="--backends " + ",".join(L.get("backends", ["sequential", "automaton"])),
         peers=lambda wc, input: " ".join(f"--kenlm-binary {k}={input[k]}" for k in ("probing", "trie")
                                          if k in input.keys()),
     threads: BENCH_THREADS  # the whole machine (see common.smk)

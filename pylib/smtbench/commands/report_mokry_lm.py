@@ -19,7 +19,13 @@ NOTES = ("Ours: probing-hash LM (16-byte entries, 1.5 buckets per n-gram, KenLM'
          "speed-up = sequential ns / best automaton ns from the same run; every backend's log10 sum is "
          "bit-identical (checked in the run). kenlm_module_ns: the `kenlm` Python module's Model.score per "
          "sentence on the same lines (includes a Python call per sentence and string handling per word); "
-         "sequential_vs_kenlm = kenlm_module_ns / sequential_ns. Synthetic models were estimated on text sampled "
+         "sequential_vs_kenlm = kenlm_module_ns / sequential_ns. kenlm_probing_cpp / kenlm_trie_cpp: KenLM's own "
+         "kenlm_benchmark -q -t 1 on build_binary models of the same ARPA, interleaved with ours in every repeat "
+         "(wall time excluding load, with its reader thread feeding ids from the page cache; ours times the C loop "
+         "over an in-memory array) - the headline peers. *_line_*: the same LM probed from each n-gram's cache "
+         "line; sequential_pf_*: the sequential walk with every order's bucket requested when a query starts "
+         "(csrc/lmprobe.c). Rows record process_anon_huge_mib (memory actually on huge pages). "
+         "Synthetic models were estimated on text sampled "
          "from a model of the shipped corpus. paper_*: the thesis row of the nearest model size "
          "(Mokry 2016, Table 3.3; KenLM models of 11 MB to 137 GB).")
 
