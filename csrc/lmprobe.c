@@ -551,145 +551,12 @@ out:
     return rc;
 }
 
-/* ---- the speculative automaton queue (flag SB_LM_SPECULATE; ours, not Mokry's) ----
- * Mokry's automaton waits, before looking up an n-gram with k context words, until its predecessor has
- * published an out-state of length >= k: consecutive queries advance one behind the other, and on this machine
- * most STEPs of a full queue are such waits. But the walk a query would make with its predecessor's context is a
- * prefix of the walk it makes with all the context its sentence has (the same lookups in the same order, each
- * stopping at the first miss or at an independent-left n-gram; a predecessor's out-state is never longer than
- * the context before it). So here each automaton walks at once as far as its sentence allows, recording what
- * every order found, and never waits; the queries are then finalised in stream order, each cutting its walk to
- * its predecessor's out-state length: matched length, probability, its own out-state and the back-offs to
- * charge - exactly FullScore's, bit for bit. Lookups past that cut are the price (rare: a predecessor's out-state
- * keeps every context that a longer n-gram extends). */
-typedef struct {
-    uint64_t q;                    /* output slot; positions of sentence marks are born final */
-    int walked;                    /* the walk is over (found, prob[], ext set) */
-    int final;                     /* length and backoff[] are the out-state */
-    int found;                     /* lookups that found their n-gram (orders 2..found+1) */
-    unsigned ext;                  /* bit j: the (j+1)-gram found has a right extension */
-    int length;                    /* out-state length (once final) */
-    float prob[SB_LM_MAX_ORDER];   /* prob[j]: log10 p of the (j+1)-gram found (flags cleared; raw at the top order) */
-    float backoff[SB_LM_MAX_ORDER];
-} spec_t;
-
-typedef struct {
-    uint64_t pos, key;
-    const entry_t *bucket;
-    const table_t *table;
-    int k, avail, busy;
-} spec_auto_t;
-
-/* the walk of the query at position a->pos is over */
-static inline void spec_walked(spec_t *h) { h->walked = 1; }
-
-/* cut the walk of `h` to its predecessor's out-state and write its score */
-static inline void spec_finalise(const sb_lm *m, spec_t *h, const spec_t *pred, float *probs, uint8_t *lengths) {
-    int t = h->found < pred->length ? h->found : pred->length;   /* lookups FullScore makes and finds */
-    int nlen = t + 1;
-    float prob = h->prob[t];
-    unsigned ext = h->ext & ((2u << t) - 1u) & ((1u << (m->order - 1)) - 1u);
-    h->length = ext ? 32 - __builtin_clz(ext) : 0;
-    for (int i = nlen - 1; i < pred->length; i++) prob += pred->backoff[i];
-    probs[h->q] = prob;
-    if (lengths) lengths[h->q] = (uint8_t)nlen;
-    h->final = 1;
-}
-
-/* one STEP of a walking automaton; returns 1 when its walk is over */
-static inline int spec_step(const sb_lm *m, const uint32_t *tok, spec_t *ring, spec_auto_t *a) {
-    spec_t *h = &ring[a->pos % RING];
-    const entry_t *e = find_from(a->table, a->key, (uint64_t)(a->bucket - entries_of(a->table)));
-    if (!e) { spec_walked(h); return 1; }
-    h->found = a->k;
-    if (a->k == m->order - 1) { h->prob[a->k] = e->prob; spec_walked(h); return 1; }
-    h->prob[a->k] = prob_of(e->prob);
-    h->backoff[a->k] = e->backoff;
-    if (has_extension(e->backoff)) h->ext |= 1u << a->k;
-    if (independent_left(e->prob) || a->k >= a->avail) { spec_walked(h); return 1; }
-    uint32_t ctx = tok[a->pos - 1 - (uint64_t)a->k] & ~SB_LM_SENTENCE_MARK;
-    a->key = nonzero(combine(a->key, ctx));
-    a->k++;
-    a->table = &m->t[a->k + 1];
-    a->bucket = &entries_of(a->table)[bucket_of(a->table, a->key)];
-    SB_PREFETCH(a->bucket);
-    return 0;
-}
-
-static int score_speculative(const sb_lm *m, const uint32_t *tok, uint64_t n, int Q, float *probs,
-                             uint8_t *lengths, uint64_t *queries) {
-    spec_t *ring = calloc(RING, sizeof(spec_t));
-    if (!ring) return SB_ENOMEM;
-    spec_auto_t aq[SB_LM_MAX_QUEUE];
-    memset(aq, 0, sizeof(aq));
-    const int cap = m->order - 1;
-    const float bos_backoff = m->uni[m->bos].backoff;
-    uint64_t next = 0, fin = 0, q = 0, sent_start = 0;  /* fin: the oldest position not yet final */
-    int busy = 0, cur = 0;
-    for (;;) {
-        spec_auto_t *a = &aq[cur];
-        if (++cur == Q) cur = 0;
-        if (a->busy) {
-            if (!spec_step(m, tok, ring, a)) continue;
-            a->busy = 0;
-            busy--;
-        }
-        /* assign queries (the unigram and the first prefetch at once), at most RING - 1 positions past fin */
-        while (!a->busy && next < n && next - fin < RING - 1) {
-            spec_t *h = &ring[next % RING];
-            if (tok[next] & SB_LM_SENTENCE_MARK) {  /* <s>: born final, out-state {<s>} */
-                h->walked = h->final = 1;
-                h->length = 1;
-                h->backoff[0] = bos_backoff;
-                sent_start = next++;
-                continue;
-            }
-            const uint32_t w = tok[next];
-            const unigram_t *u = &m->uni[w];
-            uint64_t av = next - sent_start;
-            h->q = q++;
-            h->final = 0;
-            h->found = 0;
-            h->prob[0] = prob_of(u->prob);
-            h->backoff[0] = u->backoff;
-            h->ext = has_extension(u->backoff) ? 1u : 0u;
-            int avail = av > (uint64_t)cap ? cap : (int)av;
-            if (independent_left(u->prob) || avail == 0) {
-                h->walked = 1;
-            } else {
-                h->walked = 0;
-                a->pos = next;
-                a->avail = avail;
-                a->k = 1;
-                a->key = nonzero(combine(w, tok[next - 1] & ~SB_LM_SENTENCE_MARK));
-                a->table = &m->t[2];
-                a->bucket = &entries_of(a->table)[bucket_of(a->table, a->key)];
-                SB_PREFETCH(a->bucket);
-                a->busy = 1;
-                busy++;
-            }
-            next++;
-        }
-        /* finalise in stream order as far as walks are over */
-        while (fin < next && ring[fin % RING].walked) {
-            spec_t *h = &ring[fin % RING];
-            if (!h->final) spec_finalise(m, h, &ring[(fin - 1) % RING], probs, lengths);
-            fin++;
-        }
-        if (!busy && next >= n) break;
-    }
-    *queries = q;
-    free(ring);
-    return SB_OK;
-}
-
 int sb_lm_score_stream(const sb_lm *m, const uint32_t *tokens, uint64_t n_tokens, int queue_size, int flags,
                        float *probs, uint8_t *lengths, double *log10_sum, uint64_t *queries,
                        uint64_t *elapsed_ns) {
     if (!m->specials_set || m->loaded != m->order) return SB_EINVAL;
     if (queue_size < 0 || queue_size > SB_LM_MAX_QUEUE) return SB_EINVAL;
-    if (flags & ~(SB_LM_PREFETCH_ALL | SB_LM_SPECULATE)) return SB_EINVAL;
-    if ((flags & SB_LM_SPECULATE) && (queue_size == 0 || (flags & SB_LM_PREFETCH_ALL))) return SB_EINVAL;
+    if (flags & ~SB_LM_PREFETCH_ALL) return SB_EINVAL;
     /* validate once, outside the timed loop */
     for (uint64_t i = 0; i < n_tokens; i++) {
         uint32_t t = tokens[i] & ~SB_LM_SENTENCE_MARK;
@@ -699,9 +566,8 @@ int sb_lm_score_stream(const sb_lm *m, const uint32_t *tokens, uint64_t n_tokens
     if (n_tokens && !(tokens[0] & SB_LM_SENTENCE_MARK)) return SB_EINVAL;
     uint64_t t0 = sb_now_ns();
     const int pf = (flags & SB_LM_PREFETCH_ALL) != 0;
-    int rc = queue_size == 0          ? score_sequential(m, tokens, n_tokens, pf, probs, lengths, queries)
-             : flags & SB_LM_SPECULATE ? score_speculative(m, tokens, n_tokens, queue_size, probs, lengths, queries)
-                                       : score_automata(m, tokens, n_tokens, queue_size, pf, probs, lengths, queries);
+    int rc = queue_size == 0 ? score_sequential(m, tokens, n_tokens, pf, probs, lengths, queries)
+                             : score_automata(m, tokens, n_tokens, queue_size, pf, probs, lengths, queries);
     if (rc) return rc;
     double sum = 0.0;
     for (uint64_t i = 0; i < *queries; i++) sum += probs[i];

@@ -20,9 +20,7 @@
 typedef struct sb_lm sb_lm;
 /* SB_LM_PREFETCH_ALL: a flag of sb_lm_score_stream: when a query starts, the buckets of all its n-grams (every
  * order) are requested at once, before the walk looks them up one by one (see lmprobe.c) */
-/* SB_LM_SPECULATE: the automaton queue without waits - each query walks as far as its sentence allows and is cut
- * to its predecessor's out-state afterwards, in stream order (ours, not Mokry's; see lmprobe.c) */
-enum { SB_LM_MAX_ORDER = 8, SB_LM_MAX_QUEUE = 16, SB_LM_PREFETCH_ALL = 1, SB_LM_SPECULATE = 2 };
+enum { SB_LM_MAX_ORDER = 8, SB_LM_MAX_QUEUE = 16, SB_LM_PREFETCH_ALL = 1 };
 
 typedef struct {
     uint32_t words[7];     /* SB_LM_MAX_ORDER - 1: most recent first */
@@ -50,8 +48,8 @@ void sb_lm_begin_state(const sb_lm *m, sb_lm_state *out);
 /* One KenLM FullScore: returns log10 p; *ngram_length = matched length. */
 float sb_lm_score(const sb_lm *m, const sb_lm_state *in, uint32_t word, sb_lm_state *out, int *ngram_length);
 
-/* Score a token stream. queue_size 0 = sequential; 1..16 = automaton queue of that size. flags: 0,
- * SB_LM_PREFETCH_ALL (either path) or SB_LM_SPECULATE (automaton only); the scores are the same bit for bit.
+/* Score a token stream. queue_size 0 = sequential; 1..16 = automaton queue of that size. flags: 0 or
+ * SB_LM_PREFETCH_ALL (either path; the scores are the same bit for bit).
  * probs / lengths: one entry per query (may be NULL for lengths). *log10_sum: the sum of probs in
  * query order (double); *elapsed_ns: time of the scoring loop and the sum; *queries: count. */
 int sb_lm_score_stream(const sb_lm *m, const uint32_t *tokens, uint64_t n_tokens, int queue_size, int flags,

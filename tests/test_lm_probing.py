@@ -57,8 +57,8 @@ def assert_parity(path, lines, queues=QUEUES):
     enc = lm.encode(lines)
     assert enc.queries == len(ref_p)
     first = None
-    for q, spec in [(q, False) for q in queues] + [(q, True) for q in queues if q > 0]:
-        r = lm.score_stream(enc.tokens, q, speculate=spec)
+    for q, pf in [(q, False) for q in queues] + [(q, True) for q in queues]:
+        r = lm.score_stream(enc.tokens, q, prefetch_all=pf)
         np.testing.assert_allclose(r.logprob, ref_p, atol=1e-5, rtol=0, err_msg=f"queue {q}")
         np.testing.assert_array_equal(r.length, ref_n, err_msg=f"queue {q}")
         if first is None:
@@ -258,9 +258,9 @@ def test_random_sentences(small_lm, data):
     words = st.sampled_from(vocab + ["OOVWORD", "<s>", "</s>", "<unk>"])
     sents = data.draw(st.lists(st.lists(words, max_size=25).map(" ".join), min_size=1, max_size=6))
     q = data.draw(st.integers(0, 16))
-    spec = q > 0 and data.draw(st.booleans())  # the speculative automaton too
+    pf = data.draw(st.booleans())  # every order's bucket requested when a query starts, or not
     ref_p, ref_n = kenlm_scores(km, sents)
-    r = lm.score_stream(lm.encode(sents).tokens, q, speculate=spec)
+    r = lm.score_stream(lm.encode(sents).tokens, q, prefetch_all=pf)
     np.testing.assert_allclose(r.logprob, ref_p, atol=1e-5, rtol=0)
     np.testing.assert_array_equal(r.length, ref_n)
 
@@ -382,9 +382,9 @@ def test_long_runs_never_outrun_the_automaton_ring(small_lm, data):
     tokens = lm.encode(sents).tokens
     seq = lm.score_stream(tokens, 0)
     for q in (1, 2, 8, 16):
-        for spec in (False, True):
-            r = lm.score_stream(tokens, q, speculate=spec)
-            assert r.logprob.tobytes() == seq.logprob.tobytes(), (q, spec)
+        for pf in (False, True):
+            r = lm.score_stream(tokens, q, prefetch_all=pf)
+            assert r.logprob.tobytes() == seq.logprob.tobytes(), (q, pf)
             np.testing.assert_array_equal(r.length, seq.length)
     ref_p, _ = kenlm_scores(km, sents)
     np.testing.assert_allclose(seq.logprob, ref_p, atol=1e-4, rtol=0)
@@ -398,7 +398,7 @@ def test_issue_reproducer_long_oov_run(small_lm):
         seq = lm.score_stream(tokens, 0)
         for q in (1, 4, 8, 16):
             assert lm.score_stream(tokens, q).logprob.tobytes() == seq.logprob.tobytes(), (n, q)
-            assert lm.score_stream(tokens, q, speculate=True).logprob.tobytes() == seq.logprob.tobytes(), (n, q)
+            assert lm.score_stream(tokens, q, prefetch_all=True).logprob.tobytes() == seq.logprob.tobytes(), (n, q)
 
 
 @settings(max_examples=20, deadline=None)
@@ -436,11 +436,10 @@ def test_state_batch_equals_single_queries(small_lm, data):
 
 
 @pytest.mark.parametrize("order", [3, 5])
-def test_prefetch_all_and_speculation_score_identically(corpus_models, order):
-    """Requesting every order's bucket when a query starts (the '-pf' backends, flag SB_LM_PREFETCH_ALL) and the
-    speculative automaton (automaton-spec, SB_LM_SPECULATE) change when lines arrive and which lookups are made,
-    not a bit of any score or length; sentences of every length (contexts shorter than the order) and OOVs
-    included."""
+def test_prefetch_all_scores_identically(corpus_models, order):
+    """Requesting every order's bucket when a query starts (the '-pf' backends, flag SB_LM_PREFETCH_ALL) changes when
+    lines arrive, not a bit of any score or length, sequential or through the automaton queue; sentences of every
+    length (contexts shorter than the order) and OOVs included."""
     models, test = corpus_models
     lm = ProbingLM(models[order])
     enc = lm.encode(test[:300] + ["", "oovword " * 3, "a"])
@@ -448,10 +447,5 @@ def test_prefetch_all_and_speculation_score_identically(corpus_models, order):
     for q in (0, 1, 2, 8, 16):
         r = lm.score_stream(enc.tokens, q, prefetch_all=True)
         assert r.logprob.tobytes() == ref.logprob.tobytes() and r.length.tobytes() == ref.length.tobytes()
-    for q in (1, 2, 3, 8, 16):  # the speculative automaton: walks cut to the predecessor's state afterwards
-        r = lm.score_stream(enc.tokens, q, speculate=True)
-        assert r.logprob.tobytes() == ref.logprob.tobytes() and r.length.tobytes() == ref.length.tobytes()
-    with pytest.raises(ValueError, match="speculate"):
-        lm.score_stream(enc.tokens, 0, speculate=True)
-    for be in ("sequential-pf", "automaton-pf", "automaton-spec"):
+    for be in ("sequential-pf", "automaton-pf"):
         assert backends.make(be, lm.model, queue_size=5, lm=lm).score_stream(enc.tokens).log10_sum == ref.log10_sum

@@ -144,8 +144,7 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
     oovs = int(enc.oov.sum()) * reps
 
     lm = (ProbingLM(model, multiplier=b.multiplier, source=b.arpa)
-          if {"sequential", "sequential-pf", "automaton", "automaton-pf", "automaton-spec"} & set(b.backends)
-          else None)
+          if {"sequential", "sequential-pf", "automaton", "automaton-pf"} & set(b.backends) else None)
     lm_line = (ProbingLM(model, multiplier=b.multiplier, source=b.arpa, line_aligned=True)
                if {"sequential-line", "automaton-line"} & set(b.backends) else None)
     points: list[tuple[str, int | None, backends.Scorer]] = []
@@ -153,7 +152,7 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
         shared = lm_line if be.endswith("-line") else lm
         if be in ("sequential", "sequential-line", "sequential-pf"):
             points.append((be, 0, backends.make(be, model, lm=shared)))
-        elif be in ("automaton", "automaton-line", "automaton-pf", "automaton-spec"):
+        elif be in ("automaton", "automaton-line", "automaton-pf"):
             points += [(be, q, backends.make(be, model, queue_size=q, lm=shared)) for q in b.queue_sizes]
         else:
             points.append((be, None, backends.make(be, model)))

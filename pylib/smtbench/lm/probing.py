@@ -126,16 +126,12 @@ class ProbingLM:
     def encode(self, lines: Sequence[str]) -> EncodedText:
         return backends.encode_lines(self.model, lines)
 
-    def score_stream(self, tokens: np.ndarray, queue_size: int = 0, prefetch_all: bool = False,
-                     speculate: bool = False) -> StreamScores:
+    def score_stream(self, tokens: np.ndarray, queue_size: int = 0, prefetch_all: bool = False) -> StreamScores:
         """Score a token stream (backends.encode_lines); queue_size 0 = sequential, 1..16 = automaton queue.
-        ``prefetch_all``: when a query starts, the buckets of all its n-grams are requested at once.
-        ``speculate`` (automaton only): automata walk without waiting for their predecessor's state and are cut
-        to it afterwards, in stream order. The scores are the same bit for bit either way (csrc/lmprobe.c)."""
+        ``prefetch_all``: when a query starts, the buckets of all its n-grams are requested at once (the scores
+        are the same bit for bit; csrc/lmprobe.c)."""
         if not 0 <= queue_size <= MAX_QUEUE:
             raise ValueError(f"queue size must be in 0..{MAX_QUEUE}, got {queue_size}")
-        if speculate and (queue_size == 0 or prefetch_all):
-            raise ValueError("speculate needs an automaton queue (queue size >= 1) and excludes prefetch_all")
         tok = np.ascontiguousarray(tokens, dtype=np.uint32)
         nq = int(np.count_nonzero((tok & np.uint32(SENTENCE_MARK)) == 0))
         probs = np.empty(nq, dtype=np.float32)
@@ -143,7 +139,7 @@ class ProbingLM:
         s = ffi.new("double *")
         q = ffi.new("uint64_t *")
         ns = ffi.new("uint64_t *")
-        flags = (int(lib.SB_LM_PREFETCH_ALL) if prefetch_all else 0) | (int(lib.SB_LM_SPECULATE) if speculate else 0)
+        flags = int(lib.SB_LM_PREFETCH_ALL) if prefetch_all else 0
         rc = lib.sb_lm_score_stream(self._m, as_ptr("uint32_t *", tok), len(tok), queue_size, flags,
                                     as_ptr("float *", probs), as_ptr("uint8_t *", lens), s, q, ns)
         if rc == lib.SB_EINVAL:
@@ -172,17 +168,15 @@ class ProbingLM:
 
 
 class _ProbingScorer:
-    def __init__(self, lm: ProbingLM, name: str, queue_size: int, prefetch_all: bool = False,
-                 speculate: bool = False):
-        self.lm, self.name, self.queue_size = lm, name, queue_size
-        self.prefetch_all, self.speculate = prefetch_all, speculate
+    def __init__(self, lm: ProbingLM, name: str, queue_size: int, prefetch_all: bool = False):
+        self.lm, self.name, self.queue_size, self.prefetch_all = lm, name, queue_size, prefetch_all
 
     @property
     def nbytes(self) -> int:
         return self.lm.nbytes
 
     def score_stream(self, tokens: np.ndarray) -> StreamScores:
-        return self.lm.score_stream(tokens, self.queue_size, self.prefetch_all, self.speculate)
+        return self.lm.score_stream(tokens, self.queue_size, self.prefetch_all)
 
 
 def _sequential(model: ArpaModel, *, queue_size: int = 0, lm: ProbingLM | None = None, **_: object):
@@ -207,14 +201,6 @@ def _automaton_prefetch(model: ArpaModel, *, queue_size: int = 8, lm: ProbingLM 
     return _ProbingScorer(lm or ProbingLM(model), "automaton-pf", q, prefetch_all=True)
 
 
-def _automaton_speculative(model: ArpaModel, *, queue_size: int = 8, lm: ProbingLM | None = None,
-                           **_: object):
-    q = queue_size or 8
-    if not 1 <= q <= MAX_QUEUE:
-        raise ValueError(f"--queue-size must be in 1..{MAX_QUEUE} for the automaton backend, got {q}")
-    return _ProbingScorer(lm or ProbingLM(model), "automaton-spec", q, speculate=True)
-
-
 def _sequential_line(model: ArpaModel, *, queue_size: int = 0, lm: ProbingLM | None = None, **_: object):
     return _ProbingScorer(lm or ProbingLM(model, line_aligned=True), "sequential-line", 0)
 
@@ -231,8 +217,6 @@ backends.register("automaton", _automaton)
 # the same LM and walks, each query's buckets of every order requested when it starts (csrc/lmprobe.c)
 backends.register("sequential-pf", _sequential_prefetch)
 backends.register("automaton-pf", _automaton_prefetch)
-# the automaton queue without waits: walks cut to the predecessor's state afterwards (csrc/lmprobe.c)
-backends.register("automaton-spec", _automaton_speculative)
 # the same LM, each n-gram probed from the first bucket of its ideal bucket's cache line (csrc/lmprobe.h)
 backends.register("sequential-line", _sequential_line)
 backends.register("automaton-line", _automaton_line)
