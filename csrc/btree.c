@@ -282,13 +282,15 @@ static inline uint32_t mask_bits(unsigned m) {
 static inline uint32_t count_less(const uint8_t *p, uint32_t nk, uint32_t key) {
 #if defined(__AVX2__)
     const __m256i kv = _mm256_set1_epi32((int)key);
-    uint32_t j = 0;
-    for (uint32_t i = 0; i < nk; i += 8) {
+    uint32_t i = 0, j = 0;
+    for (; i + 8 <= nk; i += 8) {  /* whole blocks of 8 keys: no mask */
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + 4ull * i));
+        j += mask_bits((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(kv, x))));
+    }
+    if (i < nk) {  /* the last, partial block: bytes past the keys are masked off */
         __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + 4ull * i));
         unsigned m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(kv, x)));
-        uint32_t left = nk - i;
-        m &= left >= 8 ? 0xFFu : (1u << left) - 1u;
-        j += mask_bits(m);
+        j += mask_bits(m & ((1u << (nk - i)) - 1u));
     }
     return j;
 #elif defined(__SSE2__)
@@ -484,7 +486,9 @@ static inline void q_prefetch(const bt_ctx *cx, const bt_query *s) {
      * an inner B-tree node: its K-1 keys */
     const uint8_t *p = cx->base + s->node;
     SB_PREFETCH(p);
-    if (s->count >= cx->K) SB_PREFETCH(p + 64);
+    SB_PREFETCH(p + 64);
+    SB_PREFETCH(p + 128);
+    if (s->count >= cx->K) SB_PREFETCH(p + 192);
 }
 
 static void run_range(bt_job_q *job) {
