@@ -80,19 +80,16 @@ static inline int probe_ovf(const sb_hash *t, int L, uint64_t key, uint64_t b, u
     const size_t w = stride_of(L) / 8;
     for (;;) {
         const uint64_t *k = key_at(t, L, b);
-        unsigned hit = 0, empty = 0;
         for (unsigned i = 0; i < G; i++) {
-            hit |= (unsigned)(k[i * w] == key) << i;
-            empty |= (unsigned)(k[i * w] == 0) << i;
+            const uint64_t x = k[i * w];
+            if (x == key) {
+                *stop = b + i;
+                *value = has_inline_value(L) ? k[i * w + 1] : t->values[b + i];
+                return 1;
+            }
+            if (x == 0) { *stop = b + i; *value = 0; return 0; }
         }
-        if (hit) {
-            *stop = b + (unsigned)__builtin_ctz(hit);
-            *value = has_inline_value(L) ? k[(*stop - b) * w + 1] : t->values[*stop];
-            return 1;
-        }
-        *value = 0;
-        if (empty) { *stop = b + (unsigned)__builtin_ctz(empty); return 0; }
-        if (!line_marked(k, L)) { *stop = b + G - 1; return 0; }
+        if (!line_marked(k, L)) { *stop = b + G - 1; *value = 0; return 0; }
         b += G;
         if (SB_UNLIKELY(b == t->tab.buckets)) b = 0;
     }
