@@ -71,10 +71,12 @@ static void set_mark(sb_hash *t, int L, uint64_t b, int mark) {
 }
 
 /* Look up `key` from the line starting at bucket b (an overflow-mark layout). Occupied slots of a line are a prefix
- * (every probe of a line starts at its first slot; nothing is deleted), so the line is compared whole, branch-free:
- * a hit, else an empty slot (a miss), else a full line whose mark is clear (a miss: no key of this line's or an
- * earlier line's run was ever put past it), else the next line. *stop = the slot the lookup ended at (the last slot
- * of an unmarked full line). */
+ * (every probe of a line starts at its first slot; nothing is deleted): a hit, else an empty slot (a miss), else, at
+ * the end of a full line, its mark: clear = a miss (no key of this line's or an earlier line's run was ever put past
+ * it), set = the next line. Slot by slot with early exits, as sb_probing_find_from: a branch-free compare of the
+ * whole line (mask, ctz) measured 2x slower on hits, the value load's address then waiting on the key line's data
+ * instead of being issued speculatively on predicted branches. *stop = the slot the lookup ended at (the last slot of
+ * an unmarked full line). */
 static inline int probe_ovf(const sb_hash *t, int L, uint64_t key, uint64_t b, uint64_t *value, uint64_t *stop) {
     const unsigned G = (unsigned)group_of(L);
     const size_t w = stride_of(L) / 8;
