@@ -13,7 +13,8 @@
  *                    (8 keys); the value line is read only on a hit (the queue prefetches the key line only)
  *   SB_HASH_SPLIT_PF SB_HASH_SPLIT whose queue also prefetches the value line, speculatively (wasted on a miss)
  *   SB_HASH_SPLIT_OVF    SB_HASH_SPLIT with a per-line overflow mark ("an insertion probed past this line"): a lookup
- *                        stops at its key line when that holds an empty slot or is full with its mark clear, so most misses read one line (instead of running on into the next)
+ *                        stops at its key line when that holds an empty slot or is full with its mark clear,
+ *                        so most misses read one line (instead of running on into the next)
  *   SB_HASH_SPLIT_OVF_PF SB_HASH_SPLIT_OVF whose queue also prefetches the value line (speculatively)
  *   SB_HASH_KV_LINE_OVF  SB_HASH_KV_LINE (16-byte entries, 4 a line) with the same overflow mark
  * The mark costs no memory and no extra line: it is the order of the first two keys of a line. It matters only
