@@ -16,7 +16,8 @@
  *                        stops at its key line when that holds an empty slot or is full with its mark clear,
  *                        so most misses read one line (instead of running on into the next)
  *   SB_HASH_SPLIT_OVF_PF SB_HASH_SPLIT_OVF whose queue also prefetches the value line (speculatively)
- *   SB_HASH_KV_LINE_OVF  SB_HASH_KV_LINE (16-byte entries, 4 a line) with the same overflow mark
+ *   SB_HASH_KV_LINE_OVF  SB_HASH_KV_LINE (16-byte entries, 4 a line) with the same overflow mark; its queue
+ *                        prefetches the line and the next, as SB_HASH_KV's does
  * The mark costs no memory and no extra line: it is the order of the first two keys of a line. It matters only
  * for a full line (an insertion probes past a line only when every slot of it is taken, and nothing is ever
  * deleted), whose keys are distinct, so key[0] > key[1] means "marked" and key[0] < key[1] "clear" (the classic
