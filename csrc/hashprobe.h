@@ -12,6 +12,19 @@
  *   SB_HASH_SPLIT    8-byte keys in one array, values in another, probing from the first key of the ideal key line
  *                    (8 keys); the value line is read only on a hit (the queue prefetches the key line only)
  *   SB_HASH_SPLIT_PF SB_HASH_SPLIT whose queue also prefetches the value line, speculatively (wasted on a miss)
+ *   SB_HASH_SPLIT_OVF    SB_HASH_SPLIT with a per-line overflow mark ("an insertion probed past this line"): a lookup
+ *                        stops at its key line when that holds an empty slot or is full with its mark clear,
+ *                        so most misses read one line (instead of running on into the next)
+ *   SB_HASH_SPLIT_OVF_PF SB_HASH_SPLIT_OVF whose queue also prefetches the value line (speculatively)
+ *   SB_HASH_KV_LINE_OVF  SB_HASH_KV_LINE (16-byte entries, 4 a line) with the same overflow mark; its queue
+ *                        prefetches the line and the next, as SB_HASH_KV's does
+ * The mark costs no memory and no extra line: it is the order of the first two keys of a line. It matters only
+ * for a full line (an insertion probes past a line only when every slot of it is taken, and nothing is ever
+ * deleted), whose keys are distinct, so key[0] > key[1] means "marked" and key[0] < key[1] "clear" (the classic
+ * implicit-data-structure trick of encoding a bit in the order of two distinct keys, Munro & Suwanda 1980); a
+ * lookup compares every key of the line anyway, so their order is free. Keys stay full 64-bit (no bit stolen,
+ * no slot reserved: same buckets, same load factor, same checksum as every other layout). These layouts need
+ * a bucket count that is a multiple of the line's slots (8 keys, or 4 entries).
  */
 #ifndef SMTBENCH_HASHPROBE_H
 #define SMTBENCH_HASHPROBE_H
@@ -26,9 +39,11 @@ enum { SB_HASH_POW2 = 0, SB_HASH_MOD = 1 };
 enum { SB_LOOKUP_HIT = 0, SB_LOOKUP_MISS = 1, SB_LOOKUP_LINE = 2 };
 enum { SB_HASH_MAX_QUEUE = 64 };
 
-enum { SB_HASH_KV = 0, SB_HASH_KEYS = 1, SB_HASH_KV_LINE = 2, SB_HASH_SPLIT = 3, SB_HASH_SPLIT_PF = 4 };
+enum { SB_HASH_KV = 0, SB_HASH_KEYS = 1, SB_HASH_KV_LINE = 2, SB_HASH_SPLIT = 3, SB_HASH_SPLIT_PF = 4,
+       SB_HASH_SPLIT_OVF = 5, SB_HASH_SPLIT_OVF_PF = 6, SB_HASH_KV_LINE_OVF = 7 };
 
-/* Size a table: how many buckets of the layout fit in table_bytes, and how many entries at load_factor. */
+/* Size a table: how many buckets of the layout fit in table_bytes, and how many entries at load_factor (the
+ * overflow-mark layouts: a whole number of lines). */
 int sb_hash_plan(uint64_t table_bytes, double load_factor, int sizing, int layout,
                  uint64_t *buckets, uint64_t *max_entries);
 /* huge: 1 = ask for transparent huge pages (madvise), 0 = plain pages */
@@ -73,7 +88,8 @@ typedef struct {
 int sb_hash_bench(const sb_hash *t, const sb_hash_bench_args *args, sb_hash_bench_result *res);
 
 /* Untimed: mean buckets probed and mean distinct 64-byte lines touched per query of the stream (the first
- * min(lookups, 1M) queries; hit or miss mode; SB_HASH_SPLIT's value line counts on a hit). */
+ * min(lookups, 1M) queries; hit or miss mode; the split layouts' value line counts on a hit; the
+ * overflow-mark layouts compare whole lines: their probes count the slots up to where the lookup ended). */
 int sb_hash_probe_stats(const sb_hash *t, const sb_hash_bench_args *args, double *mean_probes,
                         double *mean_lines);
 /* CFFI-END */

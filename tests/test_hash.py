@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from smtbench.hash.bench import HashSweep, run_sweep
-from smtbench.hash.table import LAYOUTS, MAX_QUEUE, ProbingHashTable, plan
+from smtbench.hash.table import LAYOUTS, LINE_SLOTS, MAX_QUEUE, ProbingHashTable, plan
 
 keys64 = st.integers(min_value=1, max_value=2**64 - 1)
 
@@ -18,7 +18,7 @@ keys64 = st.integers(min_value=1, max_value=2**64 - 1)
        sizing=st.sampled_from(["pow2", "mod"]), queue=st.integers(0, MAX_QUEUE),
        layout=st.sampled_from(sorted(LAYOUTS)))
 def test_matches_dict(items, absent, sizing, queue, layout):
-    buckets = 512 if sizing == "pow2" else 499
+    buckets = 512 if sizing == "pow2" else 504 if layout in LINE_SLOTS else 499  # -ovf: whole lines
     t = ProbingHashTable(buckets, sizing, layout)
     k = np.array(list(items), dtype=np.uint64)
     v = np.array(list(items.values()), dtype=np.uint64)
@@ -67,12 +67,15 @@ def test_layouts_agree(sizing):
     checksums; the line-aligned layouts touch no more cache lines per miss than Mokry's."""
     rows = run_sweep(HashSweep(table_mib=2, queue_sizes=[0, 4, 16], threads=[1, 2], lookups=20000,
                                modes=["hit", "miss"], repeats=1, sizing=sizing,
-                               variants=["kv", "keys", "kv-line", "split", "split-pf", "kv:nohuge", "split:nohuge"]))
+                               variants=["kv", "keys", "kv-line", "split", "split-pf", "split-ovf", "split-ovf-pf",
+                                         "kv-line-ovf", "kv:nohuge", "split:nohuge", "split-ovf:nohuge"]))
     for mode in ("hit", "miss"):
         got = [r for r in rows if r["mode"] == mode]
-        assert len(got) == 7 * 3 * 2 and len({r["checksum"] for r in got}) == 1
+        assert len(got) == 11 * 3 * 2 and len({r["checksum"] for r in got}) == 1
     lines = {r["variant"]: r["mean_lines"] for r in rows if r["mode"] == "miss"}
     assert lines["kv-line"] <= lines["kv"] and lines["split"] <= lines["kv"]
+    # the overflow mark stops misses at their line: fewer lines than without it
+    assert lines["split-ovf"] < lines["split"] and lines["kv-line-ovf"] < lines["kv-line"]
     assert not any(r["huge_pages"] for r in rows if r["variant"].endswith(":nohuge"))
     rng = np.random.default_rng(5)
     keys = np.unique(rng.integers(1, 2**64 - 1, size=3000, dtype=np.uint64))
@@ -131,3 +134,76 @@ def test_bad_table_use():
         t.insert(np.arange(1, 5, dtype=np.uint64), np.arange(4, dtype=np.uint64))  # would fill every bucket
     with pytest.raises(ValueError, match="queue size"):
         t.find(np.array([1], dtype=np.uint64), queue_size=MAX_QUEUE + 1)
+
+
+OVF = sorted(LINE_SLOTS)
+
+
+@settings(max_examples=80, deadline=None)
+@given(lines=st.lists(st.integers(0, 7), min_size=1, max_size=60), high=st.randoms(use_true_random=False),
+       layout=st.sampled_from(OVF), sizing=st.sampled_from(["pow2", "mod"]), queue=st.integers(0, 20))
+def test_overflow_mark_adversarial(lines, high, layout, sizing, queue):
+    """The -ovf layouts against Mokry's kv and a dict on a 64-bucket table whose keys crowd a few lines: lines filled
+    and overflowing (the mark set, walked past), runs wrapping from the last line to the first, misses whose ideal
+    line is full with its mark set or clear, inserts in any order (some overwriting); deletion-free."""
+    buckets = 64
+    def key(line: int) -> int:  # ideal bucket line * 8 + jitter (64 buckets: key % 64 under both sizings)
+        return ((high.getrandbits(57) | 1) << 6) | ((line * 8 + high.randrange(8)) % buckets)
+    keys = list(dict.fromkeys(key(l) for l in lines))[:buckets - 1]
+    expect = {k: high.getrandbits(64) for k in keys}
+    absent = [k for k in (key(l) for l in range(8) for _ in range(4)) if k not in expect]
+    tables = {name: ProbingHashTable(buckets, sizing, name) for name in ("kv", layout)}
+    k = np.array(keys, dtype=np.uint64)
+    v = np.array([expect[x] for x in keys], dtype=np.uint64)
+    for t in tables.values():
+        t.insert(k, v)
+        t.insert(k[::3], v[::3] ^ np.uint64(5))  # overwrite a third: no new slot, marks unchanged
+    for x in keys[::3]:
+        expect[x] ^= 5
+    queries = np.array(keys + absent, dtype=np.uint64)
+    got = {name: t.find(queries, queue_size=queue) for name, t in tables.items()}
+    assert np.array_equal(got[layout][0], got["kv"][0]) and np.array_equal(got[layout][1], got["kv"][1])
+    assert got[layout][1].tolist() == [True] * len(keys) + [False] * len(absent)
+    assert got[layout][0][: len(keys)].tolist() == [expect[x] for x in keys]
+    assert len(tables[layout]) == len(keys)
+
+
+@pytest.mark.parametrize("layout", OVF)
+@pytest.mark.parametrize("filled", [40, 56, 63])
+def test_overflow_mark_fill_random(layout, filled):
+    """fill_random (lock-free slot-by-slot fill, then every line's mark set from where its keys ended) at loads up to
+    63/64, with 1 or 2 threads, then more inserts on top: every stream key found with kv's value, every miss of the
+    stream a miss, bench checksums equal to kv's for hits and misses."""
+    ref = ProbingHashTable(64, "pow2", "kv")
+    ref.fill_random(filled, seed=11, threads=1)
+    for threads in (1, 2):
+        t = ProbingHashTable(64, "pow2", layout)
+        t.fill_random(filled, seed=11, threads=threads)
+        assert len(t) == len(ref)
+        for mode in ("hit", "miss"):
+            a = dict(fill_seed=11, filled=filled, query_seed=5, lookups=4000, mode=mode, burnin=0)
+            r, rr = t.bench(queue_size=6, threads=1, **a), ref.bench(queue_size=6, threads=1, **a)
+            assert (r.checksum, r.found) == (rr.checksum, rr.found)
+            if mode == "hit":
+                assert r.found == 4000
+    # inserts after a fill keep the marks right
+    rng = np.random.default_rng(filled)
+    t = ProbingHashTable(64, "pow2", layout)
+    t.fill_random(min(filled, 40), seed=11, threads=2)
+    ref = ProbingHashTable(64, "pow2", "kv")
+    ref.fill_random(min(filled, 40), seed=11, threads=1)
+    extra = rng.integers(1, 2**64 - 1, size=63 - len(ref), dtype=np.uint64, endpoint=False)
+    for x in (t, ref):
+        x.insert(extra, extra ^ np.uint64(3))
+    q = np.concatenate([extra, rng.integers(1, 2**64 - 1, size=200, dtype=np.uint64)])
+    assert all(np.array_equal(a, b) for a, b in zip(t.find(q, 8), ref.find(q, 0)))
+    a = dict(fill_seed=11, filled=min(filled, 40), query_seed=5, lookups=2000, mode="hit", queue_size=3, threads=1)
+    assert t.bench(**a).checksum == ref.bench(**a).checksum
+
+
+def test_overflow_layout_needs_whole_lines():
+    with pytest.raises(ValueError, match="multiple of 8"):
+        ProbingHashTable(499, "mod", "split-ovf")
+    with pytest.raises(ValueError, match="multiple of 4"):
+        ProbingHashTable(4, "pow2", "kv-line-ovf")
+    assert plan(1000 * 16, 0.5, "mod", "split-ovf")[0] % 8 == 0

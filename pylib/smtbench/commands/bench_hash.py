@@ -16,7 +16,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                         "key+value entries, the paper-faithful table), keys (KenLM's probing_hash_table_benchmark "
                         "protocol: 8-byte keys, no values), kv-line (kv probing from the ideal bucket's 64-byte "
                         "line), split (key lines apart from value lines), split-pf (split, the queue also prefetching the "
-                        "value line); ':nohuge' = plain 4 KiB pages")
+                        "value line), split-ovf / split-ovf-pf / kv-line-ovf (split / split-pf / kv-line with a "
+                        "per-line overflow mark: a miss stops at its line unless an insertion probed past it); "
+                        "':nohuge' = plain 4 KiB pages")
     p.add_argument("--queue-sizes", default="0-16", help="e.g. 0-16 or 0,2,4,8 (0 = plain lookups)")
     p.add_argument("--threads", default="1", help="comma list of thread counts, e.g. 1,2")
     p.add_argument("--lookups", type=int, default=2_000_000, help="lookups per measurement (split over threads)")

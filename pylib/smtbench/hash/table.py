@@ -10,16 +10,22 @@ from ..native import as_ptr, check, ffi, lib
 from ..resources import require_memory
 
 Sizing = Literal["pow2", "mod"]
-Layout = Literal["kv", "keys", "kv-line", "split"]
+Layout = Literal["kv", "keys", "kv-line", "split", "split-pf", "split-ovf", "split-ovf-pf", "kv-line-ovf"]
 Mode = Literal["hit", "miss", "line"]
 MAX_QUEUE = int(lib.SB_HASH_MAX_QUEUE)
 _SIZING = {"pow2": lib.SB_HASH_POW2, "mod": lib.SB_HASH_MOD}
 # The memory layouts (csrc/hashprobe.h): kv = Mokry's 16-byte {key, value} table (paper-faithful); keys = KenLM's
 # benchmark protocol (8-byte keys, no values); kv-line = kv probing from the ideal bucket's 64-byte line; split =
 # key lines apart from value lines, probing from the ideal key line; split-pf = split whose queue also prefetches
-# the value line (speculatively: wasted on a miss).
+# the value line (speculatively: wasted on a miss); split-ovf / split-ovf-pf / kv-line-ovf = split / split-pf / kv-line
+# with a per-line overflow mark (kept in the order of a full line's first two keys), so that a miss whose line is
+# not marked stops at that line. The -ovf layouts need a bucket count that is a multiple of their line's slots.
 LAYOUTS: dict[str, int] = {"kv": lib.SB_HASH_KV, "keys": lib.SB_HASH_KEYS, "kv-line": lib.SB_HASH_KV_LINE,
-                           "split": lib.SB_HASH_SPLIT, "split-pf": lib.SB_HASH_SPLIT_PF}
+                           "split": lib.SB_HASH_SPLIT, "split-pf": lib.SB_HASH_SPLIT_PF,
+                           "split-ovf": lib.SB_HASH_SPLIT_OVF, "split-ovf-pf": lib.SB_HASH_SPLIT_OVF_PF,
+                           "kv-line-ovf": lib.SB_HASH_KV_LINE_OVF}
+# slots of one 64-byte line in the overflow-mark layouts: their bucket count must be a multiple of it
+LINE_SLOTS: dict[str, int] = {"split-ovf": 8, "split-ovf-pf": 8, "kv-line-ovf": 4}
 _MODE = {"hit": lib.SB_LOOKUP_HIT, "miss": lib.SB_LOOKUP_MISS, "line": lib.SB_LOOKUP_LINE}
 
 
@@ -63,6 +69,10 @@ class ProbingHashTable:
         if buckets < 2:
             raise ValueError(f"need at least 2 buckets, got {buckets}")
         code = _check_layout(layout)
+        g = LINE_SLOTS.get(layout, 1)
+        if buckets % g or buckets < 2 * g:
+            raise ValueError(f"layout {layout!r} needs a bucket count that is a multiple of {g} (at least {2 * g}), "
+                             f"got {buckets}")
         require_memory(buckets * (8 if layout == "keys" else 16), f"a hash table of {buckets} buckets")
         out = ffi.new("sb_hash **")
         check(lib.sb_hash_create(buckets, _SIZING[sizing], code, int(huge), out), "hash create")

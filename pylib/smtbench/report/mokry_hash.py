@@ -1,7 +1,7 @@
 """Mokry 2016 §3.1: Table 3.2 (best prefetch-queue speed-up per thread count) and Fig 3.2
 (time per lookup against queue size, one line per table size), on Mokry's key+value table (variant ``kv``); the
 layout table beside them: every layout variant (KenLM's benchmark protocol ``keys``, line-aligned and split
-layouts, huge pages off) with its lines per lookup and this machine's one-random-line floor."""
+layouts, their overflow-mark forms ``*-ovf``, huge pages off) with its lines per lookup and this machine's one-random-line floor."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -70,7 +70,8 @@ def layouts(rows: pd.DataFrame, threads: int = 1) -> pd.DataFrame:
     b = b.assign(best_over_floor=b.best_ns / b.line_floor_ns) if "line_floor_ns" in b else b
     keep = [c for c in ("table_mib", "variant", "mode", "plain_ns", "best_ns", "best_queue_size", "speedup",
                         "lines_per_lookup", "line_floor_ns", "best_over_floor", "load1_max") if c in b]
-    order = {v: i for i, v in enumerate(["kv", "keys", "kv-line", "split", "split-pf"])}
+    order = {v: i for i, v in enumerate(["kv", "keys", "kv-line", "kv-line-ovf", "split", "split-pf",
+                                                   "split-ovf", "split-ovf-pf"])}
     b = b.assign(_o=b.variant.map(lambda v: (order.get(v.split(":")[0], 9), v)))
     return b.sort_values(["table_mib", "mode", "_o"])[keep].reset_index(drop=True)
 
