@@ -112,6 +112,36 @@ def anon_huge_mib() -> float | None:
     return None
 
 
+class HugePages:
+    """How much of what a block builds lands on transparent huge pages: the growth of this process's
+    AnonHugePages across the block (``with HugePages("what", nbytes) as h: build()``, then ``h.mib`` / ``h.share``).
+    A big allocation that asked for huge pages and got under 90% of them is reported on stderr: its timings are
+    not comparable with a run that had them (the machine's free memory is fragmented)."""
+
+    def __init__(self, what: str, nbytes: int, requested: bool = True):
+        self.what, self.nbytes, self.requested = what, nbytes, requested
+        self.mib: float | None = None
+        self.share: float | None = None
+
+    def __enter__(self) -> "HugePages":
+        self._before = anon_huge_mib()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        after = anon_huge_mib()
+        if self._before is None or after is None or exc[0] is not None:
+            return
+        self.mib = round(after - self._before, 1)
+        want = self.nbytes / 2**20
+        self.share = round(min(1.0, self.mib / want), 4) if want else None
+        if self.requested and want >= 64 and self.share is not None and self.share < 0.9:
+            import sys
+            print(f"warning: {self.what}: only {self.mib:.0f} of {want:.0f} MiB on transparent huge pages; its timings "
+                  "are not comparable with a run that had them (free memory is fragmented: "
+                  "`sync; echo 3 > /proc/sys/vm/drop_caches; echo 1 > /proc/sys/vm/compact_memory` as root helps)",
+                  file=sys.stderr)
+
+
 def row_fields(f: dict[str, Any]) -> dict[str, Any]:
     """Flat columns for a tidy CSV row (the full JSON goes beside the results)."""
     return {

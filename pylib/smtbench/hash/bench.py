@@ -14,6 +14,7 @@ from tqdm import tqdm
 from ..benchutil import RowWriter
 from .table import LAYOUTS, MAX_QUEUE, ProbingHashTable, plan
 from ..ioutil import output_or_stdout
+from ..machine import HugePages
 from ..resources import require_memory
 
 
@@ -74,10 +75,14 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
     # that they answer the same queries; layout 'keys' then takes half the memory, as in KenLM's benchmark.
     buckets, max_entries = plan(s.table_mib << 20, s.load_factor, s.sizing)  # type: ignore[arg-type]
     tables: dict[str, tuple[ProbingHashTable, int, str, bool]] = {}
+    on_huge: dict[str, HugePages] = {}  # how much of each table the kernel put on huge pages
     for name, (layout, huge) in zip(s.variants, s.parsed_variants()):
-        table = ProbingHashTable(buckets, s.sizing, layout, huge)  # type: ignore[arg-type]
-        table.fill_random(max_entries, s.seed, s.fill_threads or (os.cpu_count() or 1))
+        with HugePages(f"hash table {name} ({s.table_mib} MiB)", 0, huge) as hp:
+            table = ProbingHashTable(buckets, s.sizing, layout, huge)  # type: ignore[arg-type]
+            hp.nbytes = table.nbytes
+            table.fill_random(max_entries, s.seed, s.fill_threads or (os.cpu_count() or 1))
         tables[name] = (table, max_entries, layout, huge)
+        on_huge[name] = hp
     points = [(v, m, t, q) for v in s.variants for m in s.modes for t in s.threads for q in s.queue_sizes]
     # the machine's floor: independent random line reads over the same memory (no queue)
     points += [(v, "line", t, 0) for v in s.variants for t in s.threads]
@@ -107,7 +112,8 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
                     table_mib=s.table_mib, table_bytes=table.nbytes, buckets=table.buckets,
                     entries=max_entries, load_factor=round(max_entries / table.buckets, 6),
                     sizing=s.sizing, layout=layout, variant=variant, huge_requested=huge,
-                    huge_pages=table.huge_pages, mode=mode, threads=threads,
+                    huge_pages=table.huge_pages, table_huge_mib=on_huge[variant].mib,
+                    table_huge_share=on_huge[variant].share, mode=mode, threads=threads,
                     queue_size=q, lookups=s.lookups, repeat=rep, wall_ns=r.wall_ns,
                     ns_per_lookup=r.wall_ns / per_thread,
                     mlookups_per_s=s.lookups / r.wall_ns * 1e3, checksum=str(r.checksum), found=r.found,

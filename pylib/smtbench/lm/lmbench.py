@@ -27,6 +27,7 @@ from ..ioutil import open_binary, open_text, output_or_stdout
 from ..resources import require_memory
 from . import backends
 from .arpa import read_arpa
+from ..machine import HugePages
 from .probing import MAX_QUEUE, ProbingLM
 
 OURS_INCLUDES = "ids pre-converted (no string handling); per-word log10 p and length written; sum in query order"
@@ -143,10 +144,21 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
     tokens = np.tile(enc.tokens, reps)
     oovs = int(enc.oov.sum()) * reps
 
-    lm = (ProbingLM(model, multiplier=b.multiplier, source=b.arpa)
-          if {"sequential", "sequential-pf", "automaton", "automaton-pf"} & set(b.backends) else None)
-    lm_line = (ProbingLM(model, multiplier=b.multiplier, source=b.arpa, line_aligned=True)
-               if {"sequential-line", "automaton-line"} & set(b.backends) else None)
+    def build(line_aligned: bool) -> tuple[ProbingLM, HugePages]:
+        """The probing LM, and how much of it the kernel put on huge pages (recorded in its rows)."""
+        with HugePages(f"{b.arpa}: probing LM{' (line-aligned)' if line_aligned else ''}", 0) as hp:
+            built = ProbingLM(model, multiplier=b.multiplier, source=b.arpa, line_aligned=line_aligned)
+            hp.nbytes = built.nbytes
+        return built, hp
+
+    on_huge: dict[int, HugePages] = {}
+    lm = lm_line = None
+    if {"sequential", "sequential-pf", "automaton", "automaton-pf"} & set(b.backends):
+        lm, hp = build(False)
+        on_huge[id(lm)] = hp
+    if {"sequential-line", "automaton-line"} & set(b.backends):
+        lm_line, hp = build(True)
+        on_huge[id(lm_line)] = hp
     points: list[tuple[str, int | None, backends.Scorer]] = []
     for be in b.backends:
         shared = lm_line if be.endswith("-line") else lm
@@ -190,6 +202,8 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
                     rows.append(writer.emit(
                         **common, backend=be, queue_size=q, repeat=rep, model_bytes=int(sc.nbytes),
                         huge_pages=bool(getattr(getattr(sc, "lm", None), "huge_pages", False)),
+                        lm_huge_mib=getattr(on_huge.get(id(getattr(sc, "lm", None))), "mib", None),
+                        lm_huge_share=getattr(on_huge.get(id(getattr(sc, "lm", None))), "share", None),
                         multiplier=getattr(getattr(sc, "lm", None), "multiplier", None),
                         elapsed_ns=r.elapsed_ns, ns_per_query=r.elapsed_ns / queries, log10_sum=r.log10_sum,
                         checksum=float(r.log10_sum).hex(), includes=OURS_INCLUDES))
