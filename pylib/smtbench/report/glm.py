@@ -175,6 +175,15 @@ def table5(rows: pd.DataFrame, models_by_order: dict[int, str]) -> pd.DataFrame:
     return out
 
 
+def _kenlm_lines(ax, pts: pd.DataFrame, model: str) -> None:
+    """KenLM's own C++ programs on the same model and queries (kenlm_benchmark -t 1, best of repeats): the peers,
+    as horizontal lines (their throughput does not depend on K or on our batch size)."""
+    for backend, style in (("kenlm-trie-cpp", "--"), ("kenlm-probing-cpp", ":")):
+        k = pts[(pts.model == model) & (pts.backend == backend)].qps_best.dropna()
+        if len(k):
+            ax.axhline(float(k.max()) / 1e6, color="black", lw=1.0, ls=style, label=_KENLM_CPP[backend])
+
+
 def fig9(rows: pd.DataFrame, model: str | None = None):
     """Throughput against B-tree node size K, CPU (1 thread) and GPU when measured."""
     model = model or _main_model(rows)
@@ -192,6 +201,7 @@ def fig9(rows: pd.DataFrame, model: str | None = None):
             gpu_notes.append(g.note.iloc[0])
     if gpu_notes:
         ax.text(0.98, 0.02, f"GPU: {NO_GPU}", transform=ax.transAxes, fontsize=8, color="gray", ha="right")
+    _kenlm_lines(ax, pts, model)
     ax.axvline(32, color="gray", lw=0.6, ls=":")
     ax.set_xlabel("B-tree node size K")
     ax.set_ylabel("million n-gram queries per second (best of repeats)")
@@ -219,6 +229,7 @@ def fig10(rows: pd.DataFrame, model: str | None = None):
     if missing:
         ax.text(0.98, 0.02, f"GPU (with and without copies): {NO_GPU}", transform=ax.transAxes, fontsize=8, ha="right",
                 color="gray")
+    _kenlm_lines(ax, pts, model)
     ax.set_xscale("log")
     ax.set_xlabel("batch size (queries per call)")
     ax.set_ylabel("million n-gram queries per second (best of repeats)")
