@@ -313,9 +313,18 @@ static inline uint32_t count_less(const uint8_t *p, uint32_t nk, uint32_t key) {
 
 enum { ST_FOUND = 1, ST_MISS = 0, ST_DESCEND = 2 };
 
+/* child_count without a division on the query path: q = rest / K as the high half of rest * (2^64 / K + 1), exact
+ * for every rest < 2^32 (Lemire, Kaser & Kurz 2019); a trie node holds fewer than 2^31 keys (word ids < 2^31). */
+static inline uint64_t child_count_fast(uint64_t c, uint32_t K, uint64_t kmagic, uint32_t j) {
+    if (c < 2ull * K) return j == K - 1 ? c - (K - 1) : 0;
+    uint64_t rest = c - (K - 1);
+    uint64_t b = (uint64_t)(((unsigned __int128)rest * kmagic) >> 64), e = rest - b * K;
+    return b + (j < e ? 1 : 0);
+}
+
 /* One B-tree node of the subtree (node, count). Found: *val = the entry's value. Descend: node/count move. */
-static inline int node_step(const uint8_t *base, uint32_t K, uint32_t vs, uint64_t *node, uint64_t *count,
-                            uint32_t key, const uint8_t **val) {
+static inline int node_step(const uint8_t *base, uint32_t K, uint64_t kmagic, uint32_t vs, uint64_t *node,
+                            uint64_t *count, uint32_t key, const uint8_t **val) {
     const uint8_t *p = base + *node;
     uint64_t c = *count;
     if (c < K) {
@@ -332,7 +341,7 @@ static inline int node_step(const uint8_t *base, uint32_t K, uint32_t vs, uint64
     }
     uint32_t rel = get_u32(p + 4ull * nk + 4ull * j);
     if (!rel) return ST_MISS;
-    *count = child_count(c, K, j);
+    *count = child_count_fast(c, K, kmagic, j);
     *node += 4ull * rel;
     return ST_DESCEND;
 }
@@ -352,6 +361,7 @@ typedef struct {
 typedef struct {
     const uint8_t *base;
     uint32_t K, N, vocab;
+    uint64_t kmagic;   /* 2^64 / K + 1: child counts by multiplication (child_count_fast) */
     /* SB_BTREE_STREAM_REUSE: rec[i*(N-1)+d] = back-off of the entry at depth d of row i's longest-match
      * walk (d = 0: its unigram), rec_n[i] = how many were recorded; pend[i] = 1 when row i's back-offs
      * are to be taken from row i-1's record instead of a second walk (then ctx_m[i] = its context words,
@@ -431,7 +441,7 @@ static inline int q_step(const bt_ctx *cx, bt_query *s) {
     const uint8_t *val;
     uint32_t vs = (s->phase == 0 && (uint32_t)s->d + 1 >= cx->N) ? 4u : 12u;
     uint64_t here = s->node;
-    int r = node_step(cx->base, cx->K, vs, &s->node, &s->count, s->q[s->d], &val);
+    int r = node_step(cx->base, cx->K, cx->kmagic, vs, &s->node, &s->count, s->q[s->d], &val);
     if (r == ST_DESCEND) return 0;
     if (s->phase == 0) {
         if (r == ST_MISS) return begin_backoff(cx, s);
@@ -580,7 +590,8 @@ int sb_btree_query_ex(const sb_btree *t, const uint32_t *queries, uint64_t n, in
     if (interleave < 0 || interleave > SB_BTREE_MAX_INTERLEAVE) return SB_EINVAL;
     if (threads < 1 || threads > 1024) return SB_EINVAL;
     if (flags & ~SB_BTREE_STREAM_REUSE) return SB_EINVAL;
-    bt_ctx cx = {t->data, (uint32_t)t->K, (uint32_t)t->order, t->vocab, queries, NULL, NULL, NULL, NULL, NULL};
+    bt_ctx cx = {t->data, (uint32_t)t->K, (uint32_t)t->order, t->vocab, UINT64_MAX / (uint64_t)t->K + 1,
+                 queries, NULL, NULL, NULL, NULL, NULL};
     uint8_t *scratch = NULL;
     if ((flags & SB_BTREE_STREAM_REUSE) && t->order > 1) {
         const uint64_t w = (uint64_t)t->order - 1;
