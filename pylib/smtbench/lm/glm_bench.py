@@ -214,69 +214,77 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
         total = cfg.repeats * (len(points) + len(gpu_points) + len(peers)) + (0 if cfg.no_kenlm else cfg.repeats)
         bar = tqdm(total=total, disable=not cfg.progress, desc=f"btree {name}", file=sys.stderr)
         lms[cfg.node_size].query_into(q, prob, cfg.interleave, 1)  # warm-up
-        for rep in range(cfg.repeats):
-            for sweep, be, k, t, b in points:
-                if be == "probing":
-                    ns, lp = probing_run(t)
-                    if not np.allclose(lp, reference.get("btree", lp), rtol=0, atol=1e-5):
-                        raise RuntimeError(f"{cfg.arpa}: probing and B-tree per-query scores differ by > 1e-5")
-                    rows.append(w.emit(**common, sweep=sweep, backend="probing", path="sequential",
-                                       node_size=None, threads=t, batch=nq, repeat=rep,
-                                       model_bytes=probing.nbytes, elapsed_ns=ns, qps=nq / ns * 1e9,
-                                       checksum=float(lp.astype(np.float64).sum()).hex(),
-                                       includes=INCLUDES_PROBING))
+
+        def cpu_point(rep: int, sweep: str, be: str, k: int, t: int, b: int) -> None:
+            if be == "probing":
+                ns, lp = probing_run(t)
+                if not np.allclose(lp, reference.get("btree", lp), rtol=0, atol=1e-5):
+                    raise RuntimeError(f"{cfg.arpa}: probing and B-tree per-query scores differ by > 1e-5")
+                rows.append(w.emit(**common, sweep=sweep, backend="probing", path="sequential",
+                                   node_size=None, threads=t, batch=nq, repeat=rep,
+                                   model_bytes=probing.nbytes, elapsed_ns=ns, qps=nq / ns * 1e9,
+                                   checksum=float(lp.astype(np.float64).sum()).hex(),
+                                   includes=INCLUDES_PROBING))
+            else:
+                lm = lms[k]
+                reuse = be == "btree-reuse"
+                if b >= nq:
+                    t0 = time.perf_counter_ns()
+                    lm.query_into(q, prob, cfg.interleave, t, reuse)
+                    ns = time.perf_counter_ns() - t0
                 else:
-                    lm = lms[k]
-                    reuse = be == "btree-reuse"
-                    if b >= nq:
-                        t0 = time.perf_counter_ns()
-                        lm.query_into(q, prob, cfg.interleave, t, reuse)
-                        ns = time.perf_counter_ns() - t0
-                    else:
-                        views = [q[i:i + b] for i in range(0, nq, b)]
-                        outs = [prob[i:i + b] for i in range(0, nq, b)]
-                        t0 = time.perf_counter_ns()
-                        for qv, ov in zip(views, outs):
-                            lm.query_into(qv, ov, cfg.interleave, t, reuse)
-                        ns = time.perf_counter_ns() - t0
-                    c = check_scores(f"{be} K={k} threads={t} batch={b}", prob)
-                    rows.append(w.emit(**common, sweep=sweep, backend=be,
-                                       path="cpu-stream-reuse" if reuse else "cpu", node_size=k,
-                                       threads=t, interleave=cfg.interleave, simd=lm.simd(), batch=b,
-                                       repeat=rep, model_bytes=lm.nbytes, elapsed_ns=ns, qps=nq / ns * 1e9,
-                                       checksum=c, includes=(INCLUDES_REUSE if reuse else INCLUDES_CPU)
-                                       + ("; one Python call per batch" if b < nq else "")))
-                bar.update()
-            for sweep, k, b in gpu_points:
-                g = gpus[k]
-                kern = tot = 0.0
-                gp = np.empty(nq, dtype=np.float32)
-                for i in range(0, nq, b):
-                    p_i, _ = g.query(q[i:i + b], with_len=False)  # type: ignore[attr-defined]
-                    gp[i:i + b] = p_i
-                    kern += g.last_kernel_ms  # type: ignore[attr-defined]
-                    tot += g.last_total_ms  # type: ignore[attr-defined]
-                c = check_scores(f"GPU K={k} batch={b}", gp)
-                for path, ms in (("gpu-kernel", kern), ("gpu-with-copies", tot)):
-                    rows.append(w.emit(**common, sweep=sweep, backend="btree-cuda", path=path, node_size=k,
-                                       threads=None, batch=b, repeat=rep, model_bytes=lms[k].nbytes,
-                                       elapsed_ns=ms * 1e6, qps=nq / (ms * 1e-3) if ms > 0 else None,
-                                       checksum=c, gpu=gpu_why,
-                                       includes="CUDA events; " + ("kernel only" if path == "gpu-kernel" else
-                                                                   "queries host->device + kernel + answers back")))
-                bar.update()
-            for peer in peers:  # KenLM's C++ programs, interleaved with ours in every repeat
-                k = peer.query(threads=1)
-                ours = float(reference["btree"].astype(np.float64).sum())
-                if k.queries != nq:
-                    raise RuntimeError(f"{peer.model}: kenlm_benchmark counted {k.queries} queries, we {nq}")
-                if not math.isclose(k.log10_sum, ours, rel_tol=1e-4):  # KenLM sums in float per buffer
-                    raise RuntimeError(f"{peer.model}: KenLM's log10 sum {k.log10_sum!r} differs from ours {ours!r}")
-                rows.append(w.emit(**common, sweep="table", backend=f"kenlm-{peer.kind}-cpp",
-                                   path="kenlm_benchmark -q -t 1", node_size=None, threads=1, batch=nq, repeat=rep,
-                                   model_bytes=peer.nbytes, elapsed_ns=k.wall_s * 1e9, qps=nq / k.wall_s,
-                                   cpu_qps=nq / k.cpu_s if k.cpu_s > 0 else None, rss_max_bytes=k.rss_max_bytes,
-                                   checksum=float(k.log10_sum).hex(), includes=PEER_INCLUDES))
+                    views = [q[i:i + b] for i in range(0, nq, b)]
+                    outs = [prob[i:i + b] for i in range(0, nq, b)]
+                    t0 = time.perf_counter_ns()
+                    for qv, ov in zip(views, outs):
+                        lm.query_into(qv, ov, cfg.interleave, t, reuse)
+                    ns = time.perf_counter_ns() - t0
+                c = check_scores(f"{be} K={k} threads={t} batch={b}", prob)
+                rows.append(w.emit(**common, sweep=sweep, backend=be,
+                                   path="cpu-stream-reuse" if reuse else "cpu", node_size=k,
+                                   threads=t, interleave=cfg.interleave, simd=lm.simd(), batch=b,
+                                   repeat=rep, model_bytes=lm.nbytes, elapsed_ns=ns, qps=nq / ns * 1e9,
+                                   checksum=c, includes=(INCLUDES_REUSE if reuse else INCLUDES_CPU)
+                                   + ("; one Python call per batch" if b < nq else "")))
+
+        def gpu_point(rep: int, sweep: str, k: int, b: int) -> None:
+            g = gpus[k]
+            kern = tot = 0.0
+            gp = np.empty(nq, dtype=np.float32)
+            for i in range(0, nq, b):
+                p_i, _ = g.query(q[i:i + b], with_len=False)  # type: ignore[attr-defined]
+                gp[i:i + b] = p_i
+                kern += g.last_kernel_ms  # type: ignore[attr-defined]
+                tot += g.last_total_ms  # type: ignore[attr-defined]
+            c = check_scores(f"GPU K={k} batch={b}", gp)
+            for path, ms in (("gpu-kernel", kern), ("gpu-with-copies", tot)):
+                rows.append(w.emit(**common, sweep=sweep, backend="btree-cuda", path=path, node_size=k,
+                                   threads=None, batch=b, repeat=rep, model_bytes=lms[k].nbytes,
+                                   elapsed_ns=ms * 1e6, qps=nq / (ms * 1e-3) if ms > 0 else None,
+                                   checksum=c, gpu=gpu_why,
+                                   includes="CUDA events; " + ("kernel only" if path == "gpu-kernel" else
+                                                               "queries host->device + kernel + answers back")))
+
+        def peer_point(rep: int, peer) -> None:  # KenLM's C++ programs
+            k = peer.query(threads=1)
+            ours = float(reference["btree"].astype(np.float64).sum())
+            if k.queries != nq:
+                raise RuntimeError(f"{peer.model}: kenlm_benchmark counted {k.queries} queries, we {nq}")
+            if not math.isclose(k.log10_sum, ours, rel_tol=1e-4):  # KenLM sums in float per buffer
+                raise RuntimeError(f"{peer.model}: KenLM's log10 sum {k.log10_sum!r} differs from ours {ours!r}")
+            rows.append(w.emit(**common, sweep="table", backend=f"kenlm-{peer.kind}-cpp",
+                               path="kenlm_benchmark -q -t 1", node_size=None, threads=1, batch=nq, repeat=rep,
+                               model_bytes=peer.nbytes, elapsed_ns=k.wall_s * 1e9, qps=nq / k.wall_s,
+                               cpu_qps=nq / k.cpu_s if k.cpu_s > 0 else None, rss_max_bytes=k.rss_max_bytes,
+                               checksum=float(k.log10_sum).hex(), includes=PEER_INCLUDES))
+
+        # every point of ours, the GPU's and KenLM's in every repeat, the order reversed on odd repeats, so that a
+        # machine slowing down (or speeding up) within a run does not favour whichever is timed last
+        tasks = ([(cpu_point, p) for p in points] + [(gpu_point, p) for p in gpu_points]
+                 + [(peer_point, (peer,)) for peer in peers])
+        for rep in range(cfg.repeats):
+            for fn, args in (tasks if rep % 2 == 0 else tasks[::-1]):
+                fn(rep, *args)
                 bar.update()
         if not gpu_ok:
             for sweep, k, b in ([("table", cfg.node_size, nq)] + [("node_size", k, nq) for k in node_sizes]

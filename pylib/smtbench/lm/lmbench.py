@@ -195,30 +195,37 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
         with timing_lock(b.lock):
             for _, _, sc in points[:1]:
                 sc.score_stream(tokens)  # warm-up: page in the model and the document
+
+            def ours_point(rep: int, be: str, q: int | None, sc) -> None:
+                r = sc.score_stream(tokens)
+                sums[f"{be}/{q}"] = r.log10_sum
+                rows.append(writer.emit(
+                    **common, backend=be, queue_size=q, repeat=rep, model_bytes=int(sc.nbytes),
+                    huge_pages=bool(getattr(getattr(sc, "lm", None), "huge_pages", False)),
+                    lm_huge_mib=getattr(on_huge.get(id(getattr(sc, "lm", None))), "mib", None),
+                    lm_huge_share=getattr(on_huge.get(id(getattr(sc, "lm", None))), "share", None),
+                    multiplier=getattr(getattr(sc, "lm", None), "multiplier", None),
+                    elapsed_ns=r.elapsed_ns, ns_per_query=r.elapsed_ns / queries, log10_sum=r.log10_sum,
+                    checksum=float(r.log10_sum).hex(), includes=OURS_INCLUDES))
+
+            def peer_point(rep: int, peer) -> None:
+                k = peer.query(threads=1)
+                if k.queries != queries:
+                    raise RuntimeError(f"{peer.model}: kenlm_benchmark counted {k.queries} queries, we {queries}")
+                rows.append(writer.emit(
+                    **common, backend=f"kenlm-{peer.kind}-cpp", queue_size=None, repeat=rep,
+                    model_bytes=peer.nbytes, huge_pages=None, multiplier=None, elapsed_ns=k.wall_s * 1e9,
+                    ns_per_query=k.wall_s * 1e9 / queries, cpu_ns_per_query=k.cpu_s * 1e9 / queries,
+                    rss_max_bytes=k.rss_max_bytes, log10_sum=k.log10_sum, checksum=float(k.log10_sum).hex(),
+                    includes=PEER_INCLUDES))
+                sums[f"kenlm-{peer.kind}-cpp/{rep}"] = k.log10_sum
+
+            # KenLM's C++ programs interleaved with ours in every repeat, the order reversed on odd repeats, so that a
+            # machine slowing down (or speeding up) within a run does not favour whichever is timed last
+            tasks = [(ours_point, p) for p in points] + [(peer_point, (peer,)) for peer in peers]
             for rep in range(b.repeats):
-                for be, q, sc in points:
-                    r = sc.score_stream(tokens)
-                    sums[f"{be}/{q}"] = r.log10_sum
-                    rows.append(writer.emit(
-                        **common, backend=be, queue_size=q, repeat=rep, model_bytes=int(sc.nbytes),
-                        huge_pages=bool(getattr(getattr(sc, "lm", None), "huge_pages", False)),
-                        lm_huge_mib=getattr(on_huge.get(id(getattr(sc, "lm", None))), "mib", None),
-                        lm_huge_share=getattr(on_huge.get(id(getattr(sc, "lm", None))), "share", None),
-                        multiplier=getattr(getattr(sc, "lm", None), "multiplier", None),
-                        elapsed_ns=r.elapsed_ns, ns_per_query=r.elapsed_ns / queries, log10_sum=r.log10_sum,
-                        checksum=float(r.log10_sum).hex(), includes=OURS_INCLUDES))
-                    bar.update()
-                for peer in peers:  # KenLM's C++ programs, interleaved with ours in every repeat
-                    k = peer.query(threads=1)
-                    if k.queries != queries:
-                        raise RuntimeError(f"{peer.model}: kenlm_benchmark counted {k.queries} queries, we {queries}")
-                    rows.append(writer.emit(
-                        **common, backend=f"kenlm-{peer.kind}-cpp", queue_size=None, repeat=rep,
-                        model_bytes=peer.nbytes, huge_pages=None, multiplier=None, elapsed_ns=k.wall_s * 1e9,
-                        ns_per_query=k.wall_s * 1e9 / queries, cpu_ns_per_query=k.cpu_s * 1e9 / queries,
-                        rss_max_bytes=k.rss_max_bytes, log10_sum=k.log10_sum, checksum=float(k.log10_sum).hex(),
-                        includes=PEER_INCLUDES))
-                    sums[f"kenlm-{peer.kind}-cpp/{rep}"] = k.log10_sum
+                for fn, args in (tasks if rep % 2 == 0 else tasks[::-1]):
+                    fn(rep, *args)
                     bar.update()
             kenlm_sums = {key: sums.pop(key) for key in [x for x in sums if x.startswith("kenlm-")]}
             distinct = set(sums.values())
