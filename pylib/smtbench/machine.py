@@ -8,6 +8,7 @@ import platform
 import shutil
 import socket
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +136,6 @@ class HugePages:
         want = self.nbytes / 2**20
         self.share = round(min(1.0, self.mib / want), 4) if want else None
         if self.requested and want >= 64 and self.share is not None and self.share < 0.9:
-            import sys
             print(f"warning: {self.what}: only {self.mib:.0f} of {want:.0f} MiB on transparent huge pages; its timings "
                   "are not comparable with a run that had them (free memory is fragmented: "
                   "`sync; echo 3 > /proc/sys/vm/drop_caches; echo 1 > /proc/sys/vm/compact_memory` as root helps)",

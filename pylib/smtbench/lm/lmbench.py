@@ -199,12 +199,13 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
             def ours_point(rep: int, be: str, q: int | None, sc) -> None:
                 r = sc.score_stream(tokens)
                 sums[f"{be}/{q}"] = r.log10_sum
+                lm_of = getattr(sc, "lm", None)  # our probing LM (None for other registered backends)
+                hp = on_huge.get(id(lm_of))
                 rows.append(writer.emit(
                     **common, backend=be, queue_size=q, repeat=rep, model_bytes=int(sc.nbytes),
-                    huge_pages=bool(getattr(getattr(sc, "lm", None), "huge_pages", False)),
-                    lm_huge_mib=getattr(on_huge.get(id(getattr(sc, "lm", None))), "mib", None),
-                    lm_huge_share=getattr(on_huge.get(id(getattr(sc, "lm", None))), "share", None),
-                    multiplier=getattr(getattr(sc, "lm", None), "multiplier", None),
+                    huge_pages=bool(getattr(lm_of, "huge_pages", False)),
+                    lm_huge_mib=hp.mib if hp else None, lm_huge_share=hp.share if hp else None,
+                    multiplier=getattr(lm_of, "multiplier", None),
                     elapsed_ns=r.elapsed_ns, ns_per_query=r.elapsed_ns / queries, log10_sum=r.log10_sum,
                     checksum=float(r.log10_sum).hex(), includes=OURS_INCLUDES))
 

@@ -179,44 +179,22 @@ class _ProbingScorer:
         return self.lm.score_stream(tokens, self.queue_size, self.prefetch_all)
 
 
-def _sequential(model: ArpaModel, *, queue_size: int = 0, lm: ProbingLM | None = None, **_: object):
-    return _ProbingScorer(lm or ProbingLM(model), "sequential", 0)
+def _factory(name: str, automaton: bool, line_aligned: bool = False, prefetch_all: bool = False):
+    """The backend `name`: our probing LM scored sequentially or through the automaton queue (queue_size, default 8),
+    in KenLM's layout or line-aligned, with or without every order's bucket requested when a query starts."""
+    def make(model: ArpaModel, *, queue_size: int = 0, lm: ProbingLM | None = None, **_: object) -> _ProbingScorer:
+        q = (queue_size or 8) if automaton else 0
+        if automaton and not 1 <= q <= MAX_QUEUE:
+            raise ValueError(f"--queue-size must be in 1..{MAX_QUEUE} for the automaton backend, got {q}")
+        return _ProbingScorer(lm or ProbingLM(model, line_aligned=line_aligned), name, q, prefetch_all)
+    return make
 
 
-def _sequential_prefetch(model: ArpaModel, *, queue_size: int = 0, lm: ProbingLM | None = None, **_: object):
-    return _ProbingScorer(lm or ProbingLM(model), "sequential-pf", 0, prefetch_all=True)
-
-
-def _automaton(model: ArpaModel, *, queue_size: int = 8, lm: ProbingLM | None = None, **_: object):
-    q = queue_size or 8
-    if not 1 <= q <= MAX_QUEUE:
-        raise ValueError(f"--queue-size must be in 1..{MAX_QUEUE} for the automaton backend, got {q}")
-    return _ProbingScorer(lm or ProbingLM(model), "automaton", q)
-
-
-def _automaton_prefetch(model: ArpaModel, *, queue_size: int = 8, lm: ProbingLM | None = None, **_: object):
-    q = queue_size or 8
-    if not 1 <= q <= MAX_QUEUE:
-        raise ValueError(f"--queue-size must be in 1..{MAX_QUEUE} for the automaton backend, got {q}")
-    return _ProbingScorer(lm or ProbingLM(model), "automaton-pf", q, prefetch_all=True)
-
-
-def _sequential_line(model: ArpaModel, *, queue_size: int = 0, lm: ProbingLM | None = None, **_: object):
-    return _ProbingScorer(lm or ProbingLM(model, line_aligned=True), "sequential-line", 0)
-
-
-def _automaton_line(model: ArpaModel, *, queue_size: int = 8, lm: ProbingLM | None = None, **_: object):
-    q = queue_size or 8
-    if not 1 <= q <= MAX_QUEUE:
-        raise ValueError(f"--queue-size must be in 1..{MAX_QUEUE} for the automaton backend, got {q}")
-    return _ProbingScorer(lm or ProbingLM(model, line_aligned=True), "automaton-line", q)
-
-
-backends.register("sequential", _sequential)
-backends.register("automaton", _automaton)
+backends.register("sequential", _factory("sequential", automaton=False))
+backends.register("automaton", _factory("automaton", automaton=True))
 # the same LM and walks, each query's buckets of every order requested when it starts (csrc/lmprobe.c)
-backends.register("sequential-pf", _sequential_prefetch)
-backends.register("automaton-pf", _automaton_prefetch)
+backends.register("sequential-pf", _factory("sequential-pf", automaton=False, prefetch_all=True))
+backends.register("automaton-pf", _factory("automaton-pf", automaton=True, prefetch_all=True))
 # the same LM, each n-gram probed from the first bucket of its ideal bucket's cache line (csrc/lmprobe.h)
-backends.register("sequential-line", _sequential_line)
-backends.register("automaton-line", _automaton_line)
+backends.register("sequential-line", _factory("sequential-line", automaton=False, line_aligned=True))
+backends.register("automaton-line", _factory("automaton-line", automaton=True, line_aligned=True))
