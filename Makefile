@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PROFILE ?= default
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup reproduce test test-asan smoke lmplz clean
+.PHONY: setup reproduce test test-asan smoke lmplz moses moses-test clean
 
 $(BIN)/smtbench: pyproject.toml setup.py pylib/smtbench/_build.py $(wildcard csrc/*.c csrc/*.h)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(BIN)/smtbench: pyproject.toml setup.py pylib/smtbench/_build.py $(wildcard csr
 setup: $(BIN)/smtbench
 
 # Regenerate every table and figure of the profile (default: this 2-core machine → results/).
-reproduce: setup lmplz
+reproduce: setup lmplz moses
 	$(BIN)/snakemake --profile workflow/profiles/$(PROFILE)
 
 # KenLM's lmplz, build_binary, query and kenlm_benchmark, built from the PyPI sdist into build/lmplz (the live
@@ -24,8 +24,18 @@ reproduce: setup lmplz
 lmplz: setup
 	bash tools/build_lmplz.sh > /dev/null
 
+# Moses' programs, the live peers of every decoding, scoring and tuning table, built from MOSES_SRC (a checkout or
+# its tarball; default ../shared/peers/mosesdecoder-34452895.tar.xz) into build/moses/bin. `moses`: all of them
+# (moses2, moses, extract, score, consolidate, lexical-reordering-score, CreateProbingPT, mert, kbmira, ...);
+# `moses-test`: the set the tests compare with (moses2, mert, kbmira, extractor).
+moses:
+	bash tools/build_moses.sh all > /dev/null
+
+moses-test:
+	bash tools/build_moses.sh test > /dev/null
+
 # Unit tests (correctness), then the smoke sweep with its regression check against the baseline.
-test: setup lmplz
+test: setup lmplz moses-test
 	$(BIN)/python -m pytest -q
 	$(BIN)/snakemake --profile workflow/profiles/smoke
 
