@@ -18,15 +18,32 @@ class RowWriter:
     experiment: str
     out: TextIO = sys.stdout
     _machine: dict[str, Any] = field(default_factory=lambda: facts(with_gpu=False))
+    context: dict[str, Any] = field(default_factory=dict)  # the repeat protocol's fields, added to every row
+    _held: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         check_expected_build()
 
     def emit(self, **fields: Any) -> dict[str, Any]:
-        row = {"experiment": self.experiment, **fields, **row_fields(self._machine)}
+        row = {"experiment": self.experiment, **fields, **self.context, **row_fields(self._machine)}
+        if self._held is not None:
+            self._held.append(row)
+            return row
         self.out.write(json.dumps(row) + "\n")
         self.out.flush()
         return row
+
+    def hold(self) -> None:
+        """Keep the rows emitted from now on (returned to the caller as usual) until :meth:`release`."""
+        self._held = []
+
+    def release(self, **extra: Any) -> None:
+        """Add ``extra`` to every held row (the dicts the caller got back are updated too) and write them."""
+        held, self._held = self._held or [], None
+        for row in held:
+            row.update(extra)
+            self.out.write(json.dumps(row) + "\n")
+        self.out.flush()
 
 
 def check_expected_build() -> None:

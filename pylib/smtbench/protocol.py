@@ -1,0 +1,412 @@
+"""The repeat protocol of every sweep: paired repeats, confidence intervals, adaptive repeats and a slow-spell probe.
+
+This VM's memory slows down by 1.4-2x for minutes at a time, so one number per point says little. The protocol:
+
+- **Paired repeats.** Each repeat times every compared point once, in an order that alternates (forward on even
+  repeats, reversed on odd ones) or is shuffled from a recorded seed. Rows keep every repeat; a ratio ("A is r x
+  faster than B") is computed per repeat from the two points of that repeat, so a spell that slows a whole repeat
+  cancels out of its ratio.
+- **Confidence intervals.** :func:`ratio_ci` turns the per-repeat ratios into an estimate (their geometric mean) and
+  a 95% interval: a percentile bootstrap of the mean log-ratio, expanded for small n by Hesterberg's factor
+  sqrt(n/(n-1)) * t(n-1)/z (the plain percentile bootstrap is too narrow below ~10 repeats; with the factor its
+  coverage is near the nominal one from n = 3 on). The bootstrap's seed is fixed, so a table re-rendered from the
+  same rows is byte-identical.
+- **Adaptive repeats.** After ``repeats`` repeats the loop continues, up to ``max_repeats``, until every declared
+  ratio's interval half-width is under ``target`` (a share of the ratio) or the ``budget_s`` time budget is spent;
+  rows record the target, the budget and why the loop stopped (``protocol_stop`` on the last repeat's rows).
+- **Slow-spell probe.** :class:`SpellProbe` walks dependent loads over a buffer well beyond L3 (tens of ms,
+  ``csrc/spellprobe.c``). It is calibrated at the run's start (the minimum of a few walks) and taken before and after
+  every repeat; the larger of the two is recorded as ``spell_probe_ns`` with the repeat's rows. A repeat whose probe
+  exceeds ``spell_factor`` x the calibration is flagged and retaken (at most ``max_retakes`` times per repeat); the
+  flagged attempt's rows stay in the output with ``retaken=True`` and are left out of every ratio.
+
+Drivers build a :class:`RepeatLoop` from :class:`Task` s (one per timed point: a function of the repeat number that
+times the point once, emits its row(s) through the :class:`~smtbench.benchutil.RowWriter` and returns the time it
+measured, in ns) and :class:`Ratio` s (the headline ratios that drive the adaptive stop). Report modules compute
+every measured ratio's interval from rows with :func:`paired_ratios` / :func:`ratio_columns`.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import time
+import uuid
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+CONFIDENCE = 0.95
+BOOTSTRAP_RESAMPLES = 4000
+BOOTSTRAP_SEED = 20261125  # fixed: the same rows give the same interval
+
+
+# ----------------------------------------------------------------------------------------------- intervals
+
+def t_quantile(p: float, df: int) -> float:
+    """Student's t quantile (exact for df 1 and 2; Abramowitz & Stegun 26.7.5 beyond, < 0.1% off from df 3)."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
+    if df == 1:
+        return math.tan(math.pi * (p - 0.5))
+    if df == 2:
+        return (2 * p - 1) * math.sqrt(2 / (4 * p * (1 - p)))
+    z = NormalDist().inv_cdf(p)
+    g1 = (z ** 3 + z) / 4
+    g2 = (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96
+    g3 = (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384
+    g4 = (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160
+    return z + g1 / df + g2 / df ** 2 + g3 / df ** 3 + g4 / df ** 4
+
+
+@dataclass(frozen=True)
+class CI:
+    """A ratio's estimate (geometric mean of the per-repeat ratios), its interval and the number of repeats."""
+    estimate: float
+    low: float
+    high: float
+    n: int
+
+    @property
+    def half_width(self) -> float:
+        """Half the interval's width as a share of the estimate (inf when there is no interval)."""
+        if self.n < 2 or not math.isfinite(self.low) or not math.isfinite(self.high) or self.estimate <= 0:
+            return math.inf
+        return (self.high - self.low) / 2 / self.estimate
+
+    def judge(self, target: float) -> str:
+        """'meets' when the lower bound reaches the target, 'misses' when the upper bound stays below it,
+        'undecided' when the interval straddles it (or there is none)."""
+        if self.n >= 2 and self.low >= target:
+            return "meets"
+        if self.n >= 2 and self.high < target:
+            return "misses"
+        return "undecided"
+
+
+NO_CI = CI(math.nan, math.nan, math.nan, 0)
+
+
+def ratio_ci(ratios: Iterable[float], confidence: float = CONFIDENCE, resamples: int = BOOTSTRAP_RESAMPLES,
+             seed: int = BOOTSTRAP_SEED) -> CI:
+    """Interval of per-repeat ratios (all > 0): expanded percentile bootstrap of their mean log (see the module
+    docstring). One ratio gives the estimate with no interval (low = high = nan); none gives :data:`NO_CI`."""
+    x = np.log(np.asarray([r for r in ratios if r is not None and math.isfinite(r) and r > 0], dtype=np.float64))
+    n = len(x)
+    if n == 0:
+        return NO_CI
+    m = float(x.mean())
+    if n == 1:
+        return CI(math.exp(m), math.nan, math.nan, 1)
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
+    a = (1 - confidence) / 2
+    q_lo, q_hi = np.quantile(means, [a, 1 - a])
+    f = math.sqrt(n / (n - 1)) * t_quantile(1 - a, n - 1) / NormalDist().inv_cdf(1 - a)
+    return CI(math.exp(m), math.exp(m - f * (m - q_lo)), math.exp(m + f * (q_hi - m)), n)
+
+
+# ----------------------------------------------------------------------------------------------- the probe
+
+class SpellProbe:
+    """Dependent loads over ``mib`` MiB (``csrc/spellprobe.c``); :meth:`measure` returns ns per load."""
+
+    def __init__(self, mib: int = 128, steps: int = 50_000, seed: int = 1):
+        from .native import check, ffi, lib
+
+        self._lib, self._ffi = lib, ffi
+        from .resources import require_memory
+        require_memory(mib << 20, "the slow-spell probe's buffer")
+        out = ffi.new("sb_spell **")
+        check(lib.sb_spell_create(mib << 20, seed, out), "spell probe")
+        self._p = ffi.gc(out[0], lib.sb_spell_free)
+        self.steps = steps
+        self.mib = mib
+
+    def measure(self) -> float:
+        from .native import check
+
+        ns = self._ffi.new("double *")
+        sink = self._ffi.new("uint64_t *")
+        check(self._lib.sb_spell_walk(self._p, self.steps, ns, sink), "spell probe walk")
+        return float(ns[0])
+
+
+# ----------------------------------------------------------------------------------------------- the loop
+
+@dataclass
+class Protocol:
+    """The settings of the repeat loop (the `bench` verbs' shared options, recorded in every row)."""
+    repeats: int = 3            # repeats always taken
+    max_repeats: int = 0        # adaptive: up to this many (0 = exactly `repeats`)
+    target: float = 0.05        # stop when every declared ratio's half-width / ratio is below this
+    budget_s: float = 0.0       # ... or when the loop has run this long (0 = no budget)
+    order: str = "alternate"    # alternate (reverse on odd repeats) | shuffle (seeded)
+    seed: int | None = None     # the shuffle's seed (drawn and recorded when None)
+    spell_factor: float = 1.25  # a repeat whose probe exceeds factor x calibration is flagged and retaken
+    max_retakes: int = 2        # per repeat
+    probe_mib: int = 128        # 0 = no probe
+    probe_steps: int = 50_000   # ~5-50 ms: 100-900 ns per load on this VM
+
+    def validate(self) -> None:
+        if not 1 <= self.repeats <= 1000:
+            raise ValueError(f"--repeats {self.repeats}: must be in 1..1000")
+        if self.max_repeats and not self.repeats <= self.max_repeats <= 1000:
+            raise ValueError(f"--max-repeats {self.max_repeats}: must be 0 (fixed) or in --repeats..1000")
+        if not 0 < self.target < 10:
+            raise ValueError(f"--ci-target {self.target}: must be a share in (0, 10)")
+        if not 0 <= self.budget_s <= 7 * 86400:
+            raise ValueError(f"--time-budget {self.budget_s}: must be 0..604800 seconds")
+        if self.order not in ("alternate", "shuffle"):
+            raise ValueError(f"--order {self.order!r}: alternate or shuffle")
+        if not 1.0 < self.spell_factor <= 100:
+            raise ValueError(f"--spell-factor {self.spell_factor}: must be in (1, 100]")
+        if not 0 <= self.max_retakes <= 100:
+            raise ValueError(f"--max-retakes {self.max_retakes}: must be in 0..100")
+        if self.probe_mib and not 1 <= self.probe_mib <= 65536:
+            raise ValueError(f"--spell-probe-mib {self.probe_mib}: must be 0 (no probe) or 1..65536")
+        if not 1 <= self.probe_steps <= 1 << 32:
+            raise ValueError(f"probe steps {self.probe_steps}: must be >= 1")
+
+    @staticmethod
+    def add_arguments(p: argparse.ArgumentParser, repeats: int = 3) -> None:
+        """The shared options (every `bench` verb calls this instead of defining its own --repeats)."""
+        g = p.add_argument_group("repeat protocol (smtbench.protocol)")
+        g.add_argument("--repeats", type=int, default=repeats, help="repeats always taken (each times every point)")
+        g.add_argument("--max-repeats", type=int, default=0,
+                       help="adaptive: repeat up to this many times until every headline ratio's 95%% interval is "
+                            "within --ci-target (0 = exactly --repeats)")
+        g.add_argument("--ci-target", type=float, default=0.05, help="half-width / ratio to stop at (default 0.05)")
+        g.add_argument("--time-budget", type=float, default=0.0, help="seconds of repeating before stopping anyway "
+                                                                      "(0 = none)")
+        g.add_argument("--order", choices=("alternate", "shuffle"), default="alternate",
+                       help="the points' order per repeat: alternate (reversed on odd repeats) or shuffle (--seed)")
+        g.add_argument("--seed", type=int, default=None, help="the shuffle's seed (recorded; drawn when absent)")
+        g.add_argument("--spell-factor", type=float, default=1.25,
+                       help="flag and retake a repeat whose slow-spell probe exceeds this x the calibration")
+        g.add_argument("--max-retakes", type=int, default=2, help="retakes per repeat (bounded)")
+        g.add_argument("--spell-probe-mib", type=int, default=128, help="the probe's buffer (0 = no probe)")
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "Protocol":
+        pr = cls(repeats=args.repeats, max_repeats=args.max_repeats, target=args.ci_target,
+                 budget_s=args.time_budget, order=args.order, seed=args.seed, spell_factor=args.spell_factor,
+                 max_retakes=args.max_retakes, probe_mib=args.spell_probe_mib)
+        pr.validate()
+        return pr
+
+    @property
+    def upto(self) -> int:
+        return max(self.repeats, self.max_repeats)
+
+
+@dataclass
+class Task:
+    """One timed point: ``fn(repeat)`` times it once, emits its row(s) and returns the time it measured in ns
+    (None when it takes part in no declared ratio)."""
+    key: str
+    fn: Callable[[int], float | None]
+
+
+@dataclass
+class Ratio:
+    """A headline ratio of one repeat's times (a mapping task key -> ns), e.g. ``Ratio.speedup('x', 'a', 'b')``."""
+    name: str
+    of: Callable[[Mapping[str, float]], float | None]
+
+    @classmethod
+    def speedup(cls, name: str, fast: str, slow: str) -> "Ratio":
+        """time(slow) / time(fast): how many times faster `fast` is."""
+        def of(t: Mapping[str, float]) -> float | None:
+            a, b = t.get(fast), t.get(slow)
+            return b / a if a and b else None
+        return cls(name, of)
+
+
+@dataclass
+class Summary:
+    repeats: int                 # repeats kept
+    attempts: int                # repeats taken, retakes included
+    retaken: int                 # attempts flagged and retaken
+    flagged_kept: int            # repeats flagged but kept (retakes exhausted)
+    stop: str                    # target | budget | max_repeats | fixed
+    seed: int | None
+    calibration_ns: float | None
+    cis: dict[str, CI] = field(default_factory=dict)
+    times: list[dict[str, float]] = field(default_factory=list)  # kept repeats' times per task key
+
+
+class RepeatLoop:
+    """Runs ``tasks`` under ``protocol`` (see the module docstring); rows go through ``writer`` (held per repeat so
+    that the repeat's probe and flags are written with them)."""
+
+    def __init__(self, protocol: Protocol, writer: Any, tasks: Sequence[Task], ratios: Sequence[Ratio] = (),
+                 probe: Callable[[], float] | None = None, progress: Any = None,
+                 clock: Callable[[], float] = time.monotonic):
+        protocol.validate()
+        keys = [t.key for t in tasks]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"task keys must be unique: {keys}")
+        self.p, self.writer, self.tasks, self.ratios = protocol, writer, list(tasks), list(ratios)
+        self.progress, self.clock = progress, clock
+        if probe is None and protocol.probe_mib:
+            probe = SpellProbe(protocol.probe_mib, protocol.probe_steps).measure
+        self.probe = probe
+        self.seed = protocol.seed
+        if protocol.order == "shuffle" and self.seed is None:
+            self.seed = int.from_bytes(os.urandom(4), "little")
+        self.run_id = uuid.uuid4().hex[:12]
+
+    def order(self, rep: int, attempt: int) -> list[Task]:
+        if self.p.order == "shuffle":
+            out = list(self.tasks)
+            random.Random(f"{self.seed}/{rep}/{attempt}").shuffle(out)
+            return out
+        return list(self.tasks) if rep % 2 == 0 else self.tasks[::-1]
+
+    def cis(self, times: list[dict[str, float]]) -> dict[str, CI]:
+        return {r.name: ratio_ci([r.of(t) for t in times]) for r in self.ratios}
+
+    def _decide(self, rep_done: int, times: list[dict[str, float]], t0: float) -> str:
+        """'' to go on, else why to stop after ``rep_done`` kept repeats."""
+        p = self.p
+        if rep_done < p.repeats:
+            return ""
+        if not p.max_repeats or p.max_repeats == p.repeats:
+            return "fixed"
+        if self.ratios and all(c.half_width <= p.target for c in self.cis(times).values()):
+            return "target"
+        if not self.ratios:
+            return "fixed"
+        if p.budget_s and self.clock() - t0 >= p.budget_s:
+            return "budget"
+        if rep_done >= p.max_repeats:
+            return "max_repeats"
+        return ""
+
+    def run(self) -> Summary:
+        p, w = self.p, self.writer
+        calib = None
+        if self.probe is not None:
+            self.probe()  # page the buffer in
+            calib = min(self.probe() for _ in range(3))
+        base = dict(run_id=self.run_id, protocol_order=p.order, protocol_seed=self.seed,
+                    protocol_target=p.target, protocol_budget_s=p.budget_s, protocol_min_repeats=p.repeats,
+                    protocol_max_repeats=p.upto, spell_factor=p.spell_factor, spell_calibration_ns=calib)
+        t0 = self.clock()
+        kept: list[dict[str, float]] = []
+        attempts = retaken = flagged_kept = 0
+        stop = ""
+        rep = 0
+        while not stop:
+            attempt = 0
+            while True:
+                attempts += 1
+                w.hold()
+                times: dict[str, float] = {}
+                p0 = self.probe() if self.probe else None
+                for pos, task in enumerate(self.order(rep, attempt)):
+                    w.context = {**base, "attempt": attempt, "order_pos": pos}
+                    v = task.fn(rep)
+                    if v is not None:
+                        times[task.key] = float(v)
+                    if self.progress is not None:
+                        self.progress.update()
+                w.context = {}
+                p1 = self.probe() if self.probe else None
+                probe_ns = max(p0, p1) if p0 is not None and p1 is not None else None
+                if calib is not None and probe_ns is not None:
+                    calib_now = min(calib, p0, p1)  # a run started inside a spell calibrates lower as it clears
+                else:
+                    calib_now = calib
+                flagged = bool(calib_now and probe_ns and probe_ns > p.spell_factor * calib_now)
+                retake = flagged and attempt < p.max_retakes
+                stop = "" if retake else self._decide(rep + 1, kept + [times], t0)
+                w.release(spell_probe_ns=probe_ns, spell_probe_start_ns=p0, spell_probe_end_ns=p1,
+                          spell_calibration_ns=calib_now, spell_flagged=flagged, retaken=retake,
+                          protocol_stop=stop or None)
+                calib = calib_now
+                if not retake:
+                    flagged_kept += flagged
+                    kept.append(times)
+                    break
+                retaken += 1
+                attempt += 1
+                if self.progress is not None:
+                    self.progress.total = (self.progress.total or 0) + len(self.tasks)
+            rep += 1
+            if not stop and self.progress is not None and rep >= p.repeats:
+                self.progress.total = (self.progress.total or 0) + len(self.tasks)
+        return Summary(repeats=len(kept), attempts=attempts, retaken=retaken, flagged_kept=flagged_kept, stop=stop,
+                       seed=self.seed, calibration_ns=calib, cis=self.cis(kept), times=kept)
+
+
+def describe(s: Summary) -> str:
+    """One line for a driver's log."""
+    parts = [f"{s.repeats} repeats ({s.attempts} taken, {s.retaken} retaken in slow spells, "
+             f"{s.flagged_kept} flagged but kept), stop: {s.stop}"]
+    if s.calibration_ns is not None:
+        parts.append(f"probe calibration {s.calibration_ns:.1f} ns/load")
+    for k, c in s.cis.items():
+        parts.append(f"{k} {c.estimate:.3f} [{c.low:.3f}, {c.high:.3f}]")
+    return "; ".join(parts)
+
+
+# ----------------------------------------------------------------------------------------------- from rows
+
+def kept(df: "Any") -> "Any":
+    """Rows that count: drop the attempts a slow spell had retaken (old rows have no `retaken` column)."""
+    if "retaken" in df.columns:
+        return df[df["retaken"].fillna(False).astype(bool) == False]  # noqa: E712
+    return df
+
+
+def paired_ratios(df: "Any", fast: "Any", slow: "Any", value: str = "elapsed_ns",
+                  higher_is_better: bool = False) -> list[float]:
+    """Per-repeat ratios from rows: ``fast`` and ``slow`` are boolean masks over ``df`` (one compared point each,
+    or several - then the best of them in that repeat); paired on (run_id, repeat) when the rows have run_id,
+    else on repeat. Returns slow/fast (for times) or fast/slow (``higher_is_better``, e.g. throughputs)."""
+    import pandas as pd
+
+    if "repeat" not in df.columns:
+        return []
+    d = df.assign(_fast=fast, _slow=slow)
+    d = kept(d)
+    d = d[d["repeat"].notna() & d[value].notna()]
+    keys = ["run_id", "repeat"] if "run_id" in d.columns and d["run_id"].notna().any() else ["repeat"]
+    if keys[0] == "run_id":
+        d = d.assign(run_id=d["run_id"].fillna(""))
+    agg = "max" if higher_is_better else "min"
+    a = d[d["_fast"]].groupby(keys)[value].agg(agg)
+    b = d[d["_slow"]].groupby(keys)[value].agg(agg)
+    j = pd.concat([a.rename("a"), b.rename("b")], axis=1).dropna()
+    j = j[(j["a"] > 0) & (j["b"] > 0)]
+    r = (j["a"] / j["b"]) if higher_is_better else (j["b"] / j["a"])
+    return [float(v) for v in r]
+
+
+def ratio_columns(name: str, ratios: Sequence[float]) -> dict[str, float | int]:
+    """The columns ``<name>_ci_low``, ``<name>_ci_high``, ``n_repeats`` of one ratio (rounded as tables show)."""
+    c = ratio_ci(ratios)
+    return {f"{name}_ci_low": _r(c.low), f"{name}_ci_high": _r(c.high), "n_repeats": c.n}
+
+
+def _r(v: float) -> float:
+    return round(v, 3) if math.isfinite(v) else math.nan
+
+
+def spell_counts(df: "Any") -> dict[str, int]:
+    """How many repeats were retaken in slow spells and how many flagged repeats were kept (0 for old rows)."""
+    if "spell_flagged" not in df.columns or "run_id" not in df.columns:
+        return {"retaken": 0, "flagged_kept": 0}
+    d = df[df["run_id"].notna()].drop_duplicates(["run_id", "repeat", "attempt"])
+    ret = d["retaken"].fillna(False).astype(bool)
+    fl = d["spell_flagged"].fillna(False).astype(bool)
+    return {"retaken": int(ret.sum()), "flagged_kept": int((fl & ~ret).sum())}
+
+
+__all__ = ["CI", "NO_CI", "Protocol", "Ratio", "RepeatLoop", "SpellProbe", "Summary", "Task", "describe", "kept",
+           "paired_ratios", "ratio_ci", "ratio_columns", "spell_counts", "t_quantile"]

@@ -1,0 +1,205 @@
+"""The repeat protocol (smtbench.protocol): intervals, pairing, order, adaptive stopping, the slow-spell probe."""
+from __future__ import annotations
+
+import io
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from smtbench.benchutil import RowWriter
+from smtbench.protocol import (CI, Protocol, Ratio, RepeatLoop, SpellProbe, Task, paired_ratios, ratio_ci,
+                               ratio_columns, spell_counts, t_quantile)
+
+
+def test_t_quantile_known_values():
+    for df, want in ((1, 12.7062), (2, 4.3027), (3, 3.1824), (5, 2.5706), (10, 2.2281), (30, 2.0423)):
+        assert t_quantile(0.975, df) == pytest.approx(want, rel=2e-3)
+
+
+def test_ci_coverage_on_synthetic_lognormal_ratios():
+    """95% intervals of per-repeat ratios cover the true ratio about 95% of the time, at small and larger n."""
+    rng = np.random.default_rng(7)
+    true = 1.3
+    for n in (3, 5, 12):
+        hits = 0
+        trials = 300
+        for _ in range(trials):
+            r = true * np.exp(rng.normal(0, 0.08, n))
+            c = ratio_ci(r, seed=int(rng.integers(1 << 30)))
+            assert c.n == n and c.low < c.estimate < c.high
+            hits += c.low <= true <= c.high
+        assert 0.88 <= hits / trials <= 0.995, (n, hits / trials)
+
+
+def test_ci_edge_cases_and_judging():
+    assert ratio_ci([]).n == 0
+    one = ratio_ci([2.0])
+    assert one.n == 1 and one.estimate == pytest.approx(2.0) and math.isnan(one.low)
+    assert one.judge(1.5) == "undecided" and one.half_width == math.inf
+    c = ratio_ci([2.1, 2.2, 2.15, 2.12])
+    assert c.judge(2.0) == "meets" and c.judge(3.0) == "misses" and c.judge(2.15) == "undecided"
+    assert ratio_ci([1.5, 1.5, 1.5]) == ratio_ci([1.5, 1.5, 1.5])  # fixed seed: same rows, same table
+    cols = ratio_columns("speedup", [1.1, 1.2, 1.3])
+    assert set(cols) == {"speedup_ci_low", "speedup_ci_high", "n_repeats"} and cols["n_repeats"] == 3
+
+
+class Machine:
+    """A fake machine: a slowdown factor that changes per attempt (a drifting machine, or a slow spell), applied
+    to every timed point; point B is memory-bound and suffers a spell more than point A."""
+
+    def __init__(self, drift=None, spell_attempts=(), spell=1.8):
+        self.attempt = 0
+        self.drift = drift or (lambda i: 1.0)
+        self.spell_attempts = set(spell_attempts)
+        self.spell = spell
+        self.rng = np.random.default_rng(3)
+        self.calls = 0
+        self.by_calls = False
+
+    def in_spell(self) -> bool:
+        return self.attempt in self.spell_attempts
+
+    def time(self, base: float, memory_bound: bool) -> float:
+        if self.by_calls:  # no probe to count the attempts: two points per attempt
+            self.attempt = self.calls // 2
+        self.calls += 1
+        f = self.drift(self.attempt) * math.exp(self.rng.normal(0, 0.02))
+        if self.in_spell():
+            f *= self.spell if memory_bound else 1.05
+        return base * f
+
+
+def run_loop(m: Machine, proto: Protocol, with_probe=True):
+    out = io.StringIO()
+    w = RowWriter("test", out)
+    seen: list[tuple[int, str]] = []
+
+    def point(name, base, mem):
+        def fn(rep):
+            t = m.time(base, mem)
+            seen.append((rep, name))
+            w.emit(point=name, repeat=rep, elapsed_ns=t)
+            return t
+        return fn
+
+    m.by_calls = not with_probe
+
+    def probe():
+        return 100.0 * (2.0 if m.in_spell() else 1.0)
+
+    class Bump:  # advances the fake machine's attempt counter when a repeat ends (the probe after the repeat)
+        calls = 0
+
+        def __call__(self):
+            v = probe()
+            Bump.calls += 1
+            if Bump.calls > 4 and Bump.calls % 2 == 0:  # 4 calibration calls, then start+end per attempt
+                m.attempt += 1
+            return v
+
+    tasks = [Task("a", point("a", 100.0, False)), Task("b", point("b", 150.0, True))]
+    loop = RepeatLoop(proto, w, tasks, [Ratio.speedup("a_vs_b", "a", "b")], probe=Bump() if with_probe else None)
+    s = loop.run()
+    rows = [json.loads(x) for x in out.getvalue().splitlines()]
+    return s, rows, seen
+
+
+def test_pairing_cancels_a_drifting_machine_and_rows_keep_every_repeat():
+    m = Machine(drift=lambda i: 1.0 + 0.5 * i)  # each repeat 50% slower than the one before
+    s, rows, _ = run_loop(m, Protocol(repeats=6, probe_mib=0), with_probe=False)
+    assert s.repeats == 6 and len(rows) == 12 and s.stop == "fixed"
+    c = s.cis["a_vs_b"]
+    assert c.low <= 1.5 <= c.high and c.half_width < 0.08
+    df = pd.DataFrame(rows)
+    r = paired_ratios(df, df["point"] == "a", df["point"] == "b")
+    assert len(r) == 6 and all(abs(x - 1.5) < 0.1 for x in r)
+    # unpaired (min over repeats of each point) would not see the drift; paired ratios are each near 1.5
+    assert ratio_ci(r).estimate == pytest.approx(c.estimate)
+
+
+def test_order_alternates_or_shuffles_with_a_recorded_seed():
+    m = Machine()
+    _, rows, seen = run_loop(m, Protocol(repeats=4, probe_mib=0), with_probe=False)
+    assert [n for _, n in seen] == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    assert {r["protocol_order"] for r in rows} == {"alternate"}
+    tasks = [Task(k, lambda rep: 1.0) for k in "abcdefgh"]
+    w = RowWriter("test", io.StringIO())
+    l1 = RepeatLoop(Protocol(repeats=2, order="shuffle", seed=42, probe_mib=0), w, tasks)
+    l2 = RepeatLoop(Protocol(repeats=2, order="shuffle", seed=42, probe_mib=0), w, tasks)
+    assert [t.key for t in l1.order(1, 0)] == [t.key for t in l2.order(1, 0)]
+    assert [t.key for t in l1.order(0, 0)] != [t.key for t in l1.order(1, 0)]
+    drawn = RepeatLoop(Protocol(repeats=2, order="shuffle", probe_mib=0), w, tasks)
+    assert drawn.seed is not None
+    out = io.StringIO()
+    w2 = RowWriter("test", out)
+    t2 = [Task(k, (lambda k: lambda rep: w2.emit(point=k, repeat=rep) and None)(k)) for k in "abc"]
+    RepeatLoop(Protocol(repeats=2, order="shuffle", seed=9, probe_mib=0), w2, t2).run()
+    assert {json.loads(x)["protocol_seed"] for x in out.getvalue().splitlines()} == {9}
+
+
+def test_adaptive_repeats_stop_at_the_target_or_the_budget():
+    m = Machine()
+    m.rng = np.random.default_rng(11)
+    m.time = lambda base, mem: base * math.exp(m.rng.normal(0, 0.10))  # noisy: 3 repeats are not enough
+    s, rows, _ = run_loop(m, Protocol(repeats=3, max_repeats=200, target=0.05, probe_mib=0), with_probe=False)
+    assert s.stop == "target" and 3 < s.repeats < 200 and s.cis["a_vs_b"].half_width <= 0.05
+    last = [r for r in rows if r["protocol_stop"]]
+    assert {r["protocol_stop"] for r in last} == {"target"} and {r["repeat"] for r in last} == {s.repeats - 1}
+    assert {r["protocol_target"] for r in rows} == {0.05}
+    ticks = iter(range(10_000))
+    w = RowWriter("test", io.StringIO())
+    noisy = [Task("a", lambda rep: 100 * math.exp(m.rng.normal(0, 0.3))),
+             Task("b", lambda rep: 150 * math.exp(m.rng.normal(0, 0.3)))]
+    s2 = RepeatLoop(Protocol(repeats=3, max_repeats=500, target=0.001, budget_s=5, probe_mib=0), w, noisy,
+                    [Ratio.speedup("r", "a", "b")], clock=lambda: float(next(ticks))).run()
+    assert s2.stop == "budget" and s2.repeats < 500
+    s3 = RepeatLoop(Protocol(repeats=3, max_repeats=6, target=0.001, probe_mib=0), w, noisy,
+                    [Ratio.speedup("r", "a", "b")]).run()
+    assert s3.stop == "max_repeats" and s3.repeats == 6
+
+
+def test_an_injected_slow_spell_is_flagged_retaken_and_the_ratio_stays_in_the_clean_interval():
+    clean, _, _ = run_loop(Machine(), Protocol(repeats=5))
+    assert clean.retaken == 0 and clean.cis["a_vs_b"].n == 5
+    # attempts 1 and 2 (repeat 1 and its first retake) and 4 run in a spell that slows memory-bound b by 1.8x
+    m = Machine(spell_attempts={1, 2, 4})
+    s, rows, _ = run_loop(m, Protocol(repeats=5, max_retakes=2))
+    assert s.retaken == 3 and s.flagged_kept == 0 and s.repeats == 5 and s.attempts == 8
+    df = pd.DataFrame(rows)
+    assert df["spell_probe_ns"].notna().all() and (df["spell_calibration_ns"] == 100.0).all()
+    flagged = df[df["spell_flagged"]]
+    assert len(flagged) == 6 and flagged["retaken"].all() and (flagged["spell_probe_ns"] == 200.0).all()
+    assert spell_counts(df) == {"retaken": 3, "flagged_kept": 0}
+    r = paired_ratios(df, df["point"] == "a", df["point"] == "b")  # the retaken attempts are left out
+    assert len(r) == 5
+    c = clean.cis["a_vs_b"]
+    assert c.low <= s.cis["a_vs_b"].estimate <= c.high
+    # without retakes the spell would have pulled the ratio out of the clean interval
+    m2 = Machine(spell_attempts={1, 2, 4})
+    s2, _, _ = run_loop(m2, Protocol(repeats=5, max_retakes=0))
+    assert s2.flagged_kept == 3 and not c.low <= s2.cis["a_vs_b"].estimate <= c.high
+
+
+def test_retakes_are_bounded():
+    m = Machine(spell_attempts=set(range(1, 100)))  # a spell that never ends, from the second repeat on
+    s, rows, _ = run_loop(m, Protocol(repeats=2, max_retakes=1))
+    assert s.repeats == 2 and s.retaken == 1 and s.flagged_kept == 1 and s.attempts == 3
+
+
+def test_the_real_probe_measures_dependent_loads():
+    p = SpellProbe(mib=2, steps=2000)
+    v = p.measure()
+    assert 0 < v < 1e6
+
+
+def test_protocol_options_are_validated():
+    with pytest.raises(ValueError, match="--max-repeats"):
+        Protocol(repeats=5, max_repeats=3).validate()
+    with pytest.raises(ValueError, match="--spell-factor"):
+        Protocol(spell_factor=1.0).validate()
+    with pytest.raises(ValueError, match="--order"):
+        Protocol(order="random").validate()
+    assert isinstance(ratio_ci([1.0, 1.1]), CI)
