@@ -115,7 +115,7 @@ def test_pairing_cancels_a_drifting_machine_and_rows_keep_every_repeat():
     assert c.low <= 1.5 <= c.high and c.half_width < 0.08
     df = pd.DataFrame(rows)
     r = paired_ratios(df, df["point"] == "a", df["point"] == "b")
-    assert len(r) == 6 and all(abs(x - 1.5) < 0.1 for x in r)
+    assert len(r) == 6 and all(abs(x - 1.5) < 0.2 for x in r)  # while the times grow 3.5x
     # unpaired (min over repeats of each point) would not see the drift; paired ratios are each near 1.5
     assert ratio_ci(r).estimate == pytest.approx(c.estimate)
 
