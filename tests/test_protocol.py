@@ -203,3 +203,65 @@ def test_protocol_options_are_validated():
     with pytest.raises(ValueError, match="--order"):
         Protocol(order="random").validate()
     assert isinstance(ratio_ci([1.0, 1.1]), CI)
+
+
+# ------------------------------------------------------------------ the report modules compute intervals from rows
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+def committed_rows(experiment: str):
+    from smtbench.report.common import read_rows
+
+    files = sorted((ROOT / "results" / "raw" / experiment).glob("*.jsonl"))
+    if not files:
+        pytest.skip(f"no committed rows of {experiment}")
+    return read_rows(files)
+
+
+def assert_intervals(table: pd.DataFrame, ratios: list[str]) -> None:
+    assert "n_repeats" in table.columns
+    for r in ratios:
+        lo, hi = table[f"{r}_ci_low"], table[f"{r}_ci_high"]
+        ok = lo.notna() & hi.notna()
+        assert ok.any(), r
+        v = pd.to_numeric(table[r], errors="coerce")
+        assert (lo[ok] <= hi[ok]).all() and (v[ok] > 0).all()
+
+
+def synthetic_lm_rows(n_rep: int = 5) -> pd.DataFrame:
+    """Rows of a protocol run: sequential 100 ns, automaton 80 ns (q=4) / 90 (q=2), KenLM 110 ns, 2% noise, one retaken
+    attempt whose automaton ran slow (left out)."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for rep in range(n_rep):
+        for attempt in ((0, 1) if rep == 2 else (0,)):
+            retaken = rep == 2 and attempt == 0
+            for be, q, ns in (("sequential", 0, 100), ("automaton", 2, 90), ("automaton", 4, 80),
+                              ("kenlm-probing-cpp", None, 110), ("kenlm-module", None, 200)):
+                slow = 3.0 if retaken and be == "automaton" else 1.0
+                rows.append(dict(model="m", backend=be, queue_size=q, repeat=rep, attempt=attempt, run_id="r1",
+                                 retaken=retaken, spell_flagged=retaken, model_bytes=1e6, order=3, ngrams=10,
+                                 queries=1000, synthetic=False,
+                                 ns_per_query=ns * slow * math.exp(rng.normal(0, 0.02))))
+    return pd.DataFrame(rows)
+
+
+def test_mokry_lm_table_has_intervals_from_paired_repeats():
+    from smtbench.report import mokry_lm
+
+    t = mokry_lm.best_speedups(synthetic_lm_rows())
+    assert_intervals(t, ["speedup", "sequential_vs_kenlm_probing_cpp", "automaton_vs_kenlm_probing_cpp",
+                         "sequential_vs_kenlm"])
+    row = t.iloc[0]
+    assert row.n_repeats == 5 and row.retaken_repeats == 1 and row.best_queue_size == 4
+    assert row.speedup_ci_low < 1.25 < row.speedup_ci_high  # 100/80, the slow retaken attempt left out
+    old = committed_rows("mokry_lm")  # rows from before the protocol still render (paired on repeat)
+    assert_intervals(mokry_lm.table3_3(old), ["speedup", "automaton_vs_kenlm_probing_cpp"])
+
+
+def test_glm_table3_has_intervals():
+    from smtbench.report import glm
+
+    rows = committed_rows("glm_btree")
+    assert_intervals(glm.table3(rows), ["vs_probing_1", "vs_kenlm_trie_cpp"])

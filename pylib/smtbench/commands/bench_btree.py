@@ -16,7 +16,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--batch-sizes", default="", help="Fig 10 sweep, e.g. 10,100,1000,10000,100000,1000000")
     p.add_argument("--threads", default="1", help="Table 3 thread counts, e.g. 1,2 (0 = all cores)")
     p.add_argument("--interleave", type=int, default=8, help="queries in flight per thread (0/1 = none)")
-    p.add_argument("--repeats", type=int, default=3)
+    from ..protocol import Protocol
+    Protocol.add_arguments(p)
     p.add_argument("--min-queries", type=int, default=1_000_000, help="tile the text to at least this many")
     p.add_argument("--max-lines", type=int, default=0, help="use only the first lines of the text (0 = all)")
     p.add_argument("--no-probing", action="store_true", help="skip our probing LM rows")
@@ -36,5 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import fields
 
     from ..lm.glm_bench import BTreeBench, run_bench
+    from ..protocol import Protocol
 
-    return run_bench(BTreeBench(**{f.name: getattr(args, f.name) for f in fields(BTreeBench)}))
+    return run_bench(BTreeBench(**{f.name: getattr(args, f.name) for f in fields(BTreeBench) if f.name != "protocol"},
+                                protocol=Protocol.from_args(args)))

@@ -12,7 +12,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--text", required=True, help="test document, one tokenized sentence per line")
     p.add_argument("--name", help="model label in the rows (default: the file name)")
     p.add_argument("--queue-sizes", default="1-16", help="automaton queue sizes, e.g. 1-16 or 1,2,4,8")
-    p.add_argument("--repeats", type=int, default=3)
+    from ..protocol import Protocol
+    Protocol.add_arguments(p)
     p.add_argument("--min-queries", type=int, default=1_000_000,
                    help="repeat the document until at least this many queries (0 = once)")
     p.add_argument("--max-lines", type=int, default=0, help="use only the first N lines (0 = all)")
@@ -36,12 +37,14 @@ def run(args: argparse.Namespace) -> int:
     from ..benchutil import parse_int_list
     from ..lm.kenlm_peer import parse_binaries
     from ..lm.lmbench import LmBench, run_bench
+    from ..protocol import Protocol
 
     b = LmBench(arpa=args.arpa, text=args.text, name=args.name,
                 queue_sizes=parse_int_list(args.queue_sizes, 1, 16, "--queue-sizes"),
                 repeats=args.repeats, min_queries=args.min_queries, max_lines=args.max_lines,
                 backends=[x.strip() for x in args.backends.split(",") if x.strip()], kenlm=args.kenlm,
-                multiplier=args.multiplier, lock=args.lock, kenlm_binaries=parse_binaries(args.kenlm_binary))
+                multiplier=args.multiplier, lock=args.lock, kenlm_binaries=parse_binaries(args.kenlm_binary),
+                protocol=Protocol.from_args(args))
     run_bench(b, out=args.out, progress=args.progress)
     return 0
 

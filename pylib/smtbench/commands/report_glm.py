@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..report import glm
-    from ..report.common import read_rows, save_figure, write_table
+    from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows)
     tables, figures = Path(args.tables), Path(args.figures)
@@ -43,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
     figures.mkdir(parents=True, exist_ok=True)
     model = args.model or glm._main_model(rows)
     write_table(glm.table3(rows, model), tables / "glm_table3",
-                f"gLM Table 3: throughput (n-gram queries/s) and size on {model}", notes=NOTES)
+                f"gLM Table 3: throughput (n-gram queries/s) and size on {model}",
+                notes=NOTES + " " + INTERVAL_NOTE)
     write_table(glm.bstumps(rows, model, args.node_size), tables / "glm_bstumps",
                 f"gLM §5.2: B-stump share of trie nodes per order ({model})", notes=NOTES)
     if args.big_model:

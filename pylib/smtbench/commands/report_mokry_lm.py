@@ -32,12 +32,12 @@ NOTES = ("Ours: probing-hash LM (16-byte entries, 1.5 buckets per n-gram, KenLM'
 
 def run(args: argparse.Namespace) -> int:
     from ..report import mokry_lm as ml
-    from ..report.common import read_rows, save_figure, write_table
+    from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows)
     if args.table:
         write_table(ml.table3_3(rows), args.table,
-                    "Mokry 2016 Table 3.3: best automaton-queue speed-up per model size", notes=NOTES)
+                    "Mokry 2016 Table 3.3: best automaton-queue speed-up per model size", notes=NOTES + " " + INTERVAL_NOTE)
     if args.figure:
         save_figure(ml.fig3_5(rows), args.figure)
     if args.metrics:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..benchutil import parse_int_list
+from ..protocol import Protocol
 
 INCLUDES_CPU = "ids pre-converted to query rows; batch query in C (one call per batch); no string handling"
 INCLUDES_REUSE = (INCLUDES_CPU + "; stream reuse: a row that continues the previous row takes its back-offs "
@@ -40,6 +41,7 @@ class BTreeBench:
     no_gpu: bool = False
     out: str | None = None
     progress: bool = False
+    protocol: Protocol | None = None  # the repeat protocol (default: exactly `repeats` alternating repeats)
 
 
 def run_bench(cfg: BTreeBench) -> int:
@@ -64,6 +66,9 @@ def run_bench(cfg: BTreeBench) -> int:
         raise ValueError(f"--interleave must be in 0..{MAX_INTERLEAVE}, got {cfg.interleave}")
     if cfg.repeats < 1 or cfg.min_queries < 0 or cfg.max_lines < 0:
         raise ValueError("--repeats must be >= 1; --min-queries and --max-lines >= 0")
+    if cfg.protocol is None:
+        cfg.protocol = Protocol(repeats=cfg.repeats)
+    cfg.protocol.validate()
     for path in (cfg.arpa, cfg.text):
         if not os.path.isfile(path):
             raise FileNotFoundError(f"no such file: {path}")
@@ -278,14 +283,28 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
                                cpu_qps=nq / k.cpu_s if k.cpu_s > 0 else None, rss_max_bytes=k.rss_max_bytes,
                                checksum=float(k.log10_sum).hex(), includes=PEER_INCLUDES))
 
-        # every point of ours, the GPU's and KenLM's in every repeat, the order reversed on odd repeats, so that a
-        # machine slowing down (or speeding up) within a run does not favour whichever is timed last
-        tasks = ([(cpu_point, p) for p in points] + [(gpu_point, p) for p in gpu_points]
-                 + [(peer_point, (peer,)) for peer in peers])
-        for rep in range(cfg.repeats):
-            for fn, args in (tasks if rep % 2 == 0 else tasks[::-1]):
+        # every point of ours, the GPU's and KenLM's in every repeat (smtbench.protocol: alternating or seeded order,
+        # per-repeat ratios, the slow-spell probe, adaptive repeats)
+        from ..protocol import Ratio, RepeatLoop, Task, describe
+
+        def task(key: str, fn, args) -> Task:
+            def run(rep: int) -> float:
                 fn(rep, *args)
-                bar.update()
+                return rows[-1]["elapsed_ns"]
+            return Task(key, run)
+
+        tasks = ([task("/".join(map(str, p)), cpu_point, p) for p in points]
+                 + [task("gpu/" + "/".join(map(str, p)), gpu_point, p) for p in gpu_points]
+                 + [task(f"kenlm-{peer.kind}-cpp", peer_point, (peer,)) for peer in peers])
+        keys = {t.key for t in tasks}
+        bt1 = f"table/btree/{cfg.node_size}/1/{nq}"
+        ratios = [Ratio.speedup(f"btree_vs_{k}", bt1, k) for k in ("kenlm-trie-cpp", "kenlm-probing-cpp")
+                  if k in keys and bt1 in keys]
+        if bt1 in keys and f"table/probing/0/1/{nq}" in keys:
+            ratios.append(Ratio.speedup("btree_vs_probing_1", bt1, f"table/probing/0/1/{nq}"))
+        summary = RepeatLoop(cfg.protocol, w, tasks, ratios, progress=bar).run()
+        print(f"btree {name}: {describe(summary)}", file=sys.stderr)
+        kept_repeats = summary.repeats
         if not gpu_ok:
             for sweep, k, b in ([("table", cfg.node_size, nq)] + [("node_size", k, nq) for k in node_sizes]
                                 + [("batch", cfg.node_size, b) for b in batch_sizes]):
@@ -310,7 +329,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
                 km = kenlm.Model(plain)
             tiled = lines * reps
             score = km.score
-            for rep in range(cfg.repeats):
+            for rep in range(kept_repeats):  # after the paired loop (its memory is freed first): paired by index only
                 t0 = time.perf_counter_ns()
                 tot_k = 0.0
                 for line in tiled:

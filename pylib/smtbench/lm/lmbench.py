@@ -23,6 +23,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..benchutil import RowWriter
+from ..protocol import Protocol, Ratio, RepeatLoop, Task, describe
 from ..ioutil import open_binary, open_text, output_or_stdout
 from ..resources import require_memory
 from . import backends
@@ -49,6 +50,7 @@ class LmBench:
     multiplier: float = 1.5
     lock: str | None = None  # hold this flock only while timing (loading happens outside it)
     kenlm_binaries: dict[str, str] = field(default_factory=dict)  # kind (probing|trie) -> KenLM binary model
+    protocol: Protocol | None = None  # the repeat protocol (default: exactly `repeats` alternating repeats)
 
     def validate(self) -> None:
         bad = [q for q in self.queue_sizes if not 1 <= q <= MAX_QUEUE]
@@ -56,6 +58,9 @@ class LmBench:
             raise ValueError(f"--queue-sizes must be in 1..{MAX_QUEUE}, got {bad}")
         if self.repeats < 1:
             raise ValueError(f"--repeats must be >= 1, got {self.repeats}")
+        if self.protocol is None:
+            self.protocol = Protocol(repeats=self.repeats)
+        self.protocol.validate()
         if self.min_queries < 0 or self.max_lines < 0:
             raise ValueError("--min-queries and --max-lines must be >= 0")
         if not self.multiplier > 1.0:
@@ -180,7 +185,7 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
     with output_or_stdout(out) as fh:
         writer = RowWriter("mokry_lm", fh)
         bar = tqdm(total=len(points) * b.repeats + (b.repeats if b.kenlm else 0), disable=not progress,
-                   desc=f"lm {name}", file=sys.stderr)
+                   desc=f"lm {name}", file=sys.stderr)  # the repeat loop raises the total as it retakes / goes on
         from .kenlm_peer import INCLUDES as PEER_INCLUDES, KenlmPeer
         peers = opened
         for kind, path in sorted(b.kenlm_binaries.items()):
@@ -221,13 +226,58 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
                     includes=PEER_INCLUDES))
                 sums[f"kenlm-{peer.kind}-cpp/{rep}"] = k.log10_sum
 
-            # KenLM's C++ programs interleaved with ours in every repeat, the order reversed on odd repeats, so that a
-            # machine slowing down (or speeding up) within a run does not favour whichever is timed last
-            tasks = [(ours_point, p) for p in points] + [(peer_point, (peer,)) for peer in peers]
-            for rep in range(b.repeats):
-                for fn, args in (tasks if rep % 2 == 0 else tasks[::-1]):
-                    fn(rep, *args)
-                    bar.update()
+            ours_bytes = points[0][2].nbytes
+
+            def module_point(rep: int) -> float:  # the kenlm module (a Python call per sentence), a point like any
+                t0 = time.perf_counter_ns()
+                total = 0.0
+                for line in tiled:
+                    total += score(line, bos=True, eos=True)
+                ns = time.perf_counter_ns() - t0
+                sums[f"kenlm-module/{rep}"] = total
+                rows.append(writer.emit(
+                    **common, backend="kenlm-module", queue_size=None, repeat=rep, model_bytes=int(ours_bytes),
+                    huge_pages=None, multiplier=None, elapsed_ns=ns, ns_per_query=ns / queries,
+                    log10_sum=total, checksum=float(total).hex(), includes=KENLM_INCLUDES))
+                return ns
+
+            if km is not None:
+                tiled = lines * reps
+                score = km.score
+            # every point of ours, KenLM's C++ programs' and the kenlm module's in every repeat (smtbench.protocol:
+            # alternating or seeded order, per-repeat ratios, the slow-spell probe, adaptive repeats)
+            def ours_task(be: str, q: int | None, sc) -> Task:
+                def fn(rep: int) -> float:
+                    ours_point(rep, be, q, sc)
+                    return rows[-1]["elapsed_ns"]
+                return Task(f"{be}/{q}", fn)
+
+            def peer_task(peer) -> Task:
+                def fn(rep: int) -> float:
+                    peer_point(rep, peer)
+                    return rows[-1]["elapsed_ns"]
+                return Task(f"kenlm-{peer.kind}-cpp", fn)
+
+            tasks = [ours_task(be, q, sc) for be, q, sc in points] + [peer_task(peer) for peer in peers]
+            if km is not None:
+                tasks.append(Task("kenlm-module", module_point))
+            auts = [f"automaton/{q}" for be, q, _ in points if be == "automaton"]
+
+            def best_aut(t):
+                v = [t[k] for k in auts if k in t]
+                return min(v) if v else None
+
+            ratios = []
+            if "sequential/0" in {t.key for t in tasks} and auts:
+                ratios.append(Ratio("speedup", lambda t: t["sequential/0"] / best_aut(t) if best_aut(t) else None))
+            if any(p.kind == "probing" for p in peers):
+                if auts:
+                    ratios.append(Ratio("automaton_vs_kenlm_probing_cpp",
+                                        lambda t: t["kenlm-probing-cpp"] / best_aut(t) if best_aut(t) else None))
+                ratios.append(Ratio.speedup("sequential_vs_kenlm_probing_cpp", "sequential/0", "kenlm-probing-cpp"))
+            summary = RepeatLoop(b.protocol, writer, tasks, ratios, progress=bar).run()
+            print(f"lm {name}: {describe(summary)}", file=sys.stderr)
+            module_sums = {key: sums.pop(key) for key in [x for x in sums if x.startswith("kenlm-module/")]}
             kenlm_sums = {key: sums.pop(key) for key in [x for x in sums if x.startswith("kenlm-")]}
             distinct = set(sums.values())
             if len(distinct) != 1:
@@ -236,22 +286,8 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
             for key, v in kenlm_sums.items():  # KenLM sums in float per 4,096-word buffer
                 if not math.isclose(v, ours, rel_tol=1e-4):
                     raise RuntimeError(f"{b.arpa}: {key}: KenLM's log10 sum {v!r} differs from ours {ours!r}")
-            ours_bytes = points[0][2].nbytes
-            if km is not None:
-                tiled = lines * reps
-                score = km.score
-                for rep in range(b.repeats):
-                    t0 = time.perf_counter_ns()
-                    total = 0.0
-                    for line in tiled:
-                        total += score(line, bos=True, eos=True)
-                    ns = time.perf_counter_ns() - t0
-                    if not math.isclose(total, ours, rel_tol=1e-5, abs_tol=1e-3):
-                        raise RuntimeError(f"{b.arpa}: kenlm's log10 sum {total!r} differs from ours {ours!r}")
-                    rows.append(writer.emit(
-                        **common, backend="kenlm-module", queue_size=None, repeat=rep, model_bytes=int(ours_bytes),
-                        huge_pages=None, multiplier=None, elapsed_ns=ns, ns_per_query=ns / queries,
-                        log10_sum=total, checksum=float(total).hex(), includes=KENLM_INCLUDES))
-                    bar.update()
+            for key, total in module_sums.items():
+                if not math.isclose(total, ours, rel_tol=1e-5, abs_tol=1e-3):
+                    raise RuntimeError(f"{b.arpa}: kenlm's log10 sum {total!r} differs from ours {ours!r}")
         bar.close()
     return rows

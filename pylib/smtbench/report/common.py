@@ -85,3 +85,52 @@ def save_figure(fig, path: str | Path) -> None:
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+def add_interval(out: pd.DataFrame, ratio: str, per_row: list[list[float]]) -> pd.DataFrame:
+    """Put ``<ratio>_ci_low`` / ``<ratio>_ci_high`` (the 95% interval of each table row's per-repeat paired ratios,
+    smtbench.protocol.ratio_ci) right after the ``ratio`` column and keep ``n_repeats`` (the most repeats any of
+    the row's intervals rests on) as the table's last measured column. Rows from before the protocol with one
+    repeat, or none paired, get no interval (empty cells)."""
+    from ..protocol import ratio_ci
+
+    cis = [ratio_ci(r) for r in per_row]
+    at = list(out.columns).index(ratio) + 1 if ratio in out.columns else len(out.columns)
+    out = out.copy()
+    for i, (suffix, vals) in enumerate((("_ci_low", [c.low for c in cis]), ("_ci_high", [c.high for c in cis]))):
+        col = ratio + suffix
+        if col in out.columns:
+            out = out.drop(columns=col)
+        out.insert(at + i, col, [round(v, 4) if v == v else float("nan") for v in vals])
+    n = pd.Series([c.n for c in cis], index=out.index)
+    out["n_repeats"] = n if "n_repeats" not in out.columns else pd.concat([out["n_repeats"], n], axis=1).max(axis=1)
+    out["n_repeats"] = out["n_repeats"].astype(int)
+    return out
+
+
+def judge_target(ci_low: float, ci_high: float, value: float, target: float) -> str:
+    """A target ('>= target x') judged on the interval: 'meets' when its lower bound reaches the target, 'misses'
+    when its upper bound stays below, 'undecided' when it straddles; rows without an interval (old rows) are judged
+    on the value alone and say so."""
+    if ci_low == ci_low and ci_high == ci_high:
+        return "meets (lower bound)" if ci_low >= target else ("misses (upper bound)" if ci_high < target
+                                                               else "undecided (interval straddles)")
+    if value != value:
+        return ""
+    return "meets (value, no interval)" if value >= target else "misses (value, no interval)"
+
+
+def move_last(out: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    """Move ``cols`` (those present) just before the first paper_* column (or to the end)."""
+    cols = [c for c in cols if c in out.columns]
+    rest = [c for c in out.columns if c not in cols]
+    at = next((i for i, c in enumerate(rest) if c.startswith("paper_")), len(rest))
+    return out[rest[:at] + cols + rest[at:]]
+
+
+INTERVAL_NOTE = ("`<ratio>_ci_low` / `<ratio>_ci_high`: the ratio's 95% interval over the run's repeats, each repeat's "
+                 "ratio computed from that repeat's paired points (expanded percentile bootstrap of the mean log-ratio, "
+                 "smtbench.protocol); `n_repeats`: the repeats it rests on; `retaken_repeats`: repeats a slow spell "
+                 "(memory-latency probe above its factor x the run's calibration) had retaken. The ratio column itself "
+                 "keeps its definition (best times); a target is judged on the interval's lower bound. Empty interval "
+                 "cells: one repeat, or rows from before the protocol that cannot be paired.")

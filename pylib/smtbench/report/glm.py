@@ -8,7 +8,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .common import paper_values
+from ..protocol import paired_ratios, spell_counts
+from .common import add_interval, move_last, paper_values
 
 NO_GPU = "no GPU lent"
 POINT = ["model", "sweep", "backend", "path", "node_size", "threads", "batch"]
@@ -18,6 +19,8 @@ def per_point(rows: pd.DataFrame) -> pd.DataFrame:
     """Best (max) and median throughput over repeats per measured point; unmeasured GPU points keep
     their reason in ``note``."""
     r = rows[rows["sweep"] != "stats"].copy()
+    if "retaken" in r.columns:  # attempts a slow spell had retaken are kept in the rows, not counted
+        r = r[r["retaken"].fillna(False).astype(bool) == False]  # noqa: E712
     for c in ("node_size", "threads", "batch"):
         r[c] = r[c].fillna(-1).astype(int)
     if "gpu" not in r:
@@ -99,7 +102,19 @@ def table3(rows: pd.DataFrame, model: str | None = None) -> pd.DataFrame:
                     how="left")
     out["qps"] = [NO_GPU if pd.isna(v) else int(round(v)) for v in out["qps"]]
     out["model"] = model
+    # intervals of both ratio columns over the run's paired repeats (throughput of the row's point / the base's)
+    m = rows[(rows["model"] == model) & (rows["sweep"] == "table")].copy()
+    m["threads"] = m["threads"].fillna(-1).astype(int)
+    sel = [(m["backend"] == b) & (m["path"] == pa) & (m["threads"] == t) for b, pa, t in zip(p.backend, p.path, p.threads)]
+    for col, base_sel in (("vs_probing_1", (m["backend"] == "probing") & (m["threads"] == 1)),
+                          ("vs_kenlm_trie_cpp", m["backend"] == "kenlm-trie-cpp")):
+        out = add_interval(out, col, [paired_ratios(m, s_, base_sel, value="qps", higher_is_better=True)
+                                      for s_ in sel])
+    out["retaken_repeats"] = spell_counts(m)["retaken"]
+    out = move_last(out, ["n_repeats", "retaken_repeats"])
     return out
+
+
 
 
 def bstumps(rows: pd.DataFrame, model: str | None = None, node_size: int = 31) -> pd.DataFrame:
