@@ -265,3 +265,11 @@ def test_glm_table3_has_intervals():
 
     rows = committed_rows("glm_btree")
     assert_intervals(glm.table3(rows), ["vs_probing_1", "vs_kenlm_trie_cpp"])
+
+
+def test_mokry_hash_tables_have_intervals():
+    from smtbench.report import mokry_hash
+
+    rows = committed_rows("mokry_hash")
+    assert_intervals(mokry_hash.table3_2(rows), ["miss_speedup", "hit_speedup"])
+    assert_intervals(mokry_hash.layouts(rows), ["speedup", "best_over_floor"])

@@ -183,8 +183,8 @@ class Protocol:
         g.add_argument("--time-budget", type=float, default=0.0, help="seconds of repeating before stopping anyway "
                                                                       "(0 = none)")
         g.add_argument("--order", choices=("alternate", "shuffle"), default="alternate",
-                       help="the points' order per repeat: alternate (reversed on odd repeats) or shuffle (--seed)")
-        g.add_argument("--seed", type=int, default=None, help="the shuffle's seed (recorded; drawn when absent)")
+                       help="the points' order per repeat: alternate (reversed on odd repeats) or shuffle (--order-seed)")
+        g.add_argument("--order-seed", type=int, default=None, help="the shuffle's seed (recorded; drawn when absent)")
         g.add_argument("--spell-factor", type=float, default=1.25,
                        help="flag and retake a repeat whose slow-spell probe exceeds this x the calibration")
         g.add_argument("--max-retakes", type=int, default=2, help="retakes per repeat (bounded)")
@@ -193,7 +193,7 @@ class Protocol:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Protocol":
         pr = cls(repeats=args.repeats, max_repeats=args.max_repeats, target=args.ci_target,
-                 budget_s=args.time_budget, order=args.order, seed=args.seed, spell_factor=args.spell_factor,
+                 budget_s=args.time_budget, order=args.order, seed=args.order_seed, spell_factor=args.spell_factor,
                  max_retakes=args.max_retakes, probe_mib=args.spell_probe_mib)
         pr.validate()
         return pr

@@ -22,6 +22,13 @@ ALL.append(MACHINE)
 BENCH_THREADS = 1 << 12
 
 
+PROTOCOL_FLAGS = {"max_repeats": "--max-repeats", "ci_target": "--ci-target", "time_budget": "--time-budget",
+                  "order": "--order", "seed": "--order-seed", "spell_factor": "--spell-factor", "max_retakes": "--max-retakes",
+                  "spell_probe_mib": "--spell-probe-mib"}
+# the repeat protocol's options (smtbench.protocol) of every timing rule: the profile's `protocol:` block
+PROTOCOL_ARGS = " ".join(f"{PROTOCOL_FLAGS[k]} {v}" for k, v in sorted(P.get("protocol", {}).items()))
+
+
 def hash_variants(mib):
     """The layout variants of the hash sweep at a table size (config mokry_hash.variants, plus kv and split on plain
     pages up to nohuge_max_mib)."""

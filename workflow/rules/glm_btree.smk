@@ -49,6 +49,7 @@ rule glm_btree_bench:
         name=GLM_NAME_RE,
     params:
         expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
+        protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
         sweeps=_glm_sweeps,
         k=GB.get("node_size", 31),
         threads=",".join(map(str, GB.get("threads", [1]))),
@@ -67,7 +68,7 @@ rule glm_btree_bench:
         "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench guard --what 'gLM B-tree sweep of {wildcards.name}' -- "
         "smtbench bench btree --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
         "--node-size {params.k} --threads {params.threads} --interleave {params.il} {params.sweeps} "
-        "--repeats {params.repeats} --min-queries {params.minq} {params.peers} --progress --out {output} 2> {log}"
+        "--repeats {params.repeats} {params.protocol} --min-queries {params.minq} {params.peers} --progress --out {output} 2> {log}"
 
 
 rule glm_btree_report:

@@ -23,6 +23,7 @@ rule hash_sweep:
         modes=",".join(H["modes"]),
         lookups=H["lookups"],
         repeats=H["repeats"],
+        protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
         lf=H.get("load_factor", 0.6667),
         sizing=H.get("sizing", "pow2"),
     threads: BENCH_THREADS  # the whole machine (see common.smk)
@@ -34,7 +35,7 @@ rule hash_sweep:
     shell:
         "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench guard --what 'hash sweep of a {wildcards.mib} MiB table' -- "
         "smtbench bench hash --table-mib {wildcards.mib} --variants {params.variants} --queue-sizes {params.q} --threads {params.threads} "
-        "--mode {params.modes} --lookups {params.lookups} --repeats {params.repeats} "
+        "--mode {params.modes} --lookups {params.lookups} --repeats {params.repeats} {params.protocol} "
         "--load-factor {params.lf} --sizing {params.sizing} --progress --out {output} 2> {log}"
 
 

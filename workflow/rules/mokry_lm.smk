@@ -25,6 +25,7 @@ rule mokry_lm_bench:
         f"{OUT}/raw/mokry_lm/{{name}}.jsonl",
     params:
         expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
+        protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
         q=L.get("queue_sizes", "1-16"),
         repeats=L.get("repeats", 3),
         minq=L.get("min_queries", 1000000),
@@ -41,7 +42,7 @@ rule mokry_lm_bench:
     shell:
         "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench guard --what 'LM scoring sweep of {wildcards.name}' -- "
         "smtbench bench lm --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
-        "--queue-sizes {params.q} --repeats {params.repeats} --min-queries {params.minq} {params.kenlm} {params.peers} "
+        "--queue-sizes {params.q} --repeats {params.repeats} {params.protocol} --min-queries {params.minq} {params.kenlm} {params.peers} "
         "{params.backends} "
         "--progress --out {output} 2> {log}"
 

@@ -23,7 +23,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--threads", default="1", help="comma list of thread counts, e.g. 1,2")
     p.add_argument("--lookups", type=int, default=2_000_000, help="lookups per measurement (split over threads)")
     p.add_argument("--mode", default="miss", help="hit, miss or hit,miss")
-    p.add_argument("--repeats", type=int, default=3)
+    from ..protocol import Protocol
+    Protocol.add_arguments(p)
     p.add_argument("--load-factor", type=float, default=2 / 3)
     p.add_argument("--sizing", choices=["pow2", "mod"], default="pow2")
     p.add_argument("--burnin", type=int, default=4096, help="untimed lookups per thread first (Mokry: 4k)")
@@ -38,6 +39,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..benchutil import require_range
     from ..hash.bench import HashSweep, run_sweep
+    from ..protocol import Protocol
 
     require_range("--table-mib", args.table_mib, 1, 1 << 24)
     require_range("--seed", args.seed, 0, 2**63 - 1)
@@ -52,6 +54,6 @@ def run(args: argparse.Namespace) -> int:
         modes=[m.strip() for m in args.mode.split(",") if m.strip()], repeats=args.repeats,
         load_factor=args.load_factor, sizing=args.sizing, burnin=args.burnin, pin=args.pin,
         seed=args.seed, fill_threads=args.fill_threads,
-        variants=[v.strip() for v in args.variants.split(",") if v.strip()])
+        variants=[v.strip() for v in args.variants.split(",") if v.strip()], protocol=Protocol.from_args(args))
     run_sweep(sweep, out=args.out, progress=args.progress)
     return 0

@@ -18,7 +18,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..report import mokry_hash as mh
-    from ..report.common import read_rows, save_figure, write_table
+    from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows)
     if args.table:
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
                           "min over repeats, speed-up = plain ns / best-queue ns from the same run; lines_per_lookup = mean "
                           "distinct 64-byte lines a lookup touches; line_floor_ns = independent random line reads over "
                           "the same memory (this machine's memory-level-parallelism floor per line). "
-                          "paper_*: the thesis' 137 GB table, misses (Mokry 2016, Table 3.2).")
+                          "paper_*: the thesis' 137 GB table, misses (Mokry 2016, Table 3.2). " + INTERVAL_NOTE)
     if args.figure:
         save_figure(mh.fig3_2(rows), args.figure)
     if args.layouts_table:
@@ -39,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
                           "util/probing_hash_table_benchmark_main.cc, so half the bytes). lines_per_lookup = mean "
                           "distinct 64-byte lines a lookup touches (untimed, 1M queries; split layouts count the "
                           "value line of a hit); line_floor_ns = independent random line reads over the same table "
-                          "in the same run; best_over_floor = best ns / that floor. ':nohuge' = plain 4 KiB pages.")
+                          "in the same run; best_over_floor = best ns / that floor. ':nohuge' = plain 4 KiB pages. "
+                          + INTERVAL_NOTE)
     if args.layouts_figure:
         save_figure(mh.fig_layouts(rows), args.layouts_figure)
     if args.metrics:

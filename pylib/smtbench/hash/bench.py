@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from tqdm import tqdm
 
 from ..benchutil import RowWriter
+from ..protocol import Protocol, Ratio, RepeatLoop, Task, describe
 from .table import LAYOUTS, MAX_QUEUE, ProbingHashTable, plan
 from ..ioutil import output_or_stdout
 from ..machine import HugePages
@@ -33,6 +34,10 @@ class HashSweep:
     seed: int = 1
     fill_threads: int = 0
     variants: list[str] = field(default_factory=lambda: ["kv"])
+    protocol: Protocol | None = None  # the repeat protocol (default: exactly `repeats` alternating repeats)
+
+    def proto(self) -> Protocol:
+        return self.protocol or Protocol(repeats=self.repeats)
 
     def parsed_variants(self) -> list[tuple[str, bool]]:
         """(layout, huge pages) per variant."""
@@ -57,6 +62,7 @@ class HashSweep:
             raise ValueError(f"threads must be in 1..1024, got {self.threads}")
         if self.repeats < 1:
             raise ValueError(f"--repeats must be >= 1, got {self.repeats}")
+        self.proto().validate()
         if any(m not in ("hit", "miss") for m in self.modes) or not self.modes:
             raise ValueError(f"--mode must be hit, miss or both, got {self.modes}")
         if self.lookups < max(self.threads):
@@ -96,8 +102,9 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
         writer = RowWriter("mokry_hash", fh)
         bar = tqdm(total=len(points) * s.repeats, disable=not progress, desc=f"hash {s.table_mib} MiB",
                    file=sys.stderr)
-        for rep in range(s.repeats):
-            for variant, mode, threads, q in points:
+
+        def point(variant: str, mode: str, threads: int, q: int) -> Task:
+            def fn(rep: int) -> float:
                 table, max_entries, layout, huge = tables[variant]
                 r = table.bench(fill_seed=s.seed, filled=max_entries, query_seed=s.seed + 1000,
                                 lookups=s.lookups, mode=mode, queue_size=q, threads=threads,  # type: ignore[arg-type]
@@ -118,7 +125,23 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
                     ns_per_lookup=r.wall_ns / per_thread,
                     mlookups_per_s=s.lookups / r.wall_ns * 1e3, checksum=str(r.checksum), found=r.found,
                     mean_probes=st[0], mean_lines=st[1]))
-                bar.update()
+                return r.wall_ns
+            return Task(f"{variant}/{mode}/{threads}/{q}", fn)
+
+        # every point once per repeat, alternating or shuffled (smtbench.protocol); the headline ratio of the adaptive
+        # stop: the first variant's best queue against no queue, first mode, one thread (when swept)
+        tasks = [point(*pt) for pt in points]
+        v0, m0, t0 = s.variants[0], s.modes[0], min(s.threads)
+        qs = [q for q in s.queue_sizes if q > 0]
+        ratios = []
+        if 0 in s.queue_sizes and qs:
+            def best_queue(t: dict) -> float | None:
+                best = min((t[k] for k in (f"{v0}/{m0}/{t0}/{q}" for q in qs) if k in t), default=None)
+                base = t.get(f"{v0}/{m0}/{t0}/0")
+                return base / best if best and base else None
+            ratios.append(Ratio("best_queue_speedup", best_queue))
+        summary = RepeatLoop(s.proto(), writer, tasks, ratios, progress=bar).run()
+        print(f"hash {s.table_mib} MiB: {describe(summary)}", file=sys.stderr)
         bar.close()
         # The checksum folds every found value (or the key of a miss): it must not depend on the layout, queue
         # size, thread count or repeat (the random-line floor folds whatever its table holds: per variant). A

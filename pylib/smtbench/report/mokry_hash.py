@@ -7,7 +7,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .common import paper_values
+from ..protocol import kept, paired_ratios
+from .common import add_interval, paper_values
 
 POINT = ["variant", "table_mib", "mode", "threads", "queue_size"]
 PAPER_VARIANT = "kv"  # Mokry's table: 16-byte key+value entries probed from the ideal bucket
@@ -23,7 +24,7 @@ def with_variant(rows: pd.DataFrame) -> pd.DataFrame:
 def per_point(rows: pd.DataFrame) -> pd.DataFrame:
     """Min and median ns/lookup over repeats for each sweep point (the thesis keeps the minimum).
     Mode 'line' rows (random line reads, the machine's floor) are left out."""
-    rows = with_variant(rows)
+    rows = kept(with_variant(rows))
     rows = rows[rows["mode"] != "line"]
     g = rows.groupby(POINT)["ns_per_lookup"]
     out = g.agg(ns_min="min", ns_median="median", repeats="count").reset_index()
@@ -55,7 +56,35 @@ def best_speedups(rows: pd.DataFrame, variant: str | None = PAPER_VARIANT) -> pd
                         how="left")
         cols += ["lines_per_lookup", "line_floor_ns"]
     out = out[cols]
+    out = _intervals(out, rows)
     return out.drop(columns="variant") if variant is not None else out
+
+
+def _intervals(out: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """speedup (plain / best queue) and best_over_floor's 95% intervals over the run's paired repeats, n_repeats."""
+    r = rows.assign(queue_size=rows["queue_size"].fillna(0).astype(int))
+    groups = {k: g for k, g in r.groupby(["variant", "table_mib", "threads"])}
+    sp, fl = [], []
+    for _, o in out.iterrows():
+        g = groups.get((o.variant, o.table_mib, o.threads))
+        if g is None:
+            sp.append([]), fl.append([])
+            continue
+        best = (g["mode"] == o["mode"]) & (g["queue_size"] == int(o.best_queue_size))
+        sp.append(paired_ratios(g, best, (g["mode"] == o["mode"]) & (g["queue_size"] == 0), value="ns_per_lookup"))
+        fl.append(paired_ratios(g, g["mode"] == "line", best, value="ns_per_lookup"))
+    out = add_interval(out, "speedup", sp)
+    out["_floor_ratios"] = fl
+    return out
+
+
+def _floor_interval(b: pd.DataFrame) -> pd.DataFrame:
+    if "best_over_floor" not in b or "_floor_ratios" not in b:
+        return b.drop(columns=["_floor_ratios"], errors="ignore")
+    n = b["n_repeats"].copy()
+    b = add_interval(b, "best_over_floor", list(b["_floor_ratios"]))
+    b["n_repeats"] = n
+    return b.drop(columns="_floor_ratios")
 
 
 def layouts(rows: pd.DataFrame, threads: int = 1) -> pd.DataFrame:
@@ -68,8 +97,10 @@ def layouts(rows: pd.DataFrame, threads: int = 1) -> pd.DataFrame:
     big = b[b.table_mib >= 1024]
     b = big if len(big) else b
     b = b.assign(best_over_floor=b.best_ns / b.line_floor_ns) if "line_floor_ns" in b else b
+    b = _floor_interval(b)
     keep = [c for c in ("table_mib", "variant", "mode", "plain_ns", "best_ns", "best_queue_size", "speedup",
-                        "lines_per_lookup", "line_floor_ns", "best_over_floor", "load1_max") if c in b]
+                        "speedup_ci_low", "speedup_ci_high", "lines_per_lookup", "line_floor_ns", "best_over_floor",
+                        "best_over_floor_ci_low", "best_over_floor_ci_high", "load1_max", "n_repeats") if c in b]
     order = {v: i for i, v in enumerate(["kv", "keys", "kv-line", "kv-line-ovf", "split", "split-pf",
                                                    "split-ovf", "split-ovf-pf"])}
     b = b.assign(_o=b.variant.map(lambda v: (order.get(v.split(":")[0], 9), v)))
@@ -83,19 +114,22 @@ def table3_2(rows: pd.DataFrame) -> pd.DataFrame:
     best = best[best.table_mib == largest]
     wide = None
     for mode in ("miss", "hit"):
-        keep = [c for c in ("plain_ns", "best_ns", "best_queue_size", "speedup", "lines_per_lookup") if c in best]
+        keep = [c for c in ("plain_ns", "best_ns", "best_queue_size", "speedup", "speedup_ci_low", "speedup_ci_high",
+                            "lines_per_lookup") if c in best]
         part = best[best["mode"] == mode].set_index("threads")[keep]
         part.columns = [f"{mode}_{c}" for c in part.columns]
         wide = part if wide is None else wide.join(part, how="outer")
     assert wide is not None
     if "line_floor_ns" in best:
         wide = wide.join(best.groupby("threads")["line_floor_ns"].first())
+    wide = wide.join(best.groupby("threads")["n_repeats"].max())
     wide = wide.reset_index()
     paper = paper_values("mokry2016", "table3_2")
     paper["threads"] = paper["key"].str.removeprefix("threads=").astype(int)
     paper = paper.drop(columns="key")
     out = wide.merge(paper, on="threads", how="outer").sort_values("threads")
     out.insert(0, "table_mib", largest)
+    out["n_repeats"] = out["n_repeats"].astype("Int64")
     return out.reset_index(drop=True)
 
 
