@@ -273,3 +273,12 @@ def test_mokry_hash_tables_have_intervals():
     rows = committed_rows("mokry_hash")
     assert_intervals(mokry_hash.table3_2(rows), ["miss_speedup", "hit_speedup"])
     assert_intervals(mokry_hash.layouts(rows), ["speedup", "best_over_floor"])
+
+
+def test_mediani_tables_have_intervals():
+    from smtbench.report import mediani
+
+    rows = committed_rows("mediani_scoring")
+    assert_intervals(mediani.table1(rows), ["speedup_vs_sort"])
+    assert_intervals(mediani.table3(rows), ["speedup_vs_sort", "thread_speedup"])
+    assert_intervals(mediani.table4(rows), ["speedup_vs_sort", "vs_single_run"])

@@ -29,6 +29,7 @@ rule mediani_bench:
         partitions=",".join(map(str, MED["partitions"])),
         mmax=MED.get("memory_max_fraction", 1.0),
         repeats=MED["repeats"],
+        protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
         profile=PROFILE,
     threads: BENCH_THREADS  # the whole machine (see common.smk)
     resources:
@@ -40,7 +41,7 @@ rule mediani_bench:
         "--lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} --workdir work/tm/bench-{params.profile} "
         "--fractions {params.fractions} --threads {params.threads} --memory {params.memory} "
         "--systems {params.systems} --partitions {params.partitions} --memory-max-fraction {params.mmax} "
-        "--repeats {params.repeats} --progress --out {output} 2> {log}"
+        "--repeats {params.repeats} {params.protocol} --progress --out {output} 2> {log}"
 
 
 rule mediani_report:

@@ -24,7 +24,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--sort-memory", default="256M")
     p.add_argument("--partitions", default="1,2,4", help="distributed form (§3.3); empty for none")
     p.add_argument("--partition-fraction", type=float, default=1.0)
-    p.add_argument("--repeats", type=int, default=2)
+    from ..protocol import Protocol
+    Protocol.add_arguments(p, repeats=2)
     p.add_argument("--out", help="rows (JSON lines), written atomically")
     p.add_argument("--progress", action="store_true")
     p.set_defaults(func=run)
@@ -32,6 +33,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..benchutil import parse_int_list
+    from ..protocol import Protocol
     from ..tm.bench import TmScoreSweep, run_sweep
     s = TmScoreSweep(
         extract=args.extract, extract_inv=args.extract_inv, lex_f2e=args.lex_f2e, lex_e2f=args.lex_e2f,
@@ -39,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
         memory=[m for m in args.memory.split(",") if m], systems=[x for x in args.systems.split(",") if x],
         memory_max_fraction=args.memory_max_fraction, sort_memory=args.sort_memory,
         partitions=parse_int_list(args.partitions) if args.partitions.strip() else [],
-        partition_fraction=args.partition_fraction, repeats=args.repeats)
+        partition_fraction=args.partition_fraction, repeats=args.repeats,
+        protocol=Protocol.from_args(args))
     run_sweep(s, args.out, progress=args.progress)
     return 0

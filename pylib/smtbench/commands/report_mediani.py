@@ -15,7 +15,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
     from ..report import mediani as M
-    from ..report.common import read_rows, save_figure, write_table
+    from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
     rows = read_rows(args.rows)
     out = Path(args.outdir)
     cpu = f"{rows.machine_cpu.iloc[0]}, {rows.machine_cores.iloc[0]} cores" if "machine_cpu" in rows else ""
@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
               f"+ a single-threaded streaming scorer in C + consolidate (Moses-style); in-memory = pandas. "
               f"Seconds are minima over repeats on {cpu}; every table was checked equal to the others of its "
               f"corpus fraction inside the benchmark. paper_*: Mediani et al. 2012 (hours on 8/16-core "
-              f"machines, 13.8M-29.4M sentence pairs).")
+              f"machines, 13.8M-29.4M sentence pairs)." + " " + INTERVAL_NOTE)
     write_table(M.table1(rows), out / "tables" / "mediani_table1",
                 "Mediani et al. 2012 Table 1: phrase-scoring time per system (largest corpus)", notes=common)
     write_table(M.table3(rows), out / "tables" / "mediani_table3",

@@ -9,13 +9,43 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .common import paper_values
+from ..protocol import kept, paired_ratios
+from .common import add_interval, paper_values
 
 POINT = ["system", "fraction", "threads", "memory", "partitions"]
 
 
+def _rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows that count (retaken attempts left out), memory as text, and `t`: the time a ratio compares (the critical
+    path for the distributed form, the wall time otherwise)."""
+    r = kept(rows).copy()
+    r["memory"] = r["memory"].fillna("").astype(str)
+    t = r["seconds"]
+    if "s_critical_path" in r:
+        t = r["s_critical_path"].where(r["system"] == "distributed", t)
+    r["t"] = t
+    return r
+
+
+def _is(rows: pd.DataFrame, pt) -> pd.Series:
+    """The rows of one per_point() point."""
+    m = pd.Series(True, index=rows.index)
+    for c in POINT:
+        v = pt[c]
+        m &= rows[c].isna() if v is None or (isinstance(v, float) and v != v) else rows[c] == v
+    return m
+
+
+def _ratios(rows: pd.DataFrame, fast, slow) -> list[float]:
+    """Per-repeat time(slow) / time(fast) of two points (empty when either is missing)."""
+    if fast is None or slow is None:
+        return []
+    r = _rows(rows)
+    return paired_ratios(r, _is(r, fast), _is(r, slow), value="t")
+
+
 def per_point(rows: pd.DataFrame) -> pd.DataFrame:
-    rows = rows.copy()
+    rows = kept(rows).copy()
     rows["memory"] = rows["memory"].fillna("").astype(str)
     agg = dict(seconds_min=("seconds", "min"), seconds_median=("seconds", "median"),
                peak_rss_mib=("peak_rss_bytes", lambda x: x.max() / 2**20), lines=("lines", "first"),
@@ -39,6 +69,7 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
     pts = per_point(rows)
     frac = pts[pts.system.isin(["ours", "sort"])].fraction.max()
     out = []
+    per_row: list[list[float]] = []
     sort = _best(pts, "sort", frac)
     label = {"sort": "Moses", "memory": "in-memory (pandas)"}
     for system, threads in [("sort", None), ("memory", None)] + [("ours", t) for t in sorted(pts.threads.unique())]:
@@ -54,11 +85,14 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
         out.append(dict(key=name, fraction=frac, lines=int(r.lines), threads=int(r.threads), memory=r.memory,
                         seconds_min=r.seconds_min, seconds_median=r.seconds_median, peak_rss_mib=r.peak_rss_mib,
                         speedup_vs_sort=(sort.seconds_min / r.seconds_min) if sort is not None else float("nan")))
-    df = pd.DataFrame(out)
+        per_row.append(_ratios(rows, r, sort))
+    df = add_interval(pd.DataFrame(out), "speedup_vs_sort", per_row)
     pv = paper_values("mediani2012", "table1")
     moses = float(pv.loc[pv.key == "Moses", "paper_hours"].iloc[0])
     pv["paper_speedup_vs_moses"] = moses / pv["paper_hours"]
-    return df.merge(pv, on="key", how="outer")
+    df = df.merge(pv, on="key", how="outer")
+    df["n_repeats"] = df["n_repeats"].astype("Int64")
+    return df
 
 
 def table3(rows: pd.DataFrame) -> pd.DataFrame:
@@ -67,8 +101,12 @@ def table3(rows: pd.DataFrame) -> pd.DataFrame:
     pts = per_point(rows)
     tmax = int(pts[pts.system == "ours"].threads.max())
     out = []
+    vs_sort: list[list[float]] = []
+    vs_1t: list[list[float]] = []
     for frac in sorted(pts[pts.system != "distributed"].fraction.unique()):
         rec = dict(fraction=frac)
+        vs_sort.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "sort", frac)))
+        vs_1t.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "ours", frac, 1)))
         for name, system, th in [("sort", "sort", None), ("memory", "memory", None), ("ours_1t", "ours", 1),
                                  (f"ours_{tmax}t", "ours", tmax)]:
             r = _best(pts, system, frac, th)
@@ -80,7 +118,7 @@ def table3(rows: pd.DataFrame) -> pd.DataFrame:
         rec["speedup_vs_sort"] = rec["sort_s"] / rec[f"ours_{tmax}t_s"]
         rec["thread_speedup"] = rec["ours_1t_s"] / rec[f"ours_{tmax}t_s"]
         out.append(rec)
-    df = pd.DataFrame(out)
+    df = add_interval(add_interval(pd.DataFrame(out), "speedup_vs_sort", vs_sort), "thread_speedup", vs_1t)
     df["key"] = df.fraction.map({1.0: "EPPS+NC", float(df.fraction.max()): "+UN"}).where(df.fraction >= 1)
     pv = paper_values("mediani2012", "table3")
     pv["paper_speedup"] = pv["paper_moses_hours"] / pv["paper_multithreaded_hours"]
@@ -103,6 +141,9 @@ def table4(rows: pd.DataFrame) -> pd.DataFrame:
              "peak_rss_mib"]].copy()
     out["speedup_vs_sort"] = sort.seconds_min / out.critical_path_s if sort is not None else float("nan")
     out["vs_single_run"] = out.critical_path_s / ours.seconds_min if ours is not None else float("nan")
+    dist = [d.loc[i] for i in out.index]
+    out = add_interval(out, "speedup_vs_sort", [_ratios(rows, x, sort) for x in dist])
+    out = add_interval(out, "vs_single_run", [_ratios(rows, ours, x) for x in dist])
     out["key"] = "Distributed"
     pv = paper_values("mediani2012", "table4")
     moses = float(pv.loc[pv.key == "Moses", "paper_hours"].iloc[0])

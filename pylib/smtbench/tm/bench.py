@@ -19,6 +19,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..benchutil import RowWriter, parse_size
+from ..protocol import Protocol, Ratio, RepeatLoop, Task, describe
 from ..ioutil import atomic_open, open_text
 
 
@@ -38,6 +39,10 @@ class TmScoreSweep:
     partitions: list[int] = field(default_factory=lambda: [1, 2, 4])
     partition_fraction: float = 1.0
     repeats: int = 2
+    protocol: Protocol | None = None  # the repeat protocol (default: exactly `repeats` alternating repeats)
+
+    def proto(self) -> Protocol:
+        return self.protocol or Protocol(repeats=self.repeats)
 
     def validate(self) -> None:
         for p in (self.extract, self.extract_inv, self.lex_f2e, self.lex_e2f):
@@ -52,6 +57,7 @@ class TmScoreSweep:
             raise ValueError(f"unknown systems {sorted(bad)}")
         for m in self.memory + [self.sort_memory]:
             parse_size(m)
+        self.proto().validate()
 
 
 def _make_fraction(src: str, dst: Path, frac: float, total: int) -> None:
@@ -136,8 +142,8 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
     try:
         writer = RowWriter("mediani_scoring", fh.__enter__() if fh else sys.stdout)
         bar = tqdm(total=len(points) * s.repeats, disable=not progress, desc="tmscore", file=sys.stderr)
-        for rep in range(s.repeats):
-            for p in points:
+        def point(p: dict) -> Task:
+            def fn(rep: int) -> float:
                 frac = p["fraction"]
                 e, ei = inputs[frac]
                 tag = f"{p['system']}.f{frac:g}.t{p['threads']}.m{p['memory']}.k{p['partitions']}"
@@ -201,7 +207,19 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
                                         lines_per_s=p["lines"] / secs, check=check, **extra))
                 if table != refs[frac]:
                     table.unlink()  # checked; keep only each fraction's reference table on disk
-                bar.update()
+                return secs * 1e9
+            return Task(f"{p['system']}.f{p['fraction']:g}.t{p['threads']}.m{p['memory']}.k{p['partitions']}", fn)
+
+        # every point once per repeat, alternating or shuffled (smtbench.protocol); headline ratio of the adaptive
+        # stop: ours (most threads) against the sort pipeline on the largest fraction
+        tasks = [point(p) for p in points]
+        keys = {t.key for t in tasks}
+        fmax, tmax = max(s.fractions), max(s.threads)
+        ours_k = f"ours.f{fmax:g}.t{tmax}.m{s.memory[0]}.k0"
+        sort_k = f"sort.f{fmax:g}.t1.m{s.sort_memory}.k0"
+        ratios = [Ratio.speedup("speedup_vs_sort", ours_k, sort_k)] if {ours_k, sort_k} <= keys else []
+        summary = RepeatLoop(s.proto(), writer, tasks, ratios, progress=bar).run()
+        print(f"tmscore: {describe(summary)}", file=sys.stderr)
         bar.close()
         if fh:
             fh.__exit__(None, None, None)
