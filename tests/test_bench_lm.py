@@ -48,7 +48,7 @@ def test_bench_rows_and_report(model, tmp_path):
     arpa, text, _ = model
     out = tmp_path / "rows.jsonl"
     rc = main(["bench", "lm", "--arpa", str(arpa), "--text", str(text), "--queue-sizes", "1,3,16",
-               "--repeats", "2", "--min-queries", "500", "--name", "tiny", "--out", str(out)])
+               "--repeats", "2", "--max-retakes", "0", "--min-queries", "500", "--name", "tiny", "--out", str(out)])
     assert rc == 0
     rows = pd.read_json(out, lines=True)
     assert set(rows.backend) == {"sequential", "automaton", "kenlm-module"}

@@ -143,7 +143,7 @@ def test_cube_configs_bench_and_report(tmp_path, capsys) -> None:
     assert main(["bench", "cube-configs", "-f", str(ORACLE / "moses.ini"), "--input", str(ORACLE / "dev.es"),
                  "--reference", str(ORACLE / "dev.en"), "--sentences", "3", "--pop-limits", "20,50",
                  "--queue-pop-limit", "20", "--short-words", "6", "--reference-widths", "50,200",
-                 "--out", str(rows)]) == 0
+                 "--max-retakes", "0", "--out", str(rows)]) == 0
     got = [json.loads(x) for x in rows.read_text().splitlines()]
     assert len(got) == 2 * 3 + 3
     assert all(r["beat_reference"] == 0 and r["short_sentences"] > 0 for r in got)

@@ -51,6 +51,7 @@ def test_every_queue_size_agrees_with_plain():
 def test_bench_checksums_identical_across_queues_threads_repeats(mode):
     rows = run_sweep(HashSweep(table_mib=2, queue_sizes=[0, 1, 3, 8, 16], threads=[1, 2], lookups=20000,
                                modes=[mode], repeats=2))
+    rows = [r for r in rows if not r.get("retaken")]  # attempts retaken in a slow spell stay in the rows
     lookups = [r for r in rows if r["mode"] == mode]
     floor = [r for r in rows if r["mode"] == "line"]
     assert len(lookups) == 20 and len(floor) == 4  # the random-line floor: one per thread count and repeat
@@ -69,6 +70,7 @@ def test_layouts_agree(sizing):
                                modes=["hit", "miss"], repeats=1, sizing=sizing,
                                variants=["kv", "keys", "kv-line", "split", "split-pf", "split-ovf", "split-ovf-pf",
                                          "kv-line-ovf", "kv:nohuge", "split:nohuge", "split-ovf:nohuge"]))
+    rows = [r for r in rows if not r.get("retaken")]  # attempts retaken in a slow spell stay in the rows
     for mode in ("hit", "miss"):
         got = [r for r in rows if r["mode"] == mode]
         assert len(got) == 11 * 3 * 2 and len({r["checksum"] for r in got}) == 1

@@ -239,6 +239,17 @@ class Summary:
     times: list[dict[str, float]] = field(default_factory=list)  # kept repeats' times per task key
 
 
+class NullWriter:
+    """For drivers whose rows go elsewhere: the loop's hold/release/context do nothing."""
+    context: dict[str, Any] = {}
+
+    def hold(self) -> None:
+        pass
+
+    def release(self, **extra: Any) -> None:
+        pass
+
+
 class RepeatLoop:
     """Runs ``tasks`` under ``protocol`` (see the module docstring); rows go through ``writer`` (held per repeat so
     that the repeat's probe and flags are written with them)."""
@@ -344,6 +355,19 @@ class RepeatLoop:
                        seed=self.seed, calibration_ns=calib, cis=self.cis(kept), times=kept)
 
 
+def run_points(protocol: Protocol, writer: Any, points: Sequence[Any], fn: Callable[[int, Any], float | None],
+               key: Callable[[Any], str] = str, ratios: Sequence[Ratio] = (), progress: Any = None,
+               label: str = "") -> Summary:
+    """The common case of a sweep driver: ``fn(repeat, point)`` times one point once (emitting its rows) and returns
+    its time in ns; every point once per repeat under ``protocol``; the summary goes to stderr."""
+    import sys
+
+    tasks = [Task(key(pt), (lambda pt: lambda rep: fn(rep, pt))(pt)) for pt in points]
+    summary = RepeatLoop(protocol, writer, tasks, ratios, progress=progress).run()
+    print(f"{label + ': ' if label else ''}{describe(summary)}", file=sys.stderr)
+    return summary
+
+
 def describe(s: Summary) -> str:
     """One line for a driver's log."""
     parts = [f"{s.repeats} repeats ({s.attempts} taken, {s.retaken} retaken in slow spells, "
@@ -408,5 +432,5 @@ def spell_counts(df: "Any") -> dict[str, int]:
     return {"retaken": int(ret.sum()), "flagged_kept": int((fl & ~ret).sum())}
 
 
-__all__ = ["CI", "NO_CI", "Protocol", "Ratio", "RepeatLoop", "SpellProbe", "Summary", "Task", "describe", "kept",
-           "paired_ratios", "ratio_ci", "ratio_columns", "spell_counts", "t_quantile"]
+__all__ = ["CI", "NO_CI", "NullWriter", "Protocol", "Ratio", "RepeatLoop", "SpellProbe", "Summary", "Task", "describe", "kept",
+           "paired_ratios", "ratio_ci", "ratio_columns", "run_points", "spell_counts", "t_quantile"]

@@ -27,6 +27,7 @@ if MDEC:
             exact=MDEC.get("exact_queue_sizes", ""),
             sentences=MDEC["sentences"],
             repeats=MDEC["repeats"],
+            protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
             pop_limit=MDEC["pop_limit"],
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
@@ -37,7 +38,7 @@ if MDEC:
             "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench pipeline -f {input.ini} --input {input.src} --reference {input.ref} {params.lm} "
             "--pop-limit {params.pop_limit} -s {params.pop_limit} --queue-sizes {params.queues} "
             "--exact-queue-sizes '{params.exact}' "
-            "--sentences {params.sentences} --repeats {params.repeats} --out {output} 2> {log}"
+            "--sentences {params.sentences} --repeats {params.repeats} {params.protocol} --out {output} 2> {log}"
 
     rule mokry_decoder_report:
         conda: CONDA_ENV

@@ -60,6 +60,7 @@ if MQ:
             sentences=MQ["sentences"],
             every=MQ.get("every", 1),
             repeats=MQ["repeats"],
+            protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
             dl=MQ["distortion_limit"],
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
@@ -70,7 +71,7 @@ if MQ:
             "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench beam -f {input.ini} --input {input.src} "
             "--reference {input.ref} --mode paper --distortion-limit {params.dl} --search {params.search} "
             "--thresholds {params.thresholds} --limits {params.limits} --pharaoh-beam-limits {params.pharaoh} "
-            "--every {params.every} --sentences {params.sentences} --repeats {params.repeats} --out {output} 2> {log}"
+            "--every {params.every} --sentences {params.sentences} --repeats {params.repeats} {params.protocol} --out {output} 2> {log}"
 
     if MQM:
         ALL += [f"{OUT}/tables/moore_quirk_moses.md", f"{OUT}/figures/moore_quirk_moses.png"]
@@ -92,6 +93,7 @@ if MQ:
                 extra=",".join(map(str, MQM.get("extra_beam_limits", []))) or "''",
                 sentences=MQM["sentences"],
                 repeats=MQM["repeats"],
+                protocol=PROTOCOL_ARGS,
                 oracle=lambda wildcards, input: str(Path(input.ini).parent),
             threads: BENCH_THREADS  # the whole machine (see common.smk)
             resources:
@@ -103,7 +105,7 @@ if MQ:
                 "SMTBENCH_EXPECT_BUILD=$PWD/{params.expect_build} OUTFILE=$PWD/{output} LOGFILE=$PWD/{log} && cd {params.oracle} && "
                 "smtbench bench beam -f moses.ini --input dev.es --reference dev.en --mode moses --variants de+ep "
                 "--search hill-climb --thresholds {params.thresholds} --limits {params.limits} --extra-beam-limits {params.extra} --peers {params.peers} "
-                "--sentences {params.sentences} --repeats {params.repeats} --out $OUTFILE 2> $LOGFILE"
+                "--sentences {params.sentences} --repeats {params.repeats} {params.protocol} --out $OUTFILE 2> $LOGFILE"
 
     rule moore_quirk_report:
         conda: CONDA_ENV

@@ -63,6 +63,7 @@ if MSC:
             stack=MSC["stack_size"],
             sentences=MSC["sentences"],
             repeats=MSC["repeats"],
+            protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
             profile_us=MSC["profile_us"],
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
@@ -73,7 +74,7 @@ if MSC:
             "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench scaling -f {input.ini} --input {input.src} "
             "--reference {input.ref} --oracle {params.oracle} {params.tables} --threads {params.threads} "
             "--caches {params.caches} --cache {params.cache} --pop-limit {params.pop_limit} -s {params.stack} "
-            "--sentences {params.sentences} --repeats {params.repeats} --profile-us {params.profile_us} --rss "
+            "--sentences {params.sentences} --repeats {params.repeats} {params.protocol} --profile-us {params.profile_us} --rss "
             "--rss-same-model {input.same} --same-tables {input.same_pt} {input.same_rt} "
             "--out {output} 2> {log}"
 

@@ -25,6 +25,7 @@ if MS2:
             short=MS2["short_words"],
             widths=",".join(map(str, MS2["reference_widths"])),
             repeats=MS2["repeats"],
+            protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
             bench=1,
@@ -33,7 +34,7 @@ if MS2:
         shell:
             "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench cube-configs -f {input.ini} --input {input.src} --reference {input.ref} "
             "--pop-limits {params.pops} --queue-pop-limit {params.queue_pop} --sentences {params.sentences} "
-            "--short-words {params.short} --reference-widths {params.widths} --repeats {params.repeats} "
+            "--short-words {params.short} --reference-widths {params.widths} --repeats {params.repeats} {params.protocol} "
             "--out {output} 2> {log}"
 
     rule moses2_search_report:

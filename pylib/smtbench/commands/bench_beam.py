@@ -37,7 +37,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--every", type=int, default=1,
                    help="take every K-th line (1, 1+K, ...: a subset spread over every book), before --sentences")
     p.add_argument("--sentences", type=int, default=0, help="first N lines (0 = all)")
-    p.add_argument("--repeats", type=int, default=2)
+    from ..protocol import Protocol
+    Protocol.add_arguments(p, repeats=2)  # repeat 0 = the exploration pass
     p.add_argument("--out", required=True)
     p.add_argument("--progress", action="store_true")
     p.set_defaults(func=run)
@@ -64,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
     from ..decode.moore_quirk import Grid, sweep
     from ..ioutil import atomic_open
 
-    require_range("--repeats", args.repeats, 1, 100)
+    from ..protocol import Protocol
+
+    protocol = Protocol.from_args(args)
     require_range("--sentences", args.sentences, 0, 10**7)
     require_range("--every", args.every, 1, 10**6)
     variants = [v for v in args.variants.split(",") if v]
@@ -90,6 +93,6 @@ def run(args: argparse.Namespace) -> int:
     with atomic_open(args.out) as out, tqdm(disable=not args.progress, unit="point") as bar:
         rows = RowWriter("moore_quirk", out)
         sweep(model, src[:n], refs[:n], variants, grid, args.search, args.mode, args.distortion_limit,
-              args.repeats, lambda **r: rows.emit(weights=weights, every=args.every, **r), bar.update, cross=not args.no_cross,
-              peers=[x for x in args.peers.split(",") if x])
+              protocol, lambda **r: rows.emit(weights=weights, every=args.every, **r), bar.update, cross=not args.no_cross,
+              peers=[x for x in args.peers.split(",") if x], writer=rows)
     return 0

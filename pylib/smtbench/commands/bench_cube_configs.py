@@ -24,7 +24,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--sentences", type=int, default=0, help="first N lines (0 = all)")
     p.add_argument("--short-words", type=int, default=12, help="search errors on lines of at most this many words")
     p.add_argument("--reference-widths", default="1000,5000", help="stack sizes of the reference search")
-    p.add_argument("--repeats", type=int, default=1)
+    from ..protocol import Protocol
+    Protocol.add_arguments(p, repeats=1)
     p.add_argument("--out", required=True)
     p.add_argument("--progress", action="store_true")
     p.set_defaults(func=run)
@@ -41,7 +42,9 @@ def run(args: argparse.Namespace) -> int:
     from ..decode.reference import near_exact
     from ..ioutil import atomic_open
 
-    require_range("--repeats", args.repeats, 1, 100)
+    from ..protocol import Protocol
+
+    protocol = Protocol.from_args(args)
     require_range("--sentences", args.sentences, 0, 10**7)
     require_range("--short-words", args.short_words, 0, 100)
     require_range("--queue-pop-limit", args.queue_pop_limit, 1, 10**7)
@@ -64,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
     refs_short = near_exact(model, short, widths) if short else []
     with atomic_open(args.out) as out, tqdm(total=len(pts) * args.repeats, disable=not args.progress) as bar:
         rows = RowWriter("moses2_search", out)
-        sweep(model, src[:n], refs[:n], short, refs_short, pts, args.repeats, args.stack_size,
+        sweep(model, src[:n], refs[:n], short, refs_short, pts, protocol, args.stack_size,
               lambda **r: rows.emit(reference_widths=",".join(map(str, widths)),
                                     reference_seconds=round(sum(x.seconds for x in refs_short), 3), **r),
-              bar.update)
+              bar, rows)
     return 0

@@ -22,7 +22,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                    help="reference runs: PREFIX.1best and PREFIX.1best-score (e.g. the oracle's m2-normal200)")
     p.add_argument("--sentences", type=int, default=0, help="decode only the first N lines (0 = all)")
     p.add_argument("--nbest", type=int, default=10, help="n-best size of the correctness pass")
-    p.add_argument("--repeats", type=int, default=1, help="timed passes")
+    from ..protocol import Protocol
+    Protocol.add_arguments(p, repeats=1)  # timed passes
     p.add_argument("--outputs", required=True, help="folder for the correctness pass' 1-best, scores, n-best")
     p.add_argument("--out", required=True, help="JSON-lines rows")
     p.set_defaults(func=run)
@@ -41,8 +42,9 @@ def run(args: argparse.Namespace) -> int:
     from ..decode.normal import NormalDecoder, nbest_line
     from ..ioutil import atomic_open
 
-    if args.repeats < 1 or args.repeats > 100:
-        raise ValueError(f"--repeats {args.repeats}: must be in 1..100")
+    from ..protocol import Protocol, run_points
+
+    protocol = Protocol.from_args(args)
     if args.sentences < 0:
         raise ValueError(f"--sentences {args.sentences}: must be >= 0")
     src = read_lines(args.input)
@@ -97,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
         rows = RowWriter("decode_" + args.search, out)
         rows.emit(kind="quality", **config, load_seconds=round(model.stats.seconds, 3), **quality)
         dec = decoder(0)
-        for rep in range(args.repeats):
+
+        def time_point(rep: int, point: str) -> float:
             secs, counters, same = 0.0, {}, True
             for sid, line in enumerate(src):
                 tr = dec.translate(line)
@@ -109,4 +112,7 @@ def run(args: argparse.Namespace) -> int:
                 raise RuntimeError("a timed pass gave a different 1-best than the correctness pass")
             rows.emit(kind="timing", repeat=rep, **config, decode_seconds=round(secs, 6),
                       words_per_second=round(words / secs, 3) if secs else None, **counters)
+            return secs * 1e9
+
+        run_points(protocol, rows, ["ours"], time_point, label="decode")  # smtbench.protocol
     return 0

@@ -20,7 +20,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                    help="queue sizes of the queue-exact rows (the thesis' future work: items through the automaton "
                         "queue before the item queue; empty = none)")
     p.add_argument("--sentences", type=int, default=0, help="first N lines (0 = all)")
-    p.add_argument("--repeats", type=int, default=3)
+    from ..protocol import Protocol
+    Protocol.add_arguments(p)
     p.add_argument("--lm", default=None, help="replace the ini's LM by this ARPA (larger models: timing only)")
     p.add_argument("--out", required=True)
     p.add_argument("--progress", action="store_true")
@@ -40,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     from ..decode.model import PhraseModel
     from ..ioutil import atomic_open
 
-    require_range("--repeats", args.repeats, 1, 100)
+    from ..protocol import Protocol, Ratio, run_points
+
+    protocol = Protocol.from_args(args)
     require_range("--sentences", args.sentences, 0, 10**7)
     queues = parse_int_list(args.queue_sizes, 1, 16, "--queue-sizes")
     exact = parse_int_list(args.exact_queue_sizes, 1, 16, "--exact-queue-sizes") if args.exact_queue_sizes else []
@@ -63,28 +66,35 @@ def run(args: argparse.Namespace) -> int:
     outputs: dict[tuple[str, int], list] = {}
     with atomic_open(args.out) as out, tqdm(total=len(points) * args.repeats, disable=not args.progress) as bar:
         rows = RowWriter("mokry_decoder", out)
-        for rep in range(args.repeats):
-            order = points if rep % 2 == 0 else points[::-1]  # interleaved, alternating direction
-            for pt in order:
-                dec = decoders[pt]
-                secs, texts, scores = 0.0, [], []
-                for line in src:
-                    tr = dec.translate(line)
-                    secs += tr.seconds
-                    texts.append(tr.best.text if tr.best else "")
-                    scores.append(tr.best.total if tr.best else 0.0)
-                if pt not in quality:
-                    outputs[pt] = list(zip(texts, scores))
-                    quality[pt] = {"bleu": round(bleu(texts, refs), 2),
-                                   "mean_score": round(statistics.fmean(scores), 4) if scores else 0.0,
-                                   "output_sha": hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]}
-                elif outputs[pt] != list(zip(texts, scores)):
-                    raise RuntimeError(f"{pt}: repeat {rep} gave other outputs than repeat 0")
-                if pt[0] == "queue" and ("lazy", 0) in outputs and outputs[pt] != outputs[("lazy", 0)]:
-                    raise RuntimeError(f"queue size {pt[1]}: outputs differ from lazy scoring (same pop order)")
-                rows.emit(point=pt[0], queue_size=pt[1] or None, repeat=rep, pop_limit=args.pop_limit,
-                          stack_size=args.stack_size, sentences=n, source_words=words, lm=lm_name,
-                          lm_bytes=model.lm.nbytes, decode_seconds=round(secs, 6),
-                          words_per_second=round(words / secs, 3) if secs else None, **quality[pt])
-                bar.update(1)
+
+        def time_point(rep: int, pt: tuple[str, int]) -> float:
+            dec = decoders[pt]
+            secs, texts, scores = 0.0, [], []
+            for line in src:
+                tr = dec.translate(line)
+                secs += tr.seconds
+                texts.append(tr.best.text if tr.best else "")
+                scores.append(tr.best.total if tr.best else 0.0)
+            if pt not in quality:
+                outputs[pt] = list(zip(texts, scores))
+                quality[pt] = {"bleu": round(bleu(texts, refs), 2),
+                               "mean_score": round(statistics.fmean(scores), 4) if scores else 0.0,
+                               "output_sha": hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]}
+            elif outputs[pt] != list(zip(texts, scores)):
+                raise RuntimeError(f"{pt}: repeat {rep} gave other outputs than repeat 0")
+            if pt[0] == "queue" and ("lazy", 0) in outputs and outputs[pt] != outputs[("lazy", 0)]:
+                raise RuntimeError(f"queue size {pt[1]}: outputs differ from lazy scoring (same pop order)")
+            rows.emit(point=pt[0], queue_size=pt[1] or None, repeat=rep, pop_limit=args.pop_limit,
+                      stack_size=args.stack_size, sentences=n, source_words=words, lm=lm_name,
+                      lm_bytes=model.lm.nbytes, decode_seconds=round(secs, 6),
+                      words_per_second=round(words / secs, 3) if secs else None, **quality[pt])
+            return secs * 1e9
+
+        # every point once per repeat (smtbench.protocol); headline: the best automaton queue against lazy scoring
+        def best_queue(t) -> float | None:
+            best = min((t[f"queue/{q}"] for q in queues if f"queue/{q}" in t), default=None)
+            return t["lazy/0"] / best if best and "lazy/0" in t else None
+
+        run_points(protocol, rows, points, time_point, key=lambda pt: f"{pt[0]}/{pt[1]}",
+                   ratios=[Ratio("queue_vs_lazy", best_queue)], progress=bar, label="pipeline")
     return 0

@@ -34,7 +34,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--sentences", type=int, default=0, help="first N input lines (0 = all)")
     p.add_argument("--long-words", type=int, default=0,
                    help="Fig 11: verses of more words are 'long', the others 'short' (0 = the median length)")
-    p.add_argument("--repeats", type=int, default=3)
+    from ..protocol import Protocol
+    Protocol.add_arguments(p)
     p.add_argument("--profile-us", type=int, default=100, help="profile sampling period (0 = no profile rows)")
     p.add_argument("--rss", action="store_true", help="also measure peak RSS of `decode cube` child processes")
     p.add_argument("--rss-same-model", default=None, metavar="PATH",
@@ -63,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
 
     threads = parse_int_list(args.threads, 1, 256, "--threads")
     caches = parse_int_list(args.caches, 0, 10**8, "--caches")
-    if not 1 <= args.repeats <= 100:
-        raise ValueError(f"--repeats {args.repeats}: must be in 1..100")
+    from ..protocol import Protocol, run_points
+
+    protocol = Protocol.from_args(args)
     tables = dict(args.table)
     for name in tables:
         if name not in ("plain-int", "comp-int", "plain-sep", "comp-sep"):
@@ -185,14 +187,16 @@ def run(args: argparse.Namespace) -> int:
         for ld in loads:
             rows.emit(kind="load", **ld)
         keys = sorted(points, key=lambda k: (k[3], k[0], k[1], k[2], k[4]))
-        for rep in range(args.repeats):
-            order = keys if rep % 2 == 0 else keys[::-1]   # interleaved, alternating direction
-            for key in order:
-                secs, words, sents, info = decode(key)
-                rows.emit(kind="timing", repeat=rep, **fields(key), sentences=sents, source_words=words,
-                          decode_seconds=round(secs, 6), words_per_second=round(words / secs, 3),
-                          identical=sents, lookups=info["lookups"], cache_hits=info["cache_hits"],
-                          ro_lookups=info["ro_lookups"])
+
+        def time_point(rep: int, key: tuple) -> float:
+            secs, words, sents, info = decode(key)
+            rows.emit(kind="timing", repeat=rep, **fields(key), sentences=sents, source_words=words,
+                      decode_seconds=round(secs, 6), words_per_second=round(words / secs, 3),
+                      identical=sents, lookups=info["lookups"], cache_hits=info["cache_hits"],
+                      ro_lookups=info["ro_lookups"])
+            return secs * 1e9 * sents / max(1, len(src))  # per whole input: subsets compare with the full run
+
+        run_points(protocol, rows, keys, time_point, key=lambda k: "/".join(map(str, k)), label="scaling")
         if args.profile_us > 0:
             for config, key in (("ours", (args.main, C, True)), ("plain", ("comp-sep", 0, False))):
                 if key[0] not in tables:

@@ -8,6 +8,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable
 
+from ..protocol import NullWriter, Protocol, Ratio, run_points
 from .compare import bleu
 from .cube import CubeDecoder
 from .model import PhraseModel
@@ -30,10 +31,11 @@ def points(pop_limits: list[int], stacks: list[str], queue_pop_limit: int, queue
 
 
 def sweep(model: PhraseModel, src: list[str], refs: list[str], short: list[str], short_refs: list[Reference],
-          pts: list[Point], repeats: int, stack_size: int, emit: Callable[..., object],
-          progress: Callable[[], None] = lambda: None) -> None:
+          pts: list[Point], repeats: "int | Protocol", stack_size: int, emit: Callable[..., object],
+          progress: object = None, writer: object = None) -> None:
     """One row per point and repeat: decode time of ``src`` (loading excluded), words/s, mean model score, BLEU,
-    hypotheses created, and the search errors on ``short`` against ``short_refs``."""
+    hypotheses created, and the search errors on ``short`` against ``short_refs``. Repeats: smtbench.protocol
+    (``repeats`` a count or a Protocol; ``writer`` the RowWriter behind ``emit``)."""
     words = sum(len(s.split()) for s in src)
     decs = {p: CubeDecoder(model, pop_limit=p.pop_limit, stack_size=stack_size or p.pop_limit, stacks=p.stacks,
                            queues=p.queues) for p in pts}
@@ -42,24 +44,31 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], short: list[str],
         scores = [dec.translate(x, f"<short>:{i + 1}").best.total for i, x in enumerate(short)]
         quality[p] = search_errors(scores, short_refs) if short else {}
     first: dict[Point, list] = {}
-    for rep in range(repeats):
-        for p in (pts if rep % 2 == 0 else pts[::-1]):
-            secs, texts, scores, created = 0.0, [], [], 0
-            for i, line in enumerate(src):
-                tr = decs[p].translate(line, f"<input>:{i + 1}")
-                secs += tr.seconds
-                created += tr.counters["created"]
-                texts.append(tr.best.text if tr.best else "")
-                scores.append(tr.best.total if tr.best else 0.0)
-            if p not in first:
-                first[p] = list(zip(texts, scores))
-                quality[p].update(bleu=round(bleu(texts, refs), 2), mean_score=round(statistics.fmean(scores), 6),
-                                  output_sha=hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16],
-                                  created_per_word=round(created / words, 2) if words else None)
-            elif first[p] != list(zip(texts, scores)):
-                raise RuntimeError(f"{p}: repeat {rep} gave other outputs than repeat 0")
-            emit(table=p.table, stacks=p.stacks, queues=p.queues, pop_limit=p.pop_limit,
-                 stack_size=stack_size or p.pop_limit, repeat=rep, sentences=len(src), source_words=words,
-                 decode_seconds=round(secs, 6), words_per_second=round(words / secs, 3) if secs else None,
-                 **quality[p])
-            progress()
+
+    def time_point(rep: int, p: Point) -> float:
+        secs, texts, scores, created = 0.0, [], [], 0
+        for i, line in enumerate(src):
+            tr = decs[p].translate(line, f"<input>:{i + 1}")
+            secs += tr.seconds
+            created += tr.counters["created"]
+            texts.append(tr.best.text if tr.best else "")
+            scores.append(tr.best.total if tr.best else 0.0)
+        if p not in first:
+            first[p] = list(zip(texts, scores))
+            quality[p].update(bleu=round(bleu(texts, refs), 2), mean_score=round(statistics.fmean(scores), 6),
+                              output_sha=hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16],
+                              created_per_word=round(created / words, 2) if words else None)
+        elif first[p] != list(zip(texts, scores)):
+            raise RuntimeError(f"{p}: repeat {rep} gave other outputs than repeat 0")
+        emit(table=p.table, stacks=p.stacks, queues=p.queues, pop_limit=p.pop_limit,
+             stack_size=stack_size or p.pop_limit, repeat=rep, sentences=len(src), source_words=words,
+             decode_seconds=round(secs, 6), words_per_second=round(words / secs, 3) if secs else None,
+             **quality[p])
+        return secs * 1e9
+
+    # every point once per repeat (smtbench.protocol); headline: the first two points' speed ratio
+    proto = repeats if isinstance(repeats, Protocol) else Protocol(repeats=repeats)
+    key = {p: f"{p.table}/{p.stacks}/{p.queues}/{p.pop_limit}" for p in pts}
+    ratios = [Ratio.speedup("first_vs_second", key[pts[0]], key[pts[1]])] if len(pts) > 1 else []
+    run_points(proto, writer or NullWriter(), pts, time_point, key=key.__getitem__, ratios=ratios,
+               progress=progress, label="cube-configs")

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable, Iterable
 
+from ..protocol import NullWriter, Protocol, run_points
 from .beam import BeamDecoder
 from .compare import bleu
 from .model import PhraseModel
@@ -123,9 +124,11 @@ def decode_all(dec, src: list[str], refs: list[str]) -> Outcome:
 
 
 def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterable[str], grid: Grid, search: str,
-          mode: str, distortion_limit: int | None, repeats: int, emit: Callable[..., object],
-          progress: Callable[[], None] = lambda: None, cross: bool = True, peers: Iterable[str] = ()) -> None:
-    """One row per (setting, repeat)."""
+          mode: str, distortion_limit: int | None, repeats: "int | Protocol", emit: Callable[..., object],
+          progress: Callable[[], None] = lambda: None, cross: bool = True, peers: Iterable[str] = (),
+          writer: object = None) -> None:
+    """One row per (setting, repeat). Repeat 0 is the exploration; repeats 1.. follow smtbench.protocol (``repeats``
+    counts the exploration; a Protocol's repeats/max_repeats likewise; ``writer``: the RowWriter behind ``emit``)."""
     variants = list(variants)
     words = sum(len(s.split()) for s in src)
     decoders: dict[Setting, object] = {}
@@ -191,9 +194,17 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterabl
             if a in variants and b in variants:
                 for s in [x for x in order if x.variant == b]:
                     quality(Setting(a, s.ttable_threshold, s.beam_threshold, s.ttable_limit, s.beam_limit), "cross")
-    for rep in range(1, repeats):
-        for s in (order[::-1] if rep % 2 else order):
-            o = decode_all(decoders[s], src, refs)
-            if o.outputs != first[s].outputs or o.hypotheses != first[s].hypotheses:
-                raise RuntimeError(f"{s}: repeat {rep} gave other outputs than repeat 0")
-            row(s, rep, o)
+    proto = repeats if isinstance(repeats, Protocol) else Protocol(repeats=max(1, repeats))
+    if proto.repeats < 2:
+        return
+
+    def time_point(r: int, s: Setting) -> float:
+        rep = r + 1  # after the exploration pass
+        o = decode_all(decoders[s], src, refs)
+        if o.outputs != first[s].outputs or o.hypotheses != first[s].hypotheses:
+            raise RuntimeError(f"{s}: repeat {rep} gave other outputs than repeat 0")
+        row(s, rep, o)
+        return o.seconds * 1e9
+
+    timed = replace(proto, repeats=proto.repeats - 1, max_repeats=max(0, proto.max_repeats - 1))
+    run_points(timed, writer or NullWriter(), order[::-1], time_point, key=str, label="beam")
