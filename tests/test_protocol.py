@@ -282,3 +282,23 @@ def test_mediani_tables_have_intervals():
     assert_intervals(mediani.table1(rows), ["speedup_vs_sort"])
     assert_intervals(mediani.table3(rows), ["speedup_vs_sort", "thread_speedup"])
     assert_intervals(mediani.table4(rows), ["speedup_vs_sort", "vs_single_run"])
+
+
+def test_regression_judges_ratio_drift_against_the_intervals(tmp_path):
+    from smtbench.report import regress
+
+    def frame(recs):
+        return pd.DataFrame(recs, columns=regress.COLUMNS).astype({"value": str})
+
+    base = frame([("e", "k", "a", "2.0", "ratio"), ("e", "k", "a_ci_low", "1.9", "ci"), ("e", "k", "a_ci_high", "2.1", "ci"),
+                  ("e", "k", "b", "1.0", "ratio"), ("e", "k", "b_ci_low", "0.5", "ci"), ("e", "k", "b_ci_high", "1.5", "ci"),
+                  ("e", "k", "c", "1.0", "ratio"), ("e", "k", "x", "abc", "exact")])
+    cur = frame([("e", "k", "a", "2.5", "ratio"), ("e", "k", "a_ci_low", "2.4", "ci"), ("e", "k", "a_ci_high", "2.6", "ci"),
+                 ("e", "k", "b", "1.4", "ratio"), ("e", "k", "b_ci_low", "0.6", "ci"), ("e", "k", "b_ci_high", "2.2", "ci"),
+                 ("e", "k", "c", "1.2", "ratio"), ("e", "k", "x", "abc", "exact")])
+    v = regress.compare(cur, base, tolerance=0.1)
+    st = dict(zip(v.table.metric, v.table.status))
+    assert st == {"a": "drift", "b": "ok", "c": "drift", "x": "ok"}  # a: 2.5 vs [1.9, 2.1]; b: 40% off, inside
+    assert v.failures == 0 and v.drifts == 2
+    assert v.table.set_index("metric").loc["a", "ci_low"] == 2.4
+    regress.plot(v, "e", 0.1)  # intervals as error bars; c (no interval) with the tolerance

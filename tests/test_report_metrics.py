@@ -186,7 +186,7 @@ EXPERIMENT_METRICS = {
     "moore_quirk": ["moore_quirk"],
     "lm_models": ["lm_models"],  # + lm_estimator_parity where lmplz is built (the Snakefile adds it then)
 }
-NOT_EXPERIMENTS = {"outdir", "native", "regression"}
+NOT_EXPERIMENTS = {"outdir", "native", "regression", "protocol"}
 
 
 def test_every_smoke_experiment_has_metrics(root):
@@ -217,5 +217,5 @@ def test_committed_baseline_covers_every_experiment(root):
     base = read_metrics([root / "workflow/baselines/smoke.csv"])
     want = {e for es in EXPERIMENT_METRICS.values() for e in es} | {"lm_estimator_parity"}
     assert want <= set(base.experiment)
-    assert set(base.kind) <= {"exact", "ratio"}
+    assert set(base.kind) <= {"exact", "ratio", "ci"}
     assert not base.duplicated(["experiment", "key", "metric"]).any()

@@ -3,7 +3,9 @@ tables the experiment already writes; `smtbench report regress` compares them wi
 
 ``exact``: correctness values that are bit-identical across runs and machines (checksums of scores summed in
 a fixed order, digests of deterministic outputs, counts, a perplexity rounded to a fixed number of digits).
-``ratio``: speed-ups measured inside one run (formatted to 4 decimals). GPU rows never contribute (CI has no
+``ratio``: speed-ups measured inside one run (formatted to 4 decimals); ``ci``: a ratio's 95% interval over the
+run's paired repeats, as two metrics ``<ratio>_ci_low`` / ``<ratio>_ci_high`` beside it (smtbench.protocol; the
+regression check judges a ratio's drift against them). GPU rows never contribute (CI has no
 GPU), and no metric key carries a machine-dependent number such as "all cores"."""
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ def write(records: Iterable[Record], path: str | Path) -> int:
     """Write metric records as CSV (atomically); returns how many."""
     recs = list(records)
     for r in recs:
-        if len(r) != 5 or r[4] not in ("exact", "ratio"):
-            raise ValueError(f"bad metric record {r!r}: want (experiment, key, metric, value, exact|ratio)")
+        if len(r) != 5 or r[4] not in ("exact", "ratio", "ci"):
+            raise ValueError(f"bad metric record {r!r}: want (experiment, key, metric, value, exact|ratio|ci)")
     with atomic_open(path) as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(COLUMNS)
@@ -44,12 +46,28 @@ def _distinct(values: pd.Series) -> str:
     return ",".join(sorted({str(v) for v in values.dropna()}))
 
 
-def _ratios(exp: str, key: str, pairs: dict[str, object]) -> list[Record]:
+def _ratios(exp: str, key: str, pairs: dict[str, object], intervals: object = None) -> list[Record]:
+    """Ratio records; ``intervals``: a table row (or dict) with ``<metric>_ci_low`` / ``_ci_high`` for any of them,
+    or a dict metric -> list of per-repeat ratios (their interval is computed here)."""
+    from ..protocol import ratio_ci
+
     out = []
     for metric, v in pairs.items():
         s = _ratio(v) if v is not None else None
-        if s is not None:
-            out.append((exp, key, metric, s, "ratio"))
+        if s is None:
+            continue
+        out.append((exp, key, metric, s, "ratio"))
+        lo = hi = None
+        if isinstance(intervals, dict) and isinstance(intervals.get(metric), list):
+            c = ratio_ci(intervals[metric])
+            lo, hi = c.low, c.high
+        elif intervals is not None:
+            get = intervals.get if isinstance(intervals, dict) else (lambda k, d=None: getattr(intervals, k, d))
+            lo, hi = get(f"{metric}_ci_low"), get(f"{metric}_ci_high")
+        for suffix, b in (("_ci_low", lo), ("_ci_high", hi)):
+            sb = _ratio(b) if b is not None else None
+            if sb is not None:
+                out.append((exp, key, metric + suffix, sb, "ci"))
     return out
 
 
@@ -64,8 +82,7 @@ def mokry_hash(rows: pd.DataFrame) -> list[Record]:
     recs: list[Record] = []
     for r in best_speedups(rows, variant=None).itertuples():
         suffix = "" if r.variant == PAPER_VARIANT else f",{r.variant}"
-        recs.append(("mokry_hash", f"mib={r.table_mib},{r.mode},t={r.threads}{suffix}", "speedup",
-                     f"{r.speedup:.4f}", "ratio"))
+        recs += _ratios("mokry_hash", f"mib={r.table_mib},{r.mode},t={r.threads}{suffix}", {"speedup": r.speedup}, r)
     lookups = rows[rows["mode"].isin(["hit", "miss"])]
     for (mib, mode), g in lookups.groupby(["table_mib", "mode"]):
         recs.append(("mokry_hash", f"mib={mib},{mode}", "checksum", _distinct(g.checksum), "exact"))
@@ -87,7 +104,7 @@ def mokry_lm(rows: pd.DataFrame) -> list[Record]:
         for col in ("sequential_vs_kenlm_probing_cpp", "automaton_vs_kenlm_probing_cpp"):
             if hasattr(r, col):
                 pairs[col] = getattr(r, col)
-        recs += _ratios("mokry_lm", f"model={r.model}", pairs)
+        recs += _ratios("mokry_lm", f"model={r.model}", pairs, r)
     return recs
 
 
@@ -105,9 +122,17 @@ def glm_btree(rows: pd.DataFrame) -> list[Record]:
             c = _distinct(g[g.backend == be].checksum)
             if c:
                 recs.append(("glm_btree", f"model={model}", f"{be}_checksum", c, "exact"))
+    from ..protocol import paired_ratios
+
     pts = per_point(rows)
     tab = pts[(pts.sweep == "table") & pts.backend.isin(["btree", "btree-reuse", "probing", "kenlm-trie-cpp"])]
     for model, g in tab.groupby("model"):
+        m = rows[(rows.model == model) & (rows.sweep == "table")]
+        th = m["threads"].fillna(-1).astype(int)
+
+        def per_repeat(a: tuple[str, int], b: tuple[str, int]) -> list[float]:
+            return paired_ratios(m, (m.backend == a[0]) & (th == a[1]), (m.backend == b[0]) & (th == b[1]),
+                                 value="qps", higher_is_better=True)
         qps = {(b, int(t)): float(q) for b, t, q in zip(g.backend, g.threads, g.qps_best)}
         tmax = max(t for _, t in qps)
         ratios: dict[str, object] = {}
@@ -120,7 +145,13 @@ def glm_btree(rows: pd.DataFrame) -> list[Record]:
         for be in ("btree", "probing"):
             if tmax > 1 and (be, 1) in qps and (be, tmax) in qps:
                 ratios[f"{be}_thread_scaling"] = qps[be, tmax] / qps[be, 1]
-        recs += _ratios("glm_btree", f"model={model}", ratios)
+        pairs = {"btree_vs_probing": (("btree", 1), ("probing", 1)),
+                 "btree_reuse_vs_probing": (("btree-reuse", 1), ("probing", 1)),
+                 "btree_vs_kenlm_trie_cpp": (("btree", 1), ("kenlm-trie-cpp", 1)),
+                 "btree_thread_scaling": (("btree", tmax), ("btree", 1)),
+                 "probing_thread_scaling": (("probing", tmax), ("probing", 1))}
+        recs += _ratios("glm_btree", f"model={model}", ratios,
+                        {k: per_repeat(*pairs[k]) for k in ratios if k in pairs})
     return recs
 
 
@@ -141,11 +172,11 @@ def mediani(rows: pd.DataFrame) -> list[Record]:
                 recs.append(("mediani_scoring", f"fraction={frac:g}", "distinct_tables", str(n), "exact"))
     for r in table3(rows).itertuples():
         recs += _ratios("mediani_scoring", f"fraction={r.fraction:g}",
-                        {"thread_speedup": r.thread_speedup, "speedup_vs_sort": r.speedup_vs_sort})
+                        {"thread_speedup": r.thread_speedup, "speedup_vs_sort": r.speedup_vs_sort}, r)
     t4 = table4(rows)
     for r in t4.itertuples():
         recs += _ratios("mediani_scoring", f"distributed,k={int(r.partitions)}",
-                        {"speedup_vs_sort": r.speedup_vs_sort})
+                        {"speedup_vs_sort": r.speedup_vs_sort}, r)
     return recs
 
 

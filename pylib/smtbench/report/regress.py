@@ -1,8 +1,11 @@
 """CI regression check: the smoke run's metrics against a committed baseline.
 
 A metric row is (experiment, key, metric, value, kind). ``kind`` is ``exact`` (correctness: checksums,
-scores — any difference fails) or ``ratio`` (speed-ups measured within one run — drift beyond the
-tolerance is reported, never failed: CI machines are noisy)."""
+scores — any difference fails), ``ratio`` (speed-ups measured within one run) or ``ci`` (a ratio's 95% interval
+over the run's paired repeats: ``<ratio>_ci_low`` / ``_ci_high``, smtbench.protocol). A ratio drifts when the
+baseline's value lies outside this run's interval and this run's value outside the baseline's (both intervals, when
+both runs have them; the one there is otherwise); only a ratio with no interval on either side falls back to the
+fixed tolerance. Drift is reported, never failed: CI machines are noisy."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,8 +37,20 @@ class Verdict:
     drifts: int
 
 
+def _intervals(df: pd.DataFrame) -> dict[tuple[str, str, str], tuple[float, float]]:
+    """(experiment, key, ratio metric) -> (low, high) from the ``ci`` rows."""
+    ci = df[df.kind == "ci"]
+    lo = {(e, k, m.removesuffix("_ci_low")): float(v) for e, k, m, v in zip(ci.experiment, ci.key, ci.metric, ci.value)
+          if m.endswith("_ci_low")}
+    hi = {(e, k, m.removesuffix("_ci_high")): float(v) for e, k, m, v in zip(ci.experiment, ci.key, ci.metric, ci.value)
+          if m.endswith("_ci_high")}
+    return {k: (lo[k], hi[k]) for k in lo if k in hi}
+
+
 def compare(current: pd.DataFrame, baseline: pd.DataFrame, tolerance: float) -> Verdict:
     idx = ["experiment", "key", "metric"]
+    cur_ci, base_ci = _intervals(current), _intervals(baseline)
+    current, baseline = current[current.kind != "ci"], baseline[baseline.kind != "ci"]
     m = current.merge(baseline, on=idx, how="outer", suffixes=("", "_baseline"))
     m["kind"] = m["kind"].fillna(m["kind_baseline"])
     status = []
@@ -48,15 +63,28 @@ def compare(current: pd.DataFrame, baseline: pd.DataFrame, tolerance: float) -> 
             status.append("ok" if str(r.value) == str(r.value_baseline) else "FAIL")
         else:
             cur, base = float(r.value), float(r.value_baseline)
-            status.append("ok" if base == 0 or abs(cur / base - 1) <= tolerance else "drift")
+            k = (r.experiment, r.key, r.metric)
+            ci, bci = cur_ci.get(k), base_ci.get(k)
+            if ci or bci:  # judged against the interval(s)
+                out_cur = ci is not None and not ci[0] <= base <= ci[1]
+                out_base = bci is not None and not bci[0] <= cur <= bci[1]
+                status.append("drift" if (out_cur or ci is None) and (out_base or bci is None) else "ok")
+            else:
+                status.append("ok" if base == 0 or abs(cur / base - 1) <= tolerance else "drift")
     m["status"] = status
+    for col, src in (("ci_low", cur_ci), ("ci_high", cur_ci), ("ci_low_baseline", base_ci),
+                     ("ci_high_baseline", base_ci)):
+        j = 0 if "low" in col else 1
+        m[col] = [src[(e, k, mt)][j] if (e, k, mt) in src else np.nan
+                  for e, k, mt in zip(m.experiment, m.key, m.metric)]
     m = m.drop(columns=["kind_baseline"])
     failures = int(m.status.isin(["FAIL", "MISSING"]).sum())
     return Verdict(m, failures, int((m.status == "drift").sum()))
 
 
 def plot(verdict: Verdict, experiment: str, tolerance: float):
-    """Ratio metrics of this run against the baseline (bars) with the tolerance band."""
+    """Ratio metrics of this run against the baseline (bars) with their 95% intervals (error bars; the tolerance
+    band where a side has no interval)."""
     d = verdict.table
     d = d[(d.experiment == experiment) & (d.kind == "ratio")].dropna(subset=["value", "value_baseline"])
     fig, ax = plt.subplots(figsize=(max(5, 0.5 * len(d) + 2), 4))
@@ -68,8 +96,23 @@ def plot(verdict: Verdict, experiment: str, tolerance: float):
         ax.bar(x - 0.2, base, 0.4, label="baseline", color="0.7")
         ax.bar(x + 0.2, cur, 0.4, label="this run",
                color=["tab:red" if s == "drift" else "tab:blue" for s in d.status])
-        ax.errorbar(x - 0.2, base, yerr=tolerance * base, fmt="none", ecolor="0.3", capsize=3,
-                    label=f"±{tolerance:.0%} tolerance")
+
+        def yerr(v, lo, hi):
+            lo, hi = lo.astype(float).to_numpy(), hi.astype(float).to_numpy()
+            return np.vstack([np.clip(v - lo, 0, None), np.clip(hi - v, 0, None)])
+
+        has_b, has_c = d.ci_low_baseline.notna().to_numpy(), d.ci_low.notna().to_numpy()
+        if has_b.any():
+            ax.errorbar((x - 0.2)[has_b], base[has_b], yerr=yerr(base[has_b], d.ci_low_baseline[has_b],
+                                                                  d.ci_high_baseline[has_b]),
+                        fmt="none", ecolor="0.2", capsize=3, label="95% interval")
+        if has_c.any():
+            ax.errorbar((x + 0.2)[has_c], cur[has_c], yerr=yerr(cur[has_c], d.ci_low[has_c], d.ci_high[has_c]),
+                        fmt="none", ecolor="0.2", capsize=3)
+        none = ~has_b & ~has_c
+        if none.any():
+            ax.errorbar((x - 0.2)[none], base[none], yerr=tolerance * base[none], fmt="none", ecolor="0.6",
+                        capsize=3, ls=":", label=f"±{tolerance:.0%} tolerance (no interval)")
         ax.set_xticks(x, [f"{k}\n{m}" for k, m in zip(d.key, d.metric)], rotation=60, ha="right", fontsize=7)
         ax.legend()
     exact = verdict.table[(verdict.table.experiment == experiment) & (verdict.table.kind == "exact")]
@@ -92,9 +135,11 @@ def run(metric_files: list[str], baseline: str, tolerance: float, outdir: str, u
         save_figure(plot(v, exp, tolerance), out / f"regression_{exp}.png")
     with atomic_open(out / "regression.md") as fh:
         fh.write(f"# Smoke run against {baseline}\n\n{v.failures} correctness failures, {v.drifts} timing drifts "
-                 f"beyond ±{tolerance:.0%} (reported, not failed).\n\n")
+                 f"(a ratio outside the other run's 95% interval; ±{tolerance:.0%} where neither run has one; "
+                 f"reported, not failed).\n\n")
         fh.write(v.table.to_markdown(index=False, disable_numparse=True) + "\n")
-    print(f"regression: {v.failures} correctness failures, {v.drifts} timing drifts (tolerance ±{tolerance:.0%})")
+    print(f"regression: {v.failures} correctness failures, {v.drifts} timing drifts (against the intervals; "
+          f"tolerance ±{tolerance:.0%} without one)")
     if v.failures:
         print(v.table[v.table.status.isin(["FAIL", "MISSING"])].to_string(index=False))
     return 1 if v.failures else 0
