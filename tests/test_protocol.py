@@ -302,3 +302,32 @@ def test_regression_judges_ratio_drift_against_the_intervals(tmp_path):
     assert v.failures == 0 and v.drifts == 2
     assert v.table.set_index("metric").loc["a", "ci_low"] == 2.4
     regress.plot(v, "e", 0.1)  # intervals as error bars; c (no interval) with the tolerance
+
+
+def test_history_over_commits_flags_a_step(tmp_path):
+    """Two commits of the same experiment's rows, the second with a 30% faster automaton: the history has a point
+    per commit with its interval, the second flagged as a step; every headline figure is drawn."""
+    import subprocess
+
+    from smtbench.report import history
+
+    def git(*a):
+        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *a], check=True,
+                       capture_output=True)
+
+    git("init", "-q")
+    raw = tmp_path / "results" / "raw" / "mokry_lm"
+    raw.mkdir(parents=True)
+    for i, faster in enumerate((1.0, 1.3)):
+        rows = synthetic_lm_rows(6)
+        rows.loc[rows.backend == "automaton", "ns_per_query"] /= faster
+        rows["checksum"] = "0x1p+0"
+        rows.to_json(raw / "m.jsonl", orient="records", lines=True)
+        git("add", "-A")
+        git("commit", "-q", "-m", f"rows {i}")
+    h = history.collect(tmp_path)
+    sp = h.points[(h.points.metric == "speedup")]
+    assert len(sp) == 2 and sp.ci_low.notna().all() and list(sp.step) == [False, True]
+    figs = history.write(h, tmp_path / "fig", tmp_path / "hist")
+    assert len(figs) == len(history.HEADLINES) and all(f.exists() for f in figs)
+    assert (tmp_path / "hist.md").exists()

@@ -20,6 +20,13 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--update", action="store_true", help="overwrite the baseline with these metrics")
     p.set_defaults(func=_regress)
 
+    p = g.add_parser("history", help="each headline ratio over the commits that changed the committed rows (and the "
+                                      "smoke baseline), with its 95%% interval; steps beyond the intervals flagged")
+    p.add_argument("--repo", default=".", help="the git repository (default: here)")
+    p.add_argument("--figures", required=True, help="folder for history_<experiment>.png")
+    p.add_argument("--table", help="output stem for the points (.csv and .md)")
+    p.set_defaults(func=_history)
+
     p = g.add_parser("lm-metrics", help="smoke metrics of the LM models (lm models-table CSV) or of the "
                                         "estimator parity (lm estimate-parity CSV)")
     src = p.add_mutually_exclusive_group(required=True)
@@ -40,6 +47,23 @@ def _regress(args: argparse.Namespace) -> int:
     from ..report.regress import run
 
     return run(args.metrics, args.baseline, args.tolerance, args.outdir, args.update)
+
+
+def _history(args: argparse.Namespace) -> int:
+    import subprocess
+    from pathlib import Path
+
+    from ..report import history
+
+    try:
+        h = history.collect(args.repo)
+    except (subprocess.CalledProcessError, FileNotFoundError) as exc:
+        raise ValueError(f"--repo {args.repo}: not a git checkout with history ({exc})") from None
+    Path(args.figures).mkdir(parents=True, exist_ok=True)
+    made = history.write(h, args.figures, args.table)
+    print(f"history: {len(h.points)} points over {h.points.commit.nunique()} commits, {int(h.points.step.sum())} "
+          f"steps beyond the intervals; {len(made)} figures; {len(h.skipped)} commits unreadable", flush=True)
+    return 0
 
 
 def _lm_metrics(args: argparse.Namespace) -> int:
