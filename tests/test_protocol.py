@@ -331,3 +331,23 @@ def test_history_over_commits_flags_a_step(tmp_path):
     figs = history.write(h, tmp_path / "fig", tmp_path / "hist")
     assert len(figs) == len(history.HEADLINES) and all(f.exists() for f in figs)
     assert (tmp_path / "hist.md").exists()
+
+
+def test_decoder_reports_have_intervals():
+    from smtbench.report import mokry_decoder, moore_quirk, moses2_scaling, moses2_search, moses_decode
+
+    assert_intervals(mokry_decoder.table3_4(committed_rows("mokry_decoder")), ["speedup_vs_off", "speedup_vs_lazy"])
+    assert_intervals(moses2_search.table5(committed_rows("moses2_search")), ["time_vs_cardinality"])
+    sc = committed_rows("moses2_scaling")
+    assert_intervals(moses2_scaling.scaling_table(sc), ["speedup_vs_1_thread"])
+    assert_intervals(moses2_scaling.fig8_table(sc), ["separate_over_integrated"])
+    t6 = moses2_scaling.table6(sc)
+    assert t6.time_vs_cache0_ci_low.notna().any() and "n_repeats" in t6
+    mq = committed_rows("moore_quirk")
+    assert_intervals(moore_quirk.ratio_table(mq[mq["mode"] != "moses"] if "mode" in mq else mq),
+                     ["time_ratio_vs_de+ep"])
+    nd = ROOT / "results" / "raw" / "moses_decode" / "normal.jsonl"
+    if nd.exists():
+        from smtbench.report.common import read_rows
+        r = read_rows([nd])
+        assert_intervals(moses_decode.with_interval(moses_decode.normal_table(r), r), ["vs_moses2_quiet"])

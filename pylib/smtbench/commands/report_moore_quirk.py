@@ -26,19 +26,19 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..report import moore_quirk as mq
-    from ..report.common import read_rows, save_figure, write_table
+    from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
     rows = read_rows(args.rows)
     write_table(mq.ratio_table(rows), args.ratios,
                 "Moore & Quirk 2007: ms/word and hypotheses/word at equal BLEU (upper hulls), ratios to DE+EP",
-                notes=mq.NOTES)
+                notes=mq.NOTES + " " + INTERVAL_NOTE)
     if args.score_ratios:
         write_table(mq.ratio_table(rows, "mean_score"), args.score_ratios,
                     "Moore & Quirk 2007 (ours): ms/word and hypotheses/word at equal mean model score (upper hulls)",
-                    notes=mq.NOTES)
+                    notes=mq.NOTES + " " + INTERVAL_NOTE)
     write_table(mq.same_settings(rows), args.same_settings,
-                "Moore & Quirk 2007: the variants compared at the same pruning settings", notes=mq.NOTES)
+                "Moore & Quirk 2007: the variants compared at the same pruning settings", notes=mq.NOTES + " " + INTERVAL_NOTE)
     write_table(mq.points(rows), args.points, "Moore & Quirk 2007: every setting decoded (Figs 2-3 points)",
-                notes=mq.NOTES)
+                notes=mq.NOTES + " " + INTERVAL_NOTE)
     save_figure(mq.fig2(rows), args.fig2)
     save_figure(mq.fig3(rows), args.fig3)
     if args.score_figure:
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         if args.moses_table:
             write_table(mq.moses_table(mrows, args.oracle), args.moses_table,
                         "Moore & Quirk DE+EP on the oracle's Moses model vs our and Moses' other searches, at equal "
-                        "BLEU", notes=mq.MOSES_NOTES)
+                        "BLEU", notes=mq.MOSES_NOTES + " " + INTERVAL_NOTE)
         if args.moses_figure:
             save_figure(mq.moses_figure(mrows, args.oracle), args.moses_figure)
         if args.metrics:

@@ -20,22 +20,22 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..report import moses2_scaling as ms
-    from ..report.common import read_rows, save_figure, write_table
+    from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
     rows = read_rows(args.rows)
     t, f = Path(args.tables), Path(args.figures)
     write_table(ms.table3(rows), t / "moses2_table3", "Moses2 paper Table 3: % of decoding time per component",
                 notes=ms.NOTES + " Profile: each worker's component sampled by a thread (no hardware counters).")
-    write_table(ms.table6(rows), t / "moses2_table6", "Moses2 paper Table 6: static cache sizes", notes=ms.NOTES)
+    write_table(ms.table6(rows), t / "moses2_table6", "Moses2 paper Table 6: static cache sizes", notes=ms.NOTES + " " + INTERVAL_NOTE)
     write_table(ms.table7(rows), t / "moses2_table7", "Moses2 paper Table 7: compressed or plain target side",
-                notes=ms.NOTES)
+                notes=ms.NOTES + " " + INTERVAL_NOTE)
     write_table(ms.fig8_table(rows), t / "moses2_fig8", "Moses2 paper Fig 8: reordering separate or integrated",
-                notes=ms.NOTES)
+                notes=ms.NOTES + " " + INTERVAL_NOTE)
     write_table(ms.scaling_table(rows), t / "moses2_fig9", "Moses2 paper Figs 9/11: words per second against "
-                "threads", notes=ms.NOTES)
+                "threads", notes=ms.NOTES + " " + INTERVAL_NOTE)
     write_table(ms.fig3_table(rows, args.oracle), t / "moses2_fig3", "Moses2 paper Fig 3: ours against Moses2",
-                notes=ms.NOTES)
+                notes=ms.NOTES + " " + INTERVAL_NOTE)
     write_table(ms.acceptance(rows, args.oracle), t / "moses2_scaling_acceptance",
-                "Moses2 scaling: acceptance figures against Moses2", notes=ms.NOTES)
+                "Moses2 scaling: acceptance figures against Moses2", notes=ms.NOTES + " " + INTERVAL_NOTE)
     save_figure(ms.fig3(rows, args.oracle), f / "moses2_fig3.png")
     save_figure(ms.fig8(rows), f / "moses2_fig8.png")
     save_figure(ms.fig9(rows), f / "moses2_fig9.png")

@@ -21,10 +21,11 @@ def run(args: argparse.Namespace) -> int:
     from ..report.common import read_rows, write_table
 
     rows = read_rows(args.rows)
-    write_table(md.normal_table(rows), args.table,
+    write_table(md.with_interval(md.normal_table(rows), rows), args.table,
                 "Reference normal stack search vs Moses2 and Moses v1 (oracle model, dev books)", notes=md.NOTES)
     if args.cube_rows and args.cube_table:
-        write_table(md.cube_table(read_rows(args.cube_rows)), args.cube_table,
+        cube = read_rows(args.cube_rows)
+        write_table(md.with_interval(md.cube_table(cube), cube), args.cube_table,
                     "Cube pruning vs Moses2 (oracle model, dev books)", notes=md.NOTES)
     if args.metrics:
         from ..report import metrics

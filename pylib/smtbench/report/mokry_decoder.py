@@ -4,11 +4,19 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .common import paper_values
+from ..protocol import kept, paired_ratios
+from .common import add_interval, move_last, paper_values
+
+
+def _pt(g: pd.DataFrame, point: str, q=None) -> pd.Series:
+    m = g["point"] == point
+    return m & (g["queue_size"] == q) if q is not None else m
 
 
 def table3_4(rows: pd.DataFrame) -> pd.DataFrame:
+    rows = kept(rows)
     out = []
+    per: dict[str, list[list[float]]] = {"speedup_vs_off": [], "speedup_vs_lazy": [], "exact_speedup_vs_off": []}
     for lm, g in rows.groupby("lm", sort=True):
         best = g.groupby(["point", "queue_size"], dropna=False)["decode_seconds"].min().reset_index()
         med = g.groupby(["point", "queue_size"], dropna=False)["decode_seconds"].median().reset_index()
@@ -24,7 +32,17 @@ def table3_4(rows: pd.DataFrame) -> pd.DataFrame:
                     "bleu_off": float(qual.loc["off", "bleu"]), "bleu_queue": float(qual.loc["queue", "bleu"]),
                     "mean_score_off": float(qual.loc["off", "mean_score"]),
                     "mean_score_queue": float(qual.loc["queue", "mean_score"]), **_exact(best, qual, off)})
+        qq = _pt(g, "queue", q.queue_size)
+        per["speedup_vs_off"].append(paired_ratios(g, qq, _pt(g, "off"), value="decode_seconds"))
+        per["speedup_vs_lazy"].append(paired_ratios(g, qq, _pt(g, "lazy"), value="decode_seconds"))
+        x = out[-1].get("best_exact_queue_size")
+        per["exact_speedup_vs_off"].append(paired_ratios(g, _pt(g, "queue-exact", x), _pt(g, "off"),
+                                                         value="decode_seconds") if x is not None else [])
     df = pd.DataFrame(out)
+    for col, r in per.items():
+        if col in df.columns:
+            df = add_interval(df, col, r)
+    df = move_last(df, ["n_repeats"])
     pv = paper_values("mokry2016", "table3_4").set_index("key")
     if "threads=1" in pv.index:
         for col in pv.columns:
@@ -74,4 +92,4 @@ NOTES = ("Ours: cube pruning (pop limit and -s as in the rows) on the oracle's M
          "automaton queue before they enter the item queue (exact scores, every item's LM computed as in off; pops in "
          'rounds of the queue size, so the pop order shifts a little). speedup_vs_lazy is what the queue itself earns;'
          ' speedup_vs_off compares with the plain decoder. paper_*: Mokry 2016 Table 3.4, 1 thread (Moses v1, '
-         'Romanian-English, KenLM; time in s).')
+         'Romanian-English, KenLM; time in s). ')

@@ -5,7 +5,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .common import paper_values
+from ..protocol import kept, paired_ratios
+from .common import add_interval, paper_values
 
 STACKS = ["cardinality", "coverage", "coverage-end"]
 
@@ -36,9 +37,12 @@ def table4(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def table5(rows: pd.DataFrame) -> pd.DataFrame:
-    df = _summary(rows[rows.table == "queues"], ["pop_limit", "queues"])
+    q = kept(rows[rows.table == "queues"])
+    df = _summary(q, ["pop_limit", "queues"])
     df["words_per_second"] = df.source_words / df.time_min_s
     df["time_vs_cardinality"] = df.time_min_s / float(df[df.queues == "cardinality"].time_min_s.iloc[0])
+    df = add_interval(df, "time_vs_cardinality", [paired_ratios(q, q.queues == "cardinality", q.queues == x,
+                                                                value="decode_seconds") for x in df.queues])
     df["score_vs_cardinality"] = df.mean_score - float(df[df.queues == "cardinality"].mean_score.iloc[0])
     pv = paper_values("fast_scalable", "table5")
     pv["queues"] = pv.key.str.replace("queues=", "", regex=False)

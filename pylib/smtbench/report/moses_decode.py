@@ -95,3 +95,16 @@ TRAINING_NOTES = ("Fidelity: the oracle's shipped symmetrised alignment -> our e
                   "significant digits, +-1 in the last; alignments and counts exactly). BLEU: sacrebleu "
                   "--tokenize none on the tokenized lowercased dev books; our alignment comes from eflomal, "
                   "which is not seedable, so this BLEU varies slightly between clones.")
+
+
+def with_interval(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """vs_moses2_quiet's 95% interval for our row (the first): each timed repeat's words/s over the oracle's fixed
+    Moses2 figure (that figure is a number from another run, so only our repeats vary); n_repeats."""
+    from ..protocol import kept
+    from .common import add_interval
+
+    t = kept(rows[rows.kind == "timing"])
+    ref = table["paper_words_per_second"].dropna()
+    m2 = float(ref.iloc[0]) if len(ref) else float("nan")
+    per = [[float(w) / m2 for w in t.words_per_second.dropna()] if m2 == m2 else []] + [[]] * (len(table) - 1)
+    return add_interval(table, "vs_moses2_quiet", per)
