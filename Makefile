@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PROFILE ?= default
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup reproduce test test-asan smoke lmplz moses moses-test clean
+.PHONY: setup reproduce retake test test-asan smoke lmplz moses moses-test clean
 
 $(BIN)/smtbench: pyproject.toml setup.py pylib/smtbench/_build.py $(wildcard csrc/*.c csrc/*.h)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,13 @@ test-asan: setup
 	  LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
 	  $(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" $(ASAN_TESTS); \
 	  rc=$$?; $(BIN)/python pylib/smtbench/_build.py > /dev/null; exit $$rc
+
+# Re-take measured points without deleting rows by hand: `make retake POINT="results/raw/mokry_lm/bible.o5.jsonl"`
+# (one or more row files, or rule names such as mokry_lm_bench) re-measures them under the repeat protocol, replaces
+# the rows atomically and redraws whatever reads them; the old rows stay in git (`smtbench report history`).
+retake: setup
+	@test -n "$(POINT)" || { echo "make retake: name the row file(s) or rule(s): POINT=results/raw/<experiment>/<point>.jsonl"; exit 2; }
+	$(BIN)/snakemake --profile workflow/profiles/$(PROFILE) --forcerun $(POINT)
 
 clean:
 	rm -rf build .snakemake
