@@ -26,7 +26,7 @@ def per_point(rows: pd.DataFrame) -> pd.DataFrame:
     if "gpu" not in r:
         r["gpu"] = None
     g = r.groupby(POINT, dropna=False)
-    out = g["qps"].agg(qps_best="max", qps_median="median", repeats="count").reset_index()
+    out = g["qps"].agg(qps_best="max", qps_median="median", qps_worst="min", repeats="count").reset_index()
     facts = g[["model_bytes", "order", "ngrams", "synthetic", "queries", "gpu"]].first().reset_index()
     out = out.merge(facts, on=POINT)
     out["note"] = np.where(out["qps_best"].isna(), out["gpu"].fillna(NO_GPU), "")
@@ -207,6 +207,8 @@ def fig9(rows: pd.DataFrame, model: str | None = None):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     cpu = p[p.backend == "btree"].sort_values("node_size")
     ax.plot(cpu.node_size, cpu.qps_best / 1e6, marker="o", label="B-tree CPU, 1 thread")
+    ax.fill_between(cpu.node_size, cpu.qps_worst / 1e6, cpu.qps_best / 1e6, alpha=0.2, lw=0,
+                    label="spread of the repeats (worst-best)")
     gpu_notes = []
     for path, style in (("gpu-kernel", "s-"), ("gpu-with-copies", "^--")):
         g = p[(p.backend == "btree-cuda") & (p.path == path)].sort_values("node_size")
@@ -234,6 +236,8 @@ def fig10(rows: pd.DataFrame, model: str | None = None):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     cpu = p[p.backend == "btree"].sort_values("batch")
     ax.plot(cpu.batch, cpu.qps_best / 1e6, marker="o", label="B-tree CPU, 1 thread (a C call per batch)")
+    ax.fill_between(cpu.batch, cpu.qps_worst / 1e6, cpu.qps_best / 1e6, alpha=0.2, lw=0,
+                    label="spread of the repeats (worst-best)")
     missing = False
     for path, style in (("gpu-kernel", "s-"), ("gpu-with-copies", "^--")):
         g = p[(p.backend == "btree-cuda") & (p.path == path)].sort_values("batch")
