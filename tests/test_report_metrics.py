@@ -208,6 +208,8 @@ def test_every_smoke_experiment_has_metrics(root):
 def test_rule_files_that_publish_results_write_metrics(root):
     """A rule file that adds tables or figures to ALL also appends its metrics to METRICS."""
     for smk in sorted((root / "workflow/rules").glob("*.smk")):
+        if smk.name == "history.smk":  # draws the other experiments' metrics over commits; measures nothing itself
+            continue
         text = smk.read_text()
         if re.search(r"^\s*ALL \+= .*(tables|figures)/", text, re.M):
             assert "METRICS.append(" in text, f"{smk.name} publishes results but no regression metrics"
