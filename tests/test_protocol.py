@@ -351,3 +351,23 @@ def test_decoder_reports_have_intervals():
         from smtbench.report.common import read_rows
         r = read_rows([nd])
         assert_intervals(moses_decode.with_interval(moses_decode.normal_table(r), r), ["vs_moses2_quiet"])
+
+
+def test_the_time_budget_bounds_retakes():
+    ticks = iter(range(10_000))
+    m = Machine(spell_attempts=set(range(1, 100)))  # every repeat after the first in a spell
+    m.by_calls = False
+    out = io.StringIO()
+    w = RowWriter("test", out)
+    calls = {"n": 0}
+
+    def probe():
+        calls["n"] += 1
+        if calls["n"] > 4 and calls["n"] % 2 == 0:
+            m.attempt += 1
+        return 100.0 * (2.0 if m.in_spell() else 1.0)
+
+    tasks = [Task("a", lambda rep: m.time(100.0, False)), Task("b", lambda rep: m.time(150.0, True))]
+    s = RepeatLoop(Protocol(repeats=4, max_retakes=5, budget_s=3), w, tasks, probe=probe,
+                   clock=lambda: float(next(ticks))).run()
+    assert s.repeats == 4 and s.retaken < 3 * 5 and s.flagged_kept >= 1  # the budget stopped the retakes

@@ -18,7 +18,9 @@ This VM's memory slows down by 1.4-2x for minutes at a time, so one number per p
   ``csrc/spellprobe.c``). It is calibrated at the run's start (the minimum of a few walks) and taken before and after
   every repeat; the larger of the two is recorded as ``spell_probe_ns`` with the repeat's rows. A repeat whose probe
   exceeds ``spell_factor`` x the calibration is flagged and retaken (at most ``max_retakes`` times per repeat); the
-  flagged attempt's rows stay in the output with ``retaken=True`` and are left out of every ratio.
+  flagged attempt's rows stay in the output with ``retaken=True`` and are left out of every ratio. Once the time
+  budget is spent, a flagged repeat is kept (flagged) instead of retaken: the budget bounds a run's wall time to
+  about max(budget, ``repeats`` x one repeat) however noisy the machine.
 
 Drivers build a :class:`RepeatLoop` from :class:`Task` s (one per timed point: a function of the repeat number that
 times the point once, emits its row(s) through the :class:`~smtbench.benchutil.RowWriter` and returns the time it
@@ -334,7 +336,8 @@ class RepeatLoop:
                 else:
                     calib_now = calib
                 flagged = bool(calib_now and probe_ns and probe_ns > p.spell_factor * calib_now)
-                retake = flagged and attempt < p.max_retakes
+                over_budget = bool(p.budget_s) and self.clock() - t0 >= p.budget_s
+                retake = flagged and attempt < p.max_retakes and not over_budget  # the budget bounds retakes too
                 stop = "" if retake else self._decide(rep + 1, kept + [times], t0)
                 w.release(spell_probe_ns=probe_ns, spell_probe_start_ns=p0, spell_probe_end_ns=p1,
                           spell_calibration_ns=calib_now, spell_flagged=flagged, retaken=retake,
