@@ -29,7 +29,7 @@ def test_machine_json(capsys):
 def test_bench_hash_rows_and_errors(tmp_path):
     out = tmp_path / "rows.jsonl"
     r = run("bench", "hash", "--table-mib", "1", "--queue-sizes", "0,4", "--lookups", "5000", "--repeats", "1",
-            "--mode", "hit,miss", "--out", str(out))
+            "--mode", "hit,miss", "--max-retakes", "0", "--out", str(out))
     assert r.returncode == 0, r.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     # 2 modes x 2 queue sizes, plus the random-line floor row
