@@ -132,5 +132,8 @@ INTERVAL_NOTE = ("`<ratio>_ci_low` / `<ratio>_ci_high`: the ratio's 95% interval
                  "ratio computed from that repeat's paired points (expanded percentile bootstrap of the mean log-ratio, "
                  "smtbench.protocol); `n_repeats`: the repeats it rests on; `retaken_repeats`: repeats a slow spell "
                  "(memory-latency probe above its factor x the run's calibration) had retaken. The ratio column itself "
-                 "keeps its definition (best times); a target is judged on the interval's lower bound. Empty interval "
-                 "cells: one repeat, or rows from before the protocol that cannot be paired.")
+                 "keeps its definition (best times), so on a noisy machine it can fall outside its interval: the best "
+                 "of each point's repeats came from different moments; the interval, from paired repeats, is the "
+                 "statement to trust, and a target is judged on its lower bound. Empty interval cells: one repeat, or "
+                 "rows that cannot be paired (rows from before the protocol without a repeat index, a point timed "
+                 "outside the paired loop).")
