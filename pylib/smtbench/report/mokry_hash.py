@@ -7,7 +7,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..protocol import kept, paired_ratios
+from ..protocol import kept, paired_ratios, spell_counts
 from .common import add_interval, paper_values
 
 POINT = ["variant", "table_mib", "mode", "threads", "queue_size"]
@@ -75,6 +75,8 @@ def _intervals(out: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         fl.append(paired_ratios(g, g["mode"] == "line", best, value="ns_per_lookup"))
     out = add_interval(out, "speedup", sp)
     out["_floor_ratios"] = fl
+    tables = {k: g for k, g in rows.groupby("table_mib")}  # one run per table size
+    out["retaken_repeats"] = [spell_counts(tables[m])["retaken"] for m in out.table_mib]
     return out
 
 
@@ -100,7 +102,8 @@ def layouts(rows: pd.DataFrame, threads: int = 1) -> pd.DataFrame:
     b = _floor_interval(b)
     keep = [c for c in ("table_mib", "variant", "mode", "plain_ns", "best_ns", "best_queue_size", "speedup",
                         "speedup_ci_low", "speedup_ci_high", "lines_per_lookup", "line_floor_ns", "best_over_floor",
-                        "best_over_floor_ci_low", "best_over_floor_ci_high", "load1_max", "n_repeats") if c in b]
+                        "best_over_floor_ci_low", "best_over_floor_ci_high", "load1_max", "n_repeats",
+                        "retaken_repeats") if c in b]
     order = {v: i for i, v in enumerate(["kv", "keys", "kv-line", "kv-line-ovf", "split", "split-pf",
                                                    "split-ovf", "split-ovf-pf"])}
     b = b.assign(_o=b.variant.map(lambda v: (order.get(v.split(":")[0], 9), v)))
@@ -122,7 +125,7 @@ def table3_2(rows: pd.DataFrame) -> pd.DataFrame:
     assert wide is not None
     if "line_floor_ns" in best:
         wide = wide.join(best.groupby("threads")["line_floor_ns"].first())
-    wide = wide.join(best.groupby("threads")["n_repeats"].max())
+    wide = wide.join(best.groupby("threads")[["n_repeats", "retaken_repeats"]].max())
     wide = wide.reset_index()
     paper = paper_values("mokry2016", "table3_2")
     paper["threads"] = paper["key"].str.removeprefix("threads=").astype(int)
@@ -130,6 +133,7 @@ def table3_2(rows: pd.DataFrame) -> pd.DataFrame:
     out = wide.merge(paper, on="threads", how="outer").sort_values("threads")
     out.insert(0, "table_mib", largest)
     out["n_repeats"] = out["n_repeats"].astype("Int64")
+    out["retaken_repeats"] = out["retaken_repeats"].astype("Int64")
     return out.reset_index(drop=True)
 
 
