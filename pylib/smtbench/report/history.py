@@ -178,7 +178,8 @@ def figure(h: History, experiment: str):
                            zorder=5)
         ax.axhline(1.0, color="0.6", lw=0.6, ls=":")
         ax.set_ylabel(metric, fontsize=8)
-        ax.set_xticks(range(len(order)), [f"{c[:7]}\n{dt[5:16]}" for dt, c in order], fontsize=6, rotation=0)
+        ax.set_xticks(range(len(order)), [f"{c[:7]} {dt[5:16]}" for dt, c in order], fontsize=6, rotation=60,
+                      ha="right")
         ax.grid(alpha=0.3)
         if 0 < m.key.nunique() <= 16:
             ax.legend(fontsize=6, ncol=2)
