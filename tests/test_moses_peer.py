@@ -20,13 +20,10 @@ needs_moses2 = pytest.mark.skipif(not moses_peer.available("moses2"),
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory):
+def small(small_trained):
     """(moses.ini, dev.es, dev.en) of the small trained model."""
-    from small_model import build
-
-    d = tmp_path_factory.mktemp("small-model")
-    ini = build(d)
-    return ini, d / "dev.es", d / "dev.en"
+    ini, _, ref = small_trained
+    return ini, ini.parent.parent / "dev.es", ref
 
 
 def _script(env: dict, *args: str) -> subprocess.CompletedProcess:
