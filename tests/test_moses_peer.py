@@ -89,7 +89,8 @@ def test_our_decoders_match_live_moses2(small, tmp_path, search, opts, m2opts):
     ini, src, _ = small
     ours_nb = tmp_path / "ours.nbest"
     r = subprocess.run(["smtbench", "decode", search, "-f", str(ini), *opts, "-i", str(src), "-o",
-                        str(tmp_path / "ours.1best"), "--n-best", str(ours_nb), "5", "--no-progress"],
+                        str(tmp_path / "ours.1best"), "--n-best", str(ours_nb), "5", "--nbest-segmentation",
+                        "--no-progress"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     m2_nb = tmp_path / "m2.nbest"

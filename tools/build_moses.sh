@@ -112,7 +112,8 @@ for p in $PROGRAMS; do
   [ -x "$SRC/bin/$p" ] || die "bjam finished but $SRC/bin/$p is missing (log: $CACHE/build.log)"
   cp "$SRC/bin/$p" "$CACHE/bin/$p.tmp" && mv "$CACHE/bin/$p.tmp" "$CACHE/bin/$p"
 done
-"$CACHE/bin/moses2" --help 2>&1 | grep -qi "usage\|config\|moses" || die "built moses2 but it does not run"
+help="$("$CACHE/bin/moses2" --help 2>&1 || true)"
+case "$help" in *"beam search decoder"*) ;; *) die "built moses2 but it does not run: ${help:0:300}" ;; esac
 echo "$SRC_ID" > "$STAMP"
 log "built in $(( $(date +%s) - start )) s: $PROGRAMS"
 echo "$CACHE/bin"
