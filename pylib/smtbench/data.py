@@ -56,15 +56,37 @@ def read_tsv(path: str | os.PathLike[str]) -> list[Verse]:
 
 
 class Tokenizer:
-    """sacremoses tokenizer + lowercasing, Moses conventions, escape=False."""
+    """sacremoses tokenizer (+ lowercasing unless ``lower`` is false), Moses conventions, escape=False. ``lang``
+    picks the non-breaking prefixes of a language sacremoses knows; any other code gets the generic rules."""
 
-    def __init__(self, lang: str):
+    def __init__(self, lang: str, lower: bool = True):
         from sacremoses import MosesTokenizer
         self._tok = MosesTokenizer(lang=lang)
+        self._lower = lower
 
     def __call__(self, text: str) -> str:
-        return self._tok.tokenize(text, escape=False, return_str=True,
-                                  aggressive_dash_splits=False).lower()
+        out = self._tok.tokenize(text, escape=False, return_str=True, aggressive_dash_splits=False)
+        return out.lower() if self._lower else out
+
+
+def truecase_train(lines: list[str], model: str, progress: bool = False) -> list[str]:
+    """Train sacremoses' truecaser (Moses' train-truecaser.perl) on tokenized ``lines``, save its model to
+    ``model`` (atomically) and return the truecased lines."""
+    from sacremoses import MosesTruecaser
+
+    from .ioutil import atomic_path
+    tc = MosesTruecaser()
+    tc.train([s.split() for s in lines], save_to=None, progress_bar=False)
+    with atomic_path(model) as tmp:
+        tc.save_model(tmp)
+    return [tc.truecase(s, return_str=True) for s in lines]
+
+
+def truecase_apply(lines: Iterable[str], model: str) -> list[str]:
+    """Truecase tokenized lines with a model ``truecase_train`` saved."""
+    from sacremoses import MosesTruecaser
+    tc = MosesTruecaser(load_from=model)
+    return [tc.truecase(s, return_str=True) for s in lines]
 
 
 def tokenize_lines(lines: Iterable[str], lang: str) -> list[str]:
