@@ -90,8 +90,7 @@ if MT:
         log:
             f"{TM}/logs/model.log",
         shell:
-            "(smtbench tm model --phrase-table {input.pt} --reordering-table {input.rt} --lm {input.lm} "
-            "--order {params.order} --outdir {params.tm}/model "
+            f"({TM_TRAIN} --step model --lm {{input.lm}} --outdir {{params.tm}} --model-dir {{params.tm}}/model "
             "&& smtbench tm filter --input {input.dev} --table {params.tm}/model/phrase-table.gz "
             "{params.tm}/model/reordering-table.wbe-msd-bidirectional-fe.gz --outdir {params.tm}/model-dev/tables "
             "&& smtbench tm model --phrase-table {params.tm}/model-dev/tables/phrase-table.gz "
