@@ -318,6 +318,23 @@ def _bible(tsv) -> Corpus:
     return Corpus([v.es for v in vs], [v.en for v in vs], [v.ref for v in vs], "es", "en", str(tsv))
 
 
+def postprocess_lines(lines: list[str], recase: str | None = None, detruecase: bool = False,
+                      detokenize: str | None = None) -> list[str]:
+    """Undo preparation on decoder output: recase with a truecase model (then capitalise sentence starts), or
+    only capitalise them (``detruecase``), then detokenize with sacremoses' rules for ``detokenize``'s language."""
+    from sacremoses import MosesDetokenizer, MosesDetruecaser
+    out = [" ".join(s.split()) for s in lines]
+    if recase:
+        out = truecase_apply(out, recase)
+    if recase or detruecase:
+        dt = MosesDetruecaser()
+        out = [dt.detruecase(s, return_str=True) if s else s for s in out]
+    if detokenize:
+        dk = MosesDetokenizer(lang=detokenize)
+        out = [dk.detokenize(s.split()) for s in out]
+    return out
+
+
 def _write_lines(path: Path, lines: Iterable[str]) -> None:
     with atomic_open(path) as fh:
         for line in lines:
