@@ -95,9 +95,10 @@ def run(args: argparse.Namespace) -> int:
     n = args.sentences or len(src)
     model = PhraseModel(args.config)
     weights = {f.name: f.weights for f in model.config.features}
+    lm_order = next((int(f.args.get("order", 0)) for f in model.config.features if f.kind == "KENLM"), None)
     with atomic_open(args.out) as out, tqdm(disable=not args.progress, unit="point") as bar:
         rows = RowWriter("moore_quirk", out)
         sweep(model, src[:n], refs[:n], variants, grid, args.search, args.mode, args.distortion_limit,
-              args.repeats, lambda **r: rows.emit(weights=weights, every=args.every, **r), bar.update, cross=not args.no_cross,
+              args.repeats, lambda **r: rows.emit(weights=weights, lm_order=lm_order, every=args.every, **r), bar.update, cross=not args.no_cross,
               peers=[x for x in args.peers.split(",") if x])
     return 0
