@@ -37,3 +37,18 @@ def test_documented_report_command_lists_everything(tmp_path):
     html = out.read_text(errors="replace")
     missing = [p.name for p in _files(ROOT / "results") if p.name not in html]
     assert not missing, f"not on the report page: {missing}"
+
+
+def test_notebooks_read_any_results_directory(tmp_path, monkeypatch):
+    import json
+
+    from smtbench.report.common import repo_root, results_dir
+    monkeypatch.delenv("SMTBENCH_RESULTS", raising=False)
+    assert results_dir() == repo_root() / "results"
+    monkeypatch.setenv("SMTBENCH_RESULTS", str(tmp_path))
+    assert results_dir() == tmp_path.resolve()
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = [c for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code"]
+        src = ["".join(c["source"]) for c in cells]
+        assert "RESULTS_DIR = results_dir()" in src[0], f"{nb.name}: the first cell must set RESULTS_DIR"
+        assert all('"results"' not in s for s in src[1:]), f"{nb.name}: reads results/ past RESULTS_DIR"
