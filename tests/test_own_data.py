@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # The README block, with these replacements (each must match, so an edited README fails here first).
 SMALLER = [
-    ("head -n 5000", "head -n 1100"),
+    ("head -n 5000", "head -n 2100"),   # 2000 training verses
     ("--dev 200 --test 200", "--dev 20 --test 80"),
     # alignment with fewer samples and iterations, a trigram LM, shorter phrases: seconds instead of minutes
     ("--outdir mymodel", "--outdir mymodel --eflomal-iterations 1 --eflomal-samplers 1 --eflomal-model 2 "
@@ -65,7 +65,7 @@ def test_readme_walkthrough(tmp_path, direction):
     last = r.stdout.strip().splitlines()
     assert re.fullmatch(r"\d+\.\d\d", last[-1]), last[-3:]
     assert "nrefs:1|case:mixed" in last[-2] and "tok:13a" in last[-2]
-    assert float(last[-1]) > 2.0, last[-2]   # a working system on ~1000 verses; a broken one scores ~0
+    assert float(last[-1]) > 2.0, last[-2]   # a working system on 2000 verses; a broken one scores ~0
     out = (tmp_path / f"test.detok.{e}").read_text(encoding="utf-8").splitlines()
     assert len(out) == 80
     # the second run of the same training command redoes nothing
