@@ -7,6 +7,7 @@
 #                                                results/, grouped by paper, with captions)
 # Every rule calls the `smtbench` CLI with shell:; timing rules hold the global `bench` resource (1) and the
 # whole machine (BENCH_THREADS).
+import shlex
 from pathlib import Path
 
 from snakemake.utils import min_version, validate
@@ -89,7 +90,9 @@ rule results_index:
     params:
         outdir=lambda wildcards, output: str(Path(output[0]).parent),
         profile=PROFILE,
+        not_run=lambda wildcards: " ".join(shlex.quote(x) for x in NOT_RUN),  # experiments not scheduled, and why
     log:
         f"{OUT}/logs/results_index.log",
     shell:
-        "smtbench report index --outdir {params.outdir} --profile {params.profile} --out {output} 2> {log}"
+        "smtbench report index --outdir {params.outdir} --profile {params.profile} --not-run {params.not_run} "
+        "--out {output} 2> {log}"
