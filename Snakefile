@@ -3,8 +3,8 @@
 #   snakemake --profile workflow/profiles/smoke          (CI: minutes, writes build/smoke/, checks regressions)
 #   snakemake --profile workflow/profiles/paper          (a big server: the papers' grids)
 #   snakemake --profile workflow/profiles/slurm          (the paper grid on a SLURM cluster)
-#   snakemake --profile workflow/profiles/default --report results/report.html   (one HTML page: every table and
-#                                                figure, grouped by paper, with captions; after a run)
+#   snakemake -s workflow/report.smk --report results/report.html   (one HTML page: every table and figure of
+#                                                results/, grouped by paper, with captions)
 # Every rule calls the `smtbench` CLI with shell:; timing rules hold the global `bench` resource (1) and the
 # whole machine (BENCH_THREADS).
 import shlex

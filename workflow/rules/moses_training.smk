@@ -68,13 +68,12 @@ rule tm_model:
     output:
         ini=f"{TM}/model/moses.ini",
     params:
-        order=LM_MODELS.get(TRAINED_LM, {}).get("order", 5),
+        tm=lambda wildcards, input: str(Path(input.pt).parent),
         outdir=lambda wildcards, output: str(Path(output.ini).parent),
     log:
         f"{TM}/logs/model.log",
-    shell:
-        "smtbench tm model --phrase-table {input.pt} --reordering-table {input.rt} --lm {input.lm} "
-        "--order {params.order} --outdir {params.outdir} > {log} 2>&1"
+    shell:  # tm train's model step (tm.model.make_model, as `tm model`); the LM's order is read from its header
+        f"{TM_TRAIN} --step model --lm {{input.lm}} --outdir {{params.tm}} --model-dir {{params.outdir}} > {{log}} 2>&1"
 
 
 rule tm_model_filtered:
