@@ -3,10 +3,11 @@
 #   snakemake --profile workflow/profiles/smoke          (CI: minutes, writes build/smoke/, checks regressions)
 #   snakemake --profile workflow/profiles/paper          (a big server: the papers' grids)
 #   snakemake --profile workflow/profiles/slurm          (the paper grid on a SLURM cluster)
-#   snakemake --profile workflow/profiles/default --report results/report.html   (one HTML page: every table and
-#                                                figure, grouped by paper, with captions; after a run)
+#   snakemake -s workflow/report.smk --report results/report.html   (one HTML page: every table and figure of
+#                                                results/, grouped by paper, with captions)
 # Every rule calls the `smtbench` CLI with shell:; timing rules hold the global `bench` resource (1) and the
 # whole machine (BENCH_THREADS).
+import shlex
 from pathlib import Path
 
 from snakemake.utils import min_version, validate
@@ -90,7 +91,9 @@ rule results_index:
     params:
         outdir=lambda wildcards, output: str(Path(output[0]).parent),
         profile=PROFILE,
+        not_run=lambda wildcards: " ".join(shlex.quote(x) for x in NOT_RUN),  # experiments not scheduled, and why
     log:
         f"{OUT}/logs/results_index.log",
     shell:
-        "smtbench report index --outdir {params.outdir} --profile {params.profile} --out {output} 2> {log}"
+        "smtbench report index --outdir {params.outdir} --profile {params.profile} --not-run {params.not_run} "
+        "--out {output} 2> {log}"

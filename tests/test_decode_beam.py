@@ -61,29 +61,35 @@ def test_distortion_totals_refuses_non_segmentations() -> None:
             distortion_totals(n, spans)
 
 
-@needs_oracle
 @pytest.mark.parametrize("variant", ["pharaoh", "de", "de+ep"])
-def test_paper_mode_search_score_is_the_model_score(oracle_model, dev, variant) -> None:
+def test_paper_mode_search_score_is_the_model_score(any_model, variant) -> None:
     """Every complete hypothesis: the score the search kept (DE: front-loaded distortion) = the model score with
-    Pharaoh's distortion and the final jump recomputed along the path."""
+    Pharaoh's distortion and the final jump recomputed along the path. With lexicalized reordering this holds for
+    the 1-best, and for the other n-best entries only where their path has no recombination arc: Moses recombines
+    hypotheses whose previous phrase's forward reordering scores differ (its reordering state does not hold them),
+    so a path through the loser's arc was searched with the winner's forward score (found on the small model:
+    entry 3 of dev line 8, 0.052 apart. The normal search shows the cause: on 20 of its dev lines, 12 of 400 n-best
+    entries have search score != model score with Moses' recombination, 0 with recombine_forward=True)."""
+    model, dev = any_model
     from smtbench.decode.beam import BeamDecoder
-    dec = BeamDecoder(oracle_model, variant=variant, mode="paper", beam_threshold=1.0, beam_limit=10,
+    lexicalized = any(f.kind == "LexicalReordering" for f in model.config.features)
+    dec = BeamDecoder(model, variant=variant, mode="paper", beam_threshold=1.0, beam_limit=10,
                       ttable_threshold=1.0, ttable_limit=10, distortion_limit=5, nbest=5)
     for line in dev[:N]:
         tr = dec.translate(line)
         assert len(tr.entries) == 5
-        for e in tr.entries:
+        for e in tr.entries[:1] if lexicalized else tr.entries:
             assert e.total == pytest.approx(e.search_score, abs=1e-3)
 
 
-@needs_oracle
 @pytest.mark.parametrize("mode", ["paper", "moses"])
-def test_early_pruning_at_infinity_equals_de(oracle_model, dev, mode) -> None:
+def test_early_pruning_at_infinity_equals_de(any_model, mode) -> None:
+    model, dev = any_model
     from smtbench.decode.beam import BeamDecoder
     kw = dict(mode=mode, beam_threshold=1.0, beam_limit=10, ttable_threshold=1.0, ttable_limit=10, nbest=3)
-    de = BeamDecoder(oracle_model, variant="de", **kw)
-    ep_inf = BeamDecoder(oracle_model, variant="de+ep", ep_threshold=math.inf, **kw)
-    ep = BeamDecoder(oracle_model, variant="de+ep", **kw)
+    de = BeamDecoder(model, variant="de", **kw)
+    ep_inf = BeamDecoder(model, variant="de+ep", ep_threshold=math.inf, **kw)
+    ep = BeamDecoder(model, variant="de+ep", **kw)
     evaluated = {"de": 0, "ep": 0}
     for line in dev[:N]:
         a, b = de.translate(line), ep_inf.translate(line)
@@ -96,16 +102,16 @@ def test_early_pruning_at_infinity_equals_de(oracle_model, dev, mode) -> None:
     assert evaluated["ep"] < evaluated["de"]  # a finite threshold prunes
 
 
-@needs_oracle
 @pytest.mark.parametrize("variant", ["pharaoh", "de", "de+ep"])
 @pytest.mark.parametrize("mode", ["moses", "paper"])
-def test_outputs_rescore_with_the_derivation_scorer(oracle_model, dev, variant, mode) -> None:
+def test_outputs_rescore_with_the_derivation_scorer(any_model, variant, mode) -> None:
+    model, dev = any_model
     from smtbench.decode.beam import BeamDecoder
     from smtbench.decode.derivation import DerivationScorer, parse_segmentation
-    dec = BeamDecoder(oracle_model, variant=variant, mode=mode, beam_threshold=1.0, beam_limit=10,
+    dec = BeamDecoder(model, variant=variant, mode=mode, beam_threshold=1.0, beam_limit=10,
                       ttable_threshold=1.0, ttable_limit=10, nbest=3)
-    scorer = DerivationScorer(oracle_model.config, dev[:4])
-    w_dist = oracle_model.config.feature("Distortion").weights[0]
+    scorer = DerivationScorer(model.config, dev[:4])
+    w_dist = model.config.feature("Distortion").weights[0]
     for sid in range(4):
         n = len(dev[sid].split())
         for e in dec.translate(dev[sid]).entries:
@@ -114,7 +120,7 @@ def test_outputs_rescore_with_the_derivation_scorer(oracle_model, dev, variant, 
             final = -abs(segs[-1][1] + 1 - n) if mode == "paper" else 0  # paper mode charges the final jump
             assert got.total + w_dist * final == pytest.approx(e.total, abs=1e-4)
             assert got.features["Distortion0"][0] + final == pytest.approx(
-                dict(oracle_model.to_ini_order(e.features))["Distortion0"][0])
+                dict(model.to_ini_order(e.features))["Distortion0"][0])
 
 
 @needs_oracle
@@ -132,8 +138,8 @@ def test_de_in_moses_mode_is_moses_v1_early_distortion_cost(oracle_model, dev) -
         assert best.search_score >= scores[i] - 1e-3
 
 
-@needs_oracle
-def test_bad_parameters(oracle_model) -> None:
+def test_bad_parameters(any_model) -> None:
+    model = any_model[0]
     from smtbench.decode.beam import BeamDecoder
     cases = [
         (dict(variant="beam"), "--variant"),
@@ -150,8 +156,8 @@ def test_bad_parameters(oracle_model) -> None:
     ]
     for kw, match in cases:
         with pytest.raises(ValueError, match=match):
-            BeamDecoder(oracle_model, **kw)
-    dec = BeamDecoder(oracle_model)
+            BeamDecoder(model, **kw)
+    dec = BeamDecoder(model)
     assert dec.translate("").best.text == ""
     assert dec.translate("qqzx").best.text == "qqzx"
     from smtbench.decode.normal import InputError

@@ -7,16 +7,24 @@ import pytest
 
 from conftest import HAVE_ORACLE, ORACLE
 
-pytestmark = pytest.mark.skipif(not HAVE_ORACLE, reason="Moses oracle not present")
+needs_oracle = pytest.mark.skipif(not HAVE_ORACLE, reason="Moses oracle not present")
 N = 40
 
 
 @pytest.fixture(scope="module")
-def model(oracle_model):
-    return oracle_model
+def model(any_model):
+    """The small model the tests train (every clone) and the oracle's (where present)."""
+    return any_model[0]
 
 
-def test_cube_matches_moses2(model) -> None:
+@pytest.fixture(scope="module")
+def dev(any_model) -> list[str]:
+    return any_model[1]
+
+
+@needs_oracle
+def test_cube_matches_moses2(oracle_model) -> None:
+    model = oracle_model
     from smtbench.decode.cube import CubeDecoder
     src = (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()
     ref = (ORACLE / "m2-cube400.1best").read_text(encoding="utf-8").splitlines()
@@ -28,10 +36,10 @@ def test_cube_matches_moses2(model) -> None:
         assert best.total == pytest.approx(scores[i], abs=1.5e-3), i
 
 
-def test_cube_nbest_rescores_and_edges(model) -> None:
+def test_cube_nbest_rescores_and_edges(model, dev) -> None:
     from smtbench.decode.cube import CubeDecoder
     from smtbench.decode.derivation import DerivationScorer, parse_segmentation
-    src = (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()[:2]
+    src = dev[:2]
     dec = CubeDecoder(model, pop_limit=50, stack_size=50, nbest=5)
     scorer = DerivationScorer(model.config, src)
     for sid, line in enumerate(src):
@@ -46,12 +54,12 @@ def test_cube_nbest_rescores_and_edges(model) -> None:
         CubeDecoder(model, pop_limit=0)
 
 
-def test_pipeline_tolerant_equals_lazy_for_every_queue_size(model) -> None:
+def test_pipeline_tolerant_equals_lazy_for_every_queue_size(model, dev) -> None:
     """Mokry 3.3: the popped hypotheses' LM through the automaton queue gives exactly the scores the sequential LM
     gives them at pop time (lazy scoring, same pop order), for every queue size; the outputs rescore."""
     from smtbench.decode.cube import CubeDecoder
     from smtbench.decode.derivation import DerivationScorer, parse_segmentation
-    src = (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()[:6]
+    src = dev[:6]
     lazy = CubeDecoder(model, pop_limit=100, stack_size=100, lm_pipeline="lazy", nbest=3)
     ref = [lazy.translate(line) for line in src]
     for q in (0, 1, 2, 5, 8, 16):
@@ -67,14 +75,14 @@ def test_pipeline_tolerant_equals_lazy_for_every_queue_size(model) -> None:
             assert e.search_score == pytest.approx(e.total, abs=1e-3)
 
 
-def test_stack_configurations(model) -> None:
+def test_stack_configurations(model, dev) -> None:
     """The Moses2 paper's stack configurations (Figs 4-5) group hypotheses differently in the cube, so they differ
     under a pop limit; searched exhaustively (no pop limit, stack size or beam reached) all three find the normal
     search's exhaustive optimum on short verses; with pruning, outputs rescore."""
     from smtbench.decode.cube import CubeDecoder
     from smtbench.decode.derivation import DerivationScorer, parse_segmentation
     from smtbench.decode.normal import NormalDecoder
-    lines = (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()
+    lines = dev
     short = sorted((x for x in lines if x.split()), key=lambda x: len(x.split()))[:4]
     exact = NormalDecoder(model, stack_size=10**6, beam_threshold=0)
     opt = [exact.translate(x).best.total for x in short]
@@ -94,13 +102,13 @@ def test_stack_configurations(model) -> None:
         CubeDecoder(model, stacks="cardinality", queues="coverage")
 
 
-def test_queue_exact(model) -> None:
+def test_queue_exact(model, dev) -> None:
     """The thesis' future-work variant: items through the automaton queue before they enter the item queue. With
     rounds of one pop it is Moses2's search to the bit (same scores, same order); with longer rounds the pop order
     shifts, and every output still rescores."""
     from smtbench.decode.cube import CubeDecoder
     from smtbench.decode.derivation import DerivationScorer, parse_segmentation
-    src = (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()[:6]
+    src = dev[:6]
     off = CubeDecoder(model, pop_limit=100, stack_size=100, nbest=3)
     ref = [off.translate(line) for line in src]
     one = CubeDecoder(model, pop_limit=100, stack_size=100, nbest=3, lm_pipeline="queue-exact", queue_size=1)
@@ -114,12 +122,12 @@ def test_queue_exact(model) -> None:
             assert scorer.score(sid, parse_segmentation(b.segmentation)).total == pytest.approx(b.total, abs=1e-4)
 
 
-def test_queue_configurations(model) -> None:
+def test_queue_configurations(model, dev) -> None:
     """Finer item queues (per destination coverage, and end) pop more and so never score worse on these verses;
     every output rescores."""
     from smtbench.decode.cube import CubeDecoder
     from smtbench.decode.derivation import DerivationScorer, parse_segmentation
-    src = (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()[:4]
+    src = dev[:4]
     scorer = DerivationScorer(model.config, src)
     means = {}
     for queues in ("cardinality", "coverage", "coverage-end"):
@@ -133,16 +141,18 @@ def test_queue_configurations(model) -> None:
         CubeDecoder(model, queues="bogus")
 
 
-def test_cube_configs_bench_and_report(tmp_path, capsys) -> None:
+def test_cube_configs_bench_and_report(tmp_path, capsys, small_trained) -> None:
     """`bench cube-configs` (the Moses2 paper's Tables 4-5) end to end on a few verses: one row per point, no
     output beats the near-exact reference, the report writes both tables, the figure and the metrics."""
     import json
 
     from smtbench.cli import main
+    ini, _, ref = small_trained
+    ini, src, ref = str(ini), str(ini.parent.parent / "dev.es"), str(ref)
     rows = tmp_path / "rows.jsonl"
-    assert main(["bench", "cube-configs", "-f", str(ORACLE / "moses.ini"), "--input", str(ORACLE / "dev.es"),
-                 "--reference", str(ORACLE / "dev.en"), "--sentences", "3", "--pop-limits", "20,50",
-                 "--queue-pop-limit", "20", "--short-words", "6", "--reference-widths", "50,200",
+    assert main(["bench", "cube-configs", "-f", ini, "--input", src,
+                 "--reference", ref, "--sentences", "3", "--pop-limits", "20,50",
+                 "--queue-pop-limit", "20", "--short-words", "12", "--reference-widths", "50,200",
                  "--max-retakes", "0", "--out", str(rows)]) == 0
     got = [json.loads(x) for x in rows.read_text().splitlines()]
     assert len(got) == 2 * 3 + 3
@@ -151,7 +161,7 @@ def test_cube_configs_bench_and_report(tmp_path, capsys) -> None:
                  "--table5", str(tmp_path / "t5"), "--figure", str(tmp_path / "f6.png"),
                  "--metrics", str(tmp_path / "m.csv")]) == 0
     assert (tmp_path / "t4.md").exists() and (tmp_path / "t5.csv").exists() and (tmp_path / "f6.png").exists()
-    assert main(["bench", "cube-configs", "-f", str(ORACLE / "moses.ini"), "--input", str(ORACLE / "dev.es"),
-                 "--reference", str(ORACLE / "dev.en"), "--stacks", "bogus", "--out", str(tmp_path / "x")]) != 0
+    assert main(["bench", "cube-configs", "-f", ini, "--input", src,
+                 "--reference", ref, "--stacks", "bogus", "--out", str(tmp_path / "x")]) != 0
     assert "--stacks: unknown bogus" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()

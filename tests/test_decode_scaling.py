@@ -9,14 +9,29 @@ import pytest
 
 from conftest import HAVE_ORACLE, ORACLE
 
-pytestmark = pytest.mark.skipif(not HAVE_ORACLE, reason="Moses oracle not present")
 N = 24
 
 
-def _in_oracle(fn):
+@pytest.fixture(scope="module", params=["small", "oracle"])
+def bundle(request):
+    """(model, its folder, phrase table, reordering table, source lines): the small model the tests train (every
+    clone) and the oracle's dev model (where ../shared is present)."""
+    if request.param == "small":
+        ini, dev, _ = request.getfixturevalue("small_trained")
+        d = ini.parent
+        return (request.getfixturevalue("small_model"), d, d / "phrase-table.gz",
+                d / "reordering-table.wbe-msd-bidirectional-fe.gz", dev)
+    if not HAVE_ORACLE:
+        pytest.skip("Moses oracle not present")
+    return (request.getfixturevalue("oracle_model"), ORACLE, ORACLE / "phrase-table.dev.gz",
+            ORACLE / "reordering-table.dev.gz", request.getfixturevalue("oracle_dev"))
+
+
+def _in(folder, fn):
+    """Run fn from the model's folder (its moses.ini's relative paths resolve there, as Moses resolves them)."""
     import os
     cwd = os.getcwd()
-    os.chdir(ORACLE)
+    os.chdir(folder)
     try:
         return fn()
     finally:
@@ -24,13 +39,13 @@ def _in_oracle(fn):
 
 
 @pytest.fixture(scope="module")
-def model(oracle_model):
-    return oracle_model
+def model(bundle):
+    return bundle[0]
 
 
 @pytest.fixture(scope="module")
-def src():
-    return (ORACLE / "dev.es").read_text(encoding="utf-8").splitlines()[:N]
+def src(bundle):
+    return bundle[4][:N]
 
 
 def _key(tr):
@@ -90,26 +105,31 @@ def test_profile_counts_components_and_keeps_output(model, src, reference) -> No
 
 
 @pytest.fixture(scope="module")
-def tables(tmp_path_factory):
+def tables(tmp_path_factory, bundle):
+    import gzip
+
     from smtbench.tm.binarize import build
+    _, _, pt, rt, _ = bundle
     d = tmp_path_factory.mktemp("bin")
+    with gzip.open(pt, "rt", encoding="utf-8") as fh:
+        pairs = sum(1 for _ in fh)
     out = {}
     for ro, comp in [("integrated", True), ("integrated", False), ("separate", True), ("separate", False)]:
         path = d / f"{ro}-{int(comp)}.bin"
-        info = build(ORACLE / "phrase-table.dev.gz", path, ORACLE / "reordering-table.dev.gz", ro, comp)
-        assert info["phrase_pairs"] == 286728 and info["reordering_attached"] == 286728
+        info = build(pt, path, rt, ro, comp)
+        assert info["phrase_pairs"] == pairs and info["reordering_attached"] == pairs
         out[(ro, comp)] = path
     return out
 
 
-def test_binarized_table_gives_identical_output(tables, src, reference) -> None:
+def test_binarized_table_gives_identical_output(tables, bundle, src, reference) -> None:
     from smtbench.decode.cube import CubeDecoder
     from smtbench.decode.model import PhraseModel
     from smtbench.decode.threads import ThreadedCubeDecoder
     lm = None
     for (ro, comp), path in tables.items():
         for cache in (0, 7, 1000, 10**9):
-            m = _in_oracle(lambda: PhraseModel("moses.ini", binary=path, cache=cache, lm=lm))
+            m = _in(bundle[1], lambda: PhraseModel("moses.ini", binary=path, cache=cache, lm=lm))
             lm = m.lm
             dec = CubeDecoder(m, pop_limit=100, stack_size=100, nbest=3)
             got = [_key(dec.translate(line)) for line in src[:8]]
@@ -121,7 +141,7 @@ def test_binarized_table_gives_identical_output(tables, src, reference) -> None:
         th.close()
 
 
-def test_binarized_table_errors(tmp_path, model) -> None:
+def test_binarized_table_errors(tmp_path, bundle, model) -> None:
     from smtbench.decode.model import PhraseModel
     from smtbench.tm.binarize import BinaryTableError, build
     bad = tmp_path / "bad.pt"
@@ -133,7 +153,7 @@ def test_binarized_table_errors(tmp_path, model) -> None:
     good.write_text("a ||| b ||| 0.5 0.5 0.5 0.5\n")
     build(good, tmp_path / "nore.bin", reordering="none")
     with pytest.raises(BinaryTableError, match="without reordering"):
-        _in_oracle(lambda: PhraseModel("moses.ini", binary=tmp_path / "nore.bin", lm=model.lm))
+        _in(bundle[1], lambda: PhraseModel("moses.ini", binary=tmp_path / "nore.bin", lm=model.lm))
     (tmp_path / "junk.bin").write_bytes(b"\0" * 4096)
     with pytest.raises(BinaryTableError, match="not a binarized phrase table"):
-        _in_oracle(lambda: PhraseModel("moses.ini", binary=tmp_path / "junk.bin", lm=model.lm))
+        _in(bundle[1], lambda: PhraseModel("moses.ini", binary=tmp_path / "junk.bin", lm=model.lm))

@@ -53,12 +53,34 @@ def test_fresh_clone_redoes_every_measurement(tmp_path):
     r = subprocess.run(["snakemake", "--profile", "workflow/profiles/default", "-n", "--quiet", "rules"], cwd=clone,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
-    want = {"build_native", "machine", "hash_sweep", "mokry_lm_bench", "glm_btree_bench", "mediani_bench"}
+    want = {"build_native", "machine", "hash_sweep", "mokry_lm_bench", "glm_btree_bench", "mediani_bench",
+            "moses_decode_run", "tm_model_filtered"}
     if shared.exists():
-        want |= {"moses_decode_normal", "moses_decode_cube", "moses_training_fidelity", "moore_quirk_bench",
-                 "moore_quirk_moses_bench"}
+        want |= {"moses_decode_oracle_run", "moses_training_fidelity", "moore_quirk_bench", "moore_quirk_moses_bench"}
     got = set(r.stdout.split())
     assert want <= got, f"not redone on a fresh clone: {sorted(want - got)}"
+
+
+def test_a_clone_without_shared_decodes_its_own_model_and_names_what_needs_the_oracle(tmp_path):
+    """With the shared folder hidden (SMTBENCH_SHARED at an empty folder), the default profile still schedules the
+    live decoding comparison on the workflow's own trained model, and the results index is told which experiments
+    need the oracle (none is skipped silently)."""
+    import os
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "SMTBENCH_SHARED": str(empty)}
+    r = subprocess.run(["snakemake", "--profile", "workflow/profiles/default", "-n", "-p", "--forcerun",
+                        "results_index", "moses_decode_run"], cwd=root, capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = r.stdout + r.stderr
+    assert "moses_decode_run" in out and "tm_model_filtered" in out and "--peers moses2 moses" in out
+    assert "moses_decode_oracle_run" not in out
+    r = subprocess.run(["snakemake", "--profile", "workflow/profiles/default", "-n", "-p", "--forcerun",
+                        "results_index"], cwd=root, capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    for experiment in ("mokry_decoder", "moses2_search", "moses2_scaling", "moore_quirk", "moses_training"):
+        assert f"{experiment}:needs the Moses oracle" in r.stdout + r.stderr, experiment
 
 
 def test_timing_rules_take_the_whole_machine(root):

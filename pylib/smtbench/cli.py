@@ -15,14 +15,53 @@ from .errors import CliError
 GROUPS = {
     "bench": "timing benchmarks (one JSON object per line)",
     "lm": "n-gram language models: estimate, sample, ppl",
-    "tm": "translation models: align, extract, score",
+    "tm": "translation models: train (all steps in one command), align, extract, score, reorder, model",
     "decode": "phrase-based decoders",
     "report": "tables, figures and regression checks from benchmark rows",
 }
 
 
+DESCRIPTION = ("smtbench: reproduce, and then beat, the efficiency results of phrase-based statistical machine "
+               "translation (KenLM-style probing LMs, gLM B-trees, Pharaoh/Moses/Moses2 decoding, Mediani phrase "
+               "scoring), and build a translation system from your own parallel text: `data prepare`, `tm train`, "
+               "`decode normal`, `postprocess`, `bleu` (README: Using your own data). Each command's --help shows "
+               "its options and their defaults.")
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Shows every option's default, unless it is None/False or the help text already names it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        h = action.help or ""
+        d = action.default
+        if ("%(default)" in h or "default" in h.lower() or d is None or d is False or d is argparse.SUPPRESS
+                or isinstance(action, (argparse._HelpAction, argparse._VersionAction))
+                or not (action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE))):
+            return h
+        return f"{h} (default: %(default)s)" if h else "default: %(default)s"
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        v = version("smtbench")
+    except Exception:  # noqa: BLE001 - running from a source tree without metadata
+        v = "unknown"
+    return f"smtbench {v}"
+
+
+def all_parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+    """(command words, parser) for the parser and every sub-command below it."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from all_parsers(sub, path + (name,))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="smtbench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="smtbench", description=DESCRIPTION, formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=_version())
     top = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     groups: dict[str, argparse._SubParsersAction] = {"top": top}
     for name, help_text in GROUPS.items():
@@ -35,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
         if not groups[name].choices:
             top.choices.pop(name, None)
             top._choices_actions = [a for a in top._choices_actions if a.dest != name]
+    for _, p in all_parsers(parser):
+        p.formatter_class = HelpFormatter
+        for a in p._actions:   # argparse prints no default for an option without help text
+            if a.help is None and a.option_strings and a.default not in (None, False, argparse.SUPPRESS):
+                a.help = "default: %(default)s"
     return parser
 
 

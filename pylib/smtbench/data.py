@@ -1,4 +1,6 @@
-"""The shipped bible-es-en corpus: whole-book splits, Moses-style tokenization and lowercasing.
+"""Parallel corpus preparation (`smtbench data prepare`): any language pair from two plain files or a TSV with
+named columns, split by whole Bible books (the shipped bible-es-en corpus), counts, fractions or line lists;
+Moses-style tokenization and lowercasing, truecasing or the text's own case.
 
 Tokenization is sacremoses' MosesTokenizer (Moses' tokenizer.perl conventions) with ``escape=False``
 (``&``, ``<``, ``>``, ``'``, ``"``, ``[``, ``]`` stay literal instead of becoming XML entities) and
@@ -56,48 +58,281 @@ def read_tsv(path: str | os.PathLike[str]) -> list[Verse]:
 
 
 class Tokenizer:
-    """sacremoses tokenizer + lowercasing, Moses conventions, escape=False."""
+    """sacremoses tokenizer (+ lowercasing unless ``lower`` is false), Moses conventions, escape=False. ``lang``
+    picks the non-breaking prefixes of a language sacremoses knows; any other code gets the generic rules."""
 
-    def __init__(self, lang: str):
+    def __init__(self, lang: str, lower: bool = True):
         from sacremoses import MosesTokenizer
         self._tok = MosesTokenizer(lang=lang)
+        self._lower = lower
 
     def __call__(self, text: str) -> str:
-        return self._tok.tokenize(text, escape=False, return_str=True,
-                                  aggressive_dash_splits=False).lower()
+        out = self._tok.tokenize(text, escape=False, return_str=True, aggressive_dash_splits=False)
+        return out.lower() if self._lower else out
 
 
-def tokenize_lines(lines: Iterable[str], lang: str) -> list[str]:
-    tok = Tokenizer(lang)
+def truecase_train(lines: list[str], model: str, progress: bool = False) -> list[str]:
+    """Train sacremoses' truecaser (Moses' train-truecaser.perl) on tokenized ``lines``, save its model to
+    ``model`` (atomically) and return the truecased lines."""
+    from sacremoses import MosesTruecaser
+
+    from .ioutil import atomic_path
+    tc = MosesTruecaser()
+    tc.train([s.split() for s in lines], save_to=None, progress_bar=False)
+    with atomic_path(model) as tmp:
+        tc.save_model(tmp)
+    return [tc.truecase(s, return_str=True) for s in lines]
+
+
+def truecase_apply(lines: Iterable[str], model: str) -> list[str]:
+    """Truecase tokenized lines with a model ``truecase_train`` saved."""
+    from sacremoses import MosesTruecaser
+    tc = MosesTruecaser(load_from=model)
+    return [tc.truecase(s, return_str=True) for s in lines]
+
+
+def tokenize_lines(lines: Iterable[str], lang: str, lower: bool = True) -> list[str]:
+    tok = Tokenizer(lang, lower)
     return [" ".join(tok(s).split()) for s in lines]
 
 
-def prepare(tsv: str | os.PathLike[str], outdir: str | os.PathLike[str], progress: bool = False) -> dict[str, int]:
-    """Write {train,dev,test}.{es,en} (tokenized, lowercased), {dev,test}.raw.{es,en} (untokenized
-    references for sacrebleu) and {split}.ref (verse references). Returns verses per split."""
-    verses = read_tsv(tsv)
+@dataclass
+class Corpus:
+    """Parallel text read for `prepare`: the two sides, one reference per line (a verse reference, or the
+    line number in the input) and the names of the two sides (output extensions, tokenizer languages)."""
+    f: list[str]
+    e: list[str]
+    refs: list[str]
+    f_name: str
+    e_name: str
+    origin: str
+
+
+def read_parallel_tsv(path: str | os.PathLike[str], f: str, e: str, columns: list[str] | None = None,
+                      ref: str | None = None) -> Corpus:
+    """A TSV whose columns are named by its first line (``columns`` None) or by ``columns``; ``f`` and ``e``
+    name the two sides' columns, ``ref`` an optional column of line references."""
+    fs: list[str] = []
+    es: list[str] = []
+    refs: list[str] = []
+    with open_text(path) as fh:
+        names = columns
+        first = 1
+        if names is None:
+            head = fh.readline()
+            if not head:
+                raise CorpusFormatError(f"{path}: empty file")
+            names = head.rstrip("\n").split("\t")
+            first = 2
+        for want, what in ((f, "--f"), (e, "--e"), (ref, "--ref-column")):
+            if want is not None and want not in names:
+                raise CorpusFormatError(f"{path}: no column {want!r} ({what}); the columns are "
+                                        f"{', '.join(names)}" + (" (from its first line)" if columns is None else ""))
+        if f == e:
+            raise CorpusFormatError(f"{path}: --f and --e both name column {f!r}")
+        fi, ei = names.index(f), names.index(e)
+        ri = names.index(ref) if ref is not None else None
+        for lineno, line in enumerate(fh, first):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) != len(names):
+                raise CorpusFormatError(f"{path}:{lineno}: expected {len(names)} tab-separated fields "
+                                        f"({', '.join(names)}), got {len(parts)}")
+            a, b = parts[fi].strip(), parts[ei].strip()
+            if not a or not b:
+                raise CorpusFormatError(f"{path}:{lineno}: empty {f if not a else e} side")
+            fs.append(a)
+            es.append(b)
+            refs.append(parts[ri] if ri is not None else str(lineno))
+    if not fs:
+        raise CorpusFormatError(f"{path}: no sentence pairs")
+    return Corpus(fs, es, refs, f, e, str(path))
+
+
+def read_parallel_text(f_path: str | os.PathLike[str], e_path: str | os.PathLike[str], f: str, e: str) -> Corpus:
+    """Two line-parallel plain-text files (plain/.gz/.xz); references are line numbers."""
+    with open_text(f_path) as fh:
+        fs = [line.rstrip("\n").strip() for line in fh]
+    with open_text(e_path) as fh:
+        es = [line.rstrip("\n").strip() for line in fh]
+    if len(fs) != len(es):
+        raise CorpusFormatError(f"{f_path}: {len(fs)} lines but {e_path} has {len(es)} (the two files must be "
+                                "line-parallel)")
+    if not fs:
+        raise CorpusFormatError(f"{f_path}: empty file")
+    for i, (a, b) in enumerate(zip(fs, es), 1):
+        if not a or not b:
+            raise CorpusFormatError(f"{f_path if not a else e_path}:{i}: empty line (every line needs a translation)")
+    if f == e:
+        raise CorpusFormatError(f"--f and --e are both {f!r}: the two sides need different names")
+    return Corpus(fs, es, [str(i) for i in range(1, len(fs) + 1)], f, e, str(f_path))
+
+
+def _amount(text: str | None, n: int, what: str) -> int:
+    """A split size: a count (``500``) or a fraction of the corpus (``0.05``, or ``5%``)."""
+    if text is None:
+        return 0
+    t = str(text).strip()
+    try:
+        if t.endswith("%"):
+            x = float(t[:-1]) / 100
+        elif "." in t or "e" in t.lower():
+            x = float(t)
+        else:
+            k = int(t)
+            if k < 0:
+                raise ValueError
+            return k
+    except ValueError:
+        raise CorpusFormatError(f"{what} {text!r}: give a line count (500) or a fraction (0.05 or 5%)") from None
+    if not 0 <= x < 1:
+        raise CorpusFormatError(f"{what} {text!r}: a fraction must lie in [0, 1)")
+    return round(x * n)
+
+
+def _read_line_list(path: str, n: int, what: str) -> set[int]:
+    """1-based line numbers (one per line, blank lines and #-comments skipped), checked against the corpus."""
+    out: set[int] = set()
+    with open_text(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            t = line.split("#", 1)[0].strip()
+            if not t:
+                continue
+            if not t.isdigit() or not 1 <= int(t) <= n:
+                raise CorpusFormatError(f"{path}:{lineno}: {what}: {t!r} is not a line number in 1..{n}")
+            out.add(int(t))
+    return out
+
+
+def assign_splits(c: Corpus, split: str = "auto", dev: str | None = None, test: str | None = None) -> list[str]:
+    """The split of each line. ``split``: ``books`` (the Bible's whole books, needs verse references),
+    ``tail`` (dev and test are the last lines: train, then dev, then test, in corpus order; sizes from ``dev``
+    and ``test``), ``lines`` (``dev`` and ``test`` are files of 1-based line numbers), or ``auto`` (``books``
+    when every reference is a Bible verse of a known book and no size is given, else ``tail``)."""
+    n = len(c.f)
+    if split == "auto":
+        split = "books" if dev is None and test is None and all(_is_verse(r) for r in c.refs) else "tail"
+    if split == "books":
+        if dev is not None or test is not None:
+            raise CorpusFormatError("--split books takes no --dev/--test (the books are fixed); use --split tail")
+        bad = next((r for r in c.refs if not _is_verse(r)), None)
+        if bad is not None:
+            raise CorpusFormatError(f"{c.origin}: --split books needs Bible verse references (Book.chapter.verse) "
+                                    f"in a ref column; got {bad!r}; use --dev/--test counts, fractions or line lists")
+        out = [split_of(r) for r in c.refs]
+    elif split == "tail":
+        if dev is None and test is None:
+            raise CorpusFormatError(f"{c.origin}: cannot split {n} lines without sizes: give --dev and --test (a "
+                                    "count such as 500 or a fraction such as 0.05), or --split lines")
+        d, t = _amount(dev, n, "--dev"), _amount(test, n, "--test")
+        if d + t >= n:
+            raise CorpusFormatError(f"{c.origin}: --dev {dev} and --test {test} take {d + t} of {n} lines, leaving "
+                                    "nothing to train on")
+        out = ["train"] * (n - d - t) + ["dev"] * d + ["test"] * t
+    elif split == "lines":
+        if dev is None or test is None:
+            raise CorpusFormatError("--split lines needs --dev FILE and --test FILE (1-based line numbers)")
+        dl, tl = _read_line_list(dev, n, "--dev"), _read_line_list(test, n, "--test")
+        both = dl & tl
+        if both:
+            raise CorpusFormatError(f"{test}: line {min(both)} is in both --dev and --test")
+        out = ["dev" if i in dl else "test" if i in tl else "train" for i in range(1, n + 1)]
+    else:
+        raise CorpusFormatError(f"--split {split}: one of auto, books, tail, lines")
+    counts = {s: out.count(s) for s in SPLITS}
+    empty = [s for s in ("train", "dev", "test") if not counts[s]]
+    if "train" in empty or (empty and split != "tail"):
+        raise CorpusFormatError(f"{c.origin}: the {split} split leaves {', '.join(empty)} empty "
+                                f"({' '.join(f'{k}={v}' for k, v in counts.items())} of {n} lines)"
+                                + ("; this is not the Bible corpus' verse references: use --split tail with "
+                                   "--dev/--test sizes" if split == "books" else ""))
+    return out
+
+
+def _is_verse(ref: str) -> bool:
+    book, _, rest = ref.partition(".")
+    ch, _, v = rest.partition(".")
+    return bool(book) and ch.isdigit() and v.isdigit()
+
+
+def prepare(tsv: str | os.PathLike[str] | None, outdir: str | os.PathLike[str], progress: bool = False, *,
+            text: tuple[str, str] | None = None, f: str = "es", e: str = "en", columns: list[str] | None = None,
+            ref: str | None = None, split: str = "auto", dev: str | None = None, test: str | None = None,
+            casing: str = "lower", tokenize: bool = True, f_lang: str | None = None,
+            e_lang: str | None = None) -> dict[str, int]:
+    """Write {train,dev,test}.{F,E} (tokenized and cased as asked), {dev,test}.raw.{F,E} (the untouched text,
+    references for sacrebleu) and {split}.ref (a reference per line). Returns lines per split.
+
+    The input is a TSV (``tsv``; columns named by ``columns`` or its first line; ``f``/``e`` name the sides'
+    columns) or two plain files (``text``; ``f``/``e`` name the sides). The defaults read the shipped Bible
+    corpus (``ref<TAB>es<TAB>en``, no header) split by whole books, tokenized and lowercased."""
+    if casing not in ("lower", "keep", "truecase"):
+        raise CorpusFormatError(f"--casing {casing}: one of lower, keep, truecase")
+    if text is not None:
+        corpus = read_parallel_text(text[0], text[1], f, e)
+    elif columns is None and ref is None and f == "es" and e == "en" and _looks_like_bible(tsv):
+        corpus = _bible(tsv)
+    else:
+        corpus = read_parallel_tsv(tsv, f, e, columns, ref)
+    where = assign_splits(corpus, split, dev, test)
     out = Path(outdir)
-    by_split: dict[str, list[Verse]] = {s: [] for s in SPLITS}
-    for v in verses:
-        by_split[split_of(v.ref)].append(v)
     counts = {}
-    for split in SPLITS:
-        vs = by_split[split]
-        counts[split] = len(vs)
-        for lang in LANGS:
-            raw = [getattr(v, lang) for v in vs]
+    sides = {f: (corpus.f, f_lang or f), e: (corpus.e, e_lang or e)}
+    truecasers: dict[str, str] = {}
+    for sp in SPLITS:
+        idx = [i for i, s in enumerate(where) if s == sp]
+        counts[sp] = len(idx)
+        for name, (lines, lang) in sides.items():
+            raw = [lines[i] for i in idx]
             if progress:
                 import sys
-                print(f"tokenizing {split}.{lang} ({len(raw)} verses)", file=sys.stderr)
-            toks = tokenize_lines(raw, lang)
-            for i, t in enumerate(toks):
+                print(f"tokenizing {sp}.{name} ({len(raw)} lines)", file=sys.stderr)
+            toks = tokenize_lines(raw, lang, lower=casing == "lower") if tokenize else \
+                [" ".join((s.lower() if casing == "lower" else s).split()) for s in raw]
+            if casing == "truecase":
+                model = str(out / f"truecase-model.{name}")
+                if sp == "train":
+                    toks = truecase_train(toks, model, progress)
+                    truecasers[name] = model
+                else:
+                    toks = truecase_apply(toks, truecasers[name])
+            for k, t in enumerate(toks):
                 if not t:
-                    raise CorpusFormatError(f"{tsv}: verse {vs[i].ref} tokenizes to nothing ({lang})")
-            _write_lines(out / f"{split}.{lang}", toks)
-            if split != "train":
-                _write_lines(out / f"{split}.raw.{lang}", raw)
-        _write_lines(out / f"{split}.ref", [v.ref for v in vs])
+                    raise CorpusFormatError(f"{corpus.origin}: line {corpus.refs[idx[k]]} tokenizes to nothing "
+                                            f"({name})")
+            _write_lines(out / f"{sp}.{name}", toks)
+            if sp != "train":
+                _write_lines(out / f"{sp}.raw.{name}", raw)
+        _write_lines(out / f"{sp}.ref", [corpus.refs[i] for i in idx])
     return counts
+
+
+def _looks_like_bible(tsv) -> bool:
+    """The shipped corpus' layout: three fields, the first a verse reference (no header line)."""
+    with open_text(tsv) as fh:
+        first = fh.readline().rstrip("\n").split("\t")
+    return len(first) == 3 and _is_verse(first[0])
+
+
+def _bible(tsv) -> Corpus:
+    vs = read_tsv(tsv)
+    return Corpus([v.es for v in vs], [v.en for v in vs], [v.ref for v in vs], "es", "en", str(tsv))
+
+
+def postprocess_lines(lines: list[str], recase: str | None = None, detruecase: bool = False,
+                      detokenize: str | None = None) -> list[str]:
+    """Undo preparation on decoder output: recase with a truecase model (then capitalise sentence starts), or
+    only capitalise them (``detruecase``), then detokenize with sacremoses' rules for ``detokenize``'s language."""
+    from sacremoses import MosesDetokenizer, MosesDetruecaser
+    out = [" ".join(s.split()) for s in lines]
+    if recase:
+        out = truecase_apply(out, recase)
+    if recase or detruecase:
+        dt = MosesDetruecaser()
+        out = [dt.detruecase(s, return_str=True) if s else s for s in out]
+    if detokenize:
+        dk = MosesDetokenizer(lang=detokenize)
+        out = [dk.detokenize(s.split()) for s in out]
+    return out
 
 
 def _write_lines(path: Path, lines: Iterable[str]) -> None:

@@ -7,6 +7,7 @@
 # every measurement (all downstream of BUILD) is redone -- committed results never pass for this machine's. An
 # interrupted run keeps its stamp and resumes.
 
+import os
 import re
 
 NATIVE_BUILD = f"build/native/{PROFILE}/buildinfo.json"
@@ -20,6 +21,22 @@ ALL.append(MACHINE)
 # that no other job (an LM estimation, a table build) runs beside a measurement. Cluster profiles give timing jobs
 # whole nodes instead (slurm: --exclusive, cpus_per_task set explicitly).
 BENCH_THREADS = 1 << 12
+
+# The shared folder (oracle, peers' source) beside the checkout: config key `shared` (default ../shared), or the
+# environment variable SMTBENCH_SHARED (tests point it at an empty folder to play a clone without it). The Moses
+# oracle is used only where a rule says so; without it those rules are not defined and NOT_RUN names them (the
+# results index lists them), so nothing is skipped silently.
+SHARED = os.environ.get("SMTBENCH_SHARED") or config.get("shared", "../shared")
+ORACLE = f"{SHARED}/oracles/moses-bible-dev"
+HAVE_ORACLE = Path(ORACLE, "moses.ini").exists()
+NOT_RUN = []  # "experiment:reason" for every experiment a rule file could not schedule
+
+
+def needs_oracle(experiment):
+    """True when the oracle is here; else records `experiment` in NOT_RUN and returns False."""
+    if not HAVE_ORACLE:
+        NOT_RUN.append(f"{experiment}:needs the Moses oracle ({ORACLE}), absent")
+    return HAVE_ORACLE
 
 
 PROTOCOL_FLAGS = {"max_repeats": "--max-repeats", "ci_target": "--ci-target", "time_budget": "--time-budget",
@@ -124,3 +141,17 @@ def _glm_peers(wildcards):
 
 def _mdec_lm(wildcards):
     return [] if wildcards.lm == "oracle" else [lm_model_path(wildcards.lm)]
+
+
+# --- moses_decode.smk: the decoding tables' model and search settings
+
+def md_model(model):
+    """(ini, source, reference) of the model the decoding tables run on."""
+    if model == "oracle":
+        return f"{ORACLE}/moses.ini", f"{ORACLE}/dev.es", f"{ORACLE}/dev.en"
+    return f"{TM}/model-test/moses.ini", "work/data/test.es", "work/data/test.en"
+
+
+def md_search_args(wildcards):
+    stack, pop, _ = MD_SEARCH[wildcards.search]
+    return f"--search {wildcards.search} -s {stack}" + (f" --pop-limit {pop}" if pop else "")

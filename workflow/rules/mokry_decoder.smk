@@ -4,9 +4,8 @@
 # future work), interleaved in one run; optionally with larger LMs of our own
 # (timing only: a synthetic LM's scores are not the oracle model's).
 MDEC = P.get("mokry_decoder")
-MDEC_ORACLE = "../shared/oracles/moses-bible-dev"
 
-if MDEC:
+if MDEC and needs_oracle("mokry_decoder"):
     ALL += [f"{OUT}/tables/mokry_table3_4.md", f"{OUT}/figures/mokry_fig3_6.png"]
     METRICS.append(f"{OUT}/metrics/mokry_decoder.csv")
 
@@ -15,9 +14,9 @@ if MDEC:
         input:
             BUILD,
             _mdec_lm,
-            ini=f"{MDEC_ORACLE}/moses.ini",
-            src=f"{MDEC_ORACLE}/dev.es",
-            ref=f"{MDEC_ORACLE}/dev.en",
+            ini=f"{ORACLE}/moses.ini",
+            src=f"{ORACLE}/dev.es",
+            ref=f"{ORACLE}/dev.en",
         output:
             f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl",
         params:

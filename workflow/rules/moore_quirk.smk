@@ -9,13 +9,12 @@
 # normal search and cube pruning (same interleaved passes) and the oracle's Moses2 / Moses v1 runs, at equal BLEU.
 MQ = P.get("moore_quirk")
 MQ_DIR = "work/moore-quirk"
-MQ_ORACLE = "../shared/oracles/moses-bible-dev"
 MQM = MQ.get("moses") if MQ else None
 MQ_TABLE_LIMIT = 25  # the model loads the paper's largest t-table limit in every profile (one shared model)
 if MQ and max(MQ["limits"]) > MQ_TABLE_LIMIT:
     raise ValueError(f"moore_quirk.limits: at most {MQ_TABLE_LIMIT} (the model's table-limit)")
 
-if MQ:
+if MQ and needs_oracle("moore_quirk"):
     ALL += [f"{OUT}/tables/moore_quirk_ratios.md", f"{OUT}/figures/moore_quirk_fig2.png",
             f"{OUT}/figures/moore_quirk_fig3.png"]
     METRICS.append(f"{OUT}/metrics/moore_quirk.csv")
@@ -80,9 +79,9 @@ if MQ:
             conda: CONDA_ENV
             input:
                 BUILD,
-                ini=f"{MQ_ORACLE}/moses.ini",
-                src=f"{MQ_ORACLE}/dev.es",
-                ref=f"{MQ_ORACLE}/dev.en",
+                ini=f"{ORACLE}/moses.ini",
+                src=f"{ORACLE}/dev.es",
+                ref=f"{ORACLE}/dev.en",
             output:
                 f"{OUT}/raw/moore_quirk/moses.jsonl",
             params:
@@ -128,7 +127,7 @@ if MQ:
             points=lambda wildcards, output: output[4].removesuffix(".csv"),
             score=lambda wildcards, output: output[6].removesuffix(".csv"),
             moses=(f"--moses-rows {OUT}/raw/moore_quirk/moses.jsonl --moses-table {OUT}/tables/moore_quirk_moses "
-                   f"--moses-figure {OUT}/figures/moore_quirk_moses.png --oracle {MQ_ORACLE}") if MQM else "",
+                   f"--moses-figure {OUT}/figures/moore_quirk_moses.png --oracle {ORACLE}") if MQM else "",
         log:
             f"{OUT}/logs/moore_quirk/report.log",
         shell:

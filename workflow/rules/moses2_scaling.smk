@@ -3,19 +3,18 @@
 # profile; on the Moses oracle's model (dev verses), with our pipeline's full table binarized (profile key
 # `table: full`, the rule output of moses_training.smk) or the oracle's dev-filtered table (`dev`, for CI).
 MSC = P.get("moses2_scaling")
-MSC_ORACLE = "../shared/oracles/moses-bible-dev"
 MSC_TABLES = ["plain-int", "comp-int", "plain-sep", "comp-sep"]
 
-if MSC:
+if MSC and needs_oracle("moses2_scaling"):
     ALL += [f"{OUT}/tables/moses2_scaling_acceptance.md", f"{OUT}/figures/moses2_fig9.png"]
     METRICS.append(f"{OUT}/metrics/moses2_scaling.csv")
     # text tables with the binarized tables' numbers (every timed point must reproduce their decoding exactly): our
     # full table filtered to the dev verses, or the oracle's own
     MSC_SAME = {"full": (f"{TMO}/dev/phrase-table.gz", f"{TMO}/dev/reordering-table.wbe-msd-bidirectional-fe.gz"),
-                "dev": (f"{MSC_ORACLE}/phrase-table.dev.gz", f"{MSC_ORACLE}/reordering-table.dev.gz")}[MSC["table"]]
+                "dev": (f"{ORACLE}/phrase-table.dev.gz", f"{ORACLE}/reordering-table.dev.gz")}[MSC["table"]]
     MSC_SOURCES = {
         "full": (f"{TMO}/phrase-table.gz", f"{TMO}/reordering-table.wbe-msd-bidirectional-fe.gz"),
-        "dev": (f"{MSC_ORACLE}/phrase-table.dev.gz", f"{MSC_ORACLE}/reordering-table.dev.gz"),
+        "dev": (f"{ORACLE}/phrase-table.dev.gz", f"{ORACLE}/reordering-table.dev.gz"),
     }
 
     rule moses2_scaling_binarize:
@@ -43,9 +42,9 @@ if MSC:
         conda: CONDA_ENV
         input:
             BUILD,
-            ini=f"{MSC_ORACLE}/moses.ini",
-            src=f"{MSC_ORACLE}/dev.es",
-            ref=f"{MSC_ORACLE}/dev.en",
+            ini=f"{ORACLE}/moses.ini",
+            src=f"{ORACLE}/dev.es",
+            ref=f"{ORACLE}/dev.en",
             tables=expand(f"work/moses2_scaling/{MSC['table']}/{{v}}.bin", v=MSC_TABLES),
             same="work/moses2_scaling/dev/plain-int.bin",  # peak RSS on exactly Moses2's (filtered) model
             same_pt=MSC_SAME[0],
@@ -54,7 +53,7 @@ if MSC:
             f"{OUT}/raw/moses2_scaling/rows.jsonl",
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            oracle=f"{MSC_ORACLE}/m2-cube400",
+            oracle=f"{ORACLE}/m2-cube400",
             tables=lambda wildcards, input: " ".join(f"--table {v} {p}" for v, p in zip(MSC_TABLES, input.tables)),
             threads=",".join(map(str, MSC["threads"])),
             caches=",".join(map(str, MSC["caches"])),
@@ -82,7 +81,7 @@ if MSC:
         conda: CONDA_ENV
         input:
             rows=rules.moses2_scaling_bench.output,
-            quiet=f"{MSC_ORACLE}/runs-quiet.tsv",
+            quiet=f"{ORACLE}/runs-quiet.tsv",
         output:
             shown_all(expand(f"{OUT}/tables/moses2_{{t}}.{{ext}}",
                              t=["table3", "table6", "table7", "fig3", "fig8", "fig9", "scaling_acceptance"],

@@ -2,9 +2,8 @@
 # the pop limit (Table 4, Fig 6) and its queue configurations (Table 5), on the Moses oracle's model (dev verses),
 # with a column no paper reports: search errors on the short verses against a near-exact reference.
 MS2 = P.get("moses2_search")
-MS2_ORACLE = "../shared/oracles/moses-bible-dev"
 
-if MS2:
+if MS2 and needs_oracle("moses2_search"):
     ALL += [f"{OUT}/tables/moses2_table4.md", f"{OUT}/tables/moses2_table5.md", f"{OUT}/figures/moses2_fig6.png"]
     METRICS.append(f"{OUT}/metrics/moses2_search.csv")
 
@@ -12,9 +11,9 @@ if MS2:
         conda: CONDA_ENV
         input:
             BUILD,
-            ini=f"{MS2_ORACLE}/moses.ini",
-            src=f"{MS2_ORACLE}/dev.es",
-            ref=f"{MS2_ORACLE}/dev.en",
+            ini=f"{ORACLE}/moses.ini",
+            src=f"{ORACLE}/dev.es",
+            ref=f"{ORACLE}/dev.en",
         output:
             f"{OUT}/raw/moses2_search/rows.jsonl",
         params:

@@ -1,83 +1,111 @@
-# The phrase-based model and its reference normal stack search, checked against the real Moses: the oracle's
-# model (../shared/oracles/moses-bible-dev, a Moses-trained model of the shipped corpus) decoded by us, every
-# 1-best compared with Moses2's and Moses v1's, every n-best entry rescored by the independent derivation scorer,
-# and our words per second beside the oracle's figures.
+# Our decoders against the real Moses, live: normal stack search and cube pruning decode a model and an input, and
+# Moses2 / Moses v1 (tools/build_moses.sh, `make moses`) decode the same model and input in the same rule: 1-best
+# lines and model scores compared, every system timed as a process in each repeat, alternating order, loading
+# excluded alike (bench decode --peers). A peer that is not built gets a row saying "not built (make moses)".
+# The model (config moses_decode.model): `trained` = the workflow's own model (our alignment, tables, LM and
+# moses.ini, moses_training.smk's tm_model_filtered) on the test books, which needs nothing beside the checkout;
+# `oracle` = the Moses-trained oracle model on the dev books. Where the oracle is present and the model is
+# `trained`, the oracle run is added as a second table (1-best against its recorded Moses2 / Moses v1 outputs).
 MD = P.get("moses_decode")
-MD_ORACLE = "../shared/oracles/moses-bible-dev"
+MD_MODEL = MD.get("model", "trained") if MD else None
+MD_SEARCH = {  # search -> (stack size, pop limit, live peers)
+    "normal": (MD["stack_size"], None, MD.get("peers", {}).get("normal", ["moses2", "moses"])),
+    "cube": (MD["cube"]["stack_size"], MD["cube"]["pop_limit"], MD.get("peers", {}).get("cube", ["moses2"])),
+} if MD else {}
+MD_ORACLE_RUNS = {"normal": "m2-normal200 m1-normal200", "cube": "m2-cube400"}
 
-if MD:
+
+if MD and (MD_MODEL == "trained" or needs_oracle("moses_decode")):
+    MD_ORACLE_TOO = MD_MODEL == "trained" and HAVE_ORACLE
     ALL += [f"{OUT}/tables/moses_decode_normal.md", f"{OUT}/tables/moses_decode_cube.md"]
+    if MD_ORACLE_TOO:
+        ALL += [f"{OUT}/tables/moses_decode_normal_oracle.md", f"{OUT}/tables/moses_decode_cube_oracle.md"]
     METRICS.append(f"{OUT}/metrics/moses_decode.csv")
 
-    rule moses_decode_normal:
-        """Normal search, stack MD['stack_size'], on the first MD['sentences'] dev verses (0 = all)."""
+    rule moses_decode_run:
+        """Ours and the live peers on md_model(MD_MODEL), the first MD['sentences'] lines (0 = all)."""
         conda: CONDA_ENV
         input:
             BUILD,
-            ini=f"{MD_ORACLE}/moses.ini",
-            src=f"{MD_ORACLE}/dev.es",
-            ref=f"{MD_ORACLE}/dev.en",
+            ini=md_model(MD_MODEL)[0],
+            src=md_model(MD_MODEL)[1],
+            ref=md_model(MD_MODEL)[2],
         output:
-            f"{OUT}/raw/moses_decode/normal.jsonl",
+            f"{OUT}/raw/moses_decode/{{search}}.jsonl",
+        wildcard_constraints:
+            search="normal|cube",
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            stack=MD["stack_size"],
+            search=md_search_args,
+            peers=lambda wildcards: " ".join(MD_SEARCH[wildcards.search][2]),
+            oracle=lambda wildcards: " ".join(f"{ORACLE}/{r}" for r in MD_ORACLE_RUNS[wildcards.search].split())
+            if MD_MODEL == "oracle" else "",
             sentences=MD["sentences"],
             repeats=MD["repeats"],
-            outputs=f"{OUT}/raw/moses_decode/normal-outputs",
-            oracle=f"{MD_ORACLE}/m2-normal200 {MD_ORACLE}/m1-normal200",
+            outputs=lambda wildcards, output: output[0].removesuffix(".jsonl") + "-outputs",
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
             bench=1,
         log:
-            f"{OUT}/logs/moses_decode/normal.log",
+            f"{OUT}/logs/moses_decode/{{search}}.log",
         shell:
-            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench decode -f {input.ini} --input {input.src} --reference {input.ref} "
-            "--oracle {params.oracle} -s {params.stack} --sentences {params.sentences} --repeats {params.repeats} "
-            "--outputs {params.outputs} --out {output} 2> {log}"
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench decode -f {input.ini} {params.search} "
+            "--input {input.src} --reference {input.ref} --oracle {params.oracle} --peers {params.peers} "
+            "--sentences {params.sentences} --repeats {params.repeats} --outputs {params.outputs} --out {output} "
+            "2> {log}"
 
-    rule moses_decode_cube:
-        """Cube pruning at Moses2's oracle setting (pop limit MD['cube']['pop_limit'], -s ...)."""
-        conda: CONDA_ENV
-        input:
-            BUILD,
-            ini=f"{MD_ORACLE}/moses.ini",
-            src=f"{MD_ORACLE}/dev.es",
-            ref=f"{MD_ORACLE}/dev.en",
-        output:
-            f"{OUT}/raw/moses_decode/cube.jsonl",
-        params:
-            expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            pop_limit=MD["cube"]["pop_limit"],
-            stack=MD["cube"]["stack_size"],
-            sentences=MD["sentences"],
-            repeats=MD["repeats"],
-            outputs=f"{OUT}/raw/moses_decode/cube-outputs",
-            oracle=f"{MD_ORACLE}/m2-cube400",
-        threads: BENCH_THREADS  # the whole machine (see common.smk)
-        resources:
-            bench=1,
-        log:
-            f"{OUT}/logs/moses_decode/cube.log",
-        shell:
-            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench decode -f {input.ini} --search cube --pop-limit {params.pop_limit} --input {input.src} "
-            "--reference {input.ref} --oracle {params.oracle} -s {params.stack} --sentences {params.sentences} "
-            "--repeats {params.repeats} --outputs {params.outputs} --out {output} 2> {log}"
+    if MD_ORACLE_TOO:
+        rule moses_decode_oracle_run:
+            """The oracle's model and dev books, 1-best against its recorded Moses2 / Moses v1 runs (correctness;
+            its timing rows are ours only)."""
+            conda: CONDA_ENV
+            input:
+                BUILD,
+                ini=md_model("oracle")[0],
+                src=md_model("oracle")[1],
+                ref=md_model("oracle")[2],
+            output:
+                f"{OUT}/raw/moses_decode/{{search}}-oracle.jsonl",
+            wildcard_constraints:
+                search="normal|cube",
+            params:
+                expect_build=expected_build,
+                search=md_search_args,
+                oracle=lambda wildcards: " ".join(f"{ORACLE}/{r}" for r in MD_ORACLE_RUNS[wildcards.search].split()),
+                sentences=MD.get("oracle_sentences", MD["sentences"]),
+                outputs=lambda wildcards, output: output[0].removesuffix(".jsonl") + "-outputs",
+            threads: BENCH_THREADS
+            resources:
+                bench=1,
+            log:
+                f"{OUT}/logs/moses_decode/{{search}}-oracle.log",
+            shell:
+                "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench decode -f {input.ini} {params.search} "
+                "--input {input.src} --reference {input.ref} --oracle {params.oracle} --sentences {params.sentences} "
+                "--repeats 1 --outputs {params.outputs} --out {output} 2> {log}"
 
     rule moses_decode_report:
         conda: CONDA_ENV
         input:
-            normal=rules.moses_decode_normal.output,
-            cube=rules.moses_decode_cube.output,
+            normal=f"{OUT}/raw/moses_decode/normal.jsonl",
+            cube=f"{OUT}/raw/moses_decode/cube.jsonl",
+            oracle=[f"{OUT}/raw/moses_decode/normal-oracle.jsonl", f"{OUT}/raw/moses_decode/cube-oracle.jsonl"]
+            if MD_ORACLE_TOO else [],
         output:
-            shown_all(expand(f"{OUT}/tables/moses_decode_{{t}}.{{ext}}", t=["normal", "cube"], ext=["csv", "md"]),
-                      "moses_decode"),
+            shown_all(expand(f"{OUT}/tables/moses_decode_{{t}}.{{ext}}",
+                             t=["normal", "cube"] + (["normal_oracle", "cube_oracle"] if MD_ORACLE_TOO else []),
+                             ext=["csv", "md"]), "moses_decode"),
             metrics=f"{OUT}/metrics/moses_decode.csv",
         params:
-            normal=lambda wildcards, output: output[0].removesuffix(".csv"),
-            cube=lambda wildcards, output: output[2].removesuffix(".csv"),
+            tables=lambda wildcards, output: output[0].removesuffix("normal.csv"),
+            oracle=lambda wildcards, input: (
+                f"--oracle-rows {input.oracle[0]} --oracle-cube-rows {input.oracle[1]}" if input.oracle else ""),
+            oracle_tables=lambda wildcards, output: (
+                f"--oracle-table {output[0].removesuffix('normal.csv')}normal_oracle "
+                f"--oracle-cube-table {output[0].removesuffix('normal.csv')}cube_oracle") if MD_ORACLE_TOO else "",
         log:
             f"{OUT}/logs/moses_decode/report.log",
         shell:
-            "smtbench report moses-decode --rows {input.normal} --table {params.normal} "
-            "--cube-rows {input.cube} --cube-table {params.cube} --metrics {output.metrics} 2> {log}"
+            "smtbench report moses-decode --rows {input.normal} --table {params.tables}normal "
+            "--cube-rows {input.cube} --cube-table {params.tables}cube {params.oracle} {params.oracle_tables} "
+            "--metrics {output.metrics} 2> {log}"

@@ -4,7 +4,6 @@
 #  2. a full Moses-style model our pipeline trains end to end (eflomal alignment, our tables, our 5-gram LM) in
 #     work/tm/model, decoded on the dev books by the normal search, BLEU beside the oracle model's.
 MT = P.get("moses_training")
-MT_ORACLE = "../shared/oracles/moses-bible-dev"
 TMO = "work/tm-oracle"
 
 # Our tables from the oracle's alignment: defined in every profile (rules run only when something asks for them:
@@ -12,9 +11,9 @@ TMO = "work/tm-oracle"
 rule tm_oracle_extract:
     conda: CONDA_ENV
     input:
-        src=f"{MT_ORACLE}/train.es.xz",
-        tgt=f"{MT_ORACLE}/train.en.xz",
-        align=f"{MT_ORACLE}/train.aligned.grow-diag-final-and.xz",
+        src=f"{ORACLE}/train.es.xz",
+        tgt=f"{ORACLE}/train.en.xz",
+        align=f"{ORACLE}/train.aligned.grow-diag-final-and.xz",
     output:
         f"{TMO}/extract.gz",
         f"{TMO}/extract.inv.gz",
@@ -35,7 +34,7 @@ rule tm_oracle_tables:
         extract=f"{TMO}/extract.gz",
         orientations=f"{TMO}/extract.o.gz",
         lex=[f"{TMO}/lex.f2e", f"{TMO}/lex.e2f"],
-        dev=f"{MT_ORACLE}/dev.es",
+        dev=f"{ORACLE}/dev.es",
     output:
         pt=f"{TMO}/phrase-table.gz",
         rt=f"{TMO}/reordering-table.wbe-msd-bidirectional-fe.gz",
@@ -53,7 +52,56 @@ rule tm_oracle_tables:
         "&& smtbench tm filter --input {input.dev} --table {output.pt} {output.rt} --outdir {params.dev}) > {log} 2>&1"
 
 
-if MT:
+# Our end-to-end model (our alignment, tables, reordering and LM; `tm model`'s moses.ini), and the same filtered to a
+# split's source as Moses' filter-model-given-input.pl does: the model every decoding experiment runs on where it
+# does not ask for the oracle's (moses_decode.smk), decoded by Moses2 / Moses too. Defined in every profile; built
+# only when something asks for it. Its LM: config `moses_training.lm` (else bible.o5).
+TRAINED_LM = (MT or {}).get("lm", "bible.o5")
+
+
+rule tm_model:
+    conda: CONDA_ENV
+    input:
+        pt=f"{TM}/phrase-table.gz",
+        rt=rules.tm_reorder.output,
+        lm=lm_model_path(TRAINED_LM),
+    output:
+        ini=f"{TM}/model/moses.ini",
+    params:
+        tm=lambda wildcards, input: str(Path(input.pt).parent),
+        outdir=lambda wildcards, output: str(Path(output.ini).parent),
+    log:
+        f"{TM}/logs/model.log",
+    shell:  # tm train's model step (tm.model.make_model, as `tm model`); the LM's order is read from its header
+        f"{TM_TRAIN} --step model --lm {{input.lm}} --outdir {{params.tm}} --model-dir {{params.outdir}} > {{log}} 2>&1"
+
+
+rule tm_model_filtered:
+    """The model filtered to work/data/{split}.es (dev or test)."""
+    conda: CONDA_ENV
+    input:
+        ini=rules.tm_model.output.ini,
+        src="work/data/{split}.es",
+        lm=lm_model_path(TRAINED_LM),
+    output:
+        ini=f"{TM}/model-{{split}}/moses.ini",
+    wildcard_constraints:
+        split="dev|test",
+    params:
+        model=lambda wildcards, input: str(Path(input.ini).parent),
+        outdir=lambda wildcards, output: str(Path(output.ini).parent),
+        order=LM_MODELS.get(TRAINED_LM, {}).get("order", 5),
+    log:
+        f"{TM}/logs/model-{{split}}.log",
+    shell:
+        "(smtbench tm filter --input {input.src} --table {params.model}/phrase-table.gz "
+        "{params.model}/reordering-table.wbe-msd-bidirectional-fe.gz --outdir {params.outdir}/tables "
+        "&& smtbench tm model --phrase-table {params.outdir}/tables/phrase-table.gz "
+        "--reordering-table {params.outdir}/tables/reordering-table.wbe-msd-bidirectional-fe.gz "
+        "--lm {input.lm} --order {params.order} --outdir {params.outdir}) > {log} 2>&1"
+
+
+if MT and needs_oracle("moses_training"):
     ALL += [f"{OUT}/tables/moses_training.md"]
     METRICS.append(f"{OUT}/metrics/moses_training.csv")
 
@@ -63,8 +111,8 @@ if MT:
             BUILD,  # the tables come from this checkout's C scorer: redone after every native build
             pt=rules.tm_oracle_tables.output.fpt,
             rt=rules.tm_oracle_tables.output.frt,
-            moses_pt=f"{MT_ORACLE}/phrase-table.dev.gz",
-            moses_rt=f"{MT_ORACLE}/reordering-table.dev.gz",
+            moses_pt=f"{ORACLE}/phrase-table.dev.gz",
+            moses_rt=f"{ORACLE}/reordering-table.dev.gz",
         output:
             f"{OUT}/raw/moses_training/fidelity.json",
         log:
@@ -73,36 +121,11 @@ if MT:
             "smtbench tm fidelity --phrase-table {input.pt} {input.moses_pt} "
             "--reordering-table {input.rt} {input.moses_rt} --out {output} > /dev/null 2> {log}"
 
-    rule tm_model_dev:
-        """Our end-to-end model, filtered to the dev books (Moses' filter-model-given-input.pl)."""
-        conda: CONDA_ENV
-        input:
-            pt=f"{TM}/phrase-table.gz",
-            rt=rules.tm_reorder.output,
-            lm=lm_model_path(MT["lm"]),
-            dev="work/data/dev.es",
-        output:
-            ini=f"{TM}/model/moses.ini",
-            dev_ini=f"{TM}/model-dev/moses.ini",
-        params:
-            order=LM_MODELS[MT["lm"]]["order"],
-            tm=lambda wildcards, output: str(Path(output.ini).parent.parent),
-        log:
-            f"{TM}/logs/model.log",
-        shell:
-            "(smtbench tm model --phrase-table {input.pt} --reordering-table {input.rt} --lm {input.lm} "
-            "--order {params.order} --outdir {params.tm}/model "
-            "&& smtbench tm filter --input {input.dev} --table {params.tm}/model/phrase-table.gz "
-            "{params.tm}/model/reordering-table.wbe-msd-bidirectional-fe.gz --outdir {params.tm}/model-dev/tables "
-            "&& smtbench tm model --phrase-table {params.tm}/model-dev/tables/phrase-table.gz "
-            "--reordering-table {params.tm}/model-dev/tables/reordering-table.wbe-msd-bidirectional-fe.gz "
-            "--lm {input.lm} --order {params.order} --outdir {params.tm}/model-dev) > {log} 2>&1"
-
     rule moses_training_decode:
         conda: CONDA_ENV
         input:
             BUILD,
-            ini=rules.tm_model_dev.output.dev_ini,
+            ini=f"{TM}/model-dev/moses.ini",
             src="work/data/dev.es",
             ref="work/data/dev.en",
         output:
@@ -126,7 +149,7 @@ if MT:
         input:
             fidelity=rules.moses_training_fidelity.output,
             ours=rules.moses_training_decode.output,
-            oracle=rules.moses_decode_normal.output,
+            oracle=f"{OUT}/raw/moses_decode/normal-oracle.jsonl" if MD_MODEL == "trained" else f"{OUT}/raw/moses_decode/normal.jsonl",
         output:
             shown_all(expand(f"{OUT}/tables/moses_training.{{ext}}", ext=["csv", "md"]), "moses_training"),
             metrics=f"{OUT}/metrics/moses_training.csv",

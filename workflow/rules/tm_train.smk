@@ -5,6 +5,9 @@
 TM = "work/tm"
 TM_LEX = [f"{TM}/lex.f2e", f"{TM}/lex.e2f"]
 TM_PARTS = P.get("mediani", {}).get("workflow_partitions", 4)
+# The steps below are `smtbench tm train`'s (one code path for the workflow and a user's one-command training);
+# work/data/train.{es,en} is prepared already (data.smk), so tm train's corpus step (tokenize/case/clean) is off.
+TM_TRAIN = "smtbench tm train --corpus work/data/train --f es --e en --max-length 0 --ratio 0 --quiet"
 
 
 rule tm_align:
@@ -16,11 +19,12 @@ rule tm_align:
         gdfa=f"{TM}/aligned.grow-diag-final-and",
         fwd=f"{TM}/aligned.fwd",
         rev=f"{TM}/aligned.rev",
+    params:
+        outdir=lambda wildcards, output: str(Path(output.gdfa).parent),
     log:
         f"{TM}/logs/align.log",
     shell:
-        "smtbench tm align --src {input.src} --tgt {input.tgt} --out {output.gdfa} "
-        "--fwd {output.fwd} --rev {output.rev} > {log} 2>&1"
+        f"{TM_TRAIN} --step align --alignment grow-diag-final-and --outdir {{params.outdir}} > {{log}} 2>&1"
 
 
 rule tm_extract:
@@ -40,8 +44,7 @@ rule tm_extract:
     log:
         f"{TM}/logs/extract.log",
     shell:
-        "smtbench tm extract --src {input.src} --tgt {input.tgt} --align {input.align} --outdir {params.outdir} "
-        "--max-length 7 --orientation > {log} 2>&1"
+        f"{TM_TRAIN} --step extract --max-phrase-length 7 --outdir {{params.outdir}} > {{log}} 2>&1"
 
 
 rule tm_reorder:
@@ -51,10 +54,12 @@ rule tm_reorder:
         rules.tm_extract.output.orientations,
     output:
         f"{TM}/reordering-table.wbe-msd-bidirectional-fe.gz",
+    params:
+        outdir=lambda wildcards, output: str(Path(output[0]).parent),
     log:
         f"{TM}/logs/reorder.log",
     shell:
-        "smtbench tm reorder --orientations {input} --out {output} > {log} 2>&1"
+        f"{TM_TRAIN} --step reorder --outdir {{params.outdir}} > {{log}} 2>&1"
 
 
 rule tm_score:
@@ -65,12 +70,13 @@ rule tm_score:
         lex=TM_LEX,
     output:
         f"{TM}/phrase-table.gz",
+    params:
+        outdir=lambda wildcards, output: str(Path(output[0]).parent),
     threads: workflow.cores
     log:
         f"{TM}/logs/score.log",
     shell:
-        "smtbench tm score --extract {input.extract} --lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} "
-        "--out {output} --threads {threads} --memory 256M > {log} 2>&1"
+        f"{TM_TRAIN} --step score --threads {{threads}} --score-memory 256M --outdir {{params.outdir}} > {{log}} 2>&1"
 
 
 rule tm_score_kn:

@@ -23,7 +23,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--mode", choices=["paper", "moses"], default="paper")
     p.add_argument("--search", choices=["hill-climb", "grid"], default="hill-climb")
     p.add_argument("--thresholds", default="0.5,1,1.5,2,2.5", help="t-table and beam thresholds (the paper's)")
-    p.add_argument("--limits", default="5,10,15,20,25", help="t-table and beam limits (the paper's)")
+    p.add_argument("--limits", default=None,
+                   help="t-table and beam limits (default: the paper's 5,10,15,20,25, those above the model's "
+                        "table-limit left out: Moses' 20 when the ini sets none, as `tm model` writes it)")
     p.add_argument("--pharaoh-beam-limits", default="30,35,40,45,50,60,75,100",
                    help="further beam limits for the pharaoh baseline (the paper's)")
     p.add_argument("--peers", default="",
@@ -42,6 +44,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--out", required=True)
     p.add_argument("--progress", action="store_true")
     p.set_defaults(func=run)
+
+
+PAPER_LIMITS = "5,10,15,20,25"
 
 
 def _floats(text: str, name: str) -> list[float]:
@@ -74,8 +79,15 @@ def run(args: argparse.Namespace) -> int:
     bad = [v for v in variants if v not in VARIANTS]
     if bad or not variants:
         raise ValueError(f"--variants {args.variants!r}: each one of {', '.join(VARIANTS)}")
-    grid = Grid(_floats(args.thresholds, "--thresholds"),
-                sorted(set(parse_int_list(args.limits, 1, 10**6, "--limits"))),
+    from ..decode.ini import load_ini
+    table_limit = load_ini(args.config).feature("PhraseDictionaryMemory").table_limit  # before the slow load
+    limits = sorted(set(parse_int_list(args.limits or PAPER_LIMITS, 1, 10**6, "--limits")))
+    if args.limits is None and table_limit:
+        limits = [x for x in limits if x <= table_limit] or [table_limit]
+    if table_limit and max(limits) > table_limit:
+        raise ValueError(f"--limits {args.limits}: {args.config} loads table-limit={table_limit} translations "
+                         f"per source phrase; raise it to at least {max(limits)}")
+    grid = Grid(_floats(args.thresholds, "--thresholds"), limits,
                 sorted(set(parse_int_list(args.pharaoh_beam_limits, 1, 10**6, "--pharaoh-beam-limits"))),
                 tuple(sorted(set(parse_int_list(args.extra_beam_limits, 1, 10**6, "--extra-beam-limits"))))
                 if args.extra_beam_limits else ())
@@ -85,14 +97,11 @@ def run(args: argparse.Namespace) -> int:
     src, refs = src[::args.every], refs[::args.every]
     n = args.sentences or len(src)
     model = PhraseModel(args.config)
-    tm = model.config.feature("PhraseDictionaryMemory")
-    if tm.table_limit and max(grid.limits) > tm.table_limit:
-        raise ValueError(f"--limits {args.limits}: {args.config} loads table-limit={tm.table_limit} translations "
-                         f"per source phrase; raise it to at least {max(grid.limits)}")
     weights = {f.name: f.weights for f in model.config.features}
+    lm_order = next((int(f.args.get("order", 0)) for f in model.config.features if f.kind == "KENLM"), None)
     with atomic_open(args.out) as out, tqdm(disable=not args.progress, unit="point") as bar:
         rows = RowWriter("moore_quirk", out)
         sweep(model, src[:n], refs[:n], variants, grid, args.search, args.mode, args.distortion_limit,
-              protocol, lambda **r: rows.emit(weights=weights, every=args.every, **r), bar.update, cross=not args.no_cross,
-              peers=[x for x in args.peers.split(",") if x], writer=rows)
+              protocol, lambda **r: rows.emit(weights=weights, lm_order=lm_order, every=args.every, **r), bar.update,
+              cross=not args.no_cross, peers=[x for x in args.peers.split(",") if x], writer=rows)
     return 0

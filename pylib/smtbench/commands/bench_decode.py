@@ -25,6 +25,13 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     from ..protocol import Protocol
     Protocol.add_arguments(p, repeats=1)  # timed passes
     p.add_argument("--outputs", required=True, help="folder for the correctness pass' 1-best, scores, n-best")
+    p.add_argument("--peers", nargs="*", default=[], choices=["moses2", "moses"],
+                   help="live peers (tools/build_moses.sh): decode the same input with the same model and search "
+                        "settings, compare 1-best lines and model scores with ours, and time each beside ours as "
+                        "a process in every repeat (alternating order; loading excluded alike: a run on the first "
+                        "line only is subtracted). A peer that is not built gets a row saying so")
+    p.add_argument("--peer-threads", type=int, default=1, help="threads of every process-timed system (ours: 0 = "
+                   "the single-threaded path when 1)")
     p.add_argument("--out", required=True, help="JSON-lines rows")
     p.set_defaults(func=run)
 
@@ -47,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     protocol = Protocol.from_args(args)
     if args.sentences < 0:
         raise ValueError(f"--sentences {args.sentences}: must be >= 0")
+    if not 1 <= args.peer_threads <= 256:
+        raise ValueError(f"--peer-threads {args.peer_threads}: must be in 1..256")
     src = read_lines(args.input)
     refs = read_lines(args.reference)
     if len(refs) != len(src):
@@ -115,4 +124,53 @@ def run(args: argparse.Namespace) -> int:
             return secs * 1e9
 
         run_points(protocol, rows, ["ours"], time_point, label="decode")  # smtbench.protocol
+        if args.peers:
+            _peers(args, rows, config, src, refs, best, best_scores)
     return 0
+
+
+def _peers(args: argparse.Namespace, rows, config: dict, src: list[str], refs: list[str], best: list[str],
+           best_scores: list[float]) -> None:
+    """Moses2 / Moses on the same model and input: one checked run each, then ``--repeats`` timed process runs of
+    every system (ours included, as a process) in an order that alternates between repeats."""
+    import tempfile
+
+    from .. import moses_peer
+    from ..decode import moses_run
+    from ..decode.compare import bleu, compare
+
+    pop = args.pop_limit if args.search == "cube" else None
+    systems = [moses_run.our_decoder(args.config, args.search, args.stack_size, pop,
+                                     threads=args.peer_threads if args.peer_threads > 1 else 0)]
+    for name in args.peers:
+        if not moses_peer.available(name):
+            rows.emit(kind="peer", system=name, **config, status=moses_peer.NOT_BUILT)
+            continue
+        systems.append(moses_run.moses_decoder(name, args.config, args.search, args.stack_size, pop,
+                                               threads=args.peer_threads))
+    if len(systems) == 1:
+        return
+    first_words = len(src[0].split())
+    words = sum(len(s.split()) for s in src) - first_words
+    with tempfile.TemporaryDirectory(prefix="smtbench-bench-decode-") as tmp:
+        inp = f"{tmp}/input"
+        with open(inp, "w", encoding="utf-8") as fh:
+            fh.write("".join(s + "\n" for s in src))
+        one = moses_run.first_line_file(inp, tmp)
+        for dec in systems:
+            r = moses_run.run(dec, inp)
+            if len(r.lines) != len(src):
+                raise RuntimeError(f"{dec.describe()}: {len(r.lines)} output lines for {len(src)} input lines")
+            c = compare(best, best_scores, r.lines, r.scores or [0.0] * len(src), tolerance=2e-3)
+            rows.emit(kind="peer", system=dec.name, **config, status="ok", command=dec.describe(),
+                      threads=args.peer_threads, bleu=round(bleu(r.lines, refs), 2), **c.as_dict("ours_vs"))
+        for rep in range(args.repeats):
+            order = systems if rep % 2 == 0 else systems[::-1]
+            for dec in order:
+                full = moses_run.run(dec, inp, keep_output=False).wall_s
+                first = moses_run.run(dec, one, keep_output=False).wall_s
+                secs = full - first
+                rows.emit(kind="peer_timing", system=dec.name, repeat=rep, **config, threads=args.peer_threads,
+                          position=order.index(dec), wall_seconds=round(full, 4),
+                          first_line_seconds=round(first, 4), decode_seconds=round(secs, 4), timed_words=words,
+                          words_per_second=round(words / secs, 3) if secs > 0 else None)

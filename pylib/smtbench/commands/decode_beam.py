@@ -28,14 +28,18 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                    help="paper: the paper's distortion limit (one more word backward; the jump back to the leftmost "
                         "gap must stay allowed) and the final jump to the sentence end charged; moses: Moses' limit, "
                         "no final jump (de = Moses v1's -early-distortion-cost). Default paper")
-    p.add_argument("--beam-threshold", type=float, required=True,
-                   help="keep the hypotheses of a stack within this of its best (normalised score units)")
-    p.add_argument("--beam-limit", type=int, required=True, help="keep at most this many hypotheses per stack")
-    p.add_argument("--ttable-threshold", type=float, required=True,
-                   help="keep the translations of a source span within this of its best estimate "
-                        "(normalised score units)")
-    p.add_argument("--ttable-limit", type=int, required=True,
-                   help="keep at most this many translations per source span (<= the ini's table-limit)")
+    p.add_argument("--beam-threshold", type=float, default=None,
+                   help="keep the hypotheses of a stack within this of its best (normalised score units; default: "
+                        "Moses' -b 1e-5, i.e. ln 1e5 = 11.51 in the model's own score units, divided by the weight "
+                        "norm)")
+    p.add_argument("--beam-limit", type=int, default=200,
+                   help="keep at most this many hypotheses per stack (Moses' -s)")
+    p.add_argument("--ttable-threshold", type=float, default=float("inf"),
+                   help="keep the translations of a source span within this of its best estimate (normalised "
+                        "score units; inf = none, as Moses' -translation-option-threshold 0)")
+    p.add_argument("--ttable-limit", type=int, default=None,
+                   help="keep at most this many translations per source span (default: the ini's table-limit, "
+                        "Moses' 20; it may not exceed it)")
     p.add_argument("--ep-threshold", type=float, default=None,
                    help="early-pruning threshold (de+ep only; default: the --ttable-threshold, as in the paper)")
     p.add_argument("--distortion-limit", type=int, default=None,
@@ -53,9 +57,18 @@ def run(args: argparse.Namespace) -> int:
     extra: dict = {"search": "beam"}
 
     def make(model, nbest):
-        dec = BeamDecoder(model, variant=args.variant, mode=args.mode, beam_threshold=args.beam_threshold,
+        import math
+
+        from ..decode.beam import weight_norm
+        bt = args.beam_threshold
+        if bt is None:   # Moses' -b 1e-5 on the model's own scores
+            bt = math.log(1e5) / weight_norm(model, args.weight_normalization)
+        tl = args.ttable_limit
+        if tl is None:
+            tl = model.config.feature("PhraseDictionaryMemory").table_limit or 1_000_000
+        dec = BeamDecoder(model, variant=args.variant, mode=args.mode, beam_threshold=bt,
                           beam_limit=args.beam_limit, ttable_threshold=args.ttable_threshold,
-                          ttable_limit=args.ttable_limit, ep_threshold=args.ep_threshold,
+                          ttable_limit=tl, ep_threshold=args.ep_threshold,
                           distortion_limit=args.distortion_limit, nbest=nbest,
                           normalization=args.weight_normalization)
         extra.update(dec.settings)

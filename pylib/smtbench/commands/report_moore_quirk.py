@@ -30,15 +30,15 @@ def run(args: argparse.Namespace) -> int:
     rows = read_rows(args.rows)
     write_table(mq.ratio_table(rows), args.ratios,
                 "Moore & Quirk 2007: ms/word and hypotheses/word at equal BLEU (upper hulls), ratios to DE+EP",
-                notes=mq.NOTES + " " + INTERVAL_NOTE)
+                notes=mq.notes(rows) + " " + INTERVAL_NOTE)
     if args.score_ratios:
         write_table(mq.ratio_table(rows, "mean_score"), args.score_ratios,
                     "Moore & Quirk 2007 (ours): ms/word and hypotheses/word at equal mean model score (upper hulls)",
-                    notes=mq.NOTES + " " + INTERVAL_NOTE)
+                    notes=mq.notes(rows) + " " + INTERVAL_NOTE)
     write_table(mq.same_settings(rows), args.same_settings,
-                "Moore & Quirk 2007: the variants compared at the same pruning settings", notes=mq.NOTES + " " + INTERVAL_NOTE)
+                "Moore & Quirk 2007: the variants compared at the same pruning settings", notes=mq.notes(rows) + " " + INTERVAL_NOTE)
     write_table(mq.points(rows), args.points, "Moore & Quirk 2007: every setting decoded (Figs 2-3 points)",
-                notes=mq.NOTES + " " + INTERVAL_NOTE)
+                notes=mq.notes(rows) + " " + INTERVAL_NOTE)
     save_figure(mq.fig2(rows), args.fig2)
     save_figure(mq.fig3(rows), args.fig3)
     if args.score_figure:

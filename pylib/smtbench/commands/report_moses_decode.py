@@ -1,34 +1,61 @@
-"""`smtbench report moses-decode`: our normal stack search beside Moses2 / Moses v1 (the oracle)."""
+"""`smtbench report moses-decode`: our decoders beside the live Moses2 / Moses v1 (same model, same run), and
+beside the oracle's runs where those rows exist."""
 from __future__ import annotations
 
 import argparse
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["report"].add_parser("moses-decode", help="normal search vs Moses2/Moses v1 table from `bench decode` rows")
+    p = groups["report"].add_parser(
+        "moses-decode", help="ours vs live Moses2/Moses v1 tables from `bench decode --peers` rows",
+        description="--rows/--cube-rows: rows of `bench decode --search normal|cube --peers ...` (the live "
+                    "comparison); --oracle-rows/--oracle-cube-rows: rows of `bench decode --oracle ...` on the "
+                    "oracle's model, added as a second table where present.")
     p.add_argument("--rows", nargs="+", required=True, help="rows of `bench decode --search normal`")
     p.add_argument("--table", required=True, help="output stem (.csv and .md)")
     p.add_argument("--cube-rows", nargs="+", default=None, help="rows of `bench decode --search cube`")
     p.add_argument("--cube-table", default=None, help="output stem for the cube-pruning table")
+    p.add_argument("--oracle-rows", default=None, help="rows of the oracle-model normal run (optional)")
+    p.add_argument("--oracle-cube-rows", default=None, help="rows of the oracle-model cube run (optional)")
+    p.add_argument("--oracle-table", default=None, help="output stem of the oracle normal table")
+    p.add_argument("--oracle-cube-table", default=None, help="output stem of the oracle cube table")
     p.add_argument("--metrics", help="regression metrics CSV")
     p.set_defaults(func=run)
+
+
+def _table(rows, stem: str, title: str) -> None:
+    from ..report import moses_decode as md
+    from ..report.common import INTERVAL_NOTE, write_table
+
+    if "system" in rows and rows.kind.isin(["peer", "peer_timing"]).any():
+        write_table(md.live_table(rows), stem, title, notes=md.live_notes(rows) + " " + INTERVAL_NOTE)
+    elif (rows.kind == "quality").any() and any(c.startswith("m2-") for c in rows.columns):
+        fn = md.cube_table if (rows[rows.kind == "quality"].search == "cube").all() else md.normal_table
+        write_table(md.with_interval(fn(rows), rows), stem, title + " (the oracle's recorded runs)",
+                    notes=md.NOTES + " " + INTERVAL_NOTE)
+    else:
+        raise ValueError(f"{stem}: the rows have neither live peers (bench decode --peers) nor oracle runs")
 
 
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from ..report import moses_decode as md
-    from ..report.common import read_rows, write_table
+    from ..report.common import read_rows
 
     rows = read_rows(args.rows)
-    write_table(md.with_interval(md.normal_table(rows), rows), args.table,
-                "Reference normal stack search vs Moses2 and Moses v1 (oracle model, dev books)", notes=md.NOTES)
+    _table(rows, args.table, "Normal stack search: ours vs Moses2 and Moses v1, same model, same run")
+    frames = [rows]
     if args.cube_rows and args.cube_table:
         cube = read_rows(args.cube_rows)
-        write_table(md.with_interval(md.cube_table(cube), cube), args.cube_table,
-                    "Cube pruning vs Moses2 (oracle model, dev books)", notes=md.NOTES)
+        frames.append(cube)
+        _table(cube, args.cube_table, "Cube pruning: ours vs Moses2, same model, same run")
+    for path, stem, title in ((args.oracle_rows, args.oracle_table, "Normal stack search vs Moses2 and Moses v1"),
+                              (args.oracle_cube_rows, args.oracle_cube_table, "Cube pruning vs Moses2")):
+        if path and stem:
+            o = read_rows([path])
+            frames.append(o)
+            _table(o, stem, title + ", oracle model, dev books")
     if args.metrics:
         from ..report import metrics
-        all_rows = rows if not args.cube_rows else pd.concat([rows, read_rows(args.cube_rows)], ignore_index=True)
-        metrics.write(metrics.moses_decode(all_rows), args.metrics)
+        metrics.write(metrics.moses_decode(pd.concat(frames, ignore_index=True)), args.metrics)
     return 0

@@ -6,13 +6,14 @@ import argparse
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p = groups["tm"].add_parser("extract", help="Moses phrase extraction (extract.gz, extract.inv.gz, lex.f2e, lex.e2f)")
-    p.add_argument("--src", required=True)
-    p.add_argument("--tgt", required=True)
+    p.add_argument("--src", required=True, help="source side (F), one sentence per line")
+    p.add_argument("--tgt", required=True, help="target side (E), line-parallel to --src")
     p.add_argument("--align", required=True, help="symmetrized alignment (i-j, i = source position)")
     p.add_argument("--outdir", required=True)
-    p.add_argument("--max-length", type=int, default=7)
+    p.add_argument("--max-length", type=int, default=7, help="longest phrase extracted (words)")
     p.add_argument("--orientation", action="store_true",
                    help="also write extract.o.gz (wbe-msd orientations, for `tm reorder`)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.set_defaults(func=run)
 
 
@@ -20,9 +21,9 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
     from ..tm.extract import extract_files, lex_files
     out = Path(args.outdir)
-    lex_files(args.src, args.tgt, args.align, str(out / "lex.f2e"), str(out / "lex.e2f"))
+    lex_files(args.src, args.tgt, args.align, str(out / "lex.f2e"), str(out / "lex.e2f"), progress=not args.quiet)
     n = extract_files(args.src, args.tgt, args.align, str(out / "extract.gz"), str(out / "extract.inv.gz"),
-                      max_len=args.max_length,
+                      max_len=args.max_length, progress=not args.quiet,
                       orientation_out=str(out / "extract.o.gz") if args.orientation else None)
     print(f"extracted {n} phrase pairs -> {out}")
     return 0

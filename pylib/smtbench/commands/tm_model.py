@@ -25,44 +25,11 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     f.set_defaults(func=run_filter)
 
 
-def _place(src: str, dst) -> None:
-    """Hard-link (or copy) a table into the model folder, atomically."""
-    import os
-    import shutil
-    tmp = dst.with_name(f".{dst.name}.tmp")
-    if tmp.exists():
-        tmp.unlink()
-    try:
-        os.link(src, tmp)
-    except OSError:
-        shutil.copyfile(src, tmp)
-    os.replace(tmp, dst)
-
-
 def run_model(args: argparse.Namespace) -> int:
-    import os
-    from pathlib import Path
-
-    from ..tm.model import write_ini
-    if not 1 <= args.order <= 8:
-        raise ValueError(f"--order {args.order}: must be in 1..8")
-    out = Path(args.outdir)
-    out.mkdir(parents=True, exist_ok=True)
-    for path in (args.phrase_table, args.reordering_table, args.lm):
-        if path and not Path(path).is_file():
-            raise ValueError(f"{path}: no such file")
-    pt = out / ("phrase-table" + "".join(Path(args.phrase_table).suffixes[-1:]))
-    _place(args.phrase_table, pt)
-    rt = None
-    if args.reordering_table:
-        rt = out / ("reordering-table.wbe-msd-bidirectional-fe" + "".join(Path(args.reordering_table).suffixes[-1:]))
-        _place(args.reordering_table, rt)
-    lm = os.path.relpath(Path(args.lm).resolve(), out.resolve())
-    if args.table_limit is not None and not 0 <= args.table_limit <= 10_000:
-        raise ValueError(f"--table-limit {args.table_limit}: must be in 0..10000")
-    write_ini(out / "moses.ini", pt.name, lm, args.order, rt.name if rt else None, args.distortion_limit,
-              args.table_limit)
-    print(f"model -> {out / 'moses.ini'}")
+    from ..tm.model import make_model
+    ini = make_model(args.outdir, args.phrase_table, args.reordering_table, args.lm, args.order,
+                     args.distortion_limit, args.table_limit)
+    print(f"model -> {ini}")
     return 0
 
 

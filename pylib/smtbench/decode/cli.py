@@ -74,8 +74,11 @@ def run_decoder(args: argparse.Namespace, make: Callable[[PhraseModel, int], obj
     from ..ioutil import atomic_open, open_text
     from .normal import run
 
+    from ..progress import heartbeat
+
     nb = nbest_size(args)
-    model = load_model(args)
+    with heartbeat(f"loading {args.config}", on=not args.no_progress and sys.stderr.isatty()):
+        model = load_model(args)
     decoder = make(model, nb)
     with contextlib.ExitStack() as stack:
         src = sys.stdin if args.input == "-" else stack.enter_context(open_text(args.input))

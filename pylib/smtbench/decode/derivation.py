@@ -42,7 +42,8 @@ def plain_arpa(path: Path, cache: Path | None = None) -> Path:
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
-    root = cache or Path(os.environ.get("SMTBENCH_CACHE", Path.home() / ".cache" / "smtbench"))
+    from ..cache import cache_root
+    root = cache or cache_root()
     target = root / "arpa" / f"{h.hexdigest()[:32]}.arpa"
     if not target.exists():
         import shutil

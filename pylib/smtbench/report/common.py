@@ -20,6 +20,14 @@ def repo_root() -> Path:
     return ROOT
 
 
+def results_dir() -> Path:
+    """The results directory the notebooks read: ``$SMTBENCH_RESULTS`` if set (e.g. build/smoke, or a user's own
+    run), else the committed ``results/`` of this checkout."""
+    import os
+    env = os.environ.get("SMTBENCH_RESULTS")
+    return Path(env).resolve() if env else repo_root() / "results"
+
+
 def read_rows(paths: Iterable[str | Path]) -> pd.DataFrame:
     """Concatenate JSON-lines benchmark rows (one file per sweep point)."""
     rows = []

@@ -222,6 +222,19 @@ def moses_decode(rows: pd.DataFrame) -> list[Record]:
                 v = q[metric]
                 out.append(("moses_decode", key, metric, str(int(v)) if not isinstance(v, str) else v, "exact"))
         out.append(("moses_decode", key, "bleu", f"{float(q.bleu):.2f}", "exact"))
+    if "system" in rows:  # live peers (bench decode --peers): agreement exact, speed-up a ratio of the same run
+        for _, p in rows[(rows.kind == "peer") & (rows.get("status") == "ok")].iterrows():
+            pop = p.get("pop_limit")
+            key = (f"{p.search}-s{int(p.stack_size)}" + (f"-p{int(pop)}" if pd.notna(pop) else "")
+                   + f"-n{int(p.sentences)}-{p.system}")
+            out.append(("moses_decode", key, "identical_with_ours", str(int(p.ours_vs_identical)), "exact"))
+            out.append(("moses_decode", key, "bleu", f"{float(p.bleu):.2f}", "exact"))
+            t = rows[(rows.kind == "peer_timing") & (rows.search == p.search)]
+            ours = t[t.system == "ours"].set_index("repeat").words_per_second
+            theirs = t[t.system == p.system].set_index("repeat").words_per_second
+            r = (ours / theirs).dropna()
+            if len(r):
+                out.append(("moses_decode", key, "ours_speedup", f"{float(r.median()):.4f}", "ratio"))
     return out
 
 

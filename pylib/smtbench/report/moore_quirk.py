@@ -210,6 +210,34 @@ NOTES = ("Ours: the paper-faithful configuration (workflow/rules/moore_quirk.smk
          "(Hansards, Perl, 2000 test sentences).")
 
 
+
+_SETUP = ("a phrase table our pipeline trains from the oracle's shipped alignment (max phrase length 7), no "
+          "lexicalized reordering, a 3-gram LM of the shipped corpus' train books, Moses' default (untuned) weights, "
+          "distortion limit 5, paper mode (the paper's limit, the final jump charged), test books")
+
+
+def notes(rows: pd.DataFrame) -> str:
+    """NOTES with the model and settings described from the rows given (features from the recorded weights, LM
+    order when recorded, distortion limit, mode, sentences), not the workflow's configuration."""
+    def vals(col):
+        return sorted({str(v) for v in rows[col].dropna()}) if col in rows else []
+    feats: set[str] = set()
+    for w in rows.get("weights", pd.Series(dtype=object)).dropna():
+        feats |= {k.rstrip("0123456789") for k in w}
+    ro = "lexicalized reordering" if "LexicalReordering" in feats else "no lexicalized reordering"
+    orders = vals("lm_order")
+    lm = (f"a {'/'.join(orders)}-gram LM" if orders else "an LM (its order is not recorded in these rows)") \
+        if "LM" in feats or orders else "no LM"
+    dl, mode = "/".join(vals("distortion_limit")) or "?", "/".join(vals("mode")) or "?"
+    every = "/".join(vals("every"))
+    sents = "/".join(vals("sentences"))
+    setup = (f"the model and settings of these rows: {ro}, {lm}, features {', '.join(sorted(feats))}, the weights "
+             f"recorded in the rows, distortion limit {dl}, {mode} mode, {sents} sentences"
+             + (f" (every {every}-th input line)" if every and every != "1" else ""))
+    text = NOTES.replace("the paper-faithful configuration (workflow/rules/moore_quirk.smk): " + _SETUP, setup)
+    return text.replace(" (every `every`-th verse, then the first `sentences`: see the rows)", "")
+
+
 # ---- the second configuration: DE+EP in Moses mode on the oracle's Moses model, beside the other searches
 ORACLE_RUNS = {
     "m2-cube400": "Moses2 cube pruning, pop limit 400, -s 400",

@@ -108,3 +108,65 @@ def with_interval(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     m2 = float(ref.iloc[0]) if len(ref) else float("nan")
     per = [[float(w) / m2 for w in t.words_per_second.dropna()] if m2 == m2 else []] + [[]] * (len(table) - 1)
     return add_interval(table, "vs_moses2_quiet", per)
+
+
+# --- live peers: Moses2 / Moses v1 decoding the same model and input in the same run (`bench decode --peers`)
+
+PEER_LABELS = {"ours": "ours", "moses2": "Moses2", "moses": "Moses v1"}
+
+
+def _search_label(q: pd.Series) -> str:
+    if q.search == "cube":
+        return f"cube pruning, pop limit {int(q.pop_limit)}, -s {int(q.stack_size)}"
+    return f"normal search, -s {int(q.stack_size)}"
+
+
+def live_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per system of `bench decode --peers`: words per second (median over the repeats; each repeat times
+    every system once, as a process, loading excluded alike), ours / theirs per repeat (median, min, max over the
+    repeats: the ratio is taken within a repeat, never across), BLEU, and the 1-best agreement with ours. A peer
+    that was not built reads so instead of numbers."""
+    q = rows[rows.kind == "quality"].iloc[-1]
+    peers = rows[rows.kind == "peer"] if "system" in rows else rows.iloc[0:0]
+    timing = rows[rows.kind == "peer_timing"] if "system" in rows else rows.iloc[0:0]
+    label = _search_label(q)
+    ours_t = timing[timing.system == "ours"].set_index("repeat").words_per_second
+    out = []
+    for system in ["ours"] + [s for s in ("moses2", "moses") if s in set(peers.get("system", []))]:
+        p = peers[peers.system == system].iloc[-1] if system != "ours" else None
+        row = {"system": f"{PEER_LABELS[system]}, {label}", "status": "ok" if p is None else p.status,
+               "words_per_second_median": None, "ours_speedup_median": None, "ours_speedup_ci_low": None,
+               "ours_speedup_ci_high": None, "ours_speedup_min": None,
+               "ours_speedup_max": None, "n_repeats": None, "bleu": q.bleu if p is None else p.get("bleu"),
+               "identical_with_ours": int(q.sentences) if p is None else p.get("ours_vs_identical"),
+               "ours_score_ge": int(q.sentences) if p is None else p.get("ours_vs_score_ge"),
+               "sentences": int(q.sentences), "threads": None, "command": None if p is None else p.get("command")}
+        t = timing[timing.system == system].set_index("repeat").words_per_second
+        if len(t):
+            ratios = (ours_t / t).dropna()
+            from ..protocol import ratio_ci
+            ci = ratio_ci(list(ratios))  # the 95% interval of the per-repeat ratios (smtbench.protocol)
+            row.update(words_per_second_median=float(t.median()), n_repeats=int(len(t)),
+                       ours_speedup_median=float(ratios.median()), ours_speedup_ci_low=ci.low,
+                       ours_speedup_ci_high=ci.high, ours_speedup_min=float(ratios.min()),
+                       ours_speedup_max=float(ratios.max()),
+                       threads=int(timing[timing.system == system].threads.iloc[0]))
+        out.append(row)
+    df = pd.DataFrame(out)
+    for col in ("identical_with_ours", "ours_score_ge", "n_repeats", "threads"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
+    return df
+
+
+def live_notes(rows: pd.DataFrame) -> str:
+    q = rows[rows.kind == "quality"].iloc[-1]
+    return (f"Model: {q.model} ({int(q.sentences)} sentences, {int(q.source_words)} source words). Every system "
+            "decodes the same input with the same model and search settings in the same run. Timing: each repeat "
+            "runs every system once as a process, in an order that reverses from one repeat to the next; decoding "
+            "time = the wall time on the whole input minus the wall time of the same command on its first line "
+            "only (loading, start-up and one sentence), so loading is excluded for every system alike; words/s "
+            "over the words after the first line. ours_speedup = ours / that system's words per second within "
+            "each repeat (median, min, max over the repeats). identical_with_ours / ours_score_ge: 1-best lines "
+            "equal to ours, and our model score >= theirs - 2e-3 (Moses prints 3 decimals). BLEU: sacrebleu "
+            "--tokenize none on the tokenized lowercased text. Ours is also checked inside the run: every n-best "
+            "entry rescored by the independent derivation scorer (quality row).")

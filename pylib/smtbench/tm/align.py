@@ -22,19 +22,47 @@ Point = tuple[int, int]  # (f, e)
 _NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))  # in (e, f) offsets
 
 
+# train-model.perl's --alignment heuristics (symal's options)
+HEURISTICS = ("grow-diag-final-and", "grow-diag-final", "grow-diag", "grow", "intersect", "union",
+              "srctotgt", "tgttosrc")
+
+
+def symmetrize(direct: Iterable[Point], inverse: Iterable[Point], n_f: int, n_e: int,
+               heuristic: str = "grow-diag-final-and") -> list[Point]:
+    """Symmetrize two directional alignments with one of train-model.perl's heuristics (symal's semantics):
+    intersect, union, srctotgt (the direct run), tgttosrc (the inverse run), grow[-diag][-final[-and]]."""
+    if heuristic not in HEURISTICS:
+        raise ValueError(f"unknown symmetrization heuristic {heuristic!r} (one of {', '.join(HEURISTICS)})")
+    if heuristic.startswith("grow"):
+        final = "and" if heuristic.endswith("-final-and") else ("or" if heuristic.endswith("-final") else None)
+        return grow_diag_final_and(direct, inverse, n_f, n_e, final_and=final != "or",
+                                   diagonal="-diag" in heuristic, final=final is not None)
+    a = {(f, e) for f, e in direct}
+    b = {(f, e) for f, e in inverse}
+    _check_points(a | b, n_f, n_e)
+    pts = {"intersect": a & b, "union": a | b, "srctotgt": a, "tgttosrc": b}[heuristic]
+    return sorted(pts, key=lambda p: (p[1], p[0]))
+
+
+def _check_points(points: Iterable[Point], n_f: int, n_e: int) -> None:
+    for f, e in points:
+        if not (0 <= f < n_f and 0 <= e < n_e):
+            raise ValueError(f"alignment point {f}-{e} outside a {n_f}x{n_e} sentence pair")
+
+
 def grow_diag_final_and(direct: Iterable[Point], inverse: Iterable[Point], n_f: int, n_e: int,
-                        final_and: bool = True) -> list[Point]:
+                        final_and: bool = True, diagonal: bool = True, final: bool = True) -> list[Point]:
     """Symmetrize two directional alignments (sets of (f, e) points) as symal
-    ``-alignment=grow -diagonal=yes -final=yes -both=yes`` does.
+    ``-alignment=grow -diagonal=yes -final=yes -both=yes`` does (``diagonal``/``final``/``final_and`` false:
+    ``-diagonal=no`` / no final step / ``-both=no``).
 
     ``direct`` has at most one E word per F word (the F→E run), ``inverse`` at most one F word per E word.
     Returns the symmetrized points sorted by (e, f)."""
     a = {(f, e) for f, e in direct}
     b = {(f, e) for f, e in inverse}
-    for f, e in a | b:
-        if not (0 <= f < n_f and 0 <= e < n_e):
-            raise ValueError(f"alignment point {f}-{e} outside a {n_f}x{n_e} sentence pair")
+    _check_points(a | b, n_f, n_e)
     union = a | b
+    neighbours = _NEIGHBOURS if diagonal else _NEIGHBOURS[:4]
     # work in (e, f) order like symal's std::set<pair<int,int>> of (e, f)
     cur = {(e, f) for f, e in a & b}
     e_cov = [False] * n_e
@@ -52,7 +80,7 @@ def grow_diag_final_and(direct: Iterable[Point], inverse: Iterable[Point], n_f: 
         i = 0
         while i < len(order):
             e, f = order[i]
-            for de, df in _NEIGHBOURS:
+            for de, df in neighbours:
                 ne, nf = e + de, f + df
                 if (ne, nf) in union_ef and (ne, nf) not in cur and (not e_cov[ne] or not f_cov[nf]):
                     cur.add((ne, nf))
@@ -61,7 +89,7 @@ def grow_diag_final_and(direct: Iterable[Point], inverse: Iterable[Point], n_f: 
                     if (ne, nf) > (e, f):
                         bisect.insort(order, (ne, nf), lo=i + 1)
             i += 1
-    for side in (b - a, a - b):  # final-and: inverse-only points first, then direct-only
+    for side in (b - a, a - b) if final else ():  # final-and: inverse-only points first, then direct-only
         for e, f in sorted((e, f) for f, e in side):
             if (e, f) in cur:
                 continue
@@ -86,18 +114,21 @@ def format_links(points: Sequence[Point]) -> str:
     return " ".join(f"{f}-{e}" for f, e in points)
 
 
-def symmetrize_files(src: str, tgt: str, fwd: str, rev: str, out: str) -> int:
+def symmetrize_files(src: str, tgt: str, fwd: str, rev: str, out: str, heuristic: str = "grow-diag-final-and",
+                     progress: bool = False) -> int:
     """fwd = eflomal's forward links (each E word → ≤1 F word: the 'inverse' run in Moses' terms),
-    rev = reverse links (each F word → ≤1 E word: the 'direct' run). Writes grow-diag-final-and."""
+    rev = reverse links (each F word → ≤1 E word: the 'direct' run). Writes the ``heuristic``'s alignment."""
+    from ..progress import bar
     n = 0
     with open_text(src) as fs, open_text(tgt) as ft, open_text(fwd) as ff, open_text(rev) as fr, \
-            atomic_open(out) as fo:
+            atomic_open(out) as fo, bar(f"symmetrize ({heuristic})", unit="pair", on=progress) as pb:
         for lineno, (ls, lt, lf, lr) in enumerate(zip(fs, ft, ff, fr), 1):
+            pb.update()
             nf, ne = len(ls.split()), len(lt.split())
             try:
                 inv = parse_links(lf, fwd, lineno)
                 direct = parse_links(lr, rev, lineno)
-                pts = grow_diag_final_and(direct, inv, nf, ne)
+                pts = symmetrize(direct, inv, nf, ne, heuristic)
             except AlignmentFormatError:
                 raise
             except ValueError as exc:
@@ -107,11 +138,27 @@ def symmetrize_files(src: str, tgt: str, fwd: str, rev: str, out: str) -> int:
     return n
 
 
-def run_eflomal(src: str, tgt: str, fwd_out: str, rev_out: str) -> None:
-    """Align with eflomal (both directions in one call). eflomal seeds its samplers from /dev/urandom and
-    offers no seed, so two runs give slightly different alignments (and so different extract files and
-    phrase tables); everything downstream of one alignment is deterministic and checked against oracles."""
+# eflomal.Aligner's knobs and their defaults (model 3 = IBM1+HMM+fertility; iterations None = eflomal's own
+# choice from the corpus size)
+EFLOMAL_DEFAULTS = {"model": 3, "n_iterations": None, "n_samplers": 3, "rel_iterations": 1.0, "null_prior": 0.2}
+
+
+def run_eflomal(src: str, tgt: str, fwd_out: str, rev_out: str, progress: bool = False, **knobs) -> None:
+    """Align with eflomal (both directions in one call); ``knobs`` are eflomal.Aligner's (EFLOMAL_DEFAULTS).
+    eflomal seeds its samplers from /dev/urandom and offers no seed, so two runs give slightly different
+    alignments (and so different extract files and phrase tables); everything downstream of one alignment is
+    deterministic and checked against oracles."""
     import eflomal
+    from ..progress import heartbeat
+    bad = set(knobs) - set(EFLOMAL_DEFAULTS)
+    if bad:
+        raise ValueError(f"unknown eflomal option(s): {', '.join(sorted(bad))}")
+    opts = {**EFLOMAL_DEFAULTS, **{k: v for k, v in knobs.items() if v is not None}}
+    if opts["model"] not in (1, 2, 3):
+        raise ValueError(f"eflomal model {opts['model']}: must be 1 (IBM1), 2 (+HMM) or 3 (+fertility)")
+    if opts["n_samplers"] < 1 or (opts["n_iterations"] is not None and opts["n_iterations"] < 1) \
+            or not opts["rel_iterations"] > 0 or not 0 < opts["null_prior"] < 1:
+        raise ValueError(f"eflomal options out of range: {opts}")
     with open_text(src) as fs, open_text(tgt) as ft:
         src_lines = fs.readlines()
         tgt_lines = ft.readlines()
@@ -120,8 +167,10 @@ def run_eflomal(src: str, tgt: str, fwd_out: str, rev_out: str) -> None:
     Path(fwd_out).parent.mkdir(parents=True, exist_ok=True)
     tmp_f, tmp_r = f"{fwd_out}.tmp{os.getpid()}", f"{rev_out}.tmp{os.getpid()}"
     try:
-        aligner = eflomal.Aligner()
-        aligner.align(src_lines, tgt_lines, links_filename_fwd=tmp_f, links_filename_rev=tmp_r, quiet=True)
+        its = opts["n_iterations"]
+        aligner = eflomal.Aligner(**{**opts, "n_iterations": None if its is None else (its,) * opts["model"]})
+        with heartbeat(f"eflomal model {opts['model']}, both directions ({len(src_lines)} pairs)", progress):
+            aligner.align(src_lines, tgt_lines, links_filename_fwd=tmp_f, links_filename_rev=tmp_r, quiet=True)
         os.replace(tmp_f, fwd_out)
         os.replace(tmp_r, rev_out)
     finally:

@@ -84,13 +84,17 @@ def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_
     """Write Moses' extract and extract.inv (gzip when the name ends in .gz), and with ``orientation_out`` the
     orientation file (`F ||| E ||| prev next`, wbe-msd). Returns the pair count."""
     import contextlib
+
+    from ..progress import bar
     n = 0
     with contextlib.ExitStack() as stack:
+        pb = stack.enter_context(bar("extract", unit="pair", on=progress))
         fs, ft, fa = (stack.enter_context(open_text(p)) for p in (src, tgt, align))
         fo = stack.enter_context(atomic_open(extract_out))
         fi = stack.enter_context(atomic_open(extract_inv_out))
         fr = stack.enter_context(atomic_open(orientation_out)) if orientation_out else None
         for lineno, (ls, lt, la) in enumerate(zip(fs, ft, fa), 1):
+            pb.update()
             fw, ew = ls.split(), lt.split()
             pts = parse_links(la, align, lineno)
             linked = set(pts)
@@ -114,13 +118,16 @@ def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_
     return n
 
 
-def lexical_counts(src: str, tgt: str, align: str) -> tuple[Counter, Counter, Counter]:
+def lexical_counts(src: str, tgt: str, align: str, progress: bool = False) -> tuple[Counter, Counter, Counter]:
     """c(f,e), c(f) and c(e) from the symmetrized alignment, unaligned words counted against NULL."""
+    from ..progress import bar
     cfe: Counter = Counter()
     cf: Counter = Counter()
     ce: Counter = Counter()
-    with open_text(src) as fs, open_text(tgt) as ft, open_text(align) as fa:
+    with open_text(src) as fs, open_text(tgt) as ft, open_text(align) as fa, \
+            bar("lexical tables", unit="pair", on=progress) as pb:
         for lineno, (ls, lt, la) in enumerate(zip(fs, ft, fa), 1):
+            pb.update()
             fw, ew = ls.split(), lt.split()
             pts = parse_links(la, align, lineno)
             f_al = [False] * len(fw)
@@ -153,5 +160,5 @@ def write_lex(cfe: Counter, cf: Counter, ce: Counter, f2e_out: str, e2f_out: str
             o2.write(f"{f} {e} {c / ce[e]:.7f}\n")
 
 
-def lex_files(src: str, tgt: str, align: str, f2e_out: str, e2f_out: str) -> None:
-    write_lex(*lexical_counts(src, tgt, align), f2e_out, e2f_out)
+def lex_files(src: str, tgt: str, align: str, f2e_out: str, e2f_out: str, progress: bool = False) -> None:
+    write_lex(*lexical_counts(src, tgt, align, progress), f2e_out, e2f_out)

@@ -4,6 +4,7 @@ phrase occurs in the input)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Iterable
 
 from ..ioutil import atomic_open, open_text
@@ -58,6 +59,44 @@ def write_ini(out: str | os.PathLike[str], phrase_table: str, lm: str, order: in
                                table_limit=f" table-limit={table_limit}" if table_limit is not None else "")
     with atomic_open(out) as fh:
         fh.write(text)
+
+
+def _place(src: str, dst: Path) -> None:
+    """Hard-link (or copy) a table into the model folder, atomically."""
+    import shutil
+    tmp = dst.with_name(f".{dst.name}.tmp")
+    if tmp.exists():
+        tmp.unlink()
+    try:
+        os.link(src, tmp)
+    except OSError:
+        shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
+
+
+def make_model(outdir: str | os.PathLike[str], phrase_table: str, reordering_table: str | None, lm: str, order: int,
+               distortion_limit: int = 6, table_limit: int | None = None) -> Path:
+    """A Moses model folder: the tables hard-linked (or copied) into ``outdir`` under train-model.perl's names,
+    the LM referenced by a path relative to the folder, and moses.ini (returned)."""
+    if not 1 <= order <= 8:
+        raise ValueError(f"--order {order}: must be in 1..8")
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    for path in (phrase_table, reordering_table, lm):
+        if path and not Path(path).is_file():
+            raise ValueError(f"{path}: no such file")
+    pt = out / ("phrase-table" + "".join(Path(phrase_table).suffixes[-1:]))
+    _place(phrase_table, pt)
+    rt = None
+    if reordering_table:
+        rt = out / ("reordering-table.wbe-msd-bidirectional-fe" + "".join(Path(reordering_table).suffixes[-1:]))
+        _place(reordering_table, rt)
+    lm_rel = os.path.relpath(Path(lm).resolve(), out.resolve())
+    if table_limit is not None and not 0 <= table_limit <= 10_000:
+        raise ValueError(f"--table-limit {table_limit}: must be in 0..10000")
+    write_ini(out / "moses.ini", pt.name, lm_rel, order, rt.name if rt else None, distortion_limit,
+              table_limit)
+    return out / "moses.ini"
 
 
 def input_phrases(inputs: Iterable[str], max_length: int = 20) -> set[str]:

@@ -14,11 +14,14 @@ class OrientationFormatError(ValueError):
     """A malformed orientation (extract.o) line; names file:line."""
 
 
-def count_orientations(paths: Iterable[str]) -> dict[tuple[str, str], list[int]]:
+def count_orientations(paths: Iterable[str], progress: bool = False) -> dict[tuple[str, str], list[int]]:
+    from ..progress import bar
     counts: dict[tuple[str, str], list[int]] = {}
     for path in paths:
-        with open_text(path) as fh:
+        with open_text(path) as fh, bar(f"reorder: count {path}", unit="line", on=progress) as pb:
             for lineno, line in enumerate(fh, 1):
+                if not lineno & 0x3FFF:
+                    pb.update(0x4000)
                 parts = line.rstrip("\n").split(" ||| ")
                 if len(parts) != 3:
                     raise OrientationFormatError(f"{path}:{lineno}: expected 'F ||| E ||| prev next'")
@@ -51,5 +54,6 @@ def write_reordering(counts: dict[tuple[str, str], list[int]], out: str, smoothi
     return len(counts)
 
 
-def score_reordering(orientation_files: Iterable[str], out: str, smoothing: float = 0.5) -> int:
-    return write_reordering(count_orientations(orientation_files), out, smoothing)
+def score_reordering(orientation_files: Iterable[str], out: str, smoothing: float = 0.5,
+                     progress: bool = False) -> int:
+    return write_reordering(count_orientations(orientation_files, progress), out, smoothing)

@@ -1,0 +1,409 @@
+"""`smtbench tm train`: a phrase-based model from a parallel corpus in one command, with train-model.perl's habits.
+
+The corpus is ``PREFIX.F`` / ``PREFIX.E`` (one sentence per line, line i of one the translation of line i of the
+other); everything goes under ``OUTDIR`` with train-model.perl's file names. Steps, each reusing the module that
+does the work (no logic of its own besides the corpus step):
+
+  corpus   optional tokenization (sacremoses), lowercasing or truecasing, and clean-corpus-n.perl's filter
+           (drop pairs with a side outside MIN..MAX words or a length ratio above RATIO) -> corpus.clean.{F,E};
+           a no-op (the input files are used as they are) when nothing is asked for
+  align    eflomal both directions + symmetrization (tm.align) -> aligned.{fwd,rev,HEURISTIC}
+  extract  phrase pairs, lexical tables, orientations (tm.extract) -> extract{,.inv,.o}.gz, lex.{f2e,e2f}
+  score    phrase table (tm.score, the C scorer) -> phrase-table.gz
+  reorder  lexicalized reordering, wbe-msd-bidirectional-fe (tm.reordering) -> reordering-table.*.gz
+  lm       the target side's interpolated modified Kneser-Ney LM (lm.estimate) -> lm.arpa.gz, or --lm ARPA
+  model    moses.ini beside the tables (tm.model, as `tm model`) -> moses.ini
+
+Resumable: every output is written atomically, and a finished step leaves a stamp ``OUTDIR/.steps/STEP.json``
+holding its options and the size and mtime of its inputs and outputs. A step is skipped while its stamp matches
+(same options, same inputs, outputs unchanged), so a second run redoes nothing and a changed option or input
+redoes that step and those after it (their inputs changed).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..ioutil import atomic_open, atomic_write_text, open_text
+
+STEPS = ("corpus", "align", "extract", "score", "reorder", "lm", "model")
+CASING = ("keep", "lower", "truecase")
+REORDERING_TABLE = "reordering-table.wbe-msd-bidirectional-fe.gz"
+
+
+class TrainError(ValueError):
+    """A training input or option that cannot work (the message names the file or option)."""
+
+
+@dataclass
+class TrainOptions:
+    corpus: str
+    f: str
+    e: str
+    outdir: str
+    # corpus step
+    tokenize: bool = False
+    f_lang: str | None = None
+    e_lang: str | None = None
+    casing: str = "keep"
+    min_length: int = 1
+    max_length: int = 80
+    ratio: float = 9.0
+    # align step
+    alignment: str = "grow-diag-final-and"
+    eflomal_model: int = 3
+    eflomal_iterations: int | None = None
+    eflomal_samplers: int = 3
+    eflomal_null_prior: float = 0.2
+    # extract / score / reorder
+    max_phrase_length: int = 7
+    smoothing: str = "none"
+    threads: int = 1
+    score_memory: str = "256M"
+    reordering: bool = True
+    reordering_smoothing: float = 0.5
+    # lm
+    lm: str | None = None
+    lm_order: int = 5
+    lm_memory: str = "1G"
+    lm_discount_fallback: bool = False
+    # model
+    model_dir: str | None = None
+    distortion_limit: int = 6
+    progress: bool = True
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def clean(self) -> bool:
+        return self.max_length > 0 or self.ratio > 0 or self.min_length > 1
+
+    @property
+    def corpus_step_active(self) -> bool:
+        return self.tokenize or self.casing != "keep" or self.clean
+
+
+def _fp(path: str | os.PathLike[str]) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+@dataclass
+class Step:
+    name: str
+    inputs: list[str]
+    outputs: list[str]
+    params: dict
+    run: Callable[[], dict]
+
+
+class Trainer:
+    def __init__(self, o: TrainOptions):
+        self.o = o
+        self.out = Path(o.outdir)
+        self.stamps = self.out / ".steps"
+        for side, ext in (("--f", o.f), ("--e", o.e)):
+            if not ext or "/" in ext:
+                raise TrainError(f"{side} {ext!r}: give the file extension of that side (e.g. {side} de)")
+        if o.f == o.e:
+            raise TrainError(f"--f and --e are both {o.f!r}: the two sides need different extensions")
+        if o.casing not in CASING:
+            raise TrainError(f"--casing {o.casing}: one of {', '.join(CASING)}")
+        if o.max_length < 0 or o.min_length < 0 or o.ratio < 0:
+            raise TrainError("--min-length, --max-length and --ratio must be >= 0 (0 = no such filter)")
+        if o.max_phrase_length < 1:
+            raise TrainError(f"--max-phrase-length {o.max_phrase_length}: must be >= 1")
+        if o.lm is None and not 2 <= o.lm_order <= 6:
+            raise TrainError(f"--lm-order {o.lm_order}: must be in 2..6")
+        self.src_in = f"{o.corpus}.{o.f}"
+        self.tgt_in = f"{o.corpus}.{o.e}"
+        if o.corpus_step_active:
+            self.src = str(self.out / f"corpus.clean.{o.f}")
+            self.tgt = str(self.out / f"corpus.clean.{o.e}")
+        else:
+            self.src, self.tgt = self.src_in, self.tgt_in
+        self.align = str(self.out / f"aligned.{o.alignment}")
+        self.lm_path = o.lm or str(self.out / "lm.arpa.gz")
+        self.model_dir = Path(o.model_dir) if o.model_dir else self.out
+
+    # --- the steps -------------------------------------------------------------------------------------------
+
+    def steps(self) -> list[Step]:
+        o, d = self.o, self.out
+        ext = [str(d / n) for n in ("extract.gz", "extract.inv.gz", "lex.f2e", "lex.e2f")]
+        if o.reordering:
+            ext.append(str(d / "extract.o.gz"))
+        out = [
+            Step("corpus", [self.src_in, self.tgt_in], [self.src, self.tgt] if o.corpus_step_active else [],
+                 {k: getattr(o, k) for k in ("tokenize", "f_lang", "e_lang", "casing", "min_length", "max_length",
+                                             "ratio")}, self._corpus),
+            Step("align", [self.src, self.tgt],
+                 [self.align, str(d / "aligned.fwd"), str(d / "aligned.rev")],
+                 {k: getattr(o, k) for k in ("alignment", "eflomal_model", "eflomal_iterations", "eflomal_samplers",
+                                             "eflomal_null_prior")}, self._align),
+            Step("extract", [self.src, self.tgt, self.align], ext,
+                 {"max_phrase_length": o.max_phrase_length, "orientation": o.reordering}, self._extract),
+            Step("score", [str(d / "extract.gz"), str(d / "lex.f2e"), str(d / "lex.e2f")],
+                 [str(d / "phrase-table.gz")], {"smoothing": o.smoothing}, self._score),
+            Step("reorder", [str(d / "extract.o.gz")] if o.reordering else [],
+                 [str(d / REORDERING_TABLE)] if o.reordering else [],
+                 {"reordering": o.reordering, "smoothing": o.reordering_smoothing}, self._reorder),
+            Step("lm", [self.tgt] if o.lm is None else [o.lm], [self.lm_path] if o.lm is None else [],
+                 {"lm": o.lm, "order": o.lm_order if o.lm is None else None,
+                  "discount_fallback": o.lm_discount_fallback}, self._lm),
+            Step("model", [str(d / "phrase-table.gz")] + ([str(d / REORDERING_TABLE)] if o.reordering else [])
+                 + [self.lm_path], [str(self.model_dir / "moses.ini")],
+                 {"distortion_limit": o.distortion_limit, "model_dir": str(self.model_dir)}, self._model),
+        ]
+        return out
+
+    def _corpus(self) -> dict:
+        o = self.o
+        if not o.corpus_step_active:
+            return {"pairs": _count_lines(self.src_in), "note": "used as given (no tokenization, casing or cleaning)"}
+        from ..progress import bar
+        src, tgt = _read_pair(self.src_in, self.tgt_in)
+        if o.tokenize:
+            from ..data import Tokenizer
+            with bar("corpus: tokenize", total=2 * len(src), unit="line", on=o.progress) as pb:
+                src = _map(Tokenizer(o.f_lang or o.f, lower=False), src, pb)
+                tgt = _map(Tokenizer(o.e_lang or o.e, lower=False), tgt, pb)
+        else:
+            src = [" ".join(s.split()) for s in src]
+            tgt = [" ".join(s.split()) for s in tgt]
+        if o.casing == "lower":
+            src = [s.lower() for s in src]
+            tgt = [s.lower() for s in tgt]
+        elif o.casing == "truecase":
+            from ..data import truecase_train
+            src = truecase_train(src, str(self.out / f"truecase-model.{o.f}"), o.progress)
+            tgt = truecase_train(tgt, str(self.out / f"truecase-model.{o.e}"), o.progress)
+        keep, why = clean_pairs(src, tgt, o.min_length, o.max_length, o.ratio)
+        if not keep:
+            raise TrainError(f"{self.src_in}: no sentence pair survives cleaning ({_why(why)}); "
+                             "check --min-length/--max-length/--ratio")
+        with atomic_open(self.src) as fs, atomic_open(self.tgt) as ft:
+            for i in keep:
+                fs.write(src[i] + "\n")
+                ft.write(tgt[i] + "\n")
+        return {"pairs_in": len(src), "pairs": len(keep), "dropped": why}
+
+    def _align(self) -> dict:
+        from .align import run_eflomal, symmetrize_files
+        o, d = self.o, self.out
+        fwd, rev = str(d / "aligned.fwd"), str(d / "aligned.rev")
+        run_eflomal(self.src, self.tgt, fwd, rev, progress=o.progress, model=o.eflomal_model,
+                    n_iterations=o.eflomal_iterations, n_samplers=o.eflomal_samplers,
+                    null_prior=o.eflomal_null_prior)
+        n = symmetrize_files(self.src, self.tgt, fwd, rev, self.align, o.alignment, progress=o.progress)
+        return {"pairs": n}
+
+    def _extract(self) -> dict:
+        from .extract import extract_files, lex_files
+        d = self.out
+        lex_files(self.src, self.tgt, self.align, str(d / "lex.f2e"), str(d / "lex.e2f"), progress=self.o.progress)
+        n = extract_files(self.src, self.tgt, self.align, str(d / "extract.gz"), str(d / "extract.inv.gz"),
+                          max_len=self.o.max_phrase_length, progress=self.o.progress,
+                          orientation_out=str(d / "extract.o.gz") if self.o.reordering else None)
+        return {"phrase_pairs": n}
+
+    def _score(self) -> dict:
+        from ..benchutil import parse_size
+        from ..progress import heartbeat
+        from .score import score_native
+        d = self.out
+        with heartbeat(f"score ({self.o.threads} threads)", self.o.progress):
+            st = score_native(str(d / "extract.gz"), str(d / "lex.f2e"), str(d / "lex.e2f"),
+                              str(d / "phrase-table.gz"), threads=self.o.threads,
+                              memory=parse_size(self.o.score_memory, "--score-memory", lo=1 << 20),
+                              smoothing=self.o.smoothing)
+        return {"phrase_pairs": st.out_lines}
+
+    def _reorder(self) -> dict:
+        if not self.o.reordering:
+            return {"note": "no lexicalized reordering (--no-reordering)"}
+        from .reordering import score_reordering
+        n = score_reordering([str(self.out / "extract.o.gz")], str(self.out / REORDERING_TABLE),
+                             self.o.reordering_smoothing, progress=self.o.progress)
+        return {"phrase_pairs": n}
+
+    def _lm(self) -> dict:
+        o = self.o
+        if o.lm is not None:
+            return {"order": arpa_order(o.lm), "note": f"given: {o.lm}"}
+        from ..lm.estimate import EstimateError, estimate
+        try:
+            st = estimate(self.tgt, o.lm_order, self.lm_path, memory=o.lm_memory, progress=o.progress,
+                          discount_fallback=[] if o.lm_discount_fallback else None)
+        except EstimateError as exc:
+            if "bad discounts" not in str(exc):
+                raise
+            n, words = _count_lines(self.tgt), _count_words(self.tgt)
+            raise TrainError(
+                f"{self.tgt}: the target side ({n} sentences, {words} words) is too small for an order-{o.lm_order} "
+                f"LM ({exc}); use a smaller --lm-order, --lm-discount-fallback, or --lm ARPA (an LM estimated on "
+                "more text)") from None
+        return {"order": st.order, "ngrams": st.counts}
+
+    def _model(self) -> dict:
+        from .model import make_model
+        order = arpa_order(self.lm_path)
+        ini = make_model(self.model_dir, str(self.out / "phrase-table.gz"),
+                         str(self.out / REORDERING_TABLE) if self.o.reordering else None, self.lm_path, order,
+                         self.o.distortion_limit)
+        return {"moses_ini": str(ini), "lm_order": order}
+
+    # --- resuming ----------------------------------------------------------------------------------------------
+
+    def _stamp(self, step: Step) -> Path:
+        return self.stamps / f"{step.name}.json"
+
+    def is_done(self, step: Step) -> bool:
+        try:
+            st = json.loads(self._stamp(step).read_text())
+        except (OSError, ValueError):
+            return False
+        return (st.get("params") == _jsonable(step.params)
+                and st.get("inputs") == {p: _fp(p) for p in step.inputs}
+                and st.get("outputs") == {p: _fp(p) for p in step.outputs}
+                and all(v is not None for v in st["outputs"].values()))
+
+    def run_step(self, step: Step, force: bool = False) -> tuple[str, float, dict]:
+        if not force and self.is_done(step):
+            st = json.loads(self._stamp(step).read_text())
+            return "done before", 0.0, st.get("result", {})
+        missing = [p for p in step.inputs if not os.path.isfile(p)]
+        if missing:
+            before = [s.name for s in self.steps() if any(p in s.outputs for p in missing)]
+            hint = f" (run the {before[0]!r} step first)" if before else ""
+            raise TrainError(f"step {step.name}: missing input {missing[0]}{hint}")
+        self.out.mkdir(parents=True, exist_ok=True)
+        try:
+            self._stamp(step).unlink()
+        except FileNotFoundError:
+            pass
+        t0 = time.perf_counter()
+        result = step.run()
+        secs = time.perf_counter() - t0
+        atomic_write_text(self._stamp(step), json.dumps({
+            "step": step.name, "params": _jsonable(step.params), "inputs": {p: _fp(p) for p in step.inputs},
+            "outputs": {p: _fp(p) for p in step.outputs}, "seconds": round(secs, 3), "result": _jsonable(result),
+        }, indent=1) + "\n")
+        return "ran", secs, result
+
+    def train(self, only: list[str] | None = None, force: bool = False) -> list[dict]:
+        rows = []
+        for step in self.steps():
+            if only and step.name not in only:
+                continue
+            if self.o.progress:
+                print(f"tm train: step {step.name}", file=sys.stderr, flush=True)
+            status, secs, result = self.run_step(step, force)
+            rows.append({"step": step.name, "status": status, "seconds": round(secs, 1), **result})
+        if not only:
+            atomic_write_text(self.out / "train.json", json.dumps(
+                {"options": _jsonable(asdict(self.o)), "steps": rows}, indent=1) + "\n")
+        return rows
+
+
+def clean_pairs(src: list[str], tgt: list[str], min_length: int, max_length: int, ratio: float
+                ) -> tuple[list[int], dict[str, int]]:
+    """clean-corpus-n.perl's filter on tokenized lines: keep pair i unless a side is empty or has fewer than
+    ``min_length`` or more than ``max_length`` words (0: no limit), or one side is over ``ratio`` times longer
+    than the other (0: no limit). Returns the kept indices and the drop counts by reason."""
+    keep: list[int] = []
+    why = {"empty": 0, "short": 0, "long": 0, "ratio": 0}
+    for i, (s, t) in enumerate(zip(src, tgt)):
+        a, b = len(s.split()), len(t.split())
+        if a == 0 or b == 0:
+            why["empty"] += 1
+        elif a < min_length or b < min_length:
+            why["short"] += 1
+        elif max_length and (a > max_length or b > max_length):
+            why["long"] += 1
+        elif ratio and (a / b > ratio or b / a > ratio):
+            why["ratio"] += 1
+        else:
+            keep.append(i)
+    return keep, why
+
+
+def arpa_order(path: str) -> int:
+    """The order of an ARPA model, from its \\data\\ header."""
+    order = 0
+    with open_text(path) as fh:
+        seen = False
+        for lineno, line in enumerate(fh, 1):
+            line = line.strip()
+            if line == "\\data\\":
+                seen = True
+            elif seen and line.startswith("ngram "):
+                order = max(order, int(line.split()[1].split("=")[0]))
+            elif seen and line.startswith("\\"):
+                break
+            if lineno > 1000 and not seen:
+                break
+    if not order:
+        raise TrainError(f"{path}: not an ARPA file (no \\data\\ section with ngram counts)")
+    return order
+
+
+def _read_pair(src: str, tgt: str) -> tuple[list[str], list[str]]:
+    for p in (src, tgt):
+        if not os.path.isfile(p):
+            raise TrainError(f"{p}: no such file (--corpus PREFIX with --f/--e EXT names PREFIX.EXT)")
+    with open_text(src) as fs:
+        a = [line.rstrip("\n") for line in fs]
+    with open_text(tgt) as ft:
+        b = [line.rstrip("\n") for line in ft]
+    if len(a) != len(b):
+        raise TrainError(f"{src}: {len(a)} lines but {tgt} has {len(b)} (the two sides must be line-parallel)")
+    if not a:
+        raise TrainError(f"{src}: empty corpus")
+    return a, b
+
+
+def _map(fn, lines: list[str], pb) -> list[str]:
+    out = []
+    for s in lines:
+        out.append(" ".join(fn(s).split()))
+        pb.update()
+    return out
+
+
+def _count_lines(path: str) -> int:
+    with open_text(path) as fh:
+        return sum(1 for _ in fh)
+
+
+def _count_words(path: str) -> int:
+    with open_text(path) as fh:
+        return sum(len(line.split()) for line in fh)
+
+
+def _why(why: dict[str, int]) -> str:
+    return ", ".join(f"{v} {k}" for k, v in why.items() if v) or "nothing dropped"
+
+
+def _jsonable(x):
+    return json.loads(json.dumps(x, default=str))
+
+
+def summary(rows: list[dict], trainer: Trainer) -> str:
+    """The end-of-run summary: one line per step, then the model and how to use it."""
+    lines = ["step      status       seconds  result"]
+    for r in rows:
+        extra = ", ".join(f"{k}={v}" for k, v in r.items() if k not in ("step", "status", "seconds"))
+        lines.append(f"{r['step']:<9} {r['status']:<12} {r['seconds']:>7.1f}  {extra}")
+    ini = trainer.model_dir / "moses.ini"
+    if ini.exists():
+        lines.append(f"model: {ini}")
+        lines.append(f"decode: smtbench decode normal -f {ini} < input.{trainer.o.f} > output.{trainer.o.e}")
+    return "\n".join(lines)
