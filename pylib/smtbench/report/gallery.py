@@ -22,6 +22,7 @@ PAPERS = {
     "moses_decode": "moses_decode",
     "moses_training": "moses_training",
     "regression": "regression",
+    "history": "history",  # smtbench report history (issue 23): headline ratios over commits
 }
 KINDS = ("tables", "figures")
 
