@@ -72,7 +72,10 @@ def test_pipeline_tolerant_equals_lazy_for_every_queue_size(model, dev) -> None:
     for sid, r in enumerate(ref):
         for e in r.entries:
             assert scorer.score(sid, parse_segmentation(e.segmentation)).total == pytest.approx(e.total, abs=1e-4)
-            assert e.search_score == pytest.approx(e.total, abs=1e-3)
+        # search score = model score for the 1-best; an n-best entry through a recombination arc may differ when the
+        # model has lexicalized reordering (Moses' recombination: test_decode_beam's paper-mode test says why). The
+        # small model's eflomal alignment is seeded from /dev/urandom, so which entries do differs between sessions.
+        assert r.entries[0].search_score == pytest.approx(r.entries[0].total, abs=1e-3)
 
 
 def test_stack_configurations(model, dev) -> None:
