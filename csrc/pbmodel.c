@@ -623,8 +623,9 @@ static int bin_span(const sb_pb_model *m, const uint32_t *ids, int n, local_t *L
                     uint64_t *first, int *count) {
     const uint8_t *p;
     *count = 0;
-    uint32_t nt = sb_pb_bin_phrase(m->bin, ids, n, &p);
-    if (!nt) return SB_OK;
+    uint32_t nt;
+    int rc = sb_pb_bin_phrase(m->bin, ids, n, &p, &nt);
+    if (rc || !nt) return rc;
     if (nt > L->captmp) {
         rawopt_t *t = realloc(L->tmp, (size_t)nt * sizeof *t);
         if (!t) return SB_ENOMEM;
@@ -634,7 +635,7 @@ static int bin_span(const sb_pb_model *m, const uint32_t *ids, int n, local_t *L
     const int separate = sb_pb_bin_ro_mode(m->bin) == SB_PB_BIN_RO_SEPARATE;
     sb_pb_bin_target t;
     for (uint32_t k = 0; k < nt; k++) {
-        sb_pb_bin_target_next(m->bin, &p, &t);
+        if ((rc = sb_pb_bin_target_next(m->bin, &p, &t))) return rc;
         if (L->nw + (uint64_t)t.len > L->capw) {
             uint64_t c = L->capw ? L->capw * 2 : 4096;
             while (c < L->nw + (uint64_t)t.len) c *= 2;
@@ -653,6 +654,7 @@ static int bin_span(const sb_pb_model *m, const uint32_t *ids, int n, local_t *L
         if (separate) {
             if (ctx) { sb_pb_phase(ctx->phase, SB_PB_PH_RO); ctx->ro_lookups++; }
             t.has_ro = sb_pb_bin_reordering(m->bin, ids, n, t.ids, t.len, t.ro);
+            if (t.has_ro < 0) return SB_EFORMAT;
             if (ctx) sb_pb_phase(ctx->phase, SB_PB_PH_PT);
         }
         if (t.has_ro) { memcpy(r->o.ro, t.ro, sizeof t.ro); r->o.has_ro = 1; }
@@ -1040,8 +1042,9 @@ void sb_pb_path_features(const sb_pb_sentence *s, const sb_pb_hyp *h, double *f)
 /* ---------------------------------------------------------------- the binarized table (pbbin.h) */
 int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache) {
     if (m->phase != 0 || m->pt_lines || m->bin) return SB_EINVAL;
-    int rc = sb_pb_bin_open(path, &m->bin);
-    if (rc == SB_EFORMAT) return fail(m, 0, "not a binarized phrase table of this version (smtbench tm binarize)%s", NULL);
+    char why[200] = "";
+    int rc = sb_pb_bin_open(path, &m->bin, why, sizeof why);
+    if (rc == SB_EFORMAT) return fail(m, 0, "%s", why);
     if (rc) return rc;
     m->max_len = sb_pb_bin_max_len(m->bin);
     /* the file's target vocabulary -> our target ids (LM ids for LM words) */
@@ -1065,12 +1068,16 @@ int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache) {
         int n;
         const uint8_t *p;
         if (i && i % 512 == 0) sb_pb_bin_release(m->bin);  /* the records read so far are not needed again */
-        sb_pb_bin_cache_entry(m->bin, i, ids, &n, &p);
+        uint32_t nt;
+        if ((rc = sb_pb_bin_cache_entry(m->bin, i, ids, &n, &p, &nt))) { fail(m, 0, "%s", "corrupted phrase record"); break; }
         L.n = 0;
         L.nw = 0;
         uint64_t first;
         int cnt;
-        if ((rc = bin_span(m, ids, n, &L, NULL, &first, &cnt))) break;
+        if ((rc = bin_span(m, ids, n, &L, NULL, &first, &cnt))) {
+            if (rc == SB_EFORMAT) fail(m, 0, "%s", "corrupted phrase record");
+            break;
+        }
         size_t off = m->src_words_len;
         for (int k = 0; k < n && rc == SB_OK; k++) rc = push_u32(&m->src_words, &m->src_words_len, &m->src_words_cap, ids[k]);
         uint32_t phr;

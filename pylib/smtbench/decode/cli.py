@@ -71,16 +71,18 @@ def run_decoder(args: argparse.Namespace, make: Callable[[PhraseModel, int], obj
     """Load the model, build the decoder with ``make(model, nbest)``, decode, print counters on stderr."""
     from tqdm import tqdm
 
-    from ..ioutil import atomic_open, open_text
+    from ..ioutil import atomic_open, check_distinct_outputs, open_text
     from .normal import run
 
     nb = nbest_size(args)
+    check_distinct_outputs({"-o": args.output, "--scores": args.scores,
+                            "--n-best": args.n_best[0] if nb else None, "--counters": args.counters})
     model = load_model(args)
     decoder = make(model, nb)
     with contextlib.ExitStack() as stack:
         src = sys.stdin if args.input == "-" else stack.enter_context(open_text(args.input))
         lines = (line.rstrip("\n") for line in src)  # streamed: no whole-corpus buffer
-        out = sys.stdout if args.output == "-" else stack.enter_context(atomic_open(args.output))
+        out = stack.enter_context(atomic_open(args.output))
         scores = stack.enter_context(atomic_open(args.scores)) if args.scores else None
         nbest = stack.enter_context(atomic_open(args.n_best[0])) if nb else None
         bar = stack.enter_context(tqdm(unit="sent", file=sys.stderr,
