@@ -108,6 +108,7 @@ typedef struct {
     uint16_t tgt_len;
     uint8_t has_ro;
     float tm[4], ro[6];
+    uint64_t next_copy;   /* the next line repeating this pair (index + 1), or 0 */
 } pair_t;
 
 struct sb_pb_binb {
@@ -239,9 +240,10 @@ static int src_intern(sb_pb_binb *b, const uint32_t *ids, int n, uint32_t *out) 
 }
 
 static int each_line(sb_pb_binb *b, const char *buf, size_t len, uint64_t lineno, sb_pb_line_fn fn) {
-    uint64_t nul;
-    int rc = sb_pb_each_line(buf, len, lineno, fn, b, &nul);
-    if (nul != UINT64_MAX) return bfail(b, nul, "a NUL byte inside the line");
+    uint64_t bad;
+    char why[96];
+    int rc = sb_pb_each_line(buf, len, lineno, fn, b, &bad, why, sizeof why);
+    if (bad != UINT64_MAX) return bfail(b, bad, why);
     return rc;
 }
 
@@ -259,7 +261,11 @@ static int phrase_line(void *ctx, const char *line, size_t len, uint64_t lineno)
     memset(&pr, 0, sizeof pr);
     int got, rc = sb_pb_parse_scores(f[2].p, f[2].len, pr.tm, 4, &got);
     if (rc == -2) return bfail(b, lineno, "scores must be probabilities (finite numbers >= 0)");
-    if (rc == -1) return bfail(b, lineno, "expected 4 scores (PhraseDictionaryMemory num-features=4)");
+    if (rc == -1) {
+        char d[96];
+        snprintf(d, sizeof d, "expected 4 scores (PhraseDictionaryMemory num-features=4), found %d", got);
+        return bfail(b, lineno, d);
+    }
     int nt = sb_pb_tokens(b->tv, f[1].p, f[1].len, 1, tids, 255);
     if (nt == -1) return bfail(b, lineno, "target phrase longer than 255 words");
     if (nt == -2) return SB_ENOMEM;
@@ -317,7 +323,12 @@ static int pair_index(sb_pb_binb *b) {
             if (q->src == p->src && q->tgt_len == p->tgt_len &&
                 !memcmp(b->tgt_words + q->tgt_off, b->tgt_words + p->tgt_off, (size_t)p->tgt_len * 4)) { dup = 1; break; }
         }
-        if (!dup) b->pair_slot[i] = k + 1;  /* a repeated pair: the reordering scores go to its first line */
+        if (!dup) b->pair_slot[i] = k + 1;
+        else {   /* a repeated pair: chained to its first line, so every copy gets the reordering scores (Moses2) */
+            pair_t *q = &b->pair[b->pair_slot[i] - 1];
+            while (q->next_copy) q = &b->pair[q->next_copy - 1];
+            q->next_copy = k + 1;
+        }
     }
     return SB_OK;
 }
@@ -330,7 +341,11 @@ static int reordering_line(void *ctx, const char *line, size_t len, uint64_t lin
     float ro[6];
     int got, rc = sb_pb_parse_scores(f[2].p, f[2].len, ro, 6, &got);
     if (rc == -2) return bfail(b, lineno, "scores must be probabilities (finite numbers >= 0)");
-    if (rc == -1) return bfail(b, lineno, "expected 6 scores (wbe-msd-bidirectional-fe-allff)");
+    if (rc == -1) {
+        char d[96];
+        snprintf(d, sizeof d, "expected 6 scores (wbe-msd-bidirectional-fe-allff), found %d", got);
+        return bfail(b, lineno, d);
+    }
     b->ro_lines++;
     uint32_t ids[SB_PB_MAX_PHRASE + 1], tids[256];
     int ns = sb_pb_tokens(b->sv, f[0].p, f[0].len, 0, ids, SB_PB_MAX_PHRASE);
@@ -346,9 +361,13 @@ static int reordering_line(void *ctx, const char *line, size_t len, uint64_t lin
         pair_t *q = &b->pair[b->pair_slot[i] - 1];
         if (q->src == src && q->tgt_len == nt && !memcmp(b->tgt_words + q->tgt_off, tids, (size_t)nt * 4)) {
             if (q->has_ro) return bfail(b, lineno, "the pair appears twice in the reordering table");
-            memcpy(q->ro, ro, sizeof ro);
-            q->has_ro = 1;
-            b->ro_attached++;
+            for (;;) {
+                memcpy(q->ro, ro, sizeof ro);
+                q->has_ro = 1;
+                b->ro_attached++;
+                if (!q->next_copy) break;
+                q = &b->pair[q->next_copy - 1];
+            }
             return SB_OK;
         }
     }

@@ -147,51 +147,7 @@ def test_fuzz_extract_and_lex(tmp_path):
 # between a crafted file and the decoder: those mutants may decode differently, but never crash or hang.
 # SMTBENCH_FUZZ_BIN=N: mutants per binary variant (CI: 60 x 4 variants; make test-asan: thousands).
 N_BIN = int(os.environ.get("SMTBENCH_FUZZ_BIN", str(max(60, N))))
-_SRC = ["s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"]
-_TGT = ["a", "b", "c", "d", "</s>x", "é"]
 SENTENCES = ["s0 s1 s2", "s3 s0 s5 s7", "s1 zz s2 s2", "s6 s4 s3 s2 s1 s0", "s7", "s5 s5 s5 s1"]
-
-
-def _toy_tables(d, seed=0):
-    rng = random.Random(seed)
-    pt, rt = [], []
-    for n in (1, 2, 3):
-        for _ in range(14 if n == 1 else 10):
-            src = " ".join(rng.choice(_SRC) for _ in range(n))
-            for _ in range(rng.randint(1, 4)):
-                tgt = " ".join(rng.choice(_TGT) for _ in range(rng.randint(1, 3)))
-                sc = " ".join(f"{rng.uniform(0.01, 1):.4f}" for _ in range(4))
-                pt.append((src, tgt, f"{src} ||| {tgt} ||| {sc} ||| 0-0 ||| 3 {rng.randint(1, 9)} 1"))
-                rt.append((src, tgt, f"{src} ||| {tgt} ||| " + " ".join(f"{rng.uniform(0.01, 1):.4f}" for _ in range(6))))
-    seen = set()
-    pt = [x for x in sorted(pt) if (x[0], x[1]) not in seen and not seen.add((x[0], x[1]))]
-    seen = set()
-    rt = [x for x in sorted(rt) if (x[0], x[1]) not in seen and not seen.add((x[0], x[1]))]
-    (d / "pt.txt").write_text("".join(x[2] + "\n" for x in pt), encoding="utf-8")
-    (d / "rt.txt").write_text("".join(x[2] + "\n" for x in rt), encoding="utf-8")
-    return d / "pt.txt", d / "rt.txt"
-
-
-def _toy_ini(d, arpa) -> object:
-    ini = d / "moses.ini"
-    ini.write_text(f"""[feature]
-UnknownWordPenalty
-WordPenalty
-PhrasePenalty
-PhraseDictionaryMemory name=TranslationModel0 num-features=4 path={d / 'pt.txt'} input-factor=0 output-factor=0
-LexicalReordering name=LexicalReordering0 num-features=6 type=wbe-msd-bidirectional-fe-allff input-factor=0 output-factor=0 path={d / 'rt.txt'}
-Distortion
-KENLM name=LM0 factor=0 path={arpa} order=3
-[weight]
-UnknownWordPenalty0= 1
-WordPenalty0= -1
-PhrasePenalty0= 0.2
-TranslationModel0= 0.2 0.2 0.2 0.2
-LexicalReordering0= 0.3 0.3 0.3 0.3 0.3 0.3
-Distortion0= 0.3
-LM0= 0.5
-""")
-    return ini
 
 
 _M64 = (1 << 64) - 1
@@ -259,16 +215,14 @@ def mutate_binary(data: bytes, other: bytes, rng: random.Random) -> bytearray:
 
 @pytest.fixture(scope="module")
 def toy_binaries(tmp_path_factory):
-    from toy_models import TOY_ARPA
+    from toy_models import toy_phrase_model
 
     from smtbench.decode.cube import CubeDecoder
     from smtbench.decode.model import PhraseModel
     from smtbench.tm.binarize import build
     d = tmp_path_factory.mktemp("fuzzbin")
-    arpa = d / "toy.arpa"
-    arpa.write_text(TOY_ARPA)
-    pt, rt = _toy_tables(d)
-    ini = _toy_ini(d, arpa)
+    ini = toy_phrase_model(d)
+    pt, rt = d / "pt.txt", d / "rt.txt"
     text = PhraseModel(ini)
     dec = CubeDecoder(text, pop_limit=50, stack_size=50, nbest=3)
     ref = [_nbest_key(dec.translate(s)) for s in SENTENCES]

@@ -118,6 +118,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | N
     gz = p.endswith(".gz")
     with _claimed(p):
         if p == "-":
+            if sys.stdout is None or sys.stdout.closed:
+                raise OutputPathError("-: standard output is closed (give the output a file name)")
             if not gz:
                 out = sys.stdout.buffer if binary else sys.stdout
                 yield out

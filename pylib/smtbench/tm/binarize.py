@@ -46,14 +46,27 @@ def fingerprint(path: str | os.PathLike[str]) -> dict:
 
 
 def provenance(path: str | os.PathLike[str]) -> dict:
-    """The provenance a binarized table records (read after sb_pb_bin_open verified its checksums)."""
+    """The provenance a binarized table records (read after sb_pb_bin_open verified its checksums and ranges):
+    {"phrase_table": {"name", "bytes", "fingerprint"}, "reordering_table": {...} or None, ...}."""
     import json
     with open(path, "rb") as fh:
         head = fh.read(_META_AT + 16)
         off = int.from_bytes(head[_META_AT:_META_AT + 8], "little")
         n = int.from_bytes(head[_META_AT + 8:_META_AT + 16], "little")
         fh.seek(off)
-        return json.loads(fh.read(n).decode("utf-8")) if n else {}
+        raw = fh.read(n)
+    try:
+        meta = json.loads(raw.decode("utf-8")) if n else {}
+        ok = isinstance(meta, dict) and all(
+            meta.get(k) is None or (isinstance(meta[k], dict) and isinstance(meta[k].get("name"), str)
+                                    and isinstance(meta[k].get("bytes"), int)
+                                    and isinstance(meta[k].get("fingerprint"), str))
+            for k in ("phrase_table", "reordering_table"))
+    except ValueError:
+        ok = False
+    if not ok:
+        raise BinaryTableError(f"{path}: corrupted provenance section")
+    return meta
 
 
 def _check_identity(path: Path, meta: dict, key: str, table: Path, ini) -> None:
@@ -106,6 +119,8 @@ def build(phrase_table: str | os.PathLike[str], out: str | os.PathLike[str],
     check(lib.sb_pb_binb_set_meta(b, text, len(text)), "binarizer")
     _feed(b, Path(phrase_table), lib.sb_pb_binb_feed_phrases)
     if reordering != "none":
+        # an empty reordering table is a table without scores: index the pairs anyway (no line would)
+        check(lib.sb_pb_binb_feed_reordering(b, b"", 0, 1), "binarizer")
         _feed(b, Path(reordering_table), lib.sb_pb_binb_feed_reordering)
     from ..ioutil import atomic_path, run_interruptible
     with atomic_path(out) as tmp:
@@ -123,8 +138,11 @@ def load_binary(model: PhraseModel, path: Path, cache: int, need_reordering: boo
     """Attach a binarized table to a model just created by sb_pb_new (instead of feeding the text tables)."""
     if cache < 0:
         raise ValueError(f"--cache {cache}: must be >= 0")
+    if path.is_dir():
+        raise BinaryTableError(f"{path}: is a directory, expected a binarized table (smtbench tm binarize)")
     if not path.is_file():
         raise BinaryTableError(f"{path}: no such binarized table (smtbench tm binarize)")
+    cache = min(cache, 2**63)  # more than every source phrase: every one
     rc = lib.sb_pb_load_binary(model._m, str(path).encode(), cache)
     if rc == lib.SB_EFORMAT:
         raise BinaryTableError(f"{path}: {ffi.string(lib.sb_pb_error_message(model._m)).decode()}")
