@@ -114,3 +114,27 @@ def test_stdout_dash_written_through(tmp_path):
             "with atomic_open('-', 'wb') as fh: fh.write(b'b\\n')\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=tmp_path)
     assert r.stdout == b"a\nb\n" and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("sig", ["TERM", "INT"])
+def test_binarize_signal_leaves_no_temporary_file(tmp_path, sig):
+    """`tm binarize` stopped by SIGTERM/SIGINT while it writes: exit 128 + signal, no temporary file left."""
+    import signal
+    import time
+    pt = tmp_path / "pt.txt"
+    with open(pt, "w") as fh:
+        for i in range(300_000):
+            fh.write(f"w{i % 50000} x{i % 997} ||| t{i} u{i % 31} v ||| 0.5 0.25 0.125 0.0625\n")
+    out = tmp_path / "out" / "pt.bin"
+    p = subprocess.Popen([sys.executable, "-m", "smtbench.cli", "tm", "binarize", "--phrase-table", str(pt),
+                          "--out", str(out)], stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and p.poll() is None and not (
+            out.parent.exists() and any(x.name.endswith(".tmp") for x in out.parent.iterdir())):
+        time.sleep(0.005)
+    if p.poll() is not None:
+        pytest.skip("the run finished before the signal could be sent")
+    p.send_signal(getattr(signal, f"SIG{sig}"))
+    p.wait(timeout=20)
+    assert p.returncode == 128 + getattr(signal, f"SIG{sig}"), p.stderr.read()
+    assert [x.name for x in out.parent.iterdir()] == []
