@@ -8,8 +8,13 @@
  *
  * File layout (little endian): a 256-byte header, then the source vocabulary (strings + probing hash), the target
  * vocabulary (strings in id order), the phrase records, the phrase hash (key, record offset), the cache list
- * (record offsets, most frequent source first) and, for "separate", the reordering records and their hash.
- * Loading maps the file and reads only the header, the target vocabulary and the records the cache asks for.
+ * (record offsets, most frequent source first), for "separate" the reordering records and their hash, and last a
+ * provenance text (the source tables' names, sizes and fingerprints; the Python side checks them against the ini).
+ * Format version 2: the header holds a checksum of itself and of the body. Loading maps the file, checks the header
+ * (every count and offset against the file and the other sections, without overflow), verifies both checksums in one
+ * sequential pass, then reads only the target vocabulary and the records the cache asks for; every later read is
+ * bounded by its section (varints <= 5 bytes, word ids < the vocabulary, probes <= the slot count), so even a
+ * crafted file with valid checksums gives SB_EFORMAT, never a read outside the map or a hang.
  * The model side (scores in isolation, table limit, the cache) is in pbmodel.c (sb_pb_load_binary). */
 #ifndef SMTBENCH_PBBIN_H
 #define SMTBENCH_PBBIN_H

@@ -102,10 +102,28 @@ def _claimed(path: str | os.PathLike[str]) -> Iterator[str]:
         _OPEN_OUTPUTS.discard(k)
 
 
-def _wrap(raw: IO[bytes], gz: bool, binary: bool, encoding: str | None) -> tuple[IO, object]:
+def _wrap(raw: IO[bytes], gz: bool, binary: bool, encoding: str | None) -> IO:
+    """The stream a caller writes: raw, gzip over raw, text over either (closing it never closes a gzip's raw)."""
     inner = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) if gz else raw
-    fh: IO = inner if binary else io.TextIOWrapper(inner, encoding=encoding, newline="\n")
-    return fh, inner
+    return inner if binary else io.TextIOWrapper(inner, encoding=encoding, newline="\n")
+
+
+@contextlib.contextmanager
+def _replacing(target: str, keep_mode: int | None) -> Iterator[tuple[int, str]]:
+    """(fd, name) of a temporary file beside ``target``, renamed over it if the block succeeds, removed if not
+    (or on SIGTERM/SIGINT: registered for the signal handler)."""
+    d, name = os.path.split(target)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=d or ".")
+    _CLEANUP[id(tmp)] = tmp
+    try:
+        yield fd, tmp
+        publish(tmp, target, keep_mode)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    finally:
+        _CLEANUP.pop(id(tmp), None)
 
 
 @contextlib.contextmanager
@@ -126,37 +144,18 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | N
                 out.flush()
                 return
             sys.stdout.flush()
-            fh, _ = _wrap(sys.stdout.buffer, gz, binary, encoding)
-            with fh:  # closes the gzip stream, not standard output
+            with _wrap(sys.stdout.buffer, gz, binary, encoding) as fh:  # closes the gzip stream, not stdout
                 yield fh
             sys.stdout.buffer.flush()
             return
         target, keep_mode, replace = resolve_output(p)
         if not replace:
-            with open(target, "wb") as raw:
-                fh, inner = _wrap(raw, gz, binary, encoding)
-                with fh:
-                    yield fh
-            return
-        d, name = os.path.split(target)
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=d or ".")
-        _CLEANUP[id(tmp)] = tmp
-        try:
-            raw = os.fdopen(fd, "wb")
-            fh, inner = _wrap(raw, gz, binary, encoding)
-            with fh:
+            with open(target, "wb") as raw, _wrap(raw, gz, binary, encoding) as fh:
                 yield fh
-                if fh is not raw:
-                    fh.flush()
-            if not raw.closed:
-                raw.close()
-            publish(tmp, target, keep_mode)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        finally:
-            _CLEANUP.pop(id(tmp), None)
+            return
+        with _replacing(target, keep_mode) as (fd, _), os.fdopen(fd, "wb") as raw, \
+                _wrap(raw, gz, binary, encoding) as fh:
+            yield fh
 
 
 @contextlib.contextmanager
@@ -173,19 +172,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
         if not replace:
             yield target
             return
-        d, name = os.path.split(target)
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=d or ".")
-        os.close(fd)
-        _CLEANUP[id(tmp)] = tmp
-        try:
+        with _replacing(target, keep_mode) as (fd, tmp):
+            os.close(fd)
             yield tmp
-            publish(tmp, target, keep_mode)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        finally:
-            _CLEANUP.pop(id(tmp), None)
 
 
 @contextlib.contextmanager
