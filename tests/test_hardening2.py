@@ -318,3 +318,11 @@ def test_rescored_lm_sums_in_double(oracle_model, oracle_dev):
             printed = dict(oracle_model.to_ini_order(e.features))
             assert got.features["LM0"][0] == pytest.approx(printed["LM0"][0], rel=1e-8)
             assert got.total == pytest.approx(e.total, rel=1e-8, abs=1e-6)
+
+
+def test_bad_input_file_line_leaves_no_partial_stdout(toy, tmp_path):
+    inp = tmp_path / "in.txt"
+    inp.write_bytes(b"s0 s1\ns7 |||\n")
+    r = _cli("decode", "cube", "-f", toy["ini"], "-i", inp, "--no-progress")
+    _one_line_error(r, f"{inp}:2: the word '|||'")
+    assert r.stdout == ""

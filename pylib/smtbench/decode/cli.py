@@ -87,11 +87,14 @@ def run_decoder(args: argparse.Namespace, make: Callable[[PhraseModel, int], obj
     from tqdm import tqdm
 
     from ..ioutil import atomic_open, check_distinct_outputs
-    from .normal import input_lines, run
+    from .normal import check_sentence, input_lines, run
 
     nb = nbest_size(args)
     check_distinct_outputs({"-o": args.output, "--scores": args.scores,
                             "--n-best": args.n_best[0] if nb else None, "--counters": args.counters})
+    if args.input != "-":  # a file is checked whole first, so a bad line N never leaves lines 1..N-1 on stdout
+        for lineno, line in enumerate(input_lines(args.input), 1):
+            check_sentence(line, f"{args.input}:{lineno}")
     lines = input_lines(args.input)  # streamed: no whole-corpus buffer; a closed stdin refused before loading
     model = load_model(args)
     ini_search_defaults(args, model.config)

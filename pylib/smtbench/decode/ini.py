@@ -102,7 +102,8 @@ def _resolve(value: str, ini_dir: Path, where: str, *, extensions: Sequence[str]
             if candidate.is_file():
                 return candidate
             if candidate.is_dir():
-                raise IniError(f"{where}: {value} is a directory ({candidate}), expected a file")
+                raise IniError(f"{where}: {value} is a directory"
+                               f"{'' if str(candidate) == value else f' ({candidate})'}, expected a file")
     tried = ", ".join(str(Path(str(b) + e)) for b in bases for e in extensions)
     raise IniError(f"{where}: file not found: {value} (tried {tried})")
 
