@@ -33,29 +33,40 @@ typedef struct {
 } header_t;
 _Static_assert(sizeof(header_t) <= HEADER_BYTES, "header too large");
 
-/* a 64-bit checksum over 8-byte words (a last partial word padded with zeros): every step is a bijection of the
- * state, so one changed word always changes it. Blocks of a multiple of 8 bytes chain (sum_block(b, sum_block(a)));
- * sum_final mixes in the length. */
+/* a 64-bit checksum over 8-byte words in four interleaved lanes (word i goes to lane i % 4, so the multiplies of
+ * the lanes overlap; a last partial word padded with zeros): every step is a bijection of its lane, so one changed
+ * word always changes the result. Blocks of a multiple of 32 bytes chain (sum_block(b, sum_block(a, s))); sum_final
+ * folds the lanes and the length. */
 #define SUM_SEED 0x53425054424E3253ULL
-static uint64_t sum_block(const uint8_t *p, size_t n, uint64_t h) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h ^= w;
-        h = (h << 29 | h >> 35) * 0x9E3779B97F4A7C15ULL;
-    }
-    if (i < n) {
-        uint64_t w = 0;
-        memcpy(&w, p + i, n - i);
-        h ^= w;
-        h = (h << 29 | h >> 35) * 0x9E3779B97F4A7C15ULL;
-    }
-    return h;
+typedef struct { uint64_t h[4]; } sum_t;
+static inline uint64_t sum_step(uint64_t h, uint64_t w) {
+    h ^= w;
+    return (h << 29 | h >> 35) * 0x9E3779B97F4A7C15ULL;
 }
-static uint64_t sum_final(uint64_t h, uint64_t n) { return sb_mix64(h ^ n) | 1; }
+static sum_t sum_init(uint64_t seed) {
+    sum_t s = {{seed, seed ^ 0x1111111111111111ULL, seed ^ 0x2222222222222222ULL, seed ^ 0x3333333333333333ULL}};
+    return s;
+}
+static sum_t sum_block(const uint8_t *p, size_t n, sum_t s) {
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        uint64_t w[4];
+        memcpy(w, p + i, 32);
+        for (int k = 0; k < 4; k++) s.h[k] = sum_step(s.h[k], w[k]);
+    }
+    for (int k = 0; i < n; k++, i += 8) {
+        uint64_t w = 0;
+        memcpy(&w, p + i, n - i < 8 ? n - i : 8);
+        s.h[k] = sum_step(s.h[k], w);
+    }
+    return s;
+}
+static uint64_t sum_final(sum_t s, uint64_t n) {
+    uint64_t h = s.h[0] ^ (s.h[1] << 16 | s.h[1] >> 48) ^ (s.h[2] << 32 | s.h[2] >> 32) ^ (s.h[3] << 48 | s.h[3] >> 16);
+    return sb_mix64(h ^ n) | 1;
+}
 static uint64_t header_checksum(const header_t *h) {
-    return sum_final(sum_block((const uint8_t *)h, offsetof(header_t, header_sum), SUM_SEED + 1),
+    return sum_final(sum_block((const uint8_t *)h, offsetof(header_t, header_sum), sum_init(SUM_SEED + 1)),
                      offsetof(header_t, header_sum));
 }
 
@@ -553,7 +564,8 @@ int sb_pb_binb_write(sb_pb_binb *b, const char *path, int compressed, int ro_mod
     if (!w.err && fflush(f) == 0) {
         uint8_t *blk = malloc((size_t)1 << 20);   /* a multiple of 8: the blocks chain like one pass */
         if (!blk) { rc = SB_ENOMEM; goto out; }
-        uint64_t sum = SUM_SEED, pos = HEADER_BYTES;
+        sum_t sum = sum_init(SUM_SEED);
+        uint64_t pos = HEADER_BYTES;
         while (pos < h.file_size && !w.err) {
             size_t want = h.file_size - pos < ((uint64_t)1 << 20) ? (size_t)(h.file_size - pos) : (size_t)1 << 20;
             if (pread(fileno(f), blk, want, (off_t)pos) != (ssize_t)want) w.err = 1;
@@ -661,7 +673,8 @@ int sb_pb_bin_open(const char *path, sb_pb_bin **out, char *err, size_t errlen) 
     if ((why = header_problem(h, b->size))) { ofail(err, errlen, "corrupted header: %s", why); goto bad; }
     /* the body's checksum: one sequential pass (the pages are dropped again below, sb_pb_bin_release) */
     madvise((void *)b->base, b->size, MADV_SEQUENTIAL);
-    if (sum_final(sum_block(b->base + HEADER_BYTES, b->size - HEADER_BYTES, SUM_SEED), b->size - HEADER_BYTES) != h->body_sum) {
+    if (sum_final(sum_block(b->base + HEADER_BYTES, b->size - HEADER_BYTES, sum_init(SUM_SEED)), b->size - HEADER_BYTES) !=
+        h->body_sum) {
         ofail(err, errlen, "corrupted contents (checksum mismatch: a damaged or partly written file)");
         goto bad;
     }

@@ -160,14 +160,17 @@ def _mix64(z: int) -> int:
 
 
 def _checksum(data: bytes, seed: int) -> int:
-    """pbbin.c sum_final(sum_block(data, seed), len(data))."""
+    """pbbin.c sum_final(sum_block(data, sum_init(seed)), len(data)): four lanes, word i in lane i % 4."""
     import struct
-    h = seed
+    h = [seed, seed ^ 0x1111111111111111, seed ^ 0x2222222222222222, seed ^ 0x3333333333333333]
     padded = data + b"\0" * (-len(data) % 8)
-    for (w,) in struct.iter_unpack("<Q", padded):
-        h ^= w
-        h = ((((h << 29) | (h >> 35)) & _M64) * 0x9E3779B97F4A7C15) & _M64
-    return _mix64(h ^ len(data)) | 1
+    for i, (w,) in enumerate(struct.iter_unpack("<Q", padded)):
+        x = h[i % 4] ^ w
+        h[i % 4] = ((((x << 29) | (x >> 35)) & _M64) * 0x9E3779B97F4A7C15) & _M64
+
+    def rotl(x, r):
+        return ((x << r) | (x >> (64 - r))) & _M64
+    return _mix64(h[0] ^ rotl(h[1], 16) ^ rotl(h[2], 32) ^ rotl(h[3], 48) ^ len(data)) | 1
 
 
 _SEED = 0x53425054424E3253
