@@ -65,9 +65,12 @@ static uint64_t sum_final(sum_t s, uint64_t n) {
     uint64_t h = s.h[0] ^ (s.h[1] << 16 | s.h[1] >> 48) ^ (s.h[2] << 32 | s.h[2] >> 32) ^ (s.h[3] << 48 | s.h[3] >> 16);
     return sb_mix64(h ^ n) | 1;
 }
-static uint64_t header_checksum(const header_t *h) {
-    return sum_final(sum_block((const uint8_t *)h, offsetof(header_t, header_sum), sum_init(SUM_SEED + 1)),
-                     offsetof(header_t, header_sum));
+/* the checksum of the whole 256-byte header (padding included), its own field read as 0 */
+static uint64_t header_checksum(const uint8_t *raw) {
+    uint8_t b[HEADER_BYTES];
+    memcpy(b, raw, HEADER_BYTES);
+    memset(b + offsetof(header_t, header_sum), 0, sizeof(uint64_t));
+    return sum_final(sum_block(b, HEADER_BYTES, sum_init(SUM_SEED + 1)), HEADER_BYTES);
 }
 
 typedef struct { uint64_t key, off; } slot_t;   /* phrase and reordering hashes: key 0 = empty */
@@ -575,7 +578,11 @@ int sb_pb_binb_write(sb_pb_binb *b, const char *path, int compressed, int ro_mod
         free(blk);
         h.body_sum = sum_final(sum, h.file_size - HEADER_BYTES);
     } else w.err = 1;
-    h.header_sum = header_checksum(&h);
+    {
+        uint8_t raw[HEADER_BYTES] = {0};   /* as written: the struct, then zero padding */
+        memcpy(raw, &h, sizeof h);
+        h.header_sum = header_checksum(raw);
+    }
     if (!w.err && fseek(f, 0, SEEK_SET) == 0) wr(&w, &h, sizeof h); else w.err = 1;
 out:
     free(soff); free(first); free(order); free(recoff); free(buf);
@@ -669,7 +676,7 @@ int sb_pb_bin_open(const char *path, sb_pb_bin **out, char *err, size_t errlen) 
               h->version, VERSION);
         goto bad;
     }
-    if (h->header_sum != header_checksum(h)) { ofail(err, errlen, "corrupted header (checksum mismatch)"); goto bad; }
+    if (h->header_sum != header_checksum(b->base)) { ofail(err, errlen, "corrupted header (checksum mismatch)"); goto bad; }
     if ((why = header_problem(h, b->size))) { ofail(err, errlen, "corrupted header: %s", why); goto bad; }
     /* the body's checksum: one sequential pass (the pages are dropped again below, sb_pb_bin_release) */
     madvise((void *)b->base, b->size, MADV_SEQUENTIAL);

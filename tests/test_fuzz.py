@@ -182,7 +182,8 @@ def _reseal(data: bytearray) -> bytearray:
     if len(data) < 256:
         return data
     data[176:184] = _checksum(bytes(data[256:]), _SEED).to_bytes(8, "little")
-    data[_HDR_SUM_AT:_HDR_SUM_AT + 8] = _checksum(bytes(data[:_HDR_SUM_AT]), _SEED + 1).to_bytes(8, "little")
+    data[_HDR_SUM_AT:_HDR_SUM_AT + 8] = bytes(8)
+    data[_HDR_SUM_AT:_HDR_SUM_AT + 8] = _checksum(bytes(data[:256]), _SEED + 1).to_bytes(8, "little")
     return data
 
 
