@@ -3,8 +3,6 @@ inputs. Each bad input is one line naming the file and line or the option; nothi
 from __future__ import annotations
 
 import argparse
-import gzip
-import math
 import subprocess
 import sys
 
@@ -99,11 +97,8 @@ def _translations(model, sents=SENTS):
     return [[(e.text, tuple(e.features), e.total) for e in dec.translate(s).entries] for s in sents]
 
 
-def test_duplicated_pairs_text_and_binary_agree(toy, tmp_path):
-    """A pair the phrase table repeats: every copy gets the reordering scores (Moses2 looks them up by (source,
-    target)), in the text loader and the binarized table alike."""
-    from smtbench.decode.model import PhraseModel
-    from smtbench.tm.binarize import build
+def _duplicated_pair_model(toy, tmp_path):
+    """The toy phrase table with its first 's0' pair repeated: a worse copy first, the same line again last."""
     lines = (toy["dir"] / "pt.txt").read_text().splitlines()
     dup = [ln for ln in lines if ln.startswith("s0 ||| ")][0]
     worse = dup.split(" ||| ")
@@ -112,6 +107,15 @@ def test_duplicated_pairs_text_and_binary_agree(toy, tmp_path):
     pt.write_text("\n".join([" ||| ".join(worse)] + lines + [dup]) + "\n")
     ini = tmp_path / "moses.ini"
     ini.write_text(toy["ini"].read_text().replace(str(toy["dir"] / "pt.txt"), str(pt)))
+    return pt, ini
+
+
+def test_duplicated_pairs_text_and_binary_agree(toy, tmp_path):
+    """A pair the phrase table repeats: every copy gets the reordering scores (Moses2 looks them up by (source,
+    target)), in the text loader and the binarized table alike."""
+    from smtbench.decode.model import PhraseModel
+    from smtbench.tm.binarize import build
+    pt, ini = _duplicated_pair_model(toy, tmp_path)
     text = PhraseModel(ini, lm=toy["model"].lm)
     assert text.stats.options_without_reordering == 0
     ref = _translations(text, ["s0", "s0 s1 s2"])
@@ -233,13 +237,11 @@ def test_weights_and_limits_named(toy, tmp_path):
 
 def test_huge_distortion_limit_means_none(toy, tmp_path):
     from smtbench.decode.model import PhraseModel
-    free = _translations(toy["model"])
     m = PhraseModel(_ini_with(toy, tmp_path, "[distortion-limit]\n-99999999999999999999"), lm=toy["model"].lm)
     assert m.config.distortion_limit == -1
     dec = _cube(toy["model"], distortion_limit=-99999999999999999999, nbest=5)
     assert [[(e.text, tuple(e.features), e.total) for e in dec.translate(s).entries] for s in SENTS] == \
         _translations(m)
-    assert free is not None
     r = _cli("decode", "cube", "-f", toy["ini"], "--no-progress", "--distortion-limit", "-99999999999999999999",
              stdin="s0 s1\n")
     assert r.returncode == 0 and r.stdout.count("\n") == 1, r.stderr
@@ -350,14 +352,7 @@ def test_duplicated_pairs_as_moses2(toy, tmp_path):
     from smtbench import moses_peer
     if not moses_peer.available("moses2"):
         pytest.skip("moses2 not built (make moses-test; SMTBENCH_MOSES_BIN)")
-    lines = (toy["dir"] / "pt.txt").read_text().splitlines()
-    dup = [ln for ln in lines if ln.startswith("s0 ||| ")][0]
-    worse = dup.split(" ||| ")
-    worse[2] = "0.01 0.01 0.01 0.01"
-    pt = tmp_path / "pt.txt"
-    pt.write_text("\n".join([" ||| ".join(worse)] + lines + [dup]) + "\n")
-    ini = tmp_path / "moses.ini"
-    ini.write_text(toy["ini"].read_text().replace(str(toy["dir"] / "pt.txt"), str(pt)))
+    _, ini = _duplicated_pair_model(toy, tmp_path)
     m2ini = tmp_path / "m2.ini"
     m2ini.write_text("[input-factors]\n0\n[mapping]\n0 T 0\n" + ini.read_text())
     inp = tmp_path / "in"
