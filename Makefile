@@ -44,11 +44,12 @@ test: setup lmplz moses-test
 # exit), then the extension is rebuilt normally.
 ASAN_TESTS := tests/test_lm_arpa.py tests/test_lm_probing.py tests/test_btree.py tests/test_hash.py \
               tests/test_tm_score.py tests/test_fuzz.py tests/test_hardening.py tests/test_decode_normal.py \
-              tests/test_decode_cube.py
+              tests/test_decode_cube.py tests/test_outputs.py
 test-asan: setup
 	SMTBENCH_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  SMTBENCH_LDFLAGS="-fsanitize=address,undefined" $(BIN)/python pylib/smtbench/_build.py > /dev/null
-	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	SMTBENCH_FUZZ_BIN=$${SMTBENCH_FUZZ_BIN:-1000} \
+	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
 	  $(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" $(ASAN_TESTS); \
 	  rc=$$?; $(BIN)/python pylib/smtbench/_build.py > /dev/null; exit $$rc

@@ -3,6 +3,8 @@
 #include "pbbin.h"
 
 #include <fcntl.h>
+#include <stddef.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +16,8 @@
 
 #define NO_ID UINT32_MAX
 static const char MAGIC[8] = {'S', 'B', 'P', 'T', 'B', 'I', 'N', '1'};
-enum { VERSION = 1, HEADER_BYTES = 256, F_COMPRESSED = 1 };
+/* version 2: checksums of the header and of the body, and a provenance section (the source tables' identity) */
+enum { VERSION = 2, HEADER_BYTES = 256, F_COMPRESSED = 1 };
 
 typedef struct {
     char magic[8];
@@ -24,7 +27,51 @@ typedef struct {
     uint64_t src_slots, phr_slots, ro_slots;
     uint64_t off_src_strings, off_src_hash, off_tgt_strings, len_tgt_strings, off_records, off_phr_hash, off_cache,
         off_ro_records, off_ro_hash, file_size;
+    uint64_t off_meta, len_meta;   /* provenance: UTF-8 text from the caller (sb_pb_binb_set_meta) */
+    uint64_t body_sum;             /* checksum of bytes [HEADER_BYTES, file_size) */
+    uint64_t header_sum;           /* checksum of the header bytes before this field */
 } header_t;
+_Static_assert(sizeof(header_t) <= HEADER_BYTES, "header too large");
+
+/* a 64-bit checksum over 8-byte words in four interleaved lanes (word i goes to lane i % 4, so the multiplies of
+ * the lanes overlap; a last partial word padded with zeros): every step is a bijection of its lane, so one changed
+ * word always changes the result. Blocks of a multiple of 32 bytes chain (sum_block(b, sum_block(a, s))); sum_final
+ * folds the lanes and the length. */
+#define SUM_SEED 0x53425054424E3253ULL
+typedef struct { uint64_t h[4]; } sum_t;
+static inline uint64_t sum_step(uint64_t h, uint64_t w) {
+    h ^= w;
+    return (h << 29 | h >> 35) * 0x9E3779B97F4A7C15ULL;
+}
+static sum_t sum_init(uint64_t seed) {
+    sum_t s = {{seed, seed ^ 0x1111111111111111ULL, seed ^ 0x2222222222222222ULL, seed ^ 0x3333333333333333ULL}};
+    return s;
+}
+static sum_t sum_block(const uint8_t *p, size_t n, sum_t s) {
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        uint64_t w[4];
+        memcpy(w, p + i, 32);
+        for (int k = 0; k < 4; k++) s.h[k] = sum_step(s.h[k], w[k]);
+    }
+    for (int k = 0; i < n; k++, i += 8) {
+        uint64_t w = 0;
+        memcpy(&w, p + i, n - i < 8 ? n - i : 8);
+        s.h[k] = sum_step(s.h[k], w);
+    }
+    return s;
+}
+static uint64_t sum_final(sum_t s, uint64_t n) {
+    uint64_t h = s.h[0] ^ (s.h[1] << 16 | s.h[1] >> 48) ^ (s.h[2] << 32 | s.h[2] >> 32) ^ (s.h[3] << 48 | s.h[3] >> 16);
+    return sb_mix64(h ^ n) | 1;
+}
+/* the checksum of the whole 256-byte header (padding included), its own field read as 0 */
+static uint64_t header_checksum(const uint8_t *raw) {
+    uint8_t b[HEADER_BYTES];
+    memcpy(b, raw, HEADER_BYTES);
+    memset(b + offsetof(header_t, header_sum), 0, sizeof(uint64_t));
+    return sum_final(sum_block(b, HEADER_BYTES, sum_init(SUM_SEED + 1)), HEADER_BYTES);
+}
 
 typedef struct { uint64_t key, off; } slot_t;   /* phrase and reordering hashes: key 0 = empty */
 typedef struct { uint64_t key; uint32_t id, str; } vslot_t;   /* source vocabulary */
@@ -48,15 +95,25 @@ static inline void put_u32(uint8_t **p, uint32_t x, int compressed) {
     while (x >= 0x80) { *(*p)++ = (uint8_t)(x | 0x80); x >>= 7; }
     *(*p)++ = (uint8_t)x;
 }
-static inline uint32_t get_u32(const uint8_t **p, int compressed) {
-    uint32_t x;
-    if (!compressed) { memcpy(&x, *p, 4); *p += 4; return x; }
-    x = 0;
-    for (int s = 0;; s += 7) {
-        uint8_t b = *(*p)++;
-        x |= (uint32_t)(b & 0x7f) << s;
-        if (!(b & 0x80)) return x;
+/* a word id at *p, not reading at or past end: 0 if the bytes are not one (past the end, a varint longer than 5
+ * bytes or above 2^32) */
+static inline int get_u32(const uint8_t **p, const uint8_t *end, int compressed, uint32_t *out) {
+    const uint8_t *q = *p;
+    if (!compressed) {
+        if (end - q < 4) return 0;
+        memcpy(out, q, 4);
+        *p = q + 4;
+        return 1;
     }
+    uint32_t x = 0;
+    for (int s = 0; s < 35; s += 7) {
+        if (q >= end) return 0;
+        uint8_t b = *q++;
+        if (s == 28 && (b & 0x70)) return 0;
+        x |= (uint32_t)(b & 0x7f) << s;
+        if (!(b & 0x80)) { *out = x; *p = q; return 1; }
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- builder */
@@ -65,6 +122,7 @@ typedef struct {
     uint16_t tgt_len;
     uint8_t has_ro;
     float tm[4], ro[6];
+    uint64_t next_copy;   /* the next line repeating this pair (index + 1), or 0 */
 } pair_t;
 
 struct sb_pb_binb {
@@ -82,6 +140,7 @@ struct sb_pb_binb {
     int max_len;
     uint64_t err_line;
     char err[256];
+    char *meta; size_t meta_len;
 };
 
 static int bfail(sb_pb_binb *b, uint64_t line, const char *msg) {
@@ -106,8 +165,18 @@ void sb_pb_binb_free(sb_pb_binb *b) {
     sb_pb_vocab_free(b->sv);
     sb_pb_vocab_free(b->tv);
     free(b->src_words); free(b->src_off); free(b->src_len); free(b->src_freq); free(b->src_slot);
-    free(b->tgt_words); free(b->pair); free(b->pair_slot);
+    free(b->tgt_words); free(b->pair); free(b->pair_slot); free(b->meta);
     free(b);
+}
+
+int sb_pb_binb_set_meta(sb_pb_binb *b, const char *text, size_t len) {
+    char *m = malloc(len ? len : 1);
+    if (!m) return SB_ENOMEM;
+    memcpy(m, text, len);
+    free(b->meta);
+    b->meta = m;
+    b->meta_len = len;
+    return SB_OK;
 }
 
 uint64_t sb_pb_binb_error_line(const sb_pb_binb *b) { return b->err_line; }
@@ -185,9 +254,10 @@ static int src_intern(sb_pb_binb *b, const uint32_t *ids, int n, uint32_t *out) 
 }
 
 static int each_line(sb_pb_binb *b, const char *buf, size_t len, uint64_t lineno, sb_pb_line_fn fn) {
-    uint64_t nul;
-    int rc = sb_pb_each_line(buf, len, lineno, fn, b, &nul);
-    if (nul != UINT64_MAX) return bfail(b, nul, "a NUL byte inside the line");
+    uint64_t bad;
+    char why[96];
+    int rc = sb_pb_each_line(buf, len, lineno, fn, b, &bad, why, sizeof why);
+    if (bad != UINT64_MAX) return bfail(b, bad, why);
     return rc;
 }
 
@@ -205,7 +275,11 @@ static int phrase_line(void *ctx, const char *line, size_t len, uint64_t lineno)
     memset(&pr, 0, sizeof pr);
     int got, rc = sb_pb_parse_scores(f[2].p, f[2].len, pr.tm, 4, &got);
     if (rc == -2) return bfail(b, lineno, "scores must be probabilities (finite numbers >= 0)");
-    if (rc == -1) return bfail(b, lineno, "expected 4 scores (PhraseDictionaryMemory num-features=4)");
+    if (rc == -1) {
+        char d[96];
+        snprintf(d, sizeof d, "expected 4 scores (PhraseDictionaryMemory num-features=4), found %d", got);
+        return bfail(b, lineno, d);
+    }
     int nt = sb_pb_tokens(b->tv, f[1].p, f[1].len, 1, tids, 255);
     if (nt == -1) return bfail(b, lineno, "target phrase longer than 255 words");
     if (nt == -2) return SB_ENOMEM;
@@ -263,7 +337,12 @@ static int pair_index(sb_pb_binb *b) {
             if (q->src == p->src && q->tgt_len == p->tgt_len &&
                 !memcmp(b->tgt_words + q->tgt_off, b->tgt_words + p->tgt_off, (size_t)p->tgt_len * 4)) { dup = 1; break; }
         }
-        if (!dup) b->pair_slot[i] = k + 1;  /* a repeated pair: the reordering scores go to its first line */
+        if (!dup) b->pair_slot[i] = k + 1;
+        else {   /* a repeated pair: chained to its first line, so every copy gets the reordering scores (Moses2) */
+            pair_t *q = &b->pair[b->pair_slot[i] - 1];
+            while (q->next_copy) q = &b->pair[q->next_copy - 1];
+            q->next_copy = k + 1;
+        }
     }
     return SB_OK;
 }
@@ -276,7 +355,11 @@ static int reordering_line(void *ctx, const char *line, size_t len, uint64_t lin
     float ro[6];
     int got, rc = sb_pb_parse_scores(f[2].p, f[2].len, ro, 6, &got);
     if (rc == -2) return bfail(b, lineno, "scores must be probabilities (finite numbers >= 0)");
-    if (rc == -1) return bfail(b, lineno, "expected 6 scores (wbe-msd-bidirectional-fe-allff)");
+    if (rc == -1) {
+        char d[96];
+        snprintf(d, sizeof d, "expected 6 scores (wbe-msd-bidirectional-fe-allff), found %d", got);
+        return bfail(b, lineno, d);
+    }
     b->ro_lines++;
     uint32_t ids[SB_PB_MAX_PHRASE + 1], tids[256];
     int ns = sb_pb_tokens(b->sv, f[0].p, f[0].len, 0, ids, SB_PB_MAX_PHRASE);
@@ -292,9 +375,13 @@ static int reordering_line(void *ctx, const char *line, size_t len, uint64_t lin
         pair_t *q = &b->pair[b->pair_slot[i] - 1];
         if (q->src == src && q->tgt_len == nt && !memcmp(b->tgt_words + q->tgt_off, tids, (size_t)nt * 4)) {
             if (q->has_ro) return bfail(b, lineno, "the pair appears twice in the reordering table");
-            memcpy(q->ro, ro, sizeof ro);
-            q->has_ro = 1;
-            b->ro_attached++;
+            for (;;) {
+                memcpy(q->ro, ro, sizeof ro);
+                q->has_ro = 1;
+                b->ro_attached++;
+                if (!q->next_copy) break;
+                q = &b->pair[q->next_copy - 1];
+            }
             return SB_OK;
         }
     }
@@ -343,7 +430,7 @@ int sb_pb_binb_write(sb_pb_binb *b, const char *path, int compressed, int ro_mod
     h.n_tgt_vocab = sb_pb_vocab_size(b->tv);
     h.n_src_phrases = b->n_src;
     h.n_pairs = b->n_pair;
-    FILE *f = fopen(path, "wb");
+    FILE *f = fopen(path, "w+b");   /* read back for the checksum */
     if (!f) return SB_EIO;
     wr_t w = {f, 0, 0};
     uint8_t pad[HEADER_BYTES] = {0};
@@ -471,7 +558,31 @@ int sb_pb_binb_write(sb_pb_binb *b, const char *path, int compressed, int ro_mod
         wr(&w, t, h.ro_slots * sizeof *t);
         free(t);
     }
+    wr_align(&w, 16);
+    h.off_meta = w.off;
+    h.len_meta = b->meta_len;
+    wr(&w, b->meta, b->meta_len);
     h.file_size = w.off;
+    /* the body's checksum, read back from the file (in the page cache) */
+    if (!w.err && fflush(f) == 0) {
+        uint8_t *blk = malloc((size_t)1 << 20);   /* a multiple of 8: the blocks chain like one pass */
+        if (!blk) { rc = SB_ENOMEM; goto out; }
+        sum_t sum = sum_init(SUM_SEED);
+        uint64_t pos = HEADER_BYTES;
+        while (pos < h.file_size && !w.err) {
+            size_t want = h.file_size - pos < ((uint64_t)1 << 20) ? (size_t)(h.file_size - pos) : (size_t)1 << 20;
+            if (pread(fileno(f), blk, want, (off_t)pos) != (ssize_t)want) w.err = 1;
+            sum = sum_block(blk, want, sum);
+            pos += want;
+        }
+        free(blk);
+        h.body_sum = sum_final(sum, h.file_size - HEADER_BYTES);
+    } else w.err = 1;
+    {
+        uint8_t raw[HEADER_BYTES] = {0};   /* as written: the struct, then zero padding */
+        memcpy(raw, &h, sizeof h);
+        h.header_sum = header_checksum(raw);
+    }
     if (!w.err && fseek(f, 0, SEEK_SET) == 0) wr(&w, &h, sizeof h); else w.err = 1;
 out:
     free(soff); free(first); free(order); free(recoff); free(buf);
@@ -483,20 +594,71 @@ out:
 
 /* ---------------------------------------------------------------- reading */
 struct sb_pb_bin {
-    const uint8_t *base;
+    const uint8_t *base, *rec_end;   /* rec_end: the end of the phrase records */
     size_t size;
     header_t h;
     const vslot_t *vs;
     const slot_t *phr, *ro;
     const uint64_t *cache;
+    uint64_t src_strings_len;
 };
 
-int sb_pb_bin_open(const char *path, sb_pb_bin **out) {
+static int ofail(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return SB_EFORMAT;
+}
+
+/* [off, off + count * elem) lies within [lo, hi), computed without overflow */
+static int span_ok(uint64_t off, uint64_t count, uint64_t elem, uint64_t lo, uint64_t hi) {
+    if (off < lo || off > hi) return 0;
+    return elem == 0 || count <= (hi - off) / elem;
+}
+static int pow2(uint64_t x) { return x && !(x & (x - 1)); }
+
+/* the header's counts and offsets against the file and each other; every section in order, none overlapping */
+static const char *header_problem(const header_t *h, uint64_t size) {
+    if (h->file_size != size) return "its size differs from the size its header records (truncated or extended)";
+    if (h->compressed > 1 || h->ro_mode > 2) return "unknown storage flags in the header";
+    if (h->max_len > SB_PB_MAX_PHRASE || (h->n_src_phrases && h->max_len < 1)) return "longest source phrase out of range";
+    if ((h->off_src_hash | h->off_phr_hash | h->off_cache | h->off_ro_hash) % 8) return "a misaligned section";
+    if (!pow2(h->src_slots) || !pow2(h->phr_slots) || (h->ro_mode == SB_PB_BIN_RO_SEPARATE && !pow2(h->ro_slots)))
+        return "a hash size is not a power of two";
+    if (h->n_src_vocab >= h->src_slots || h->n_src_phrases >= h->phr_slots ||
+        (h->ro_mode == SB_PB_BIN_RO_SEPARATE && h->n_ro >= h->ro_slots))
+        return "more entries than hash slots";
+    if (h->n_src_phrases > h->n_pairs) return "more source phrases than phrase pairs";
+    if (h->off_src_strings != HEADER_BYTES || !span_ok(h->off_src_hash, h->src_slots, sizeof(vslot_t), h->off_src_strings, size) ||
+        !span_ok(h->off_tgt_strings, h->len_tgt_strings, 1, h->off_src_hash + h->src_slots * sizeof(vslot_t), size) ||
+        !span_ok(h->off_records, 0, 1, h->off_tgt_strings + h->len_tgt_strings, size) ||
+        !span_ok(h->off_phr_hash, h->phr_slots, sizeof(slot_t), h->off_records, size) ||
+        !span_ok(h->off_cache, h->n_src_phrases, 8, h->off_phr_hash + h->phr_slots * sizeof(slot_t), size))
+        return "a section offset or count out of range";
+    uint64_t end = h->off_cache + h->n_src_phrases * 8;
+    if (h->ro_mode == SB_PB_BIN_RO_SEPARATE) {
+        if (!span_ok(h->off_ro_records, 0, 1, end, size) || !span_ok(h->off_ro_hash, h->ro_slots, sizeof(slot_t), h->off_ro_records, size))
+            return "a reordering section offset or count out of range";
+        end = h->off_ro_hash + h->ro_slots * sizeof(slot_t);
+    }
+    if (!span_ok(h->off_meta, h->len_meta, 1, end, size) || h->off_meta + h->len_meta != size)
+        return "the provenance section out of range";
+    if (h->off_records == h->off_phr_hash && h->n_src_phrases) return "no phrase records";
+    return NULL;
+}
+
+int sb_pb_bin_open(const char *path, sb_pb_bin **out, char *err, size_t errlen) {
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return SB_EIO;
     struct stat st;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size < HEADER_BYTES) { close(fd); return SB_EFORMAT; }
+    if (fstat(fd, &st) != 0) { close(fd); return SB_EIO; }
+    if (!S_ISREG(st.st_mode)) { close(fd); return ofail(err, errlen, "not a regular file"); }
+    if ((uint64_t)st.st_size < HEADER_BYTES) {
+        close(fd);
+        return ofail(err, errlen, "%lld bytes: shorter than a binarized table's header (%d bytes)", (long long)st.st_size, HEADER_BYTES);
+    }
     void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (m == MAP_FAILED) return SB_EIO;
@@ -506,22 +668,44 @@ int sb_pb_bin_open(const char *path, sb_pb_bin **out) {
     b->size = (size_t)st.st_size;
     memcpy(&b->h, m, sizeof b->h);
     const header_t *h = &b->h;
-    int ok = !memcmp(h->magic, MAGIC, 8) && h->version == VERSION && h->file_size == b->size && h->ro_mode <= 2 &&
-             h->off_phr_hash + h->phr_slots * sizeof(slot_t) <= b->size &&
-             h->off_src_hash + h->src_slots * sizeof(vslot_t) <= b->size &&
-             h->off_cache + h->n_src_phrases * 8 <= b->size &&
-             h->off_tgt_strings + h->len_tgt_strings <= b->size &&
-             (h->ro_mode != SB_PB_BIN_RO_SEPARATE || h->off_ro_hash + h->ro_slots * sizeof(slot_t) <= b->size) &&
-             (h->phr_slots & (h->phr_slots - 1)) == 0 && (h->src_slots & (h->src_slots - 1)) == 0 &&
-             (h->ro_slots & (h->ro_slots - 1)) == 0;
-    if (!ok) { sb_pb_bin_close(b); return SB_EFORMAT; }
+    const char *why = NULL;
+    int rc = SB_EFORMAT;
+    if (memcmp(h->magic, MAGIC, 8)) { ofail(err, errlen, "not a binarized phrase table (smtbench tm binarize)"); goto bad; }
+    if (h->version != VERSION) {
+        ofail(err, errlen, "binarized table format version %u, this smtbench reads version %d (rebuild it with smtbench tm binarize)",
+              h->version, VERSION);
+        goto bad;
+    }
+    if (h->header_sum != header_checksum(b->base)) { ofail(err, errlen, "corrupted header (checksum mismatch)"); goto bad; }
+    if ((why = header_problem(h, b->size))) { ofail(err, errlen, "corrupted header: %s", why); goto bad; }
+    /* the body's checksum: one sequential pass (the pages are dropped again below, sb_pb_bin_release) */
+    madvise((void *)b->base, b->size, MADV_SEQUENTIAL);
+    if (sum_final(sum_block(b->base + HEADER_BYTES, b->size - HEADER_BYTES, sum_init(SUM_SEED)), b->size - HEADER_BYTES) !=
+        h->body_sum) {
+        ofail(err, errlen, "corrupted contents (checksum mismatch: a damaged or partly written file)");
+        goto bad;
+    }
+    /* the string sections end with a NUL and hold exactly their vocabulary's words */
+    const uint8_t *ts = b->base + h->off_tgt_strings;
+    uint64_t nul = 0;
+    for (uint64_t i = 0; i < h->len_tgt_strings; i++) nul += ts[i] == 0;
+    b->src_strings_len = h->off_src_hash - h->off_src_strings;
+    if (nul != h->n_tgt_vocab || (h->len_tgt_strings && ts[h->len_tgt_strings - 1]) ||
+        (h->n_src_vocab && (!b->src_strings_len || memchr(b->base + h->off_src_strings, 0, b->src_strings_len) == NULL))) {
+        ofail(err, errlen, "corrupted vocabulary");
+        goto bad;
+    }
     b->vs = (const vslot_t *)(b->base + h->off_src_hash);
     b->phr = (const slot_t *)(b->base + h->off_phr_hash);
     b->ro = h->ro_mode == SB_PB_BIN_RO_SEPARATE ? (const slot_t *)(b->base + h->off_ro_hash) : NULL;
     b->cache = (const uint64_t *)(b->base + h->off_cache);
+    b->rec_end = b->base + h->off_phr_hash;
     madvise((void *)b->base, b->size, MADV_RANDOM);
     *out = b;
     return SB_OK;
+bad:
+    sb_pb_bin_close(b);
+    return rc;
 }
 
 void sb_pb_bin_close(sb_pb_bin *b) {
@@ -535,66 +719,92 @@ int sb_pb_bin_ro_mode(const sb_pb_bin *b) { return (int)b->h.ro_mode; }
 int sb_pb_bin_compressed(const sb_pb_bin *b) { return (int)b->h.compressed; }
 uint64_t sb_pb_bin_size(const sb_pb_bin *b) { return b->size; }
 
+const char *sb_pb_bin_meta(const sb_pb_bin *b, uint64_t *len) {
+    *len = b->h.len_meta;
+    return (const char *)b->base + b->h.off_meta;
+}
+
 uint32_t sb_pb_bin_src_word(const sb_pb_bin *b, const char *w, size_t len) {
     uint64_t key = hash_str(w, len), mask = b->h.src_slots - 1;
     const char *strs = (const char *)b->base + b->h.off_src_strings;
-    for (uint64_t j = key & mask;; j = (j + 1) & mask) {
+    /* at most every slot once (a table without an empty slot must not hang); the section ends with a NUL */
+    for (uint64_t j = key & mask, k = 0; k <= mask; j = (j + 1) & mask, k++) {
         const vslot_t *v = &b->vs[j];
         if (!v->key) return NO_ID;
-        if (v->key == key && !strncmp(strs + v->str, w, len) && strs[v->str + len] == '\0') return v->id;
+        if (v->key == key && v->str < b->src_strings_len && len < b->src_strings_len - v->str &&
+            !strncmp(strs + v->str, w, len) && strs[v->str + len] == '\0')
+            return v->id < b->h.n_src_vocab ? v->id : NO_ID;
     }
+    return NO_ID;
 }
 
-/* the record at off: its source ids must be ids[0..n); then *p = the target count's position */
+/* the record at off: its source ids must be ids[0..n); then *p = the target count's position. -1: corrupt */
 static int record_matches(const sb_pb_bin *b, uint64_t off, const uint32_t *ids, int n, const uint8_t **p) {
+    if (off < b->h.off_records || off >= b->h.off_phr_hash) return -1;
     const uint8_t *q = b->base + off;
     if (*q++ != n) return 0;
-    for (int i = 0; i < n; i++)
-        if (get_u32(&q, (int)b->h.compressed) != ids[i]) return 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t x;
+        if (!get_u32(&q, b->rec_end, (int)b->h.compressed, &x)) return -1;
+        if (x != ids[i]) return 0;
+    }
     *p = q;
     return 1;
 }
 
-uint32_t sb_pb_bin_phrase(const sb_pb_bin *b, const uint32_t *ids, int n, const uint8_t **p) {
+int sb_pb_bin_phrase(const sb_pb_bin *b, const uint32_t *ids, int n, const uint8_t **p, uint32_t *nt) {
     uint64_t key = hash_ids(ids, n, NULL, 0), mask = b->h.phr_slots - 1;
-    for (uint64_t j = key & mask;; j = (j + 1) & mask) {
+    *nt = 0;
+    for (uint64_t j = key & mask, k = 0; k <= mask; j = (j + 1) & mask, k++) {
         const slot_t *s = &b->phr[j];
-        if (!s->key) return 0;
+        if (!s->key) return SB_OK;
         const uint8_t *q;
-        if (s->key == key && record_matches(b, s->off, ids, n, &q)) {
-            uint32_t nt = get_u32(&q, (int)b->h.compressed);
+        if (s->key != key) continue;
+        int r = record_matches(b, s->off, ids, n, &q);
+        if (r < 0) return SB_EFORMAT;
+        if (r) {
+            if (!get_u32(&q, b->rec_end, (int)b->h.compressed, nt) || *nt == 0 || *nt > b->h.n_pairs) return SB_EFORMAT;
             *p = q;
-            return nt;
+            return SB_OK;
         }
     }
+    return SB_OK;
 }
 
-void sb_pb_bin_target_next(const sb_pb_bin *b, const uint8_t **p, sb_pb_bin_target *t) {
-    const uint8_t *q = *p;
+int sb_pb_bin_target_next(const sb_pb_bin *b, const uint8_t **p, sb_pb_bin_target *t) {
+    const uint8_t *q = *p, *end = b->rec_end;
     const int c = (int)b->h.compressed;
+    if (end - q < 2 + (c ? 0 : 2)) return SB_EFORMAT;
     t->len = *q++;
     t->has_ro = *q++;
+    if (t->len == 0 || t->has_ro > 1 || (t->has_ro && b->h.ro_mode != SB_PB_BIN_RO_INTEGRATED)) return SB_EFORMAT;
     if (!c) q += 2;
-    for (int i = 0; i < t->len; i++) t->ids[i] = get_u32(&q, c);
+    for (int i = 0; i < t->len; i++)
+        if (!get_u32(&q, end, c, &t->ids[i]) || t->ids[i] >= b->h.n_tgt_vocab) return SB_EFORMAT;
+    if (end - q < 16 + (t->has_ro ? 24 : 0)) return SB_EFORMAT;
     memcpy(t->tm, q, 16);
     q += 16;
     if (t->has_ro) { memcpy(t->ro, q, 24); q += 24; }
     *p = q;
+    return SB_OK;
 }
 
 int sb_pb_bin_reordering(const sb_pb_bin *b, const uint32_t *src, int ns, const uint32_t *tgt, int nt, float *ro) {
     if (!b->ro) return 0;
     uint64_t key = hash_ids(src, ns, tgt, nt), mask = b->h.ro_slots - 1;
-    for (uint64_t j = key & mask;; j = (j + 1) & mask) {
+    for (uint64_t j = key & mask, k = 0; k <= mask; j = (j + 1) & mask, k++) {
         const slot_t *s = &b->ro[j];
         if (!s->key) return 0;
         if (s->key != key) continue;
+        uint64_t need = 4 + (uint64_t)(ns + nt) * 4 + 24;
+        if (s->off < b->h.off_ro_records || s->off > b->h.off_ro_hash || b->h.off_ro_hash - s->off < need) return -1;
         const uint8_t *q = b->base + s->off;
         if (q[0] != ns || q[1] != nt || memcmp(q + 4, src, (size_t)ns * 4) ||
             memcmp(q + 4 + (size_t)ns * 4, tgt, (size_t)nt * 4)) continue;
         memcpy(ro, q + 4 + (size_t)(ns + nt) * 4, 24);
         return 1;
     }
+    return 0;
 }
 
 uint32_t sb_pb_bin_tgt_vocab(const sb_pb_bin *b, const char **strings) {
@@ -604,14 +814,18 @@ uint32_t sb_pb_bin_tgt_vocab(const sb_pb_bin *b, const char **strings) {
 
 uint64_t sb_pb_bin_ncache(const sb_pb_bin *b) { return b->h.n_src_phrases; }
 
-uint32_t sb_pb_bin_cache_entry(const sb_pb_bin *b, uint64_t i, uint32_t *ids, int *n, const uint8_t **p) {
-    const uint8_t *q = b->base + b->cache[i];
+int sb_pb_bin_cache_entry(const sb_pb_bin *b, uint64_t i, uint32_t *ids, int *n, const uint8_t **p, uint32_t *nt) {
+    uint64_t off = b->cache[i];
+    if (off < b->h.off_records || off >= b->h.off_phr_hash) return SB_EFORMAT;
+    const uint8_t *q = b->base + off;
     const int c = (int)b->h.compressed;
     *n = *q++;
-    for (int k = 0; k < *n; k++) ids[k] = get_u32(&q, c);
-    uint32_t nt = get_u32(&q, c);
+    if (*n < 1 || *n > (int)b->h.max_len) return SB_EFORMAT;
+    for (int k = 0; k < *n; k++)
+        if (!get_u32(&q, b->rec_end, c, &ids[k]) || ids[k] >= b->h.n_src_vocab) return SB_EFORMAT;
+    if (!get_u32(&q, b->rec_end, c, nt) || *nt == 0 || *nt > b->h.n_pairs) return SB_EFORMAT;
     *p = q;
-    return nt;
+    return SB_OK;
 }
 
 void sb_pb_bin_release(const sb_pb_bin *b) { madvise((void *)b->base, b->size, MADV_DONTNEED); }

@@ -318,7 +318,18 @@ static int parse_scores(const char *p, size_t len, float *out, int want, int *go
         if (i == len) break;
         size_t j = i;
         while (j < len && !is_blank(p[j])) j++;
-        if (n == want || j - i >= sizeof buf) { *got = n + 1; return -1; }
+        if (n == want) {   /* too many: count them all, for the message */
+            int c = n;
+            for (size_t k = i; k < len;) {
+                while (k < len && is_blank(p[k])) k++;
+                if (k == len) break;
+                c++;
+                while (k < len && !is_blank(p[k])) k++;
+            }
+            *got = c;
+            return -1;
+        }
+        if (j - i >= sizeof buf) { *got = n; return -2; }   /* no number is that long */
         memcpy(buf, p + i, j - i);
         buf[j - i] = '\0';
         char *end;
@@ -352,8 +363,37 @@ int sb_pb_tokens(sb_pb_vocab *v, const char *p, size_t len, int add, uint32_t *i
     return tokens(&v->v, p, len, add, ids, max);
 }
 
+size_t sb_pb_utf8_valid_prefix(const char *s, size_t len) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len) {
+        if (i + 8 <= len) {   /* ASCII fast path */
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (!(w & 0x8080808080808080ULL)) { i += 8; continue; }
+        }
+        unsigned c = p[i];
+        if (c < 0x80) { i++; continue; }
+        int n;
+        unsigned lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF) n = 1;
+        else if (c == 0xE0) { n = 2; lo = 0xA0; }
+        else if (c == 0xED) { n = 2; hi = 0x9F; }   /* no surrogates */
+        else if (c >= 0xE1 && c <= 0xEF) n = 2;
+        else if (c == 0xF0) { n = 3; lo = 0x90; }
+        else if (c >= 0xF1 && c <= 0xF3) n = 3;
+        else if (c == 0xF4) { n = 3; hi = 0x8F; }
+        else return i;
+        if (len - i <= (size_t)n) return i;
+        if (p[i + 1] < lo || p[i + 1] > hi) return i;
+        for (int k = 2; k <= n; k++) if (p[i + (size_t)k] < 0x80 || p[i + (size_t)k] > 0xBF) return i;
+        i += (size_t)n + 1;
+    }
+    return len;
+}
+
 int sb_pb_each_line(const char *buf, size_t len, uint64_t first_line, sb_pb_line_fn fn, void *ctx,
-                    uint64_t *nul_line) {
+                    uint64_t *nul_line, char *why, size_t whylen) {
     size_t i = 0;
     uint64_t lineno = first_line;
     *nul_line = UINT64_MAX;
@@ -364,6 +404,13 @@ int sb_pb_each_line(const char *buf, size_t len, uint64_t first_line, sb_pb_line
         if (l && buf[i + l - 1] == '\r') l--;
         if (memchr(buf + i, '\0', l)) {
             *nul_line = lineno;
+            snprintf(why, whylen, "a NUL byte inside the line");
+            return SB_EFORMAT;
+        }
+        size_t ok = sb_pb_utf8_valid_prefix(buf + i, l);
+        if (ok != l) {
+            *nul_line = lineno;
+            snprintf(why, whylen, "invalid UTF-8 (byte 0x%02x at column %zu)", (unsigned char)buf[i + ok], ok + 1);
             return SB_EFORMAT;
         }
         int only_blank = 1;
@@ -379,9 +426,10 @@ int sb_pb_each_line(const char *buf, size_t len, uint64_t first_line, sb_pb_line
 }
 
 static int feed_lines(sb_pb_model *m, const char *buf, size_t len, uint64_t first_line, sb_pb_line_fn fn) {
-    uint64_t nul;
-    int rc = sb_pb_each_line(buf, len, first_line, fn, m, &nul);
-    if (nul != UINT64_MAX) return fail(m, nul, "a NUL byte inside the line%s", NULL);
+    uint64_t bad;
+    char why[96];
+    int rc = sb_pb_each_line(buf, len, first_line, fn, m, &bad, why, sizeof why);
+    if (bad != UINT64_MAX) return fail(m, bad, "%s", why);
     return rc;
 }
 
@@ -527,15 +575,19 @@ static int reordering_line(void *ctx, const char *line, size_t len, uint64_t lin
     int nt = tokens(&m->tgt_vocab, f[1].p, f[1].len, 0, tids, 255);
     if (nt == 0) return fail(m, lineno, "empty target phrase%s", NULL);
     if (nt < 0) return SB_OK;
+    /* every copy of a pair the phrase table repeats gets the scores, as Moses2 looks them up by (source, target) */
     const srcphrase_t *p = &m->phr[k];
-    for (uint32_t i = 0; i < p->n; i++) {
-        sb_pb_option *o = &m->opt[p->first + i];
-        if (o->tgt_len == (uint16_t)nt && memcmp(m->tgt_words + o->tgt_off, tids, (size_t)nt * 4) == 0) {
-            if (o->has_ro) return fail(m, lineno, "the pair appears twice in the reordering table%s", NULL);
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < p->n; i++) {
+            sb_pb_option *o = &m->opt[p->first + i];
+            if (o->tgt_len != (uint16_t)nt || memcmp(m->tgt_words + o->tgt_off, tids, (size_t)nt * 4) != 0) continue;
+            if (pass == 0) {
+                if (o->has_ro) return fail(m, lineno, "the pair appears twice in the reordering table%s", NULL);
+                continue;
+            }
             memcpy(o->ro, ro, sizeof ro);
             o->has_ro = 1;
             m->ro_attached++;
-            break;
         }
     }
     return SB_OK;
@@ -623,8 +675,9 @@ static int bin_span(const sb_pb_model *m, const uint32_t *ids, int n, local_t *L
                     uint64_t *first, int *count) {
     const uint8_t *p;
     *count = 0;
-    uint32_t nt = sb_pb_bin_phrase(m->bin, ids, n, &p);
-    if (!nt) return SB_OK;
+    uint32_t nt;
+    int rc = sb_pb_bin_phrase(m->bin, ids, n, &p, &nt);
+    if (rc || !nt) return rc;
     if (nt > L->captmp) {
         rawopt_t *t = realloc(L->tmp, (size_t)nt * sizeof *t);
         if (!t) return SB_ENOMEM;
@@ -634,7 +687,7 @@ static int bin_span(const sb_pb_model *m, const uint32_t *ids, int n, local_t *L
     const int separate = sb_pb_bin_ro_mode(m->bin) == SB_PB_BIN_RO_SEPARATE;
     sb_pb_bin_target t;
     for (uint32_t k = 0; k < nt; k++) {
-        sb_pb_bin_target_next(m->bin, &p, &t);
+        if ((rc = sb_pb_bin_target_next(m->bin, &p, &t))) return rc;
         if (L->nw + (uint64_t)t.len > L->capw) {
             uint64_t c = L->capw ? L->capw * 2 : 4096;
             while (c < L->nw + (uint64_t)t.len) c *= 2;
@@ -653,6 +706,7 @@ static int bin_span(const sb_pb_model *m, const uint32_t *ids, int n, local_t *L
         if (separate) {
             if (ctx) { sb_pb_phase(ctx->phase, SB_PB_PH_RO); ctx->ro_lookups++; }
             t.has_ro = sb_pb_bin_reordering(m->bin, ids, n, t.ids, t.len, t.ro);
+            if (t.has_ro < 0) return SB_EFORMAT;
             if (ctx) sb_pb_phase(ctx->phase, SB_PB_PH_PT);
         }
         if (t.has_ro) { memcpy(r->o.ro, t.ro, sizeof t.ro); r->o.has_ro = 1; }
@@ -1040,8 +1094,9 @@ void sb_pb_path_features(const sb_pb_sentence *s, const sb_pb_hyp *h, double *f)
 /* ---------------------------------------------------------------- the binarized table (pbbin.h) */
 int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache) {
     if (m->phase != 0 || m->pt_lines || m->bin) return SB_EINVAL;
-    int rc = sb_pb_bin_open(path, &m->bin);
-    if (rc == SB_EFORMAT) return fail(m, 0, "not a binarized phrase table of this version (smtbench tm binarize)%s", NULL);
+    char why[200] = "";
+    int rc = sb_pb_bin_open(path, &m->bin, why, sizeof why);
+    if (rc == SB_EFORMAT) return fail(m, 0, "%s", why);
     if (rc) return rc;
     m->max_len = sb_pb_bin_max_len(m->bin);
     /* the file's target vocabulary -> our target ids (LM ids for LM words) */
@@ -1065,12 +1120,16 @@ int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache) {
         int n;
         const uint8_t *p;
         if (i && i % 512 == 0) sb_pb_bin_release(m->bin);  /* the records read so far are not needed again */
-        sb_pb_bin_cache_entry(m->bin, i, ids, &n, &p);
+        uint32_t nt;
+        if ((rc = sb_pb_bin_cache_entry(m->bin, i, ids, &n, &p, &nt))) { fail(m, 0, "%s", "corrupted phrase record"); break; }
         L.n = 0;
         L.nw = 0;
         uint64_t first;
         int cnt;
-        if ((rc = bin_span(m, ids, n, &L, NULL, &first, &cnt))) break;
+        if ((rc = bin_span(m, ids, n, &L, NULL, &first, &cnt))) {
+            if (rc == SB_EFORMAT) fail(m, 0, "%s", "corrupted phrase record");
+            break;
+        }
         size_t off = m->src_words_len;
         for (int k = 0; k < n && rc == SB_OK; k++) rc = push_u32(&m->src_words, &m->src_words_len, &m->src_words_cap, ids[k]);
         uint32_t phr;

@@ -73,11 +73,14 @@ enum { SB_PB_PH_IDLE = 0, SB_PB_PH_LM = 1, SB_PB_PH_PT = 2, SB_PB_PH_RO = 3, SB_
 typedef struct { const char *p; size_t len; } sb_pb_field;
 int sb_pb_split_fields(const char *line, size_t len, sb_pb_field *f, int max);
 /* Call fn(ctx, line, length, line number) on each non-blank line of buf (whole lines; '\r\n' endings; the first
- * line numbered first_line); stops at fn's first non-SB_OK code. A line holding a NUL byte: SB_EFORMAT with
- * *nul_line = its number (else *nul_line = UINT64_MAX), the caller words the message. */
+ * line numbered first_line); stops at fn's first non-SB_OK code. A line holding a NUL byte or invalid UTF-8 (checked
+ * here, at load, so decoding never meets it): SB_EFORMAT with *bad_line = its number (else UINT64_MAX) and the
+ * reason in why[whylen]. */
 typedef int (*sb_pb_line_fn)(void *ctx, const char *line, size_t len, uint64_t lineno);
 int sb_pb_each_line(const char *buf, size_t len, uint64_t first_line, sb_pb_line_fn fn, void *ctx,
-                    uint64_t *nul_line);
+                    uint64_t *bad_line, char *why, size_t whylen);
+/* the length of the longest valid (strict) UTF-8 prefix of p[0..len) */
+size_t sb_pb_utf8_valid_prefix(const char *p, size_t len);
 /* want scores as ln (floored at -100): 0 ok, -1 wrong count (*got), -2 not a probability */
 int sb_pb_parse_scores(const char *p, size_t len, float *out, int want, int *got);
 typedef struct sb_pb_vocab sb_pb_vocab;

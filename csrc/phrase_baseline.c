@@ -53,6 +53,7 @@ int sb_pscore_stream_half(sb_pscore *s, int in_fd, int out_fd, int inverse, uint
     rec1 r, cur;
     int have = 0;
     const char *msg = NULL;
+    char msgbuf[192];
     /* close the current pair: most frequent alignment (ties: Moses' rule for this run's direction), its lex */
     #define CLOSE_PAIR() do {                                                                    \
         size_t b = 0; double cp = 0;                                                             \
@@ -76,7 +77,7 @@ int sb_pscore_stream_half(sb_pscore *s, int in_fd, int out_fd, int inverse, uint
         if (memchr(line, '\0', len)) { rc = SB_EFORMAT; msg = "a NUL byte inside the line"; break; }
         char *t = sb_ps_trim(line, &e);
         if (!*t) continue;
-        if ((rc = sb_ps_parse_line(s, t, &r, &msg, inverse))) break;
+        if ((rc = sb_ps_parse_line(s, t, &r, &msg, msgbuf, sizeof msgbuf, inverse))) break;
         pkey first = inverse ? r.tgt : r.src, cfirst = inverse ? cur.tgt : cur.src;
         if (have && (!keq(r.src, cur.src) || !keq(r.tgt, cur.tgt))) {
             CLOSE_PAIR();

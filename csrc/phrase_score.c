@@ -446,7 +446,7 @@ static int split_words(char *p, char **words, size_t *wlen, int *nw, char *out, 
 }
 
 /* inverse: the line is `E ||| F ||| ei-fi ...` (extract.inv); the record is the same as for extract */
-int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, int inverse) {
+int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *msgbuf, size_t msglen, int inverse) {
     char *fields[5];
     int nf = 0;
     char *p = line;
@@ -508,11 +508,19 @@ int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, int in
     uint32_t fid[MAXW], eid[MAXW];
     pkey ks = {0, 0}, kt = {0, 0};
     for (int i = 0; i < nfw; i++) {
-        if (!sb_dict_find(s->fw, fwords[i], fwl[i], &fid[i])) { *msg = "a source word is not in the lex tables"; return SB_EFORMAT; }
+        if (!sb_dict_find(s->fw, fwords[i], fwl[i], &fid[i])) {
+            snprintf(msgbuf, msglen, "the source word '%.*s' is not in the lex tables", (int)(fwl[i] > 100 ? 100 : fwl[i]), fwords[i]);
+            *msg = msgbuf;
+            return SB_EFORMAT;
+        }
         key_put(&ks, s->bits, i, s->fcode[fid[i]]);
     }
     for (int j = 0; j < new_; j++) {
-        if (!sb_dict_find(s->ew, ewords[j], ewl[j], &eid[j])) { *msg = "a target word is not in the lex tables"; return SB_EFORMAT; }
+        if (!sb_dict_find(s->ew, ewords[j], ewl[j], &eid[j])) {
+            snprintf(msgbuf, msglen, "the target word '%.*s' is not in the lex tables", (int)(ewl[j] > 100 ? 100 : ewl[j]), ewords[j]);
+            *msg = msgbuf;
+            return SB_EFORMAT;
+        }
         key_put(&kt, s->bits, j, s->ecode[eid[j]]);
     }
     double lex_ef = 1.0, lex_fe = 1.0;
@@ -549,6 +557,7 @@ static void *load_worker(void *arg) {
         char *p = c.buf, *end = c.buf + c.len;
         int rc = SB_OK;
         const char *msg = NULL;
+        char msgbuf[192];
         while (p < end) {
             char *nl = memchr(p, '\n', (size_t)(end - p));
             char *le = nl ? nl : end;
@@ -560,7 +569,7 @@ static void *load_worker(void *arg) {
             char *t = sb_ps_trim(p, &e);
             if (*t) {
                 if (s->n1[w->t] == s->cap1 && (rc = spill1(s, w->t))) { msg = "writing a run failed"; break; }
-                rc = sb_ps_parse_line(s, t, &s->buf1[w->t][s->n1[w->t]], &msg, 0);
+                rc = sb_ps_parse_line(s, t, &s->buf1[w->t][s->n1[w->t]], &msg, msgbuf, sizeof msgbuf, 0);
                 if (rc) { if (!msg) msg = "out of memory"; break; }
                 s->n1[w->t]++;
                 w->lines++;

@@ -165,7 +165,7 @@ static inline char *sb_ps_trim(char *p, char **end) {
 /* shared helpers (defined in phrase_score.c) */
 const char *sb_ps_key_str(const sb_pscore *s, pkey k, const char **words, char *buf, size_t n);
 char *sb_ps_next_line(linereader *r, size_t *len, int *rc);
-int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, int inverse);
+int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *msgbuf, size_t msglen, int inverse);
 int sb_ps_prepare_vocab(sb_pscore *s);
 void sb_ps_seterr(char *err, size_t errlen, const char *msg);
 

@@ -26,3 +26,60 @@ ngram 3=2
 
 \\end\\
 """
+
+
+# ---- a toy phrase-based model (phrase + reordering table over words s0..s7, TOY_ARPA as the LM): decoders' tests
+import random  # noqa: E402
+
+_SRC = ["s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"]
+_TGT = ["a", "b", "c", "d", "</s>x", "é"]
+
+
+def toy_tables(d, seed=0):
+    rng = random.Random(seed)
+    pt, rt = [], []
+    for n in (1, 2, 3):
+        for _ in range(14 if n == 1 else 10):
+            src = " ".join(rng.choice(_SRC) for _ in range(n))
+            for _ in range(rng.randint(1, 4)):
+                tgt = " ".join(rng.choice(_TGT) for _ in range(rng.randint(1, 3)))
+                sc = " ".join(f"{rng.uniform(0.01, 1):.4f}" for _ in range(4))
+                pt.append((src, tgt, f"{src} ||| {tgt} ||| {sc} ||| 0-0 ||| 3 {rng.randint(1, 9)} 1"))
+                rt.append((src, tgt, f"{src} ||| {tgt} ||| " + " ".join(f"{rng.uniform(0.01, 1):.4f}" for _ in range(6))))
+    seen = set()
+    pt = [x for x in sorted(pt) if (x[0], x[1]) not in seen and not seen.add((x[0], x[1]))]
+    seen = set()
+    rt = [x for x in sorted(rt) if (x[0], x[1]) not in seen and not seen.add((x[0], x[1]))]
+    (d / "pt.txt").write_text("".join(x[2] + "\n" for x in pt), encoding="utf-8")
+    (d / "rt.txt").write_text("".join(x[2] + "\n" for x in rt), encoding="utf-8")
+    return d / "pt.txt", d / "rt.txt"
+
+
+def toy_ini(d, arpa):
+    ini = d / "moses.ini"
+    ini.write_text(f"""[feature]
+UnknownWordPenalty
+WordPenalty
+PhrasePenalty
+PhraseDictionaryMemory name=TranslationModel0 num-features=4 path={d / 'pt.txt'} input-factor=0 output-factor=0
+LexicalReordering name=LexicalReordering0 num-features=6 type=wbe-msd-bidirectional-fe-allff input-factor=0 output-factor=0 path={d / 'rt.txt'}
+Distortion
+KENLM name=LM0 factor=0 path={arpa} order=3
+[weight]
+UnknownWordPenalty0= 1
+WordPenalty0= -1
+PhrasePenalty0= 0.2
+TranslationModel0= 0.2 0.2 0.2 0.2
+LexicalReordering0= 0.3 0.3 0.3 0.3 0.3 0.3
+Distortion0= 0.3
+LM0= 0.5
+""")
+    return ini
+
+
+def toy_phrase_model(d, seed=0):
+    """Write pt.txt, rt.txt, toy.arpa and moses.ini into folder d; returns the ini's path."""
+    arpa = d / "toy.arpa"
+    arpa.write_text(TOY_ARPA)
+    toy_tables(d, seed)
+    return toy_ini(d, arpa)

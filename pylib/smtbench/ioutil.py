@@ -1,13 +1,22 @@
-"""Output files appear whole or not at all: write to a temporary file beside the target, then rename."""
+"""Output files appear whole or not at all: a regular file (or a new path) is written to a temporary file beside
+it and renamed over it; a device, FIFO or ``-`` (standard output) is written through, never replaced; a symlink is
+followed (the temporary file and the rename go to the directory of the file it names). Every writer in the project
+goes through :func:`atomic_open` (a stream) or :func:`atomic_path` (a name for a C kernel or another program)."""
 from __future__ import annotations
 
 import contextlib
 import gzip
 import io
 import os
+import stat
+import sys
 import tempfile
 from pathlib import Path
 from typing import IO, Iterator
+
+
+class OutputPathError(ValueError):
+    """An output path that cannot be written (a directory, below a file, or named twice); one line."""
 
 
 def _umask() -> int:
@@ -25,62 +34,147 @@ def _umask() -> int:
     return mask
 
 
-def publish(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
-    """Rename a finished temporary file over ``target`` with the permissions a plain ``open`` would have
-    given it (mkstemp creates files 0600)."""
-    os.chmod(tmp, 0o666 & ~_umask())
+def publish(tmp: str | os.PathLike[str], target: str | os.PathLike[str], mode: int | None = None) -> None:
+    """Rename a finished temporary file over ``target`` with the permissions of the file it replaces, or those
+    a plain ``open`` would have given a new one (mkstemp creates files 0600)."""
+    os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())
     os.replace(tmp, target)
+
+
+# outputs being written by this process right now (resolved paths): the same file named twice is refused
+_OPEN_OUTPUTS: set[str] = set()
+
+
+def _key(path: str | os.PathLike[str]) -> str:
+    p = os.fspath(path)
+    return "-" if p == "-" else os.path.realpath(p)
+
+
+def check_distinct_outputs(outputs: dict[str, str | os.PathLike[str] | None]) -> None:
+    """Refuse one file given to two outputs of one command (``-o F --n-best F``): {option: path or None}."""
+    seen: dict[str, str] = {}
+    for opt, path in outputs.items():
+        if path is None or os.fspath(path) == "":
+            continue
+        k = _key(path)
+        if k in seen:
+            raise OutputPathError(f"{opt} {os.fspath(path)}: the same file as {seen[k]}; give each output its own path")
+        seen[k] = f"{opt} {os.fspath(path)}"
+
+
+def resolve_output(path: str | os.PathLike[str]) -> tuple[str, int | None, bool]:
+    """Where an output goes: (path to write or rename over, mode to keep, replace?). ``replace`` is False for a
+    device, FIFO or socket (written through, under the name given); a symlink resolves to the file it names.
+    Raises :class:`OutputPathError` (one line) for a directory or a path below a non-directory."""
+    p = os.fspath(path)
+    try:
+        st = os.stat(p)  # follows symlinks
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        raise OutputPathError(f"{p}: cannot write there, a parent is not a directory") from None
+    except OSError as exc:
+        raise OutputPathError(f"{p}: {exc.strerror}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise OutputPathError(f"{p}: is a directory, expected a file name")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return p, None, False
+    real = os.path.realpath(p)  # a (dangling) symlink: its target, created in the target's directory
+    parent = os.path.dirname(real) or "."
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise OutputPathError(f"{p}: cannot write there, a parent is not a directory") from None
+    except OSError as exc:
+        raise OutputPathError(f"{p}: cannot create its directory: {exc.strerror}") from None
+    return real, (stat.S_IMODE(st.st_mode) if st is not None else None), True
+
+
+@contextlib.contextmanager
+def _claimed(path: str | os.PathLike[str]) -> Iterator[str]:
+    k = _key(path)
+    if k in _OPEN_OUTPUTS:
+        raise OutputPathError(f"{os.fspath(path)}: already being written by this command as another output")
+    _OPEN_OUTPUTS.add(k)
+    try:
+        yield k
+    finally:
+        _OPEN_OUTPUTS.discard(k)
+
+
+def _wrap(raw: IO[bytes], gz: bool, binary: bool, encoding: str | None) -> IO:
+    """The stream a caller writes: raw, gzip over raw, text over either (closing it never closes a gzip's raw)."""
+    inner = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) if gz else raw
+    return inner if binary else io.TextIOWrapper(inner, encoding=encoding, newline="\n")
+
+
+@contextlib.contextmanager
+def _replacing(target: str, keep_mode: int | None) -> Iterator[tuple[int, str]]:
+    """(fd, name) of a temporary file beside ``target``, renamed over it if the block succeeds, removed if not
+    (or on SIGTERM/SIGINT: registered for the signal handler)."""
+    d, name = os.path.split(target)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=d or ".")
+    _CLEANUP[id(tmp)] = tmp
+    try:
+        yield fd, tmp
+        publish(tmp, target, keep_mode)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    finally:
+        _CLEANUP.pop(id(tmp), None)
 
 
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
-    """Open a temporary file next to ``path``; rename it over ``path`` only if the block succeeds.
-    A ``.gz`` path is gzip-compressed. On any exception the temporary file is removed."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    """Open an output (see the module doc): a regular file or new path through a temporary file renamed over it
+    only if the block succeeds (removed on any exception or SIGTERM/SIGINT); a device, FIFO or ``-`` written
+    through. A ``.gz`` path is gzip-compressed."""
     binary = "b" in mode
-    _CLEANUP[id(tmp)] = tmp
-    try:
-        raw = os.fdopen(fd, "wb")
-        if target.suffix == ".gz":
-            gz = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0)
-            fh: IO = gz if binary else io.TextIOWrapper(gz, encoding=encoding, newline="\n")
-        else:
-            fh = raw if binary else io.TextIOWrapper(raw, encoding=encoding, newline="\n")
-        with fh:
+    p = os.fspath(path)
+    gz = p.endswith(".gz")
+    with _claimed(p):
+        if p == "-":
+            if sys.stdout is None or sys.stdout.closed:
+                raise OutputPathError("-: standard output is closed (give the output a file name)")
+            if not gz:
+                out = sys.stdout.buffer if binary else sys.stdout
+                yield out
+                out.flush()
+                return
+            sys.stdout.flush()
+            with _wrap(sys.stdout.buffer, gz, binary, encoding) as fh:  # closes the gzip stream, not stdout
+                yield fh
+            sys.stdout.buffer.flush()
+            return
+        target, keep_mode, replace = resolve_output(p)
+        if not replace:
+            with open(target, "wb") as raw, _wrap(raw, gz, binary, encoding) as fh:
+                yield fh
+            return
+        with _replacing(target, keep_mode) as (fd, _), os.fdopen(fd, "wb") as raw, \
+                _wrap(raw, gz, binary, encoding) as fh:
             yield fh
-            if fh is not raw:
-                fh.flush()
-        if target.suffix == ".gz":
-            raw.close()
-        publish(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    finally:
-        _CLEANUP.pop(id(tmp), None)
 
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
-    """A temporary path beside ``path`` for a writer that wants a name (a C kernel, an external program, a
-    binary stream of our own); renamed over ``path`` if the block succeeds, removed otherwise."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    _CLEANUP[id(tmp)] = tmp
-    try:
-        yield tmp
-        publish(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    finally:
-        _CLEANUP.pop(id(tmp), None)
+    """A name to write ``path`` under, for a writer that wants a name (a C kernel, an external program, a binary
+    stream of our own): a temporary path beside it, renamed over it if the block succeeds and removed otherwise
+    (and on SIGTERM/SIGINT); for a device or FIFO the path itself (written through; a writer that must seek
+    fails there with its own error)."""
+    p = os.fspath(path)
+    if p == "-":
+        raise OutputPathError("-: this output must be a file (it cannot be written to standard output)")
+    with _claimed(p):
+        target, keep_mode, replace = resolve_output(p)
+        if not replace:
+            yield target
+            return
+        with _replacing(target, keep_mode) as (fd, tmp):
+            os.close(fd)
+            yield tmp
 
 
 @contextlib.contextmanager
@@ -90,7 +184,6 @@ def output_or_stdout(path: str | os.PathLike[str] | None) -> Iterator[IO[str]]:
         with atomic_open(path, "w") as fh:
             yield fh
     else:
-        import sys
         yield sys.stdout
 
 

@@ -13,10 +13,13 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                     "source phrase); one queue of items per stack over cube edges (ministack x span x sorted "
                     "options); items scored in full when created; pop limit per stack; -s per ministack.")
     add_model_args(p)
-    p.add_argument("--pop-limit", type=int, default=1000, help="Moses -cube-pruning-pop-limit (Moses2: 1000)")
-    p.add_argument("-s", "--stack-size", type=int, default=200, help="hypotheses kept per ministack (Moses -s; 200)")
-    p.add_argument("-b", "--beam-threshold", type=float, default=1e-5,
-                   help="Moses' beam threshold, a probability ratio (1e-5; 0 = none)")
+    p.add_argument("--pop-limit", type=int, default=None,
+                   help="Moses -cube-pruning-pop-limit (default: the ini's [cube-pruning-pop-limit], else 1000)")
+    p.add_argument("-s", "--stack-size", type=int, default=None,
+                   help="hypotheses kept per ministack (Moses -s; default: the ini's [stack], else 200)")
+    p.add_argument("-b", "--beam-threshold", type=float, default=None,
+                   help="Moses' beam threshold, a probability ratio (default: the ini's [beam-threshold], else "
+                        "1e-5; 0 = none)")
     p.add_argument("--distortion-limit", type=int, default=None,
                    help="Moses' distortion limit (default: the ini's, else 6; negative = none)")
     p.add_argument("--recombine-forward", action="store_true",

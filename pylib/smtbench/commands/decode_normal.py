@@ -13,9 +13,11 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                     "source span); counters (hypotheses created, recombined, discarded, pruned; decode time "
                     "excluding model loading) as JSON on stderr.")
     add_model_args(p)
-    p.add_argument("-s", "--stack-size", type=int, default=200, help="hypotheses kept per stack (Moses -s; 200)")
-    p.add_argument("-b", "--beam-threshold", type=float, default=1e-5,
-                   help="Moses' beam threshold, a probability ratio (1e-5 = ln -11.51; 0 = none)")
+    p.add_argument("-s", "--stack-size", type=int, default=None,
+                   help="hypotheses kept per stack (Moses -s; default: the ini's [stack], else 200)")
+    p.add_argument("-b", "--beam-threshold", type=float, default=None,
+                   help="Moses' beam threshold, a probability ratio (default: the ini's [beam-threshold], else "
+                        "1e-5 = ln -11.51; 0 = none)")
     p.add_argument("--distortion-limit", type=int, default=None,
                    help="Moses' distortion limit (default: the ini's [distortion-limit], else 6; negative = none)")
     p.add_argument("--recombine-forward", action="store_true",

@@ -29,9 +29,15 @@ def run(args: argparse.Namespace) -> int:
 
     with open_text(args.source) as fh:
         source = [line.rstrip("\n") for line in fh]
-    scorer = DerivationScorer(args.config, source)
     with open_text(args.nbest) as fh:
         entries = list(read_nbest(fh, args.nbest))
+    if not entries:
+        raise ValueError(f"{args.nbest}: no n-best entries (an empty list checks nothing)")
+    for e in entries:
+        if not 0 <= e.sid < len(source):
+            raise ValueError(f"{args.nbest}:{e.line}: sentence id {e.sid}, but {args.source} has {len(source)} "
+                             f"line(s) (ids 0..{len(source) - 1})")
+    scorer = DerivationScorer(args.config, source)  # the model loaded once the inputs are known to fit
     if args.segmentation:
         with open_text(args.segmentation) as fh:
             segs = [line.rstrip("\n") for line in fh]

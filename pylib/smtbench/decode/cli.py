@@ -67,23 +67,45 @@ def peak_rss_kb() -> int | None:
     return None
 
 
+#: Moses2's defaults (moses2/TypeDef.h) for what neither the command line nor the ini sets
+SEARCH_DEFAULTS = {"stack_size": ("stack", 200), "beam_threshold": ("beam-threshold", 1e-5),
+                   "pop_limit": ("cube-pruning-pop-limit", 1000)}
+
+
+def ini_search_defaults(args: argparse.Namespace, config) -> None:
+    """As Moses: the ini's [stack], [beam-threshold] and [cube-pruning-pop-limit] are the defaults, the command
+    line overrides them, Moses2's defaults fill the rest."""
+    from_ini = {"stack_size": config.stack_size, "beam_threshold": config.beam_threshold,
+                "pop_limit": config.pop_limit}
+    for attr, (_, default) in SEARCH_DEFAULTS.items():
+        if hasattr(args, attr) and getattr(args, attr) is None:
+            setattr(args, attr, from_ini[attr] if from_ini[attr] is not None else default)
+
+
 def run_decoder(args: argparse.Namespace, make: Callable[[PhraseModel, int], object], extra: dict) -> int:
     """Load the model, build the decoder with ``make(model, nbest)``, decode, print counters on stderr."""
     from tqdm import tqdm
 
-    from ..ioutil import atomic_open, open_text
-    from .normal import run
-
+    from ..ioutil import atomic_open, check_distinct_outputs
     from ..progress import heartbeat
+    from .normal import check_sentence, input_lines, run
 
     nb = nbest_size(args)
+    check_distinct_outputs({"-o": args.output, "--scores": args.scores,
+                            "--n-best": args.n_best[0] if nb else None, "--counters": args.counters})
+    if args.input != "-":  # a file is checked whole first, so a bad line N never leaves lines 1..N-1 on stdout
+        for lineno, line in enumerate(input_lines(args.input), 1):
+            check_sentence(line, f"{args.input}:{lineno}")
+    lines = input_lines(args.input)  # streamed: no whole-corpus buffer; a closed stdin refused before loading
     with heartbeat(f"loading {args.config}", on=not args.no_progress and sys.stderr.isatty()):
         model = load_model(args)
+    ini_search_defaults(args, model.config)
+    for k in ("stack_size", "beam_threshold", "pop_limit"):
+        if k in extra:
+            extra[k] = getattr(args, k)
     decoder = make(model, nb)
     with contextlib.ExitStack() as stack:
-        src = sys.stdin if args.input == "-" else stack.enter_context(open_text(args.input))
-        lines = (line.rstrip("\n") for line in src)  # streamed: no whole-corpus buffer
-        out = sys.stdout if args.output == "-" else stack.enter_context(atomic_open(args.output))
+        out = stack.enter_context(atomic_open(args.output))
         scores = stack.enter_context(atomic_open(args.scores)) if args.scores else None
         nbest = stack.enter_context(atomic_open(args.n_best[0])) if nb else None
         bar = stack.enter_context(tqdm(unit="sent", file=sys.stderr,

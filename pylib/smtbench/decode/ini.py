@@ -42,6 +42,9 @@ _ALLOWED = {
     "LexicalReordering": {"type", *_FACTOR_KEYS, *_LAZY_KEYS},
     "KENLM": {"order", "lazyken", *_FACTOR_KEYS, *_LAZY_KEYS},
 }
+INT_MAX = 2**31 - 1
+#: the largest weight magnitude accepted: beyond it a weighted sum overflows to -inf on ordinary feature values
+MAX_WEIGHT = 1e9
 _SINGLE_VALUE = {
     "distortion-limit": int,
     "stack": int,
@@ -98,6 +101,9 @@ def _resolve(value: str, ini_dir: Path, where: str, *, extensions: Sequence[str]
             candidate = Path(str(base) + ext)
             if candidate.is_file():
                 return candidate
+            if candidate.is_dir():
+                raise IniError(f"{where}: {value} is a directory"
+                               f"{'' if str(candidate) == value else f' ({candidate})'}, expected a file")
     tried = ", ".join(str(Path(str(b) + e)) for b in bases for e in extensions)
     raise IniError(f"{where}: file not found: {value} (tried {tried})")
 
@@ -113,7 +119,7 @@ def _parse_sections(path: Path) -> tuple[dict[str, list[tuple[int, str]]], dict[
     headers: dict[str, int] = {}
     current: str | None = None
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is not content
     except UnicodeDecodeError as exc:
         raise IniError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except IsADirectoryError:
@@ -189,8 +195,8 @@ def _feature_line(path: Path, lineno: int, line: str, counts: dict[str, int]) ->
             feat.table_limit = int(limit)
         except ValueError:
             raise IniError(f"{where}: table-limit={limit!r} is not an integer") from None
-        if feat.table_limit < 0:
-            raise IniError(f"{where}: table-limit={limit} must be ≥ 0 (0 = no limit)")
+        if not 0 <= feat.table_limit <= INT_MAX:
+            raise IniError(f"{where}: table-limit={limit} must be in 0..{INT_MAX} (0 = no limit)")
     elif kind == "LexicalReordering":
         rtype = args.get("type")
         if rtype not in _SUPPORTED_REORDERING:
@@ -234,12 +240,18 @@ def _weights(path: Path, lines: list[tuple[int, str]], features: list[Feature]) 
         feat = by_name[name]
         if len(ws) != feat.num_features:
             raise IniError(f"{where}: {name} has {feat.num_features} scores but {len(ws)} weights")
-        if not all(abs(w) < float("inf") for w in ws):
-            raise IniError(f"{where}: weights must be finite")
+        _check_weights(f"{where}: {name}", ws)
         feat.weights = ws
     missing = [f.name for f in features if not f.weights]
     if missing:
         raise IniError(f"{path}: no [weight] line for {', '.join(missing)}")
+
+
+def _check_weights(where: str, ws: Sequence[float]) -> None:
+    for w in ws:
+        if not abs(w) <= MAX_WEIGHT:  # NaN fails too
+            raise IniError(f"{where}= {' '.join(format(x, 'g') for x in ws)}: weights must be finite numbers within "
+                           f"±{MAX_WEIGHT:g} (larger ones overflow every score to -inf)")
 
 
 def apply_overrides(config: MosesConfig, overrides: Mapping[str, Sequence[float]]) -> None:
@@ -251,6 +263,7 @@ def apply_overrides(config: MosesConfig, overrides: Mapping[str, Sequence[float]
         feat = by_name[name]
         if len(ws) != feat.num_features:
             raise IniError(f"weight override for {name}: {feat.num_features} scores but {len(ws)} weights")
+        _check_weights(f"weight override {name}", [float(w) for w in ws])
         feat.weights = [float(w) for w in ws]
 
 
@@ -312,15 +325,24 @@ def load_ini(path: str | os.PathLike[str], overrides: Mapping[str, Sequence[floa
             parsed = conv(value)
         except ValueError:
             raise IniError(f"{ini}:{lineno}: [{key}] value {value!r} is not a {conv.__name__}") from None
+        where = f"{ini}:{lineno}: [{key}] {value}"
         if key == "distortion-limit":
-            config.distortion_limit = parsed
+            config.distortion_limit = max(parsed, -1)  # negative: no limit (Moses)
         elif key == "stack":
+            if not 1 <= parsed <= 1_000_000:
+                raise IniError(f"{where}: must be in 1..1000000")
             config.stack_size = parsed
         elif key == "beam-threshold":
+            if not 0 <= parsed <= 1:  # NaN fails too
+                raise IniError(f"{where}: must be in [0, 1] (a probability ratio; 0 = no beam)")
             config.beam_threshold = parsed
         elif key == "cube-pruning-pop-limit":
+            if not 1 <= parsed <= INT_MAX:
+                raise IniError(f"{where}: must be in 1..{INT_MAX}")
             config.pop_limit = parsed
         elif key == "ttable-limit":
+            if not 0 <= parsed <= INT_MAX:
+                raise IniError(f"{where}: must be in 0..{INT_MAX} (0 = no limit)")
             for f in features:
                 if f.kind == "PhraseDictionaryMemory" and "table-limit" not in f.args:
                     f.table_limit = parsed

@@ -3,6 +3,7 @@ decoding loop shared by the decoders' CLIs (1-best, n-best in Moses2's format, s
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from typing import IO, Iterable, Protocol
@@ -58,11 +59,65 @@ def _entries(res) -> list[Entry]:
     return out
 
 
+_BLANKS = re.compile(r"[ \t\r]+")
+
+
+def input_words(line: str) -> list[str]:
+    """A sentence's words as the decoders see them: split at spaces, tabs and carriage returns only (as the table
+    readers split phrases; Moses2 splits at spaces and tabs), so a no-break space or a form feed stays inside its
+    word. A word with ``|`` is read as Moses2 reads it (``Word::CreateFromString``): ``|`` separates factors, empty
+    pieces are skipped and the decoders (one input factor) keep the first piece, so ``a|NN`` is ``a``."""
+    words = []
+    for w in _BLANKS.split(line.strip(" \t\r\n")):
+        if "|" in w:
+            w = next((piece for piece in w.split("|") if piece), "")
+        if w:
+            words.append(w)
+    return words
+
+
 def check_sentence(line: str, where: str) -> bytes:
-    words = line.split()
+    if "\0" in line:
+        raise InputError(f"{where}: a NUL byte in the sentence")
+    raw = _BLANKS.split(line.strip(" \t\r\n"))
+    bare = [w for w in raw if w and not w.strip("|")]
+    if bare:
+        raise InputError(f"{where}: the word {bare[0]!r} is only factor separators ('|' separates a word's factors "
+                         f"in Moses' input, as in 'word|tag')")
+    words = input_words(line)
     if len(words) > MAX_WORDS:
         raise InputError(f"{where}: a sentence of {len(words)} words; the decoders take at most {MAX_WORDS}")
     return " ".join(words).encode("utf-8")
+
+
+def input_lines(path: str, stdin=None) -> Iterable[str]:
+    """The sentences of an input file (plain, .gz or .xz; ``-``: standard input): split at ``\n`` only, so a lone
+    ``\r`` inside a line never makes two sentences (every input line gives one output line); strict UTF-8, an
+    invalid byte reported as ``input:line``."""
+    import sys
+
+    from ..ioutil import open_binary
+    name = "<stdin>" if path == "-" else path
+    if path == "-":
+        stream = stdin if stdin is not None else sys.stdin
+        fh = getattr(stream, "buffer", None)
+        if fh is None or stream.closed:
+            raise InputError("standard input is closed (give the input with -i FILE)")
+        return _decoded(fh, name, close=False)
+    return _decoded(open_binary(path), name, close=True)
+
+
+def _decoded(fh, name: str, close: bool) -> Iterable[str]:
+    try:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                yield raw.decode("utf-8").rstrip("\n")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{name}:{lineno}: invalid UTF-8 (byte 0x{raw[exc.start]:02x} at column "
+                                 f"{exc.start + 1})") from None
+    finally:
+        if close:
+            fh.close()
 
 
 def common_opts(opts, model: PhraseModel, stack_size: int, beam_threshold: float, distortion_limit: int | None,
@@ -75,6 +130,7 @@ def common_opts(opts, model: PhraseModel, stack_size: int, beam_threshold: float
     if nbest < 0 or nbest > 100_000:
         raise ValueError(f"--n-best size {nbest}: must be in 0..100000")
     dl = model.config.distortion_limit if distortion_limit is None else distortion_limit
+    dl = max(dl, -1)  # any negative value: no limit (Moses)
     if dl > MAX_WORDS:
         raise ValueError(f"--distortion-limit {dl}: must be < {MAX_WORDS} (negative = none)")
     opts.stack_size = stack_size
@@ -146,7 +202,7 @@ def run(decoder, lines: Iterable[str], out: IO[str], *, name: str = "<input>", s
               ((line, decoder.translate(line, f"{name}:{lineno}")) for lineno, line in enumerate(lines, 1)))
     for lineno, (line, tr) in enumerate(stream, 1):
         summary.sentences += 1
-        summary.words += len(line.split())
+        summary.words += len(input_words(line))
         summary.seconds += tr.seconds if many is None else 0.0
         for k, v in tr.counters.items():
             summary.counters[k] = summary.counters.get(k, 0) + v

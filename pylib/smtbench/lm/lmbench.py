@@ -112,12 +112,14 @@ def plain_arpa(path: str) -> Iterator[str]:
     if not (path.endswith(".gz") or path.endswith(".xz")):
         yield path
         return
+    from ..ioutil import removed_on_signal
     d = tempfile.mkdtemp(prefix="smtbench-arpa-", dir=os.environ.get("TMPDIR") or str(Path(path).parent))
     try:
-        plain = os.path.join(d, "model.arpa")
-        with open_binary(path) as src, open(plain, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 24)
-        yield plain
+        with removed_on_signal(d):  # a decompressed model is large: SIGTERM/SIGINT remove it too
+            plain = os.path.join(d, "model.arpa")
+            with open_binary(path) as src, open(plain, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 24)
+            yield plain
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

@@ -79,6 +79,22 @@ def orientations(n_f: int, n_e: int, linked: set[tuple[int, int]], s_f: int, e_f
     return prev, nxt
 
 
+def parallel_lines(names: Sequence[str], handles: Sequence) -> Iterator[tuple[str, ...]]:
+    """Lines of parallel files in step; files of different lengths are refused (naming each file and its line
+    count) once the shortest ends, as tm align refuses them (outputs written through atomic_open are then
+    discarded)."""
+    import itertools
+    end = object()
+    n = 0
+    for row in itertools.zip_longest(*handles, fillvalue=end):
+        if any(x is end for x in row):
+            counts = [n + (x is not end) + sum(1 for _ in h) for x, h in zip(row, handles)]
+            raise AlignmentFormatError("files of different lengths: " + ", ".join(
+                f"{name} has {c} lines" for name, c in zip(names, counts)))
+        n += 1
+        yield row
+
+
 def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_out: str,
                   max_len: int = 7, progress: bool = False, orientation_out: str | None = None) -> int:
     """Write Moses' extract and extract.inv (gzip when the name ends in .gz), and with ``orientation_out`` the
@@ -93,7 +109,7 @@ def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_
         fo = stack.enter_context(atomic_open(extract_out))
         fi = stack.enter_context(atomic_open(extract_inv_out))
         fr = stack.enter_context(atomic_open(orientation_out)) if orientation_out else None
-        for lineno, (ls, lt, la) in enumerate(zip(fs, ft, fa), 1):
+        for lineno, (ls, lt, la) in enumerate(parallel_lines((src, tgt, align), (fs, ft, fa)), 1):
             pb.update()
             fw, ew = ls.split(), lt.split()
             pts = parse_links(la, align, lineno)
@@ -126,7 +142,7 @@ def lexical_counts(src: str, tgt: str, align: str, progress: bool = False) -> tu
     ce: Counter = Counter()
     with open_text(src) as fs, open_text(tgt) as ft, open_text(align) as fa, \
             bar("lexical tables", unit="pair", on=progress) as pb:
-        for lineno, (ls, lt, la) in enumerate(zip(fs, ft, fa), 1):
+        for lineno, (ls, lt, la) in enumerate(parallel_lines((src, tgt, align), (fs, ft, fa)), 1):
             pb.update()
             fw, ew = ls.split(), lt.split()
             pts = parse_links(la, align, lineno)

@@ -177,7 +177,7 @@ def _score_native_in(td, extracts, lex_f2e, lex_e2f, out, threads, memory, smoot
     prefix = Path(td) / "part"
     rc = lib.sb_pscore_finish(s, str(prefix).encode(), err, 512)
     if rc:
-        check(rc, f"scoring ({ffi.string(err).decode()})")
+        check(rc, f"scoring ({ffi.string(err).decode(errors='replace')})")
     st = ffi.new("sb_pscore_stats *")
     lib.sb_pscore_get_stats(s, st)
     stats = ScoreStats(st.lines, st.runs1, st.runs2, st.run_bytes, st.src_phrases, st.tgt_phrases,
@@ -292,10 +292,12 @@ def read_extract_frame(paths: str | Sequence[str], weighted: bool = False, fvoca
                 raise PhraseFormatError(f"{path}:{lineno}: expected {want} `|||`-separated fields")
             fws, ews = f[0].split(), f[1].split()
             nf, ne = len(fws), len(ews)
-            if fvocab is not None and any(w not in fvocab for w in fws):
-                raise PhraseFormatError(f"{path}:{lineno}: a source word is not in the lex tables")
-            if evocab is not None and any(w not in evocab for w in ews):
-                raise PhraseFormatError(f"{path}:{lineno}: a target word is not in the lex tables")
+            missing = [w for w in fws if fvocab is not None and w not in fvocab]
+            if missing:
+                raise PhraseFormatError(f"{path}:{lineno}: the source word '{missing[0][:100]}' is not in the lex tables")
+            missing = [w for w in ews if evocab is not None and w not in evocab]
+            if missing:
+                raise PhraseFormatError(f"{path}:{lineno}: the target word '{missing[0][:100]}' is not in the lex tables")
             for t in f[2].split():
                 a, dash, b = t.partition("-")
                 if not (dash and a.isdigit() and b.isdigit()):
@@ -477,7 +479,7 @@ def score_sortpipe(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, o
                 rc = lib.sb_pscore_load_lex(s, which, fd, line, err, 512)
             if rc == lib.SB_EFORMAT:
                 where = f"{path}:{line[0]}" if line[0] else path
-                raise PhraseFormatError(f"{where}: {ffi.string(err).decode()}")
+                raise PhraseFormatError(f"{where}: {ffi.string(err).decode(errors='replace')}")
             check(rc, f"loading {path}")
         for inp, half, inverse in ((extract, t / "half.f2e", 0), (extract_inv, t / "half.e2f.unsorted", 1)):
             proc = _sort_cmd(inp, memory, td, sort_parallel)
@@ -485,14 +487,14 @@ def score_sortpipe(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, o
                 rc = lib.sb_pscore_stream_half(s, proc.stdout.fileno(), fo.fileno(), inverse, line, err, 512)
             _finish(proc, inp, ok=rc == lib.SB_OK)
             if rc == lib.SB_EFORMAT:
-                raise PhraseFormatError(f"{inp} (sorted):{line[0]}: {ffi.string(err).decode()}")
+                raise PhraseFormatError(f"{inp} (sorted):{line[0]}: {ffi.string(err).decode(errors='replace')}")
             check(rc, f"scoring {inp}")
         proc = _sort_cmd(str(t / "half.e2f.unsorted"), memory, td, sort_parallel)
         with open(t / "half.f2e", "rb") as fd_, open(t / "table", "wb") as fo:
             rc = lib.sb_pscore_consolidate(fd_.fileno(), proc.stdout.fileno(), fo.fileno(), line, err, 512)
         _finish(proc, "half.e2f", ok=rc == lib.SB_OK)
         if rc == lib.SB_EFORMAT:
-            raise PhraseFormatError(f"{extract} / {extract_inv}: {ffi.string(err).decode()} at line {line[0]} of "
+            raise PhraseFormatError(f"{extract} / {extract_inv}: {ffi.string(err).decode(errors='replace')} at line {line[0]} of "
                                     "the sorted halves: the two extract files do not hold the same phrase pairs")
-        check(rc, f"consolidate ({ffi.string(err).decode()}, line {line[0]})")
+        check(rc, f"consolidate ({ffi.string(err).decode(errors='replace')}, line {line[0]})")
         write_parts([t / "table"], out, threads=1)
