@@ -381,7 +381,8 @@ static inline int begin_backoff(const bt_ctx *cx, bt_query *s) {
 
 /* Start a query. Returns 1 when already done, 0 to continue, -1 on a bad word id. The context length is
  * counted over all N-1 slots (a fixed trip count) and the ids checked together. */
-static inline int q_start(const bt_ctx *cx, bt_query *s, const uint32_t *q, uint64_t idx) {
+static inline __attribute__((always_inline)) int q_start(const bt_ctx *cx, bt_query *s, const uint32_t *q,
+                                                        uint64_t idx) {
     s->q = q;
     s->idx = idx;
     uint32_t m = 0, alive = 1, bad = q[0] >= cx->vocab;
@@ -503,42 +504,38 @@ static inline __attribute__((always_inline)) void run_range_nb(bt_job_q *job, co
         }
         return;
     }
+    /* the live queries are slots[0 .. live-1]: a finished query's slot takes the next query, or, when the batch is
+     * used up, the last live slot (no per-slot 'active' test in the sweep) */
     bt_query slots[SB_BTREE_MAX_INTERLEAVE];
-    int active[SB_BTREE_MAX_INTERLEAVE];
-    int G = job->interleave;
+    const int G = job->interleave;
     uint64_t next = job->lo;
     int live = 0;
-    for (int g = 0; g < G; g++) {
-        active[g] = 0;
-        while (next < job->hi) {
-            int r = q_start(cx, &slots[g], job->queries + next * N, next);
-            next++;
-            if (r < 0) { job->rc = SB_EINVAL; return; }
-            if (r) { q_finish(job, &slots[g]); continue; }
-            q_prefetch(cx, &slots[g]);
-            active[g] = 1;
-            live++;
-            break;
-        }
+    while (live < G && next < job->hi) {
+        bt_query *s = &slots[live];
+        int r = q_start(cx, s, job->queries + next * N, next);
+        next++;
+        if (r < 0) { job->rc = SB_EINVAL; return; }
+        if (r) { q_finish(job, s); continue; }
+        q_prefetch(cx, s);
+        live++;
     }
-    while (live) {
-        for (int g = 0; g < G; g++) {
-            if (!active[g]) continue;
-            if (!q_step(cx, &slots[g], nb)) {
-                q_prefetch(cx, &slots[g]);
+    bt_query *end = slots + live;
+    while (end != slots) {
+        for (bt_query *s = slots; s < end;) {
+            if (!q_step(cx, s, nb)) {
+                q_prefetch(cx, s);
+                s++;
                 continue;
             }
-            q_finish(job, &slots[g]);
-            active[g] = 0;
-            live--;
-            while (next < job->hi) {
-                int r = q_start(cx, &slots[g], job->queries + next * N, next);
+            q_finish(job, s);
+            for (;;) {
+                if (next >= job->hi) { *s = *--end; break; }
+                int r = q_start(cx, s, job->queries + next * N, next);
                 next++;
                 if (r < 0) { job->rc = SB_EINVAL; return; }
-                if (r) { q_finish(job, &slots[g]); continue; }
-                q_prefetch(cx, &slots[g]);
-                active[g] = 1;
-                live++;
+                if (r) { q_finish(job, s); continue; }
+                q_prefetch(cx, s);
+                s++;
                 break;
             }
         }
