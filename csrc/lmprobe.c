@@ -409,6 +409,7 @@ typedef struct {
     hist_t *hist;
     pend_t *pend;
     int prefetch_all;   /* SB_LM_PREFETCH_ALL: every order's bucket requested when the query is assigned */
+    const table_t *tables; /* m->t */
 } aq_ctx;
 
 static inline void finish_query(aq_ctx *c, uint64_t q, float prob, int nlen, const hist_t *pred) {
@@ -444,7 +445,7 @@ static inline int advance(aq_ctx *c, automaton_t *a) {
     if (a->indep || a->k >= a->avail) { complete(c, a); return 1; }
     a->key = nonzero(combine(a->key, a->ctx[-(ptrdiff_t)a->k] & ~SB_LM_SENTENCE_MARK));
     a->k++;
-    const table_t *t = &c->m->t[a->k + 1];
+    const table_t *t = &c->tables[a->k + 1];
     a->table = t;
     a->bucket = &entries_of(t)[bucket_of(t, a->key)];
     SB_PREFETCH(a->bucket);
@@ -494,7 +495,7 @@ static int score_automata(const sb_lm *m, const uint32_t *tok, uint64_t n, int Q
     hist_t *hist = calloc(RING, sizeof(hist_t));
     pend_t *pend = calloc(RING, sizeof(pend_t));
     if (!hist || !pend) { free(hist); free(pend); return SB_ENOMEM; }
-    aq_ctx c = {m, tok, probs, lengths, hist, pend, prefetch_all};
+    aq_ctx c = {m, tok, probs, lengths, hist, pend, prefetch_all, m->t};
     automaton_t aq[SB_LM_MAX_QUEUE];
     memset(aq, 0, sizeof(aq));
     const int cap = m->order - 1;
