@@ -292,7 +292,7 @@ static inline uint32_t mask_bits(uint64_t m) {
  * node), the lanes past nk masked off afterwards, so neither the block loop nor the mask depends on the node
  * (no data-dependent branch; reads past a small node stay inside the model's padding). Word ids are < 2^31,
  * so signed SIMD compares are exact. */
-static inline uint32_t count_less(const uint8_t *p, uint32_t nk, uint32_t key, uint32_t nb) {
+static inline __attribute__((always_inline)) uint32_t count_less(const uint8_t *p, uint32_t nk, uint32_t key, uint32_t nb) {
     uint64_t m = 0;
 #if defined(__AVX2__) /* (an AVX-512 compare of 16 keys was tried: no faster on this machine's EPYC) */
     const __m256i kv = _mm256_set1_epi32((int)key);
@@ -414,7 +414,7 @@ static inline __attribute__((always_inline)) int q_start(const bt_ctx *cx, bt_qu
 /* One B-tree node visit. Returns 1 when the query is done. The node's shape (leaf or internal, fresh trie
  * node or not), the value size and the phase's bookkeeping are selects; what branches is the outcome (found,
  * descend, miss) and the end of a walk. */
-static inline int q_step(const bt_ctx *cx, bt_query *s, const uint32_t nb) {
+static inline __attribute__((always_inline)) int q_step(const bt_ctx *cx, bt_query *s, const uint32_t nb) {
     const uint8_t *base = cx->base;
     const uint32_t K = cx->K;
     uint64_t node = s->node, c = s->count;
@@ -480,7 +480,7 @@ static inline void q_finish(bt_job_q *job, const bt_query *s) {
     if (job->out_len) job->out_len[s->idx] = (uint8_t)s->len;
 }
 
-static inline void q_prefetch(const bt_ctx *cx, const bt_query *s) {
+static inline __attribute__((always_inline)) void q_prefetch(const bt_ctx *cx, const bt_query *s) {
     /* a fresh trie node: its header and first keys (most trie nodes are small B-stumps, section 5.2);
      * an inner B-tree node: its K-1 keys and its children (the fourth line: a select, not a branch) */
     const uint8_t *p = cx->base + s->node;
@@ -549,6 +549,9 @@ static void run_range(bt_job_q *job) {
     case 2: run_range_nb(job, 2); break;
     case 3: run_range_nb(job, 3); break;
     case 4: run_range_nb(job, 4); break;
+    case 5: run_range_nb(job, 5); break;
+    case 6: run_range_nb(job, 6); break;
+    case 7: run_range_nb(job, 7); break;
     case 8: run_range_nb(job, 8); break;
     default: run_range_nb(job, job->cx->nb); break;
     }
