@@ -320,6 +320,7 @@ typedef struct {
     float prob, bo;
     uint32_t m;      /* context words */
     uint32_t d;      /* context word being searched */
+    uint32_t key;    /* q[d] */
     uint32_t len;    /* matched n-gram length */
     uint32_t phase;  /* 0 = longest match, 1 = back-offs */
 } bt_query;
@@ -375,6 +376,7 @@ static inline int begin_backoff(const bt_ctx *cx, bt_query *s) {
     s->node = 4ull * ch;
     s->count = 0;
     s->d = 2;
+    s->key = s->m >= 2 ? s->q[2] : 0;
     s->phase = 1;
     return (s->m < 2) | (ch == 0);
 }
@@ -407,6 +409,7 @@ static inline __attribute__((always_inline)) int q_start(const bt_ctx *cx, bt_qu
     s->node = 4ull * ch;
     s->count = 0;
     s->d = 1;
+    s->key = m >= 1 ? q[1] : 0;
     if ((m >= 1) & (ch != 0)) return 0;
     return begin_backoff(cx, s);
 }
@@ -423,7 +426,7 @@ static inline __attribute__((always_inline)) int q_step(const bt_ctx *cx, bt_que
     c |= hdr & (0 - fresh);        /* selects as arithmetic: the compiler would make branches of ?: */
     node += fresh << 2;
     const uint8_t *p = base + node;
-    const uint32_t d = s->d, key = s->q[d];
+    const uint32_t d = s->d, key = s->key;
     const int leaf = c < K;
     const uint32_t nk = leaf ? (uint32_t)c : K - 1;
     const uint32_t j = count_less(p, nk, key, nb);
@@ -460,6 +463,7 @@ static inline __attribute__((always_inline)) int q_step(const bt_ctx *cx, bt_que
         s->node = node + 4ull * ch;
         s->count = 0;
         s->d = d + 1;
+        s->key = s->q[d + 1];
         return 0;
     }
     return phase ? 1 : begin_backoff(cx, s);
