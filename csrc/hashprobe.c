@@ -110,32 +110,6 @@ static inline int probe_ovf(const sb_hash *t, int L, uint64_t key, uint64_t b, u
             if (SB_UNLIKELY(b == t->tab.buckets)) b = 0;
         }
     }
-    if (L == SB_HASH_KV_LINE_OVF) {
-        /* the same with {key, value} slots: a line is 4 slots, keys at the even 8-byte words (odd words masked off:
-         * a value equal to the key, or 0, is not a key) */
-        const __m256i kv = _mm256_set1_epi64x((long long)key), zero = _mm256_setzero_si256();
-        for (;;) {
-            const uint64_t *k = key_at(t, L, b);
-            const __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)k);
-            const __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(k + 4));
-            const unsigned eq = ((unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(lo, kv))) |
-                                 (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(hi, kv))) << 4) &
-                                0x55u;
-            const unsigned em = ((unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(lo, zero))) |
-                                 (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(hi, zero))) << 4) &
-                                0x55u;
-            if (eq) {
-                const unsigned i = (unsigned)__builtin_ctz(eq) >> 1;
-                *stop = b + i;
-                *value = k[2 * i + 1];
-                return 1;
-            }
-            if (em) { *stop = b + ((unsigned)__builtin_ctz(em) >> 1); *value = 0; return 0; }
-            if (!line_marked(k, L)) { *stop = b + G - 1; *value = 0; return 0; }
-            b += G;
-            if (SB_UNLIKELY(b == t->tab.buckets)) b = 0;
-        }
-    }
 #endif
     for (;;) {
         const uint64_t *k = key_at(t, L, b);
