@@ -18,7 +18,7 @@
 
 #define ROOT_ENTRY 12u        /* float prob, float backoff, uint32 child */
 #define MAX_MODEL_BYTES (1ULL << 34) /* relative offsets / 4 must fit in uint32 */
-#define PAD_BYTES 256u        /* SIMD loads may read a little past the last key */
+#define PAD_BYTES 512u        /* a node's key blocks may be read past the last key (count_less) */
 
 struct sb_btree {
     uint8_t *data;
@@ -266,84 +266,50 @@ int sb_btree_stats(const sb_btree *t, int n, uint64_t *trie_nodes, uint64_t *stu
 static inline uint32_t get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static inline float get_f32(const uint8_t *p) { float v; memcpy(&v, p, 4); return v; }
 
-/* Population count of a compare mask without a libgcc call on baseline x86-64 (no POPCNT). */
-static inline uint32_t mask_bits(unsigned m) {
+/* Population count of a 64-bit compare mask without a libgcc call on baseline x86-64 (no POPCNT). */
+static inline uint32_t mask_bits(uint64_t m) {
 #if defined(__POPCNT__)
-    return (uint32_t)__builtin_popcount(m);
+    return (uint32_t)__builtin_popcountll(m);
 #else
-    /* m has at most 8 bits: two nibble lookups in a 64-bit constant */
-    const uint64_t nib = 0x4332322132212110ULL;
-    return (uint32_t)(((nib >> (4u * (m & 15u))) & 15u) + ((nib >> (4u * ((m >> 4) & 15u))) & 15u));
+    m = m - ((m >> 1) & 0x5555555555555555ULL);
+    m = (m & 0x3333333333333333ULL) + ((m >> 2) & 0x3333333333333333ULL);
+    m = (m + (m >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (uint32_t)((m * 0x0101010101010101ULL) >> 56);
 #endif
 }
 
-/* How many of the nk sorted keys are < key (K-ary search: all compares of a node at once, no
- * data-dependent branch). Word ids are < 2^31, so signed SIMD compares are exact. */
-static inline uint32_t count_less(const uint8_t *p, uint32_t nk, uint32_t key) {
+/* SIMD lanes of one key block of this binary's K-ary compare. */
 #if defined(__AVX2__)
+#define BT_LANES 8u
+#elif defined(__SSE2__)
+#define BT_LANES 4u
+#else
+#define BT_LANES 1u
+#endif
+
+/* How many of the nk sorted keys at p are < key: K-ary search, all compares of a node at once. Every node is
+ * compared as nb whole blocks of BT_LANES keys (nb = the blocks of a full node's K-1 keys, the same for every
+ * node), the lanes past nk masked off afterwards, so neither the block loop nor the mask depends on the node
+ * (no data-dependent branch; reads past a small node stay inside the model's padding). Word ids are < 2^31,
+ * so signed SIMD compares are exact. */
+static inline __attribute__((always_inline)) uint32_t count_less(const uint8_t *p, uint32_t nk, uint32_t key, uint32_t nb) {
+    uint64_t m = 0;
+#if defined(__AVX2__) /* (an AVX-512 compare of 16 keys was tried: no faster on this machine's EPYC) */
     const __m256i kv = _mm256_set1_epi32((int)key);
-    uint32_t i = 0, j = 0;
-    for (; i + 8 <= nk; i += 8) {  /* whole blocks of 8 keys: no mask */
-        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + 4ull * i));
-        j += mask_bits((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(kv, x))));
+    for (uint32_t b = 0; b < nb; b++) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32ull * b));
+        m |= (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(kv, x))) << (8u * b);
     }
-    if (i < nk) {  /* the last, partial block: bytes past the keys are masked off */
-        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + 4ull * i));
-        unsigned m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(kv, x)));
-        j += mask_bits(m & ((1u << (nk - i)) - 1u));
-    }
-    return j;
 #elif defined(__SSE2__)
     const __m128i kv = _mm_set1_epi32((int)key);
-    uint32_t j = 0;
-    for (uint32_t i = 0; i < nk; i += 4) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 4ull * i));
-        unsigned m = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(kv, x)));
-        uint32_t left = nk - i;
-        m &= left >= 4 ? 0xFu : (1u << left) - 1u;
-        j += mask_bits(m);
+    for (uint32_t b = 0; b < nb; b++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16ull * b));
+        m |= (uint64_t)(unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(kv, x))) << (4u * b);
     }
-    return j;
 #else
-    uint32_t j = 0;
-    for (uint32_t i = 0; i < nk; i++) j += get_u32(p + 4ull * i) < key;
-    return j;
+    for (uint32_t b = 0; b < nb; b++) m |= (uint64_t)(get_u32(p + 4ull * b) < key) << b;
 #endif
-}
-
-enum { ST_FOUND = 1, ST_MISS = 0, ST_DESCEND = 2 };
-
-/* child_count without a division on the query path: q = rest / K as the high half of rest * (2^64 / K + 1), exact
- * for every rest < 2^32 (Lemire, Kaser & Kurz 2019); a trie node holds fewer than 2^31 keys (word ids < 2^31). */
-static inline uint64_t child_count_fast(uint64_t c, uint32_t K, uint64_t kmagic, uint32_t j) {
-    if (c < 2ull * K) return j == K - 1 ? c - (K - 1) : 0;
-    uint64_t rest = c - (K - 1);
-    uint64_t b = (uint64_t)(((unsigned __int128)rest * kmagic) >> 64), e = rest - b * K;
-    return b + (j < e ? 1 : 0);
-}
-
-/* One B-tree node of the subtree (node, count). Found: *val = the entry's value. Descend: node/count move. */
-static inline int node_step(const uint8_t *base, uint32_t K, uint64_t kmagic, uint32_t vs, uint64_t *node,
-                            uint64_t *count, uint32_t key, const uint8_t **val) {
-    const uint8_t *p = base + *node;
-    uint64_t c = *count;
-    if (c < K) {
-        uint32_t nk = (uint32_t)c;
-        uint32_t j = count_less(p, nk, key);
-        if (j < nk && get_u32(p + 4ull * j) == key) { *val = p + 4ull * nk + (uint64_t)vs * j; return ST_FOUND; }
-        return ST_MISS;
-    }
-    uint32_t nk = K - 1;
-    uint32_t j = count_less(p, nk, key);
-    if (j < nk && get_u32(p + 4ull * j) == key) {
-        *val = p + 4ull * nk + 4ull * K + (uint64_t)vs * j;
-        return ST_FOUND;
-    }
-    uint32_t rel = get_u32(p + 4ull * nk + 4ull * j);
-    if (!rel) return ST_MISS;
-    *count = child_count_fast(c, K, kmagic, j);
-    *node += 4ull * rel;
-    return ST_DESCEND;
+    return mask_bits(m & ((1ull << nk) - 1u)); /* nk <= K - 1 <= 63 */
 }
 
 typedef struct {
@@ -352,15 +318,17 @@ typedef struct {
     uint64_t node;   /* byte offset: of a trie node's header when count == 0, else of a B-tree node */
     uint64_t count;
     float prob, bo;
-    int m;           /* context words */
-    int d;           /* context word being searched */
-    int len;         /* matched n-gram length */
-    int phase;       /* 0 = longest match, 1 = back-offs */
+    uint32_t m;      /* context words */
+    uint32_t d;      /* context word being searched */
+    uint32_t key;    /* q[d] */
+    uint32_t len;    /* matched n-gram length */
+    uint32_t phase;  /* 0 = longest match, 1 = back-offs */
 } bt_query;
 
 typedef struct {
     const uint8_t *base;
     uint32_t K, N, vocab;
+    uint32_t nb;       /* key blocks compared per node (count_less) */
     uint64_t kmagic;   /* 2^64 / K + 1: child counts by multiplication (child_count_fast) */
     /* SB_BTREE_STREAM_REUSE: rec[i*(N-1)+d] = back-off of the entry at depth d of row i's longest-match
      * walk (d = 0: its unigram), rec_n[i] = how many were recorded; pend[i] = 1 when row i's back-offs
@@ -371,12 +339,23 @@ typedef struct {
     uint8_t *rec_n, *pend, *ctx_m, *match_len;
 } bt_ctx;
 
+/* The number of keys in child j of a B-tree node holding c >= K keys, without a division: q = rest / K as the
+ * high half of rest * (2^64 / K + 1), exact for every rest < 2^32 (Lemire, Kaser & Kurz 2019); a trie node
+ * holds fewer than 2^31 keys (word ids < 2^31). Written as selects, not branches. */
+static inline uint64_t child_count_fast(uint64_t c, uint32_t K, uint64_t kmagic, uint32_t j) {
+    uint64_t rest = c - (K - 1);
+    uint64_t b = (uint64_t)(((unsigned __int128)rest * kmagic) >> 64), e = rest - b * K;
+    uint64_t spread = b + (j < e);
+    uint64_t single = j == K - 1 ? rest : 0; /* K <= c < 2K: one last child */
+    return c < 2ull * K ? single : spread;
+}
+
 /* Row i's context continues row i-1's walk: c1 = the previous word and c_k = its c_{k-1}. Then the
  * back-off walk of row i (c1, c2, ..) visits exactly the entries of row i-1's longest-match walk. */
-static inline int stream_successor(const bt_ctx *cx, uint64_t i, int m) {
+static inline int stream_successor(const bt_ctx *cx, uint64_t i, uint32_t m) {
     if (i == 0 || m < 1) return 0;
     const uint32_t *a = cx->queries + (i - 1) * cx->N, *b = cx->queries + i * cx->N;
-    for (int k = 1; k <= m; k++)
+    for (uint32_t k = 1; k <= m; k++)
         if (b[k] != a[k - 1]) return 0;
     return 1;
 }
@@ -391,26 +370,30 @@ static inline int begin_backoff(const bt_ctx *cx, bt_query *s) {
         return 1;
     }
     const uint8_t *e = cx->base + (uint64_t)s->q[1] * ROOT_ENTRY;
-    if (s->len <= 1) s->bo += get_f32(e + 4);
+    float bo1 = s->bo + get_f32(e + 4);
+    s->bo = s->len <= 1 ? bo1 : s->bo;
     uint32_t ch = get_u32(e + 8);
-    if (s->m < 2 || !ch) return 1;
     s->node = 4ull * ch;
     s->count = 0;
     s->d = 2;
+    s->key = s->m >= 2 ? s->q[2] : 0;
     s->phase = 1;
-    return 0;
+    return (s->m < 2) | (ch == 0);
 }
 
-/* Start a query. Returns 1 when already done, 0 to continue, -1 on a bad word id. */
-static inline int q_start(const bt_ctx *cx, bt_query *s, const uint32_t *q, uint64_t idx) {
+/* Start a query. Returns 1 when already done, 0 to continue, -1 on a bad word id. The context length is
+ * counted over all N-1 slots (a fixed trip count) and the ids checked together. */
+static inline __attribute__((always_inline)) int q_start(const bt_ctx *cx, bt_query *s, const uint32_t *q,
+                                                        uint64_t idx) {
     s->q = q;
     s->idx = idx;
-    int m = 0;
-    while (m + 1 < (int)cx->N && q[m + 1] != SB_BTREE_NONE) {
-        if (q[m + 1] >= cx->vocab) return -1;
-        m++;
+    uint32_t m = 0, alive = 1, bad = q[0] >= cx->vocab;
+    for (uint32_t k = 1; k < cx->N; k++) {
+        alive &= q[k] != SB_BTREE_NONE;
+        m += alive;
+        bad |= alive & (q[k] >= cx->vocab);
     }
-    if (q[0] >= cx->vocab) return -1;
+    if (SB_UNLIKELY(bad)) return -1;
     s->m = m;
     s->bo = 0.0f;
     s->len = 1;
@@ -423,57 +406,67 @@ static inline int q_start(const bt_ctx *cx, bt_query *s, const uint32_t *q, uint
         cx->pend[idx] = 0;
     }
     uint32_t ch = get_u32(e + 8);
-    if (m >= 1 && ch) {
-        s->node = 4ull * ch;
-        s->count = 0;
-        s->d = 1;
-        return 0;
-    }
+    s->node = 4ull * ch;
+    s->count = 0;
+    s->d = 1;
+    s->key = m >= 1 ? q[1] : 0;
+    if ((m >= 1) & (ch != 0)) return 0;
     return begin_backoff(cx, s);
 }
 
-/* One node visit. Returns 1 when the query is done. */
-static inline int q_step(const bt_ctx *cx, bt_query *s) {
-    if (s->count == 0) {
-        s->count = get_u32(cx->base + s->node);
-        s->node += 4;
-    }
-    const uint8_t *val;
-    uint32_t vs = (s->phase == 0 && (uint32_t)s->d + 1 >= cx->N) ? 4u : 12u;
-    uint64_t here = s->node;
-    int r = node_step(cx->base, cx->K, cx->kmagic, vs, &s->node, &s->count, s->q[s->d], &val);
-    if (r == ST_DESCEND) return 0;
-    if (s->phase == 0) {
-        if (r == ST_MISS) return begin_backoff(cx, s);
-        s->prob = get_f32(val);
-        s->len = s->d + 1;
-        if (cx->rec && vs == 12) {
-            cx->rec[s->idx * (cx->N - 1) + (uint64_t)s->d] = get_f32(val + 4);
-            cx->rec_n[s->idx] = (uint8_t)(s->d + 1);
-        }
-        if (vs == 12 && s->d < s->m) {
-            uint32_t ch = get_u32(val + 8);
-            if (ch) {
-                s->node = here + 4ull * ch;
-                s->count = 0;
-                s->d++;
-                return 0;
-            }
-        }
-        return begin_backoff(cx, s);
-    }
-    if (r == ST_MISS) return 1;
-    if (s->d >= s->len) s->bo += get_f32(val + 4);
-    if (s->d < s->m) {
-        uint32_t ch = get_u32(val + 8);
-        if (ch) {
-            s->node = here + 4ull * ch;
-            s->count = 0;
-            s->d++;
+/* One B-tree node visit. Returns 1 when the query is done. The node's shape (leaf or internal, fresh trie
+ * node or not), the value size and the phase's bookkeeping are selects; what branches is the outcome (found,
+ * descend, miss) and the end of a walk. */
+static inline __attribute__((always_inline)) int q_step(const bt_ctx *cx, bt_query *s, const uint32_t nb) {
+    const uint8_t *base = cx->base;
+    const uint32_t K = cx->K;
+    uint64_t node = s->node, c = s->count;
+    const uint32_t hdr = get_u32(base + node);
+    const uint64_t fresh = c == 0; /* a trie node's header: its key count, then its root B-tree node */
+    c |= hdr & (0 - fresh);        /* selects as arithmetic: the compiler would make branches of ?: */
+    node += fresh << 2;
+    const uint8_t *p = base + node;
+    const uint32_t d = s->d, key = s->key;
+    const int leaf = c < K;
+    const uint32_t nk = leaf ? (uint32_t)c : K - 1;
+    const uint32_t j = count_less(p, nk, key, nb);
+    const int hit = (j < nk) & (get_u32(p + 4ull * j) == key);
+    const uint8_t *after = p + 4ull * nk; /* children (internal) or values (leaf) */
+    if (!hit) {
+        const uint32_t rel = get_u32(after + 4ull * j) & (0u - (uint32_t)!leaf);
+        if (rel) {
+            s->count = child_count_fast(c, K, cx->kmagic, j);
+            s->node = node + 4ull * rel;
             return 0;
         }
+        return s->phase ? 1 : begin_backoff(cx, s);
     }
-    return 1;
+    const uint32_t phase = s->phase;
+    const int top = (phase == 0) & (d + 1 >= cx->N); /* order-N entries: {prob} only */
+    const uint32_t vs = 12u - 8u * (uint32_t)top;
+    const uint8_t *val = after + ((4ull * K) & (0 - (uint64_t)!leaf)) + (uint64_t)vs * j;
+    const float pv = get_f32(val);
+    const float bv = get_f32(val + 4);   /* past a top-order value: read, not used */
+    const uint32_t ch = get_u32(val + 8) & ((uint32_t)top - 1u);
+    if (phase == 0) {
+        s->prob = pv;
+        s->len = d + 1;
+        if (cx->rec && !top) {
+            cx->rec[s->idx * (cx->N - 1) + (uint64_t)d] = bv;
+            cx->rec_n[s->idx] = (uint8_t)(d + 1);
+        }
+    } else {
+        const float bo2 = s->bo + bv;
+        s->bo = d >= s->len ? bo2 : s->bo;
+    }
+    if ((d < s->m) & (ch != 0)) {
+        s->node = node + 4ull * ch;
+        s->count = 0;
+        s->d = d + 1;
+        s->key = s->q[d + 1];
+        return 0;
+    }
+    return phase ? 1 : begin_backoff(cx, s);
 }
 
 typedef struct {
@@ -491,17 +484,18 @@ static inline void q_finish(bt_job_q *job, const bt_query *s) {
     if (job->out_len) job->out_len[s->idx] = (uint8_t)s->len;
 }
 
-static inline void q_prefetch(const bt_ctx *cx, const bt_query *s) {
+static inline __attribute__((always_inline)) void q_prefetch(const bt_ctx *cx, const bt_query *s) {
     /* a fresh trie node: its header and first keys (most trie nodes are small B-stumps, section 5.2);
-     * an inner B-tree node: its K-1 keys */
+     * an inner B-tree node: its K-1 keys and its children (the fourth line: a select, not a branch) */
     const uint8_t *p = cx->base + s->node;
     SB_PREFETCH(p);
     SB_PREFETCH(p + 64);
     SB_PREFETCH(p + 128);
-    if (s->count >= cx->K) SB_PREFETCH(p + 192);
+    SB_PREFETCH(p + (192u & (0u - (uint32_t)(s->count >= cx->K))));
 }
 
-static void run_range(bt_job_q *job) {
+/* The batch loop, specialised below on the number of key blocks per node (a constant: the block loop unrolls). */
+static inline __attribute__((always_inline)) void run_range_nb(bt_job_q *job, const uint32_t nb) {
     const bt_ctx *cx = job->cx;
     const uint64_t N = cx->N;
     if (job->interleave <= 1) {
@@ -509,53 +503,63 @@ static void run_range(bt_job_q *job) {
         for (uint64_t i = job->lo; i < job->hi; i++) {
             int r = q_start(cx, &s, job->queries + i * N, i);
             if (r < 0) { job->rc = SB_EINVAL; return; }
-            while (!r) r = q_step(cx, &s);
+            while (!r) r = q_step(cx, &s, nb);
             q_finish(job, &s);
         }
         return;
     }
+    /* the live queries are slots[0 .. live-1]: a finished query's slot takes the next query, or, when the batch is
+     * used up, the last live slot (no per-slot 'active' test in the sweep) */
     bt_query slots[SB_BTREE_MAX_INTERLEAVE];
-    int active[SB_BTREE_MAX_INTERLEAVE];
-    int G = job->interleave;
+    const int G = job->interleave;
     uint64_t next = job->lo;
     int live = 0;
-    for (int g = 0; g < G; g++) {
-        active[g] = 0;
-        while (next < job->hi) {
-            int r = q_start(cx, &slots[g], job->queries + next * N, next);
-            next++;
-            if (r < 0) { job->rc = SB_EINVAL; return; }
-            if (r) { q_finish(job, &slots[g]); continue; }
-            q_prefetch(cx, &slots[g]);
-            active[g] = 1;
-            live++;
-            break;
-        }
+    while (live < G && next < job->hi) {
+        bt_query *s = &slots[live];
+        int r = q_start(cx, s, job->queries + next * N, next);
+        next++;
+        if (r < 0) { job->rc = SB_EINVAL; return; }
+        if (r) { q_finish(job, s); continue; }
+        q_prefetch(cx, s);
+        live++;
     }
-    while (live) {
-        for (int g = 0; g < G; g++) {
-            if (!active[g]) continue;
-            if (!q_step(cx, &slots[g])) {
-                q_prefetch(cx, &slots[g]);
+    bt_query *end = slots + live;
+    while (end != slots) {
+        for (bt_query *s = slots; s < end;) {
+            if (!q_step(cx, s, nb)) {
+                q_prefetch(cx, s);
+                s++;
                 continue;
             }
-            q_finish(job, &slots[g]);
-            active[g] = 0;
-            live--;
-            while (next < job->hi) {
-                int r = q_start(cx, &slots[g], job->queries + next * N, next);
+            q_finish(job, s);
+            for (;;) {
+                if (next >= job->hi) { *s = *--end; break; }
+                int r = q_start(cx, s, job->queries + next * N, next);
                 next++;
                 if (r < 0) { job->rc = SB_EINVAL; return; }
-                if (r) { q_finish(job, &slots[g]); continue; }
-                q_prefetch(cx, &slots[g]);
-                active[g] = 1;
-                live++;
+                if (r) { q_finish(job, s); continue; }
+                q_prefetch(cx, s);
+                s++;
                 break;
             }
         }
     }
 }
 
+
+static void run_range(bt_job_q *job) {
+    switch (job->cx->nb) {
+    case 1: run_range_nb(job, 1); break;
+    case 2: run_range_nb(job, 2); break;
+    case 3: run_range_nb(job, 3); break;
+    case 4: run_range_nb(job, 4); break;
+    case 5: run_range_nb(job, 5); break;
+    case 6: run_range_nb(job, 6); break;
+    case 7: run_range_nb(job, 7); break;
+    case 8: run_range_nb(job, 8); break;
+    default: run_range_nb(job, job->cx->nb); break;
+    }
+}
 
 static void *query_worker(void *arg) {
     run_range((bt_job_q *)arg);
@@ -590,7 +594,8 @@ int sb_btree_query_ex(const sb_btree *t, const uint32_t *queries, uint64_t n, in
     if (interleave < 0 || interleave > SB_BTREE_MAX_INTERLEAVE) return SB_EINVAL;
     if (threads < 1 || threads > 1024) return SB_EINVAL;
     if (flags & ~SB_BTREE_STREAM_REUSE) return SB_EINVAL;
-    bt_ctx cx = {t->data, (uint32_t)t->K, (uint32_t)t->order, t->vocab, UINT64_MAX / (uint64_t)t->K + 1,
+    bt_ctx cx = {t->data, (uint32_t)t->K, (uint32_t)t->order, t->vocab,
+                 ((uint32_t)t->K - 1 + BT_LANES - 1) / BT_LANES, UINT64_MAX / (uint64_t)t->K + 1,
                  queries, NULL, NULL, NULL, NULL, NULL};
     uint8_t *scratch = NULL;
     if ((flags & SB_BTREE_STREAM_REUSE) && t->order > 1) {

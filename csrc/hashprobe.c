@@ -4,6 +4,9 @@
 #include "probing.h"
 
 #include <pthread.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +83,34 @@ static void set_mark(sb_hash *t, int L, uint64_t b, int mark) {
 static inline int probe_ovf(const sb_hash *t, int L, uint64_t key, uint64_t b, uint64_t *value, uint64_t *stop) {
     const unsigned G = (unsigned)group_of(L);
     const size_t w = stride_of(L) / 8;
+#if defined(__AVX2__)
+    if (is_split(L)) {
+        /* a key line (8 keys) compared at once: a mask of the key and a mask of the empty slots, so where a miss's
+         * scan would end costs no branch; the hit's value line was requested in the same queue step as its key
+         * line (split-ovf-pf), so its address waiting on the compare costs no memory round trip */
+        const __m256i kv = _mm256_set1_epi64x((long long)key), zero = _mm256_setzero_si256();
+        for (;;) {
+            const uint64_t *k = key_at(t, L, b);
+            const __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)k);
+            const __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(k + 4));
+            const unsigned eq = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(lo, kv))) |
+                                (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(hi, kv))) << 4;
+            const unsigned em = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(lo, zero))) |
+                                (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(hi, zero))) << 4;
+            /* occupied slots are a prefix: a key is before the first empty slot or absent from the line */
+            if (eq) {
+                const unsigned i = (unsigned)__builtin_ctz(eq);
+                *stop = b + i;
+                *value = t->values[b + i];
+                return 1;
+            }
+            if (em) { *stop = b + (unsigned)__builtin_ctz(em); *value = 0; return 0; }
+            if (!line_marked(k, L)) { *stop = b + G - 1; *value = 0; return 0; }
+            b += G;
+            if (SB_UNLIKELY(b == t->tab.buckets)) b = 0;
+        }
+    }
+#endif
     for (;;) {
         const uint64_t *k = key_at(t, L, b);
         for (unsigned i = 0; i < G; i++) {

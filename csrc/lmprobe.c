@@ -374,6 +374,7 @@ typedef struct {
     int length;        /* out-state length so far */
     int done;          /* out-state final */
     float backoff[SB_LM_MAX_ORDER];
+    uint8_t pad[16];   /* 64 bytes: a ring slot is indexed by a shift and owns its line */
 } hist_t;
 
 typedef struct {
@@ -384,13 +385,16 @@ typedef struct {
 } pend_t;
 
 typedef struct {
+    hist_t *me;         /* this position's out-state (ring slot) */
+    const hist_t *pred; /* the predecessor's */
+    const uint32_t *ctx;/* the stream before this position: context word k at ctx[-k] (k = 0: the previous) */
     uint64_t pos;       /* stream position */
     uint64_t q;         /* query index (output slot) */
-    uint64_t key;       /* key of the n-gram to look up next */
+    uint64_t key;       /* key of the n-gram to look up next (before the first lookup: the word) */
     const entry_t *bucket;
     const table_t *table;
     float prob;
-    int k;              /* context words in the next lookup; 0 = unigram */
+    int k;              /* context words in the next lookup */
     int nlen;
     int avail;          /* context words before the sentence start, capped at order-1 */
     int indep;
@@ -405,6 +409,7 @@ typedef struct {
     hist_t *hist;
     pend_t *pend;
     int prefetch_all;   /* SB_LM_PREFETCH_ALL: every order's bucket requested when the query is assigned */
+    const table_t *tables; /* m->t */
 } aq_ctx;
 
 static inline void finish_query(aq_ctx *c, uint64_t q, float prob, int nlen, const hist_t *pred) {
@@ -415,9 +420,9 @@ static inline void finish_query(aq_ctx *c, uint64_t q, float prob, int nlen, con
 
 /* the walk is over: publish the out-state, charge or hand over, resolve a waiting successor */
 static inline void complete(aq_ctx *c, automaton_t *a) {
-    hist_t *me = &c->hist[a->pos % RING];
+    hist_t *me = a->me;
     me->done = 1;
-    const hist_t *pred = &c->hist[(a->pos - 1) % RING];
+    const hist_t *pred = a->pred;
     if (pred->done) {
         finish_query(c, a->q, a->prob, a->nlen, pred);
     } else {
@@ -435,48 +440,54 @@ static inline void complete(aq_ctx *c, automaton_t *a) {
     a->busy = 0;
 }
 
-/* one STEP; returns 1 when the automaton finished its query */
-static inline int step(aq_ctx *c, automaton_t *a) {
-    const sb_lm *m = c->m;
-    hist_t *me = &c->hist[a->pos % RING];
-    if (a->k == 0) {
-        const unigram_t *u = (const unigram_t *)a->bucket;
-        a->prob = prob_of(u->prob);
-        a->indep = independent_left(u->prob);
-        a->nlen = 1;
-        me->backoff[0] = u->backoff;
-        me->length = has_extension(u->backoff) ? 1 : 0;
-        if (c->prefetch_all && !a->indep)
-            prefetch_orders(m, c->tok[a->pos], &c->tok[a->pos - 1], -1, a->avail, 1);
-    } else {
-        const hist_t *pred = &c->hist[(a->pos - 1) % RING];
-        if (a->k > pred->length) {
-            if (pred->done) { complete(c, a); return 1; }
-            return 0; /* wait: the predecessor has not yet published that much context */
-        }
-        const entry_t *e = find_from(a->table, a->key, (uint64_t)(a->bucket - entries_of(a->table)));
-        if (a->k == m->order - 1) {
-            if (e) { a->prob = e->prob; a->nlen = m->order; }
-            complete(c, a);
-            return 1;
-        }
-        if (!e) { complete(c, a); return 1; }
-        me->backoff[a->k] = e->backoff;
-        a->prob = prob_of(e->prob);
-        a->indep = independent_left(e->prob);
-        a->nlen = a->k + 1;
-        if (has_extension(e->backoff)) me->length = a->k + 1;
-    }
+/* after a lookup: the walk ends (returns 1), or the next n-gram's key is computed and its bucket prefetched */
+static inline int advance(aq_ctx *c, automaton_t *a) {
     if (a->indep || a->k >= a->avail) { complete(c, a); return 1; }
-    /* prefetch the (k+2)-gram: one more context word */
-    uint32_t ctx = c->tok[a->pos - 1 - (uint64_t)a->k] & ~SB_LM_SENTENCE_MARK;
-    a->key = a->k == 0 ? combine(c->tok[a->pos], ctx) : combine(a->key, ctx);
-    a->key = nonzero(a->key);
+    a->key = nonzero(combine(a->key, a->ctx[-(ptrdiff_t)a->k] & ~SB_LM_SENTENCE_MARK));
     a->k++;
-    a->table = &m->t[a->k + 1];
-    a->bucket = &entries_of(a->table)[bucket_of(a->table, a->key)];
+    const table_t *t = &c->tables[a->k + 1];
+    a->table = t;
+    a->bucket = &entries_of(t)[bucket_of(t, a->key)];
     SB_PREFETCH(a->bucket);
     return 0;
+}
+
+/* the first STEP, run when the query is assigned (unigrams are direct-indexed and small: no lap of the queue
+ * for them): the unigram, the bigram's bucket prefetched; returns 1 when the query is already done */
+static inline int start(aq_ctx *c, automaton_t *a) {
+    const unigram_t *u = &c->m->uni[a->key];
+    hist_t *me = a->me;
+    a->prob = prob_of(u->prob);
+    a->indep = independent_left(u->prob);
+    a->nlen = 1;
+    me->backoff[0] = u->backoff;
+    me->length = has_extension(u->backoff) ? 1 : 0;
+    if (c->prefetch_all && !a->indep) prefetch_orders(c->m, (uint32_t)a->key, a->ctx, -1, a->avail, 1);
+    return advance(c, a);
+}
+
+/* one STEP (k >= 1): the n-gram prefetched by the previous STEP; returns 1 when the automaton finished */
+static inline int step(aq_ctx *c, automaton_t *a) {
+    const sb_lm *m = c->m;
+    const hist_t *pred = a->pred;
+    if (a->k > pred->length) {
+        if (pred->done) { complete(c, a); return 1; }
+        return 0; /* wait: the predecessor has not yet published that much context */
+    }
+    const entry_t *e = find_from(a->table, a->key, (uint64_t)(a->bucket - entries_of(a->table)));
+    if (a->k == m->order - 1) {
+        if (e) { a->prob = e->prob; a->nlen = m->order; }
+        complete(c, a);
+        return 1;
+    }
+    if (!e) { complete(c, a); return 1; }
+    hist_t *me = a->me;
+    me->backoff[a->k] = e->backoff;
+    a->prob = prob_of(e->prob);
+    a->indep = independent_left(e->prob);
+    a->nlen = a->k + 1;
+    if (has_extension(e->backoff)) me->length = a->k + 1;
+    return advance(c, a);
 }
 
 static int score_automata(const sb_lm *m, const uint32_t *tok, uint64_t n, int Q, int prefetch_all,
@@ -484,17 +495,17 @@ static int score_automata(const sb_lm *m, const uint32_t *tok, uint64_t n, int Q
     hist_t *hist = calloc(RING, sizeof(hist_t));
     pend_t *pend = calloc(RING, sizeof(pend_t));
     if (!hist || !pend) { free(hist); free(pend); return SB_ENOMEM; }
-    aq_ctx c = {m, tok, probs, lengths, hist, pend, prefetch_all};
+    aq_ctx c = {m, tok, probs, lengths, hist, pend, prefetch_all, m->t};
     automaton_t aq[SB_LM_MAX_QUEUE];
     memset(aq, 0, sizeof(aq));
     const int cap = m->order - 1;
     uint64_t next = 0, q = 0, sent_start = 0;
-    int busy = 0, cur = 0, rc = SB_OK;
+    int busy = 0, rc = SB_OK;
+    automaton_t *a = aq, *const aq_end = aq + Q;
     /* a stream that does not start with a sentence mark starts from <s> anyway */
     int have_start = 0;
     uint64_t oldest = 0; /* a lower bound of the oldest in-flight query's position */
     for (;;) {
-        automaton_t *a = &aq[cur];
         if (a->busy) {
             if (step(&c, a)) busy--;
         }
@@ -528,20 +539,21 @@ static int score_automata(const sb_lm *m, const uint32_t *tok, uint64_t n, int Q
                 h->done = 0;
                 h->length = 0;
                 a->pos = next;
+                a->me = h;
+                a->pred = &hist[(next - 1) % RING];
+                a->ctx = &tok[next - 1];
                 a->q = q++;
                 a->k = 0;
+                a->key = tok[next];
                 uint64_t av = next - sent_start;
                 a->avail = av > (uint64_t)cap ? cap : (int)av;
-                /* unigrams are direct-indexed and small: the first STEP (unigram lookup, bigram
-                 * prefetch) runs at once instead of after a lap of the queue */
-                a->bucket = (const entry_t *)(const void *)&m->uni[tok[next]];
                 a->busy = 1;
                 busy++;
                 next++;
-                if (step(&c, a)) busy--;
+                if (start(&c, a)) busy--;
             }
         }
-        if (++cur == Q) cur = 0;
+        if (++a == aq_end) a = aq;
         if (!busy && next >= n) break;
     }
     *queries = q;

@@ -141,6 +141,9 @@ def test_deep_btree_against_dict_oracle(k, fan):
     expect = np.array([oracle.get(c, uni.logprob[3] + uni.backoff[c]) for c in range(4000)], dtype=np.float32)
     assert np.array_equal(prob, expect)
     assert np.array_equal(length, np.where(np.isin(ctx, list(oracle)), 2, 1))
+    # the interleaved walk (each node's whole key blocks compared, the last node's read past into the padding)
+    p8, l8 = lm.query(q, interleave=8)
+    assert np.array_equal(p8, prob) and np.array_equal(l8, length)
     (s,) = lm.stats()
     assert s["b_stumps"] == (1 if fan < k else 0)
 
