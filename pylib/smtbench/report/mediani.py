@@ -75,7 +75,7 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
     checks = moses_checks(rows)
     check = checks.loc[checks.fraction == frac, "check"]
     order = [("moses", tmax), ("moses", 1), ("sort", None), ("memory", None)] + \
-        [("ours", t) for t in sorted(pts[pts.system == "ours"].threads.unique())]
+        [("ours", int(t)) for t in sorted(pts[pts.system == "ours"].threads.unique())]
     seen = set()
     for system, threads in order:
         if (system, threads) in seen:

@@ -533,21 +533,26 @@ def score_moses(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, out:
                 f"{cat} | sort -S {mem} -T {shlex.quote(td)} --parallel={threads} > {shlex.quote(str(dst))}"]
 
     def together(cmds: list[list[str]], what: str) -> None:
-        """Run the steps side by side (threads >= 2) or one after another; any failure raises naming it."""
+        """Run the steps side by side (threads >= 2) or one after another; any failure raises naming it. Each
+        step's stderr goes to a file (a pipe left unread could fill and stall a step running beside another)."""
         errs = []
-        if threads >= 2:
-            procs = [subprocess.Popen(c, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for c in cmds]
-            for c, p in zip(cmds, procs):
-                _, err = p.communicate()
-                if p.returncode:
-                    errs.append(f"{' '.join(c[-1:] if c[0] == 'bash' else c)}: exit {p.returncode}: "
-                                f"{err.decode(errors='replace').strip()[-400:]}")
-        else:
-            for c in cmds:
-                p = subprocess.run(c, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-                if p.returncode:
-                    errs.append(f"{' '.join(c[-1:] if c[0] == 'bash' else c)}: exit {p.returncode}: "
-                                f"{p.stderr.decode(errors='replace').strip()[-400:]}")
+        logs = [tempfile.TemporaryFile() for _ in cmds]
+        try:
+            if threads >= 2:
+                procs = [subprocess.Popen(c, env=env, stdout=subprocess.DEVNULL, stderr=lg)
+                         for c, lg in zip(cmds, logs)]
+                codes = [p.wait() for p in procs]
+            else:
+                codes = [subprocess.run(c, env=env, stdout=subprocess.DEVNULL, stderr=lg).returncode
+                         for c, lg in zip(cmds, logs)]
+            for c, code, lg in zip(cmds, codes, logs):
+                if code:
+                    lg.seek(0)
+                    errs.append(f"{c[-1] if c[0] == 'bash' else ' '.join(c)}: exit {code}: "
+                                f"{lg.read().decode(errors='replace').strip()[-400:]}")
+        finally:
+            for lg in logs:
+                lg.close()
         if errs:
             raise RuntimeError(f"Moses' {what} failed: " + "; ".join(errs))
 
