@@ -13,11 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from smtbench import data, moses_peer
-from smtbench.tm.extract import extract_files, lex_files
+from smtbench import moses_peer
 
 ROOT = Path(__file__).resolve().parent.parent
-TSV = ROOT / "resources" / "bible-es-en" / "es-en.tsv.xz"
 ORACLE = ROOT.parent / "shared" / "oracles" / "moses-bible-dev"
 
 
@@ -30,21 +28,8 @@ def _need(*programs: str) -> None:
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     """300 verses with a synthetic monotone alignment (some words unaligned): extract files, lex, orientations."""
-    d = tmp_path_factory.mktemp("mb")
-    verses = data.read_tsv(TSV)[:300]
-    es = data.tokenize_lines([v.es for v in verses], "es")
-    en = data.tokenize_lines([v.en for v in verses], "en")
-    al = []
-    for f, e in zip(es, en):
-        nf, ne = len(f.split()), len(e.split())
-        al.append(" ".join(f"{min(nf - 1, j * nf // ne)}-{j}" for j in range(ne) if j % 5 != 2))
-    (d / "f").write_text("\n".join(es) + "\n")
-    (d / "e").write_text("\n".join(en) + "\n")
-    (d / "al").write_text("\n".join(al) + "\n")
-    lex_files(str(d / "f"), str(d / "e"), str(d / "al"), str(d / "lex.f2e"), str(d / "lex.e2f"))
-    extract_files(str(d / "f"), str(d / "e"), str(d / "al"), str(d / "extract.gz"), str(d / "extract.inv.gz"),
-                  orientation_out=str(d / "extract.o.gz"))
-    return d
+    from toy_models import aligned_corpus
+    return aligned_corpus(tmp_path_factory.mktemp("mb"), 300, 5, orientation=True)
 
 
 @pytest.fixture

@@ -381,7 +381,7 @@ def run_bleu(r: TmBleuRun, out: str) -> list[dict]:
     it. One row per table: BLEU (sacrebleu, --tokenize none), the mean model score, the 1-best digest, and for
     Moses' table its pair-by-pair comparison with ours. Without Moses' programs its row reads NOT_BUILT."""
     from .. import moses_peer
-    from ..decode.compare import bleu, read_lines
+    from ..decode.compare import best_of, bleu, read_lines
     from ..decode.cube import CubeDecoder
     from ..decode.model import PhraseModel
     from .model import compare_tables, filter_table, input_phrases, write_ini
@@ -436,12 +436,8 @@ def run_bleu(r: TmBleuRun, out: str) -> list[dict]:
                 write_ini(d / "moses.ini", "phrase-table.gz", os.path.relpath(Path(r.lm).resolve(), d.resolve()),
                           r.order, os.path.relpath(rt.resolve(), d.resolve()))
                 model = PhraseModel(str(d / "moses.ini"))
-                dec = CubeDecoder(model, pop_limit=r.pop_limit, stack_size=r.stack_size)
-                best, scores = [], []
-                for sid, line in enumerate(src):
-                    b = dec.translate(line, f"{inp}:{sid + 1}").best
-                    best.append(b.text if b else "")
-                    scores.append(b.total if b else 0.0)
+                best, scores = best_of(CubeDecoder(model, pop_limit=r.pop_limit, stack_size=r.stack_size), src,
+                                       str(inp))
                 with atomic_open(d / "out.1best") as fo:
                     fo.write("".join(x + "\n" for x in best))
                 row.update(filtered_pairs=kept, bleu=round(bleu(best, refs), 2),
