@@ -15,7 +15,6 @@ import pytest
 from smtbench.tm import score as S
 from smtbench.tm.distributed import partition_extract
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
