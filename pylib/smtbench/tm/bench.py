@@ -155,6 +155,7 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
     rows: list[dict] = []
     refs: dict[float, Path] = {}     # the table each fraction's outputs are checked against
     ours_md5: dict[float, str] = {}
+    moses_checked: dict[float, dict] = {}  # per fraction: Moses' table digest -> its comparison with ours
     fh = atomic_open(out, "w") if out else None
     try:
         writer = RowWriter("mediani_scoring", fh.__enter__() if fh else sys.stdout)
@@ -223,7 +224,7 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
                     refs[frac] = table
                     check = "reference"
                 elif p["system"] == "moses":
-                    check, more = _check_moses(table, refs[frac], rep, work)
+                    check, more = _check_moses(table, refs[frac], rep, work, moses_checked.setdefault(frac, {}))
                     extra.update(more)
                 elif p["system"] == "ours" and refs[frac].name.startswith("pt.ours"):
                     check = "md5"
@@ -332,12 +333,15 @@ def _moses_extract_check(s: TmScoreSweep, work: Path) -> dict:
     return row
 
 
-def _check_moses(table: Path, ref: Path, rep: int, work: Path) -> tuple[str, dict]:
-    """Moses' table against the fraction's reference (ours) in the first repeat: pair sets, alignments, counts
-    and the four scores to printed precision."""
+def _check_moses(table: Path, ref: Path, rep: int, work: Path, checked: dict) -> tuple[str, dict]:
+    """Moses' table against the fraction's reference (ours): pair sets, alignments, counts and the four scores to
+    printed precision, once per distinct table (``checked``: digest -> result; Moses' other thread counts and
+    repeats write the same bytes, which the digest shows)."""
     md5 = _md5(table)
-    if rep > 0:
-        return "checked in repeat 0", {"moses_table_md5": md5}
+    if md5 in checked:
+        check, more = checked[md5]
+        return ("same bytes as Moses' table checked above: " + check if rep == 0 else "checked in repeat 0"), \
+            ({**more} if rep == 0 else {"moses_table_md5": md5})
     from .model import compare_tables
     c = compare_tables(str(ref), str(table), columns=4, tmpdir=str(work))
     more = {"moses_table_md5": md5, "pairs_ours": c["ours"], "pairs_moses": c["theirs"],
@@ -346,104 +350,11 @@ def _check_moses(table: Path, ref: Path, rep: int, work: Path) -> tuple[str, dic
     bad = c["only_ours"] + c["only_theirs"] + c["value_mismatches"] + c["alignment_mismatches"] + \
         c["count_mismatches"]
     if bad == 0:
-        return f"identical to {ref.name} ({c['common']} pairs; alignments, counts, scores to printed precision)", more
-    print(f"bench tmscore: Moses' table {table} differs from {ref}: {json.dumps(c)}", file=sys.stderr)
-    return (f"differs from {ref.name}: {c['only_ours']} pairs only ours, {c['only_theirs']} only Moses', "
-            f"{c['value_mismatches']} score / {c['alignment_mismatches']} alignment / {c['count_mismatches']} "
-            f"count mismatches; e.g. {'; '.join(c['examples'][:3])}"), more
-
-
-# ------------------------------------------------------------------ Table 2: BLEU with Moses' table and ours
-@dataclass
-class TmBleuRun:
-    extract: str
-    extract_inv: str
-    lex_f2e: str
-    lex_e2f: str
-    ours: str                 # our phrase table (the workflow's `tm score` output)
-    reordering_table: str
-    lm: str
-    order: int
-    input: str
-    reference: str
-    workdir: str
-    sentences: int = 0
-    pop_limit: int = 400
-    stack_size: int = 400
-    threads: int = 1          # Moses' scoring (sort --parallel, directions side by side)
-    memory: str = "256M"
-
-
-def run_bleu(r: TmBleuRun, out: str) -> list[dict]:
-    """Mediani Table 2: Moses' `score`/`consolidate` make a phrase table from the same extract and lex files as
-    ours; each table, filtered to the input as filter-model-given-input.pl does, goes into the same moses.ini
-    (`tm model`'s, default weights, our reordering table and LM) and our cube decoder translates the input with
-    it. One row per table: BLEU (sacrebleu, --tokenize none), the mean model score, the 1-best digest, and for
-    Moses' table its pair-by-pair comparison with ours. Without Moses' programs its row reads NOT_BUILT."""
-    from .. import moses_peer
-    from ..decode.compare import best_of, bleu, read_lines
-    from ..decode.cube import CubeDecoder
-    from ..decode.model import PhraseModel
-    from .model import compare_tables, filter_table, input_phrases, write_ini
-    from .score import MOSES_SCORE_PROGRAMS, score_moses
-
-    for p in (r.extract, r.extract_inv, r.lex_f2e, r.lex_e2f, r.ours, r.reordering_table, r.lm, r.input,
-              r.reference):
-        if not os.path.exists(p):
-            raise FileNotFoundError(f"{p}: no such file")
-    if r.sentences < 0:
-        raise ValueError(f"--sentences {r.sentences}: must be >= 0")
-    work = Path(r.workdir)
-    work.mkdir(parents=True, exist_ok=True)
-    src, refs = read_lines(r.input), read_lines(r.reference)
-    if len(src) != len(refs):
-        raise ValueError(f"{r.reference}: {len(refs)} lines but {r.input} has {len(src)}")
-    n = r.sentences or len(src)
-    src, refs = src[:n], refs[:n]
-    inp = work / "input"
-    with atomic_open(inp) as fo:
-        fo.write("".join(x + "\n" for x in src))
-    phrases = input_phrases([str(inp)])
-    rt = work / "reordering-table.gz"
-    filter_table(r.reordering_table, str(rt), phrases)
-    tables: dict[str, str] = {"ours": r.ours}
-    base = dict(sentences=n, pop_limit=r.pop_limit, stack_size=r.stack_size, source_words=sum(len(x.split())
-                                                                                              for x in src))
-    rows: list[dict] = []
-    with atomic_open(out, "w") as fh:
-        writer = RowWriter("mediani_bleu", fh)
-        missing = [p for p in MOSES_SCORE_PROGRAMS if not moses_peer.available(p)]
-        moses_row: dict = dict(table="moses", scorer="Moses score + consolidate")
-        if missing:
-            moses_row["status"] = moses_peer.NOT_BUILT
-        else:
-            mt = work / "moses" / "phrase-table.gz"
-            stages = score_moses(r.extract, r.extract_inv, r.lex_f2e, r.lex_e2f, str(mt), threads=r.threads,
-                                 memory=parse_size(r.memory), tmpdir=str(work))
-            c = compare_tables(r.ours, str(mt), columns=4, tmpdir=str(work))
-            bad = c["only_ours"] + c["only_theirs"] + c["value_mismatches"] + c["alignment_mismatches"] + \
-                c["count_mismatches"]
-            moses_row.update(pairs=c["theirs"], seconds=sum(stages.values()), **stages,
-                             table_check=(f"identical to ours ({c['common']} pairs)" if not bad else
-                                          f"differs from ours: {json.dumps({k: v for k, v in c.items()})}"))
-            tables["moses"] = str(mt)
-        for name in ("ours", "moses"):
-            row = dict(table=name, scorer="smtbench tm score") if name == "ours" else moses_row
-            if name in tables:
-                d = work / name
-                d.mkdir(parents=True, exist_ok=True)
-                kept, _ = filter_table(tables[name], str(d / "phrase-table.gz"), phrases)
-                write_ini(d / "moses.ini", "phrase-table.gz", os.path.relpath(Path(r.lm).resolve(), d.resolve()),
-                          r.order, os.path.relpath(rt.resolve(), d.resolve()))
-                model = PhraseModel(str(d / "moses.ini"))
-                best, scores = best_of(CubeDecoder(model, pop_limit=r.pop_limit, stack_size=r.stack_size), src,
-                                       str(inp))
-                with atomic_open(d / "out.1best") as fo:
-                    fo.write("".join(x + "\n" for x in best))
-                row.update(filtered_pairs=kept, bleu=round(bleu(best, refs), 2),
-                           mean_model_score=round(sum(scores) / max(1, len(scores)), 6),
-                           output_sha=hashlib.sha256("\n".join(best).encode()).hexdigest()[:16])
-                if name == "ours":
-                    row.setdefault("pairs", None)
-            rows.append(writer.emit(**base, **row))
-    return rows
+        check = f"identical to {ref.name} ({c['common']} pairs; alignments, counts, scores to printed precision)"
+    else:
+        print(f"bench tmscore: Moses' table {table} differs from {ref}: {json.dumps(c)}", file=sys.stderr)
+        check = (f"differs from {ref.name}: {c['only_ours']} pairs only ours, {c['only_theirs']} only Moses', "
+                 f"{c['value_mismatches']} score / {c['alignment_mismatches']} alignment / "
+                 f"{c['count_mismatches']} count mismatches; e.g. {'; '.join(c['examples'][:3])}")
+    checked[md5] = (check, more)
+    return check, more
