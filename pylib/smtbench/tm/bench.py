@@ -358,3 +358,99 @@ def _check_moses(table: Path, ref: Path, rep: int, work: Path, checked: dict) ->
                  f"{c['count_mismatches']} count mismatches; e.g. {'; '.join(c['examples'][:3])}")
     checked[md5] = (check, more)
     return check, more
+
+
+# ------------------------------------------------------------------ Table 2: BLEU with Moses' table and ours
+@dataclass
+class TmBleuRun:
+    extract: str
+    extract_inv: str
+    lex_f2e: str
+    lex_e2f: str
+    ours: str                 # our phrase table (the workflow's `tm score` output)
+    reordering_table: str
+    lm: str
+    order: int
+    input: str
+    reference: str
+    workdir: str
+    sentences: int = 0
+    pop_limit: int = 400
+    stack_size: int = 400
+    threads: int = 1          # Moses' scoring (sort --parallel, directions side by side)
+    memory: str = "256M"
+
+
+def run_bleu(r: TmBleuRun, out: str) -> list[dict]:
+    """Mediani Table 2: Moses' `score`/`consolidate` make a phrase table from the same extract and lex files as
+    ours; each table, filtered to the input as filter-model-given-input.pl does, goes into the same moses.ini
+    (`tm model`'s, default weights, our reordering table and LM) and our cube decoder translates the input with
+    it. One row per table: BLEU (sacrebleu, --tokenize none), the mean model score, the 1-best digest, and for
+    Moses' table its pair-by-pair comparison with ours. Without Moses' programs its row reads NOT_BUILT."""
+    from .. import moses_peer
+    from ..decode.compare import best_of, bleu, read_lines
+    from ..decode.cube import CubeDecoder
+    from ..decode.model import PhraseModel
+    from .model import compare_tables, filter_table, input_phrases, write_ini
+    from .score import MOSES_SCORE_PROGRAMS, score_moses
+
+    for p in (r.extract, r.extract_inv, r.lex_f2e, r.lex_e2f, r.ours, r.reordering_table, r.lm, r.input,
+              r.reference):
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"{p}: no such file")
+    if r.sentences < 0:
+        raise ValueError(f"--sentences {r.sentences}: must be >= 0")
+    work = Path(r.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    src, refs = read_lines(r.input), read_lines(r.reference)
+    if len(src) != len(refs):
+        raise ValueError(f"{r.reference}: {len(refs)} lines but {r.input} has {len(src)}")
+    n = r.sentences or len(src)
+    src, refs = src[:n], refs[:n]
+    inp = work / "input"
+    with atomic_open(inp) as fo:
+        fo.write("".join(x + "\n" for x in src))
+    phrases = input_phrases([str(inp)])
+    rt = work / "reordering-table.gz"
+    filter_table(r.reordering_table, str(rt), phrases)
+    tables: dict[str, str] = {"ours": r.ours}
+    base = dict(sentences=n, pop_limit=r.pop_limit, stack_size=r.stack_size, source_words=sum(len(x.split())
+                                                                                              for x in src))
+    rows: list[dict] = []
+    with atomic_open(out, "w") as fh:
+        writer = RowWriter("mediani_bleu", fh)
+        missing = [p for p in MOSES_SCORE_PROGRAMS if not moses_peer.available(p)]
+        moses_row: dict = dict(table="moses", scorer="Moses score + consolidate")
+        if missing:
+            moses_row["status"] = moses_peer.NOT_BUILT
+        else:
+            mt = work / "moses" / "phrase-table.gz"
+            stages = score_moses(r.extract, r.extract_inv, r.lex_f2e, r.lex_e2f, str(mt), threads=r.threads,
+                                 memory=parse_size(r.memory), tmpdir=str(work))
+            c = compare_tables(r.ours, str(mt), columns=4, tmpdir=str(work))
+            bad = c["only_ours"] + c["only_theirs"] + c["value_mismatches"] + c["alignment_mismatches"] + \
+                c["count_mismatches"]
+            moses_row.update(pairs=c["theirs"], seconds=sum(stages.values()), **stages,
+                             table_check=(f"identical to ours ({c['common']} pairs)" if not bad else
+                                          f"differs from ours: {json.dumps({k: v for k, v in c.items()})}"))
+            tables["moses"] = str(mt)
+        for name in ("ours", "moses"):
+            row = dict(table=name, scorer="smtbench tm score") if name == "ours" else moses_row
+            if name in tables:
+                d = work / name
+                d.mkdir(parents=True, exist_ok=True)
+                kept, _ = filter_table(tables[name], str(d / "phrase-table.gz"), phrases)
+                write_ini(d / "moses.ini", "phrase-table.gz", os.path.relpath(Path(r.lm).resolve(), d.resolve()),
+                          r.order, os.path.relpath(rt.resolve(), d.resolve()))
+                model = PhraseModel(str(d / "moses.ini"))
+                best, scores = best_of(CubeDecoder(model, pop_limit=r.pop_limit, stack_size=r.stack_size), src,
+                                       str(inp))
+                with atomic_open(d / "out.1best") as fo:
+                    fo.write("".join(x + "\n" for x in best))
+                row.update(filtered_pairs=kept, bleu=round(bleu(best, refs), 2),
+                           mean_model_score=round(sum(scores) / max(1, len(scores)), 6),
+                           output_sha=hashlib.sha256("\n".join(best).encode()).hexdigest()[:16])
+                if name == "ours":
+                    row.setdefault("pairs", None)
+            rows.append(writer.emit(**base, **row))
+    return rows
