@@ -55,6 +55,7 @@ include: "workflow/rules/moses_training.smk"
 include: "workflow/rules/mokry_decoder.smk"
 include: "workflow/rules/moses2_search.smk"
 include: "workflow/rules/moses2_scaling.smk"
+include: "workflow/rules/moses2_moses1.smk"
 include: "workflow/rules/moore_quirk.smk"
 include: "workflow/rules/history.smk"
 

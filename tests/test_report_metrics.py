@@ -183,6 +183,7 @@ EXPERIMENT_METRICS = {
     "mokry_decoder": ["mokry_decoder"],
     "moses2_search": ["moses2_search"],
     "moses2_scaling": ["moses2_scaling"],
+    "moses2_moses1": ["moses2_moses1"],
     "moore_quirk": ["moore_quirk"],
     "lm_models": ["lm_models"],  # + lm_estimator_parity where lmplz is built (the Snakefile adds it then)
 }

@@ -12,32 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from smtbench import data
 from smtbench.tm import score as S
 from smtbench.tm.distributed import partition_extract
-from smtbench.tm.extract import extract_files, lex_files
 
-ROOT = Path(__file__).resolve().parent.parent
-TSV = ROOT / "resources" / "bible-es-en" / "es-en.tsv.xz"
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     """400 verses, tokenized; a synthetic monotone alignment with some unaligned words; extract + lex."""
-    d = tmp_path_factory.mktemp("tm")
-    verses = data.read_tsv(TSV)[:400]
-    es = data.tokenize_lines([v.es for v in verses], "es")
-    en = data.tokenize_lines([v.en for v in verses], "en")
-    al = []
-    for f, e in zip(es, en):
-        nf, ne = len(f.split()), len(e.split())
-        al.append(" ".join(f"{min(nf - 1, j * nf // ne)}-{j}" for j in range(ne) if j % 7 != 3))
-    (d / "f").write_text("\n".join(es) + "\n")
-    (d / "e").write_text("\n".join(en) + "\n")
-    (d / "al").write_text("\n".join(al) + "\n")
-    lex_files(str(d / "f"), str(d / "e"), str(d / "al"), str(d / "lex.f2e"), str(d / "lex.e2f"))
-    extract_files(str(d / "f"), str(d / "e"), str(d / "al"), str(d / "extract.gz"), str(d / "extract.inv.gz"))
-    return d
+    from toy_models import aligned_corpus
+    return aligned_corpus(tmp_path_factory.mktemp("tm"), 400, 7)
 
 
 @pytest.fixture(scope="module")

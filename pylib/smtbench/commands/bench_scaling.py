@@ -106,13 +106,8 @@ def run(args: argparse.Namespace) -> int:
 
     # ---- the reference pass (single-threaded, text tables), and the ini's model against Moses2
     def single(m: PhraseModel) -> tuple[list[str], list[float]]:
-        dec = CubeDecoder(m, pop_limit=args.pop_limit, stack_size=args.stack_size)
-        bs, ss = [], []
-        for i, line in enumerate(src):
-            b = dec.translate(line, f"{args.input}:{i + 1}").best
-            bs.append(b.text if b else "")
-            ss.append(b.total if b else 0.0)
-        return bs, ss
+        from ..decode.compare import best_of
+        return best_of(CubeDecoder(m, pop_limit=args.pop_limit, stack_size=args.stack_size), src, args.input)
 
     best, scores = single(text)
     obest, oscores = (best, scores) if text is oracle_model else single(oracle_model)

@@ -1,5 +1,6 @@
 """`smtbench bench tmscore`: Mediani Tables 1/3/4 analogues (phrase-scoring time vs threads, memory budget,
-corpus size; ours vs the in-memory and the sort pipeline; the distributed form with K partitions)."""
+corpus size; ours vs Moses' own score/consolidate, the in-memory baseline and the sort pipeline; the distributed
+form with K partitions)."""
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,12 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--fractions", default="0.25,0.5,1,4", help="corpus fractions; integers > 1 replicate")
     p.add_argument("--threads", default="1,2")
     p.add_argument("--memory", default="64M,256M", help="our sort budgets")
-    p.add_argument("--systems", default="ours,memory,sort")
+    p.add_argument("--systems", default="ours,memory,sort,moses",
+                   help="ours, memory (pandas), sort (Moses-style pipeline in C), moses (Moses' own programs)")
+    p.add_argument("--src", help="source corpus (F): with --tgt and --align, Moses' extract runs once and its "
+                                 "extract files are checked against --extract/--extract-inv")
+    p.add_argument("--tgt", help="target corpus (E)")
+    p.add_argument("--align", help="symmetrised alignment (F-E points)")
     p.add_argument("--memory-max-fraction", type=float, default=1.0, help="run pandas only up to this fraction")
     p.add_argument("--sort-memory", default="256M")
     p.add_argument("--partitions", default="1,2,4", help="distributed form (§3.3); empty for none")
@@ -29,6 +35,39 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--out", help="rows (JSON lines), written atomically")
     p.add_argument("--progress", action="store_true")
     p.set_defaults(func=run)
+
+    p = groups["bench"].add_parser(
+        "tmscore-bleu", help="Mediani Table 2: BLEU of our cube decoder with Moses' phrase table and with ours")
+    p.add_argument("--extract", required=True)
+    p.add_argument("--extract-inv", required=True)
+    p.add_argument("--lex-f2e", required=True)
+    p.add_argument("--lex-e2f", required=True)
+    p.add_argument("--ours", required=True, help="our phrase table (`tm score` on the same extract)")
+    p.add_argument("--reordering-table", required=True)
+    p.add_argument("--lm", required=True, help="ARPA LM")
+    p.add_argument("--order", type=int, required=True)
+    p.add_argument("--input", required=True, help="source sentences")
+    p.add_argument("--reference", required=True)
+    p.add_argument("--sentences", type=int, default=0, help="the first N lines (0 = all)")
+    p.add_argument("--pop-limit", type=int, default=400)
+    p.add_argument("-s", "--stack-size", type=int, default=400)
+    p.add_argument("--threads", type=int, default=1, help="Moses' scoring (as `tm score-moses --threads`)")
+    p.add_argument("--memory", default="256M", help="sort -S of Moses' pipeline")
+    p.add_argument("--workdir", required=True, help="Moses' table, the filtered tables and models, the outputs")
+    p.add_argument("--out", required=True, help="rows (JSON lines)")
+    p.set_defaults(func=run_bleu)
+
+
+def run_bleu(args: argparse.Namespace) -> int:
+    from ..tm.bench import TmBleuRun, run_bleu as go
+    if not 1 <= args.order <= 8:
+        raise ValueError(f"--order {args.order}: must be in 1..8")
+    go(TmBleuRun(extract=args.extract, extract_inv=args.extract_inv, lex_f2e=args.lex_f2e, lex_e2f=args.lex_e2f,
+                 ours=args.ours, reordering_table=args.reordering_table, lm=args.lm, order=args.order,
+                 input=args.input, reference=args.reference, workdir=args.workdir, sentences=args.sentences,
+                 pop_limit=args.pop_limit, stack_size=args.stack_size, threads=args.threads, memory=args.memory),
+       args.out)
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         memory=[m for m in args.memory.split(",") if m], systems=[x for x in args.systems.split(",") if x],
         memory_max_fraction=args.memory_max_fraction, sort_memory=args.sort_memory,
         partitions=parse_int_list(args.partitions) if args.partitions.strip() else [],
-        partition_fraction=args.partition_fraction, repeats=args.repeats,
-        protocol=Protocol.from_args(args))
+        partition_fraction=args.partition_fraction, repeats=args.repeats, src=args.src, tgt=args.tgt,
+        align=args.align, protocol=Protocol.from_args(args))
     run_sweep(s, args.out, progress=args.progress)
     return 0

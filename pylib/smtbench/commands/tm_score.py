@@ -1,5 +1,6 @@
 """`smtbench tm score` (Mediani §3.1), `tm partition` / `tm merge` (the distributed form, §3.3),
-`tm score-memory` (pandas, in-memory baseline) and `tm score-sort` (Moses-style sort pipeline)."""
+`tm score-memory` (pandas, in-memory baseline), `tm score-sort` (Moses-style sort pipeline) and `tm score-moses`
+(Moses' own `score` and `consolidate`, the live baseline)."""
 from __future__ import annotations
 
 import argparse
@@ -48,6 +49,21 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--tmpdir")
     p.set_defaults(func=run_sort)
 
+    p = tm.add_parser("score-moses", help="Moses' own score (per direction, --Inverse) + GNU sort + consolidate, "
+                                          "as train-model.perl runs them (needs `make moses`)")
+    p.add_argument("--extract", required=True)
+    p.add_argument("--extract-inv", required=True)
+    p.add_argument("--lex-f2e", required=True, help="lex.f2e: `e f w(e|f)`")
+    p.add_argument("--lex-e2f", required=True, help="lex.e2f: `f e w(f|e)`")
+    p.add_argument("--out", required=True, help="phrase table (.gz: consolidate compresses)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="1: one step at a time, sort --parallel=1; N: the two sorts and the two score directions "
+                        "side by side, sort --parallel=N (train-model.perl -cores N -sort-parallel N)")
+    p.add_argument("--memory", default="256M", help="sort -S")
+    p.add_argument("--tmpdir")
+    p.add_argument("--stats", help="write the stage times here (JSON)")
+    p.set_defaults(func=run_moses)
+
 
 def run_score(args: argparse.Namespace) -> int:
     import dataclasses
@@ -89,4 +105,19 @@ def run_sort(args: argparse.Namespace) -> int:
         raise ValueError("score-sort implements plain relative frequency only")
     score_sortpipe(args.extract, args.extract_inv, args.lex_f2e, args.lex_e2f, args.out,
                    memory=parse_size(args.memory, "--memory", lo=1 << 20), tmpdir=args.tmpdir)
+    return 0
+
+
+def run_moses(args: argparse.Namespace) -> int:
+    import json
+
+    from ..benchutil import parse_size
+    from ..ioutil import atomic_write_text
+    from ..tm.score import score_moses
+    if not 1 <= args.threads <= 1024:
+        raise ValueError(f"--threads {args.threads}: must be in 1..1024")
+    st = score_moses(args.extract, args.extract_inv, args.lex_f2e, args.lex_e2f, args.out, threads=args.threads,
+                     memory=parse_size(args.memory, "--memory", lo=1 << 20), tmpdir=args.tmpdir)
+    if args.stats:
+        atomic_write_text(args.stats, json.dumps(st, indent=1) + "\n")
     return 0

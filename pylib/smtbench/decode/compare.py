@@ -17,6 +17,17 @@ def read_scores(path: str | Path) -> list[float]:
     return [float(x) for x in read_lines(path)]
 
 
+def best_of(decoder, lines: Sequence[str], source: str) -> tuple[list[str], list[float]]:
+    """Each line's 1-best text and model score ("" and 0.0 where there is none) from any of our decoders;
+    ``source`` names the input in error messages (``source:lineno``)."""
+    texts, scores = [], []
+    for i, line in enumerate(lines):
+        b = decoder.translate(line, f"{source}:{i + 1}").best
+        texts.append(b.text if b else "")
+        scores.append(b.total if b else 0.0)
+    return texts, scores
+
+
 def bleu(hyps: Sequence[str], refs: Sequence[str]) -> float:
     import sacrebleu
     if len(hyps) != len(refs):

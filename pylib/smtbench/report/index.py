@@ -32,9 +32,12 @@ def build(outdir: str | Path, profile: str, not_run: list[str] | None = None) ->
     tables = sorted((out / "tables").glob("*.md"))
     if tables:
         lines += ["## Tables", ""]
+        from ..moses_peer import NOT_BUILT
         for t in tables:
-            title = t.read_text().splitlines()[0].lstrip("# ").strip()
-            lines.append(f"- [{t.stem}](tables/{t.name}) ([csv](tables/{t.stem}.csv)): {title}")
+            text = t.read_text()
+            title = text.splitlines()[0].lstrip("# ").strip()
+            peer = f" — **Moses rows: {NOT_BUILT}**" if NOT_BUILT in text else ""
+            lines.append(f"- [{t.stem}](tables/{t.stem}.md) ([csv](tables/{t.stem}.csv)): {title}{peer}")
         lines.append("")
     figs = sorted((out / "figures").glob("*.png"))
     if figs:

@@ -1,18 +1,44 @@
-"""Mediani et al. (2012), parallel phrase scoring: Table 1 (time per system on the largest corpus), Table 3
-(time against corpus size), Table 4 (the distributed form) and a scaling figure, from `bench tmscore` rows.
+"""Mediani et al. (2012), parallel phrase scoring: Table 1 (time per system on the largest corpus), Table 2 (BLEU
+with Moses' table and with ours), Table 3 (time against corpus size), Table 4 (the distributed form) and a scaling
+figure, from `bench tmscore` / `bench tmscore-bleu` rows.
 
-Ours ("Multithreaded" = `smtbench tm score`, C, external memory), "Moses" = the sort pipeline
-(`tm score-sort`: GNU sort + a single-threaded streaming scorer and consolidate, in C), "in-memory" =
-`tm score-memory` (pandas). Times are the minimum over repeats (median beside them)."""
+Ours ("Multithreaded" = `smtbench tm score`, C, external memory); "Moses" = Moses' own `score` (per direction) and
+`consolidate` with GNU sort between, as train-model.perl runs them (`tm score-moses`, measured in the same run);
+"sort pipeline" = `tm score-sort` (GNU sort + a single-threaded streaming scorer and consolidate, in C: the Moses
+design with our code); "in-memory" = `tm score-memory` (pandas). Times are the minimum over repeats (median
+beside them). Where Moses' programs are not built its rows read moses_peer.NOT_BUILT."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from ..moses_peer import NOT_BUILT
 from ..protocol import kept, paired_ratios
 from .common import add_interval, paper_values
 
 POINT = ["system", "fraction", "threads", "memory", "partitions"]
+TIMED = ["ours", "memory", "sort", "moses", "distributed"]
+
+
+def moses_status(rows: pd.DataFrame) -> str:
+    """'measured', NOT_BUILT (rows say so), or 'not run' (the sweep had no Moses system)."""
+    m = rows[rows.system == "moses"] if "system" in rows else rows.iloc[:0]
+    if m.empty:
+        return "not run"
+    if "status" in m and m.status.notna().all():
+        return str(m.status.iloc[0])
+    return "measured"
+
+
+def moses_checks(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per fraction: how Moses' table compares with ours (from the first repeat's full comparison)."""
+    cols = ["pairs_ours", "pairs_moses", "only_ours", "only_moses", "value_mismatches", "alignment_mismatches",
+            "count_mismatches"]
+    m = rows[(rows.system == "moses")]
+    if m.empty or "pairs_moses" not in m:
+        return pd.DataFrame(columns=["fraction", "check", *cols])
+    m = m[m.pairs_moses.notna()]
+    return m.groupby("fraction").agg(check=("check", "first"), **{c: (c, "first") for c in cols}).reset_index()
 
 
 def _rows(rows: pd.DataFrame) -> pd.DataFrame:
@@ -45,7 +71,10 @@ def _ratios(rows: pd.DataFrame, fast, slow) -> list[float]:
 
 
 def per_point(rows: pd.DataFrame) -> pd.DataFrame:
-    rows = kept(rows).copy()
+    rows = kept(rows)
+    rows = rows[rows.system.isin(TIMED)].copy()
+    if "status" in rows:
+        rows = rows[rows.status.isna()]
     rows["memory"] = rows["memory"].fillna("").astype(str)
     agg = dict(seconds_min=("seconds", "min"), seconds_median=("seconds", "median"),
                peak_rss_mib=("peak_rss_bytes", lambda x: x.max() / 2**20), lines=("lines", "first"),
@@ -65,28 +94,51 @@ def _best(pts: pd.DataFrame, system: str, fraction: float, threads: int | None =
 
 
 def table1(rows: pd.DataFrame) -> pd.DataFrame:
-    """Scoring time per system on the largest corpus measured (the paper: WMT2011, 13.8M pairs)."""
+    """Scoring time per system on the largest corpus measured (the paper: WMT2011, 13.8M pairs). "Moses" is the
+    live Moses at the most threads (train-model.perl's concurrency), "Moses, 1 thread" one step at a time;
+    speedup_vs_moses divides Moses' time at the row's thread count by the row's (same run)."""
     pts = per_point(rows)
-    frac = pts[pts.system.isin(["ours", "sort"])].fraction.max()
+    frac = pts[pts.system.isin(["ours", "sort", "moses"])].fraction.max()
+    tmax = int(pts[pts.system.isin(["ours", "moses"])].threads.max()) if len(pts) else 1
+    status = moses_status(rows)
     out = []
     per_row: list[list[float]] = []
+    per_moses: list[list[float]] = []
     sort = _best(pts, "sort", frac)
-    label = {"sort": "Moses", "memory": "in-memory (pandas)"}
-    for system, threads in [("sort", None), ("memory", None)] + [("ours", t) for t in sorted(pts.threads.unique())]:
-        r = _best(pts, system, frac, threads)
-        if r is None:
+    checks = moses_checks(rows)
+    check = checks.loc[checks.fraction == frac, "check"]
+    order = [("moses", tmax), ("moses", 1), ("sort", None), ("memory", None)] + \
+        [("ours", int(t)) for t in sorted(pts[pts.system == "ours"].threads.unique())]
+    seen = set()
+    for system, threads in order:
+        if (system, threads) in seen:
             continue
-        if system in label:
-            name = label[system]
-        elif threads == pts[pts.system == "ours"].threads.max():
+        seen.add((system, threads))
+        if system == "moses":
+            name = "Moses" if threads == tmax else f"Moses, {threads} thread{'s' if threads > 1 else ''}"
+        elif system == "sort":
+            name = "sort pipeline (Moses-style, C)"
+        elif system == "memory":
+            name = "in-memory (pandas)"
+        elif threads == tmax:
             name = "Multithreaded"
         else:
             name = f"ours, {threads} thread{'s' if threads > 1 else ''}"
+        r = _best(pts, system, frac, threads)
+        if r is None:
+            if system == "moses" and status != "not run":
+                out.append(dict(key=name, fraction=frac, threads=threads, status=status))
+            continue
+        moses = _best(pts, "moses", frac, int(r.threads))
         out.append(dict(key=name, fraction=frac, lines=int(r.lines), threads=int(r.threads), memory=r.memory,
                         seconds_min=r.seconds_min, seconds_median=r.seconds_median, peak_rss_mib=r.peak_rss_mib,
-                        speedup_vs_sort=(sort.seconds_min / r.seconds_min) if sort is not None else float("nan")))
+                        speedup_vs_moses=(moses.seconds_min / r.seconds_min) if moses is not None else float("nan"),
+                        speedup_vs_sort=(sort.seconds_min / r.seconds_min) if sort is not None else float("nan"),
+                        status="measured",
+                        table_check=(check.iloc[0] if system == "moses" and len(check) else "")))
         per_row.append(_ratios(rows, r, sort))
-    df = add_interval(pd.DataFrame(out), "speedup_vs_sort", per_row)
+        per_moses.append(_ratios(rows, r, moses))
+    df = add_interval(add_interval(pd.DataFrame(out), "speedup_vs_sort", per_row), "speedup_vs_moses", per_moses)
     pv = paper_values("mediani2012", "table1")
     moses = float(pv.loc[pv.key == "Moses", "paper_hours"].iloc[0])
     pv["paper_speedup_vs_moses"] = moses / pv["paper_hours"]
@@ -95,30 +147,62 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def table2(bleu_rows: pd.DataFrame) -> pd.DataFrame:
+    """BLEU of our cube decoder with the phrase table from Moses' scorer and with ours (`bench tmscore-bleu`
+    rows): identical tables give identical translations, so identical BLEU; the output digests show it."""
+    out = []
+    for r in bleu_rows.to_dict("records"):
+        key = {"moses": "Moses", "ours": "Parallel scoring"}[r["table"]]
+        rec = dict(key=key, table=r["table"], scorer=r.get("scorer", ""),
+                   status=r.get("status") if isinstance(r.get("status"), str) else "measured")
+        for c in ("sentences", "pop_limit", "stack_size", "bleu", "mean_model_score", "output_sha", "pairs",
+                  "table_check"):
+            if c in r and not (isinstance(r[c], float) and pd.isna(r[c])):
+                rec[c] = r[c]
+        out.append(rec)
+    df = pd.DataFrame(out)
+    if "output_sha" in df and df.output_sha.notna().sum() == 2:
+        df["same_output_as_ours"] = df.output_sha == df.loc[df.table == "ours", "output_sha"].iloc[0]
+    pv = paper_values("mediani2012", "table2")
+    return df.merge(pv, on="key", how="outer")
+
+
 def table3(rows: pd.DataFrame) -> pd.DataFrame:
-    """Scoring time against corpus size: sort pipeline, in-memory, ours at 1 and at most threads. The paper's
-    two corpora (EPPS+NC, then +UN) sit beside our full corpus and our x4 corpus."""
+    """Scoring time against corpus size: Moses (1 and most threads), the sort pipeline, in-memory, ours at 1 and
+    at most threads. The paper's two corpora (EPPS+NC, then +UN) sit beside our full corpus and our x4 corpus."""
     pts = per_point(rows)
     tmax = int(pts[pts.system == "ours"].threads.max())
+    status = moses_status(rows)
     out = []
     vs_sort: list[list[float]] = []
     vs_1t: list[list[float]] = []
+    vs_moses: list[list[float]] = []
     for frac in sorted(pts[pts.system != "distributed"].fraction.unique()):
         rec = dict(fraction=frac)
         vs_sort.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "sort", frac)))
         vs_1t.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "ours", frac, 1)))
-        for name, system, th in [("sort", "sort", None), ("memory", "memory", None), ("ours_1t", "ours", 1),
-                                 (f"ours_{tmax}t", "ours", tmax)]:
+        vs_moses.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "moses", frac, tmax)))
+        for name, system, th in [("moses_1t", "moses", 1), (f"moses_{tmax}t", "moses", tmax), ("sort", "sort", None),
+                                 ("memory", "memory", None), ("ours_1t", "ours", 1), (f"ours_{tmax}t", "ours", tmax)]:
             r = _best(pts, system, frac, th)
             rec[f"{name}_s"] = r.seconds_min if r is not None else float("nan")
             if r is not None:
                 rec["lines"] = int(r.lines)
-                if system == "ours":
+                if system in ("ours", "moses"):
                     rec[f"{name}_rss_mib"] = r.peak_rss_mib
+        rec["moses"] = status
+        rec["speedup_vs_moses"] = rec[f"moses_{tmax}t_s"] / rec[f"ours_{tmax}t_s"]
+        rec["speedup_vs_moses_1t"] = rec["moses_1t_s"] / rec["ours_1t_s"]
         rec["speedup_vs_sort"] = rec["sort_s"] / rec[f"ours_{tmax}t_s"]
         rec["thread_speedup"] = rec["ours_1t_s"] / rec[f"ours_{tmax}t_s"]
         out.append(rec)
     df = add_interval(add_interval(pd.DataFrame(out), "speedup_vs_sort", vs_sort), "thread_speedup", vs_1t)
+    if "speedup_vs_moses" in df:
+        df = add_interval(df, "speedup_vs_moses", vs_moses)
+    checks = moses_checks(rows)
+    if not checks.empty:
+        df = df.merge(checks[["fraction", "check"]].rename(columns={"check": "moses_table_check"}), on="fraction",
+                      how="left")
     df["key"] = df.fraction.map({1.0: "EPPS+NC", float(df.fraction.max()): "+UN"}).where(df.fraction >= 1)
     pv = paper_values("mediani2012", "table3")
     pv["paper_speedup"] = pv["paper_moses_hours"] / pv["paper_multithreaded_hours"]
@@ -140,10 +224,13 @@ def table4(rows: pd.DataFrame) -> pd.DataFrame:
     out = d[["partitions", "fraction", "lines", "threads", "memory", "seconds_min", "critical_path_s",
              "peak_rss_mib"]].copy()
     out["speedup_vs_sort"] = sort.seconds_min / out.critical_path_s if sort is not None else float("nan")
+    moses = _best(pts, "moses", frac, int(d.threads.max()))
+    out["speedup_vs_moses"] = moses.seconds_min / out.critical_path_s if moses is not None else float("nan")
     out["vs_single_run"] = out.critical_path_s / ours.seconds_min if ours is not None else float("nan")
     dist = [d.loc[i] for i in out.index]
     out = add_interval(out, "speedup_vs_sort", [_ratios(rows, x, sort) for x in dist])
     out = add_interval(out, "vs_single_run", [_ratios(rows, ours, x) for x in dist])
+    out = add_interval(out, "speedup_vs_moses", [_ratios(rows, x, moses) for x in dist])
     out["key"] = "Distributed"
     pv = paper_values("mediani2012", "table4")
     moses = float(pv.loc[pv.key == "Moses", "paper_hours"].iloc[0])
@@ -156,10 +243,16 @@ def fig_scaling(rows: pd.DataFrame):
     """Left: time against corpus size per system. Right: ours against threads, one line per budget."""
     pts = per_point(rows)
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
-    for system, label in [("sort", "sort pipeline (Moses-style)"), ("memory", "in-memory (pandas)")]:
+    for system, label in [("sort", "sort pipeline (Moses-style, C)"), ("memory", "in-memory (pandas)")]:
         q = pts[pts.system == system].sort_values("lines")
         if not q.empty:
             a.plot(q.lines, q.seconds_min, "o-", label=label)
+    mo = pts[pts.system == "moses"]
+    for t in sorted(mo.threads.unique()):
+        q = mo[mo.threads == t].sort_values("lines")
+        a.plot(q.lines, q.seconds_min, "^--", label=f"Moses score+consolidate, {t} thread{'s' if t > 1 else ''}")
+    if moses_status(rows) == NOT_BUILT:
+        a.text(0.02, 0.02, f"Moses: {NOT_BUILT}", transform=a.transAxes, fontsize=8)
     o = pts[pts.system == "ours"]
     for t in sorted(o.threads.unique()):
         q = o[o.threads == t].groupby("lines").seconds_min.min().reset_index()

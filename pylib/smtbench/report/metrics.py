@@ -170,9 +170,15 @@ def mediani(rows: pd.DataFrame) -> list[Record]:
             n = g.table_md5.dropna().nunique()
             if n:
                 recs.append(("mediani_scoring", f"fraction={frac:g}", "distinct_tables", str(n), "exact"))
+    from .mediani import moses_checks
+    for r in moses_checks(rows).itertuples():
+        for m in ("only_ours", "only_moses", "value_mismatches", "alignment_mismatches", "count_mismatches"):
+            recs.append(("mediani_scoring", f"fraction={r.fraction:g}", f"moses_{m}", str(int(getattr(r, m))),
+                         "exact"))
     for r in table3(rows).itertuples():
         recs += _ratios("mediani_scoring", f"fraction={r.fraction:g}",
-                        {"thread_speedup": r.thread_speedup, "speedup_vs_sort": r.speedup_vs_sort}, r)
+                        {"thread_speedup": r.thread_speedup, "speedup_vs_sort": r.speedup_vs_sort,
+                         "speedup_vs_moses": r.speedup_vs_moses, "speedup_vs_moses_1t": r.speedup_vs_moses_1t}, r)
     t4 = table4(rows)
     for r in t4.itertuples():
         recs += _ratios("mediani_scoring", f"distributed,k={int(r.partitions)}",
@@ -316,6 +322,42 @@ def moses2_scaling(rows: pd.DataFrame) -> list[Record]:
         pairs["plain_targets_speedup_1thread"] = get("comp-int", mc, "on", 1) / get("plain-int", mc, "on", 1)
     out += _ratios("moses2_scaling", key, pairs)
     return out
+
+
+def moses2_moses1(rows: pd.DataFrame) -> list[Record]:
+    """`bench moses1` rows (Moses v1). exact: the number of points of the grid (measured or not built: whether
+    Moses v1 is built is the machine's business, not a regression), and per timed point the count of 1-best lines
+    differing from the model's in-memory reference (Moses is deterministic; "new" where the baseline machine had no
+    Moses v1). ratio: probing over in-memory phrase table, tree over in-memory reordering table, 2 over 1 threads."""
+    from .moses2_moses1 import per_point
+    out: list[Record] = []
+    grid = rows.drop_duplicates(["model", "phrase_table", "reordering", "threads"])
+    for m, g in grid.groupby("model"):
+        out.append(("moses2_moses1", str(m), "points", str(len(g)), "exact"))
+    for (m, pt, lr, th), g in rows.groupby(["model", "phrase_table", "reordering", "threads"]):
+        k = f"{m}-pt{pt}-lr{lr}-t{int(th)}"
+        if "lines_differing_from_reference" in g and g.lines_differing_from_reference.notna().any():
+            out.append(("moses2_moses1", k, "lines_differing",
+                        _distinct(g.lines_differing_from_reference.dropna().astype(int)), "exact"))
+    pts = per_point(rows)
+    best = {tuple(r[:4]): r[4] for r in pts[POINT_M1 + ["decode_min_s"]].itertuples(index=False)}
+    for m in pts.model.unique() if len(pts) else []:
+        pairs = {}
+        for th in sorted(pts.threads.unique()):
+            a, b = best.get((m, "memory", "memory", th)), best.get((m, "probing", "memory", th))
+            if a and b:
+                pairs[f"probing_pt_speedup_t{int(th)}"] = a / b
+            a, b = best.get((m, "probing", "memory", th)), best.get((m, "probing", "tree", th))
+            if a and b:
+                pairs[f"tree_lr_speedup_t{int(th)}"] = a / b
+        a, b = best.get((m, "probing", "tree", 1)), best.get((m, "probing", "tree", 2))
+        if a and b:
+            pairs["threads_2_over_1"] = a / b
+        out += _ratios("moses2_moses1", str(m), pairs)
+    return out
+
+
+POINT_M1 = ["model", "phrase_table", "reordering", "threads"]
 
 
 def moore_quirk(rows: pd.DataFrame, peers: bool = False) -> list[Record]:

@@ -4,11 +4,21 @@ Every measurement runs as a child process (`smtbench tm score ...`), timed by wa
 from wait4(); repeats are interleaved over the points. Correctness is checked inside the benchmark: every
 table of a corpus fraction must equal the pandas oracle's (when the oracle runs for that fraction) or else
 the first table of that fraction (same pairs, scores within 1e-6), and all of ours must be byte-identical.
+
+System ``moses`` is the live baseline: Moses' own ``score`` (once per direction, the inverse with --Inverse)
+and ``consolidate`` with GNU sort between (`smtbench tm score-moses`, as train-model.perl runs them), at each
+thread count, on the same fraction files as ours. Its table is compared with ours pair by pair in the first
+repeat (:func:`smtbench.tm.model.compare_tables`: same pairs, alignments, counts, scores to printed precision)
+and the counts of differences are kept in the row. With ``--src/--tgt/--align``, Moses' ``extract`` also runs
+once on the whole corpus, and its extract files are compared (as sorted multisets of lines) with ours. Where
+Moses' programs are not built, each Moses point gets one row with ``status`` = moses_peer.NOT_BUILT.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -39,6 +49,9 @@ class TmScoreSweep:
     partitions: list[int] = field(default_factory=lambda: [1, 2, 4])
     partition_fraction: float = 1.0
     repeats: int = 2
+    src: str | None = None                # corpus + symmetrised alignment: Moses' extract, checked against ours
+    tgt: str | None = None
+    align: str | None = None
     protocol: Protocol | None = None  # the repeat protocol (default: exactly `repeats` alternating repeats)
 
     def proto(self) -> Protocol:
@@ -52,12 +65,18 @@ class TmScoreSweep:
             raise ValueError(f"fractions must be > 0: {self.fractions}")
         if any(t < 1 for t in self.threads) or self.repeats < 1:
             raise ValueError("threads and repeats must be >= 1")
-        bad = set(self.systems) - {"ours", "memory", "sort"}
+        bad = set(self.systems) - {"ours", "memory", "sort", "moses"}
         if bad:
             raise ValueError(f"unknown systems {sorted(bad)}")
         for m in self.memory + [self.sort_memory]:
             parse_size(m)
         self.proto().validate()
+        given = [p for p in (self.src, self.tgt, self.align) if p]
+        if given and len(given) != 3:
+            raise ValueError("--src, --tgt and --align go together (Moses' extract needs all three)")
+        for p in given:
+            if not os.path.exists(p):
+                raise FileNotFoundError(f"{p}: no such file")
 
 
 def _make_fraction(src: str, dst: Path, frac: float, total: int) -> None:
@@ -129,6 +148,10 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
         if "sort" in s.systems:
             points.append(dict(system="sort", fraction=frac, threads=1, memory=s.sort_memory, partitions=0,
                                lines=lines))
+        if "moses" in s.systems:
+            for t in s.threads:
+                points.append(dict(system="moses", fraction=frac, threads=t, memory=s.sort_memory, partitions=0,
+                                   lines=lines))
         if "memory" in s.systems and frac <= s.memory_max_fraction:
             points.append(dict(system="memory", fraction=frac, threads=1, memory="", partitions=0, lines=lines))
     for k in s.partitions:
@@ -138,9 +161,12 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
     rows: list[dict] = []
     refs: dict[float, Path] = {}     # the table each fraction's outputs are checked against
     ours_md5: dict[float, str] = {}
+    moses_checked: dict[float, dict] = {}  # per fraction: Moses' table digest -> its comparison with ours
     fh = atomic_open(out, "w") if out else None
     try:
         writer = RowWriter("mediani_scoring", fh.__enter__() if fh else sys.stdout)
+        if "moses" in s.systems:
+            points = _moses_preamble(s, points, writer, rows, work)
         bar = tqdm(total=len(points) * s.repeats, disable=not progress, desc="tmscore", file=sys.stderr)
         def point(p: dict) -> Task:
             def fn(rep: int) -> float:
@@ -160,6 +186,13 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
                 elif p["system"] == "sort":
                     secs, rss = _run(smt + ["tm", "score-sort", "--extract", str(e), "--extract-inv", str(ei), *lex,
                                             "--out", str(table), "--memory", p["memory"], "--tmpdir", str(work)])
+                elif p["system"] == "moses":
+                    secs, rss = _run(smt + ["tm", "score-moses", "--extract", str(e), "--extract-inv", str(ei), *lex,
+                                            "--out", str(table), "--threads", str(p["threads"]),
+                                            "--memory", p["memory"], "--tmpdir", str(work),
+                                            "--stats", str(table) + ".json"])
+                    import json
+                    extra = json.loads(Path(str(table) + ".json").read_text())
                 elif p["system"] == "memory":
                     secs, rss = _run(smt + ["tm", "score-memory", "--extract", str(e), *lex, "--out", str(table)])
                 else:  # distributed: partition, score partitions with partial counts, merge
@@ -196,6 +229,9 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
                 if frac not in refs:
                     refs[frac] = table
                     check = "reference"
+                elif p["system"] == "moses":
+                    check, more = _check_moses(table, refs[frac], rep, work, moses_checked.setdefault(frac, {}))
+                    extra.update(more)
                 elif p["system"] == "ours" and refs[frac].name.startswith("pt.ours"):
                     check = "md5"
                 elif rep > 0 and p["system"] != "ours":
@@ -210,14 +246,17 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
                 return secs * 1e9
             return Task(f"{p['system']}.f{p['fraction']:g}.t{p['threads']}.m{p['memory']}.k{p['partitions']}", fn)
 
-        # every point once per repeat, alternating or shuffled (smtbench.protocol); headline ratio of the adaptive
-        # stop: ours (most threads) against the sort pipeline on the largest fraction
+        # every point once per repeat, alternating or shuffled (smtbench.protocol); headline ratios of the adaptive
+        # stop: ours (most threads) against the sort pipeline and against Moses (most threads) on the largest fraction
         tasks = [point(p) for p in points]
         keys = {t.key for t in tasks}
         fmax, tmax = max(s.fractions), max(s.threads)
         ours_k = f"ours.f{fmax:g}.t{tmax}.m{s.memory[0]}.k0"
         sort_k = f"sort.f{fmax:g}.t1.m{s.sort_memory}.k0"
-        ratios = [Ratio.speedup("speedup_vs_sort", ours_k, sort_k)] if {ours_k, sort_k} <= keys else []
+        moses_k = f"moses.f{fmax:g}.t{tmax}.m{s.sort_memory}.k0"
+        ratios = [Ratio.speedup(name, ours_k, k) for name, k in (("speedup_vs_sort", sort_k),
+                                                                  ("speedup_vs_moses", moses_k))
+                  if {ours_k, k} <= keys]
         summary = RepeatLoop(s.proto(), writer, tasks, ratios, progress=bar).run()
         print(f"tmscore: {describe(summary)}", file=sys.stderr)
         bar.close()
@@ -227,4 +266,212 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
         if fh:
             fh.__exit__(type(exc), exc, exc.__traceback__)
         raise
+    return rows
+
+
+MOSES_POINT_PROGRAMS = ("score", "consolidate")
+
+
+def _moses_preamble(s: TmScoreSweep, points: list[dict], writer: RowWriter, rows: list[dict],
+                    work: Path) -> list[dict]:
+    """Before the timed repeats: Moses' ``extract`` on the whole corpus checked against our extract files (when
+    the corpus is given), and one ``status`` row per Moses point whose programs are missing (the point is then
+    dropped from the timed list, never silently)."""
+    from .. import moses_peer
+    if s.src:
+        if moses_peer.available("extract"):
+            rows.append(writer.emit(**_moses_extract_check(s, work)))
+        else:
+            rows.append(writer.emit(system="moses-extract", status=moses_peer.NOT_BUILT, repeat=0))
+    missing = [p for p in MOSES_POINT_PROGRAMS if not moses_peer.available(p)]
+    if not missing:
+        return points
+    for p in points:
+        if p["system"] == "moses":
+            rows.append(writer.emit(**p, repeat=0, status=moses_peer.NOT_BUILT, missing=",".join(missing)))
+    print(f"bench tmscore: Moses' {', '.join(missing)} not built in {moses_peer.bin_dir()}: its rows read "
+          f"{moses_peer.NOT_BUILT!r}", file=sys.stderr)
+    return [p for p in points if p["system"] != "moses"]
+
+
+def _sorted_lines(path: str, dst: Path, tmpdir: Path) -> None:
+    """``LC_ALL=C sort`` of a (plain or .gz) file into dst."""
+    cat = f"gzip -dc {shlex.quote(path)}" if path.endswith(".gz") else f"cat {shlex.quote(path)}"
+    r = subprocess.run(["bash", "-o", "pipefail", "-c",
+                        f"{cat} | sort -S 256M -T {shlex.quote(str(tmpdir))} > {shlex.quote(str(dst))}"],
+                       env=dict(os.environ, LC_ALL="C"), stderr=subprocess.PIPE)
+    if r.returncode:
+        raise RuntimeError(f"sorting {path} failed: {r.stderr.decode(errors='replace').strip()[-300:]}")
+
+
+def multiset_diff(a: str, b: str, tmpdir: Path, examples: int = 5) -> dict:
+    """Two files as multisets of lines: counts of lines only in one of them (with a few examples)."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix=".msdiff.", dir=tmpdir) as td:
+        sa, sb = Path(td) / "a", Path(td) / "b"
+        _sorted_lines(a, sa, Path(td))
+        _sorted_lines(b, sb, Path(td))
+        na = nb = oa = ob = 0
+        ex: list[str] = []
+        with open(sa, "rb") as fa, open(sb, "rb") as fb:
+            x, y = fa.readline(), fb.readline()
+            while x or y:
+                if x and (not y or x < y):
+                    oa += 1; na += 1  # noqa: E702
+                    if len(ex) < examples:
+                        ex.append("only in " + a + ": " + x.decode(errors="replace").rstrip("\n"))
+                    x = fa.readline()
+                elif y and (not x or y < x):
+                    ob += 1; nb += 1  # noqa: E702
+                    if len(ex) < examples:
+                        ex.append("only in " + b + ": " + y.decode(errors="replace").rstrip("\n"))
+                    y = fb.readline()
+                else:
+                    na += 1; nb += 1  # noqa: E702
+                    x, y = fa.readline(), fb.readline()
+    return {"lines_a": na, "lines_b": nb, "only_a": oa, "only_b": ob, "examples": ex}
+
+
+def _moses_extract_check(s: TmScoreSweep, work: Path) -> dict:
+    """Moses' ``extract <E> <F> <align> <out> 7`` (as train-model.perl calls it, without orientation) on the whole
+    corpus, timed once; its extract and extract.inv compared with ours as multisets of lines."""
+    from .. import moses_peer
+    outdir = work / "moses-extract"
+    outdir.mkdir(parents=True, exist_ok=True)
+    prefix = outdir / "extract"
+    secs, rss = _run([str(moses_peer.program("extract")), str(s.tgt), str(s.src), str(s.align), str(prefix), "7"])
+    d = multiset_diff(s.extract, str(prefix), work)
+    di = multiset_diff(s.extract_inv, str(prefix) + ".inv", work)
+    same = d["only_a"] == d["only_b"] == di["only_a"] == di["only_b"] == 0
+    row = dict(system="moses-extract", repeat=0, seconds=secs, peak_rss_bytes=rss, lines=d["lines_b"],
+               extract_lines_ours=d["lines_a"], extract_lines_moses=d["lines_b"], extract_only_ours=d["only_a"],
+               extract_only_moses=d["only_b"], extract_inv_only_ours=di["only_a"],
+               extract_inv_only_moses=di["only_b"],
+               check=("identical to ours (extract and extract.inv, as sorted multisets of lines)" if same else
+                      "differs from ours: " + " | ".join(d["examples"] + di["examples"])))
+    for f in (prefix, Path(str(prefix) + ".inv")):
+        f.unlink(missing_ok=True)
+    return row
+
+
+def _check_moses(table: Path, ref: Path, rep: int, work: Path, checked: dict) -> tuple[str, dict]:
+    """Moses' table against the fraction's reference (ours): pair sets, alignments, counts and the four scores to
+    printed precision, once per distinct table (``checked``: digest -> result; Moses' other thread counts and
+    repeats write the same bytes, which the digest shows)."""
+    md5 = _md5(table)
+    if md5 in checked:
+        check, more = checked[md5]
+        return ("same bytes as Moses' table checked above: " + check if rep == 0 else "checked in repeat 0"), \
+            ({**more} if rep == 0 else {"moses_table_md5": md5})
+    from .model import compare_tables
+    c = compare_tables(str(ref), str(table), columns=4, tmpdir=str(work))
+    more = {"moses_table_md5": md5, "pairs_ours": c["ours"], "pairs_moses": c["theirs"],
+            "only_ours": c["only_ours"], "only_moses": c["only_theirs"], "value_mismatches": c["value_mismatches"],
+            "alignment_mismatches": c["alignment_mismatches"], "count_mismatches": c["count_mismatches"]}
+    bad = c["only_ours"] + c["only_theirs"] + c["value_mismatches"] + c["alignment_mismatches"] + \
+        c["count_mismatches"]
+    if bad == 0:
+        check = f"identical to {ref.name} ({c['common']} pairs; alignments, counts, scores to printed precision)"
+    else:
+        print(f"bench tmscore: Moses' table {table} differs from {ref}: {json.dumps(c)}", file=sys.stderr)
+        check = (f"differs from {ref.name}: {c['only_ours']} pairs only ours, {c['only_theirs']} only Moses', "
+                 f"{c['value_mismatches']} score / {c['alignment_mismatches']} alignment / "
+                 f"{c['count_mismatches']} count mismatches; e.g. {'; '.join(c['examples'][:3])}")
+    checked[md5] = (check, more)
+    return check, more
+
+
+# ------------------------------------------------------------------ Table 2: BLEU with Moses' table and ours
+@dataclass
+class TmBleuRun:
+    extract: str
+    extract_inv: str
+    lex_f2e: str
+    lex_e2f: str
+    ours: str                 # our phrase table (the workflow's `tm score` output)
+    reordering_table: str
+    lm: str
+    order: int
+    input: str
+    reference: str
+    workdir: str
+    sentences: int = 0
+    pop_limit: int = 400
+    stack_size: int = 400
+    threads: int = 1          # Moses' scoring (sort --parallel, directions side by side)
+    memory: str = "256M"
+
+
+def run_bleu(r: TmBleuRun, out: str) -> list[dict]:
+    """Mediani Table 2: Moses' `score`/`consolidate` make a phrase table from the same extract and lex files as
+    ours; each table, filtered to the input as filter-model-given-input.pl does, goes into the same moses.ini
+    (`tm model`'s, default weights, our reordering table and LM) and our cube decoder translates the input with
+    it. One row per table: BLEU (sacrebleu, --tokenize none), the mean model score, the 1-best digest, and for
+    Moses' table its pair-by-pair comparison with ours. Without Moses' programs its row reads NOT_BUILT."""
+    from .. import moses_peer
+    from ..decode.compare import best_of, bleu, read_lines
+    from ..decode.cube import CubeDecoder
+    from ..decode.model import PhraseModel
+    from .model import compare_tables, filter_table, input_phrases, write_ini
+    from .score import MOSES_SCORE_PROGRAMS, score_moses
+
+    for p in (r.extract, r.extract_inv, r.lex_f2e, r.lex_e2f, r.ours, r.reordering_table, r.lm, r.input,
+              r.reference):
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"{p}: no such file")
+    if r.sentences < 0:
+        raise ValueError(f"--sentences {r.sentences}: must be >= 0")
+    work = Path(r.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    src, refs = read_lines(r.input), read_lines(r.reference)
+    if len(src) != len(refs):
+        raise ValueError(f"{r.reference}: {len(refs)} lines but {r.input} has {len(src)}")
+    n = r.sentences or len(src)
+    src, refs = src[:n], refs[:n]
+    inp = work / "input"
+    with atomic_open(inp) as fo:
+        fo.write("".join(x + "\n" for x in src))
+    phrases = input_phrases([str(inp)])
+    rt = work / "reordering-table.gz"
+    filter_table(r.reordering_table, str(rt), phrases)
+    tables: dict[str, str] = {"ours": r.ours}
+    base = dict(sentences=n, pop_limit=r.pop_limit, stack_size=r.stack_size, source_words=sum(len(x.split())
+                                                                                              for x in src))
+    rows: list[dict] = []
+    with atomic_open(out, "w") as fh:
+        writer = RowWriter("mediani_bleu", fh)
+        missing = [p for p in MOSES_SCORE_PROGRAMS if not moses_peer.available(p)]
+        moses_row: dict = dict(table="moses", scorer="Moses score + consolidate")
+        if missing:
+            moses_row["status"] = moses_peer.NOT_BUILT
+        else:
+            mt = work / "moses" / "phrase-table.gz"
+            stages = score_moses(r.extract, r.extract_inv, r.lex_f2e, r.lex_e2f, str(mt), threads=r.threads,
+                                 memory=parse_size(r.memory), tmpdir=str(work))
+            c = compare_tables(r.ours, str(mt), columns=4, tmpdir=str(work))
+            bad = c["only_ours"] + c["only_theirs"] + c["value_mismatches"] + c["alignment_mismatches"] + \
+                c["count_mismatches"]
+            moses_row.update(pairs=c["theirs"], seconds=sum(stages.values()), **stages,
+                             table_check=(f"identical to ours ({c['common']} pairs)" if not bad else
+                                          f"differs from ours: {json.dumps({k: v for k, v in c.items()})}"))
+            tables["moses"] = str(mt)
+        for name in ("ours", "moses"):
+            row = dict(table=name, scorer="smtbench tm score") if name == "ours" else moses_row
+            if name in tables:
+                d = work / name
+                d.mkdir(parents=True, exist_ok=True)
+                kept, _ = filter_table(tables[name], str(d / "phrase-table.gz"), phrases)
+                write_ini(d / "moses.ini", "phrase-table.gz", os.path.relpath(Path(r.lm).resolve(), d.resolve()),
+                          r.order, os.path.relpath(rt.resolve(), d.resolve()))
+                model = PhraseModel(str(d / "moses.ini"))
+                best, scores = best_of(CubeDecoder(model, pop_limit=r.pop_limit, stack_size=r.stack_size), src,
+                                       str(inp))
+                with atomic_open(d / "out.1best") as fo:
+                    fo.write("".join(x + "\n" for x in best))
+                row.update(filtered_pairs=kept, bleu=round(bleu(best, refs), 2),
+                           mean_model_score=round(sum(scores) / max(1, len(scores)), 6),
+                           output_sha=hashlib.sha256("\n".join(best).encode()).hexdigest()[:16])
+                if name == "ours":
+                    row.setdefault("pairs", None)
+            rows.append(writer.emit(**base, **row))
     return rows

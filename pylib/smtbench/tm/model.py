@@ -125,34 +125,83 @@ def filter_table(table: str, out: str, phrases: set[str]) -> tuple[int, int]:
     return kept, read
 
 
-def compare_tables(ours: str, theirs: str, columns: int) -> dict:
-    """Same pairs, and the same ``columns`` scores to printed precision (6 significant digits, ±1 in the last)."""
+def _sorted_pairs(path: str, tmpdir: str):
+    """The table's lines as ``(src ||| tgt, fields after it)``, in byte order of the pair (GNU sort, external: a
+    full table fits in neither's memory twice). Keys end in a tab, so a pair sorts before its extensions as
+    Python's string order has it."""
+    import subprocess
+    env = dict(os.environ, LC_ALL="C")
+    srt = subprocess.Popen(["sort", "-S", "256M", "-T", tmpdir], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           env=env)
+
+    def feed() -> None:
+        try:
+            with open_text(path) as fh:
+                for line in fh:
+                    p = line.rstrip("\n").split(" ||| ")
+                    srt.stdin.write((p[0].strip() + " ||| " + p[1].strip() + "\t" + "\t".join(p[2:]) + "\n")
+                                    .encode())
+        finally:
+            srt.stdin.close()
+
+    import threading
+    errors: list[BaseException] = []
+
+    def guarded() -> None:
+        try:
+            feed()
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the reader
+            errors.append(exc)
+
+    th = threading.Thread(target=guarded, daemon=True)
+    th.start()
+    for raw in srt.stdout:
+        key, _, rest = raw.decode().rstrip("\n").partition("\t")
+        yield key, rest.split("\t")
+    th.join()
+    if srt.wait():
+        raise RuntimeError(f"sorting {path} failed")
+    if errors:
+        raise errors[0]
+
+
+def compare_tables(ours: str, theirs: str, columns: int, tmpdir: str | None = None) -> dict:
+    """Same pairs, and the same ``columns`` scores to printed precision (6 significant digits, ±1 in the last);
+    alignments exactly and counts (where both tables have them) to printed precision too (Moses prints counts
+    as floats with 6 significant digits). Streams both tables sorted
+    by pair, so a full table compares in constant memory."""
+    import tempfile
+
     from ..decode.nbest import printed_tolerance
 
-    def load(path: str) -> dict[tuple[str, str], list[str]]:
-        d: dict[tuple[str, str], list[str]] = {}
-        with open_text(path) as fh:
-            for line in fh:
-                p = line.rstrip("\n").split(" ||| ")
-                d[(p[0].strip(), p[1].strip())] = p[2:]
-        return d
-
-    a, b = load(ours), load(theirs)
-    common = a.keys() & b.keys()
-    value_diff = align_diff = count_diff = 0
+    value_diff = align_diff = count_diff = n_a = n_b = only_a = only_b = 0
     examples: list[str] = []
-    for k in sorted(common):
-        va = [float(x) for x in a[k][0].split()][:columns]
-        vb = [float(x) for x in b[k][0].split()][:columns]
-        bad = [i for i, (x, y) in enumerate(zip(va, vb)) if abs(x - y) > printed_tolerance(y)]
-        if bad:
-            value_diff += 1
-            if len(examples) < 10:
-                examples.append(f"{k[0]} ||| {k[1]}: ours {a[k][0]} theirs {b[k][0]}")
-        if len(a[k]) > 1 and len(b[k]) > 1 and a[k][1].split() != b[k][1].split():
-            align_diff += 1
-        if len(a[k]) > 2 and len(b[k]) > 2 and a[k][2].split() != b[k][2].split():
-            count_diff += 1
-    return {"ours": len(a), "theirs": len(b), "common": len(common), "only_ours": len(a.keys() - b.keys()),
-            "only_theirs": len(b.keys() - a.keys()), "value_mismatches": value_diff,
-            "alignment_mismatches": align_diff, "count_mismatches": count_diff, "examples": examples}
+    end = object()
+    with tempfile.TemporaryDirectory(prefix=".compare.", dir=tmpdir) as td:
+        ia, ib = _sorted_pairs(ours, td), _sorted_pairs(theirs, td)
+        a, b = next(ia, end), next(ib, end)
+        while a is not end or b is not end:
+            if b is end or (a is not end and a[0] < b[0]):
+                only_a += 1; n_a += 1; a = next(ia, end)  # noqa: E702
+                continue
+            if a is end or b[0] < a[0]:
+                only_b += 1; n_b += 1; b = next(ib, end)  # noqa: E702
+                continue
+            (k, fa), (_, fb) = a, b
+            va = [float(x) for x in fa[0].split()][:columns]
+            vb = [float(x) for x in fb[0].split()][:columns]
+            if len(va) != len(vb) or any(abs(x - y) > printed_tolerance(y) for x, y in zip(va, vb)):
+                value_diff += 1
+                if len(examples) < 10:
+                    examples.append(f"{k}: ours {fa[0]} theirs {fb[0]}")
+            if len(fa) > 1 and len(fb) > 1 and fa[1].split() != fb[1].split():
+                align_diff += 1
+            if len(fa) > 2 and len(fb) > 2:
+                ca, cb = [float(x) for x in fa[2].split()], [float(x) for x in fb[2].split()]
+                # Moses prints counts as floats, 6 significant digits (1.23457e+06)
+                count_diff += len(ca) != len(cb) or any(abs(x - y) > printed_tolerance(y) for x, y in zip(ca, cb))
+            n_a += 1; n_b += 1  # noqa: E702
+            a, b = next(ia, end), next(ib, end)
+    return {"ours": n_a, "theirs": n_b, "common": n_a - only_a, "only_ours": only_a, "only_theirs": only_b,
+            "value_mismatches": value_diff, "alignment_mismatches": align_diff, "count_mismatches": count_diff,
+            "examples": examples}

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -498,3 +499,89 @@ def score_sortpipe(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, o
                                     "the sorted halves: the two extract files do not hold the same phrase pairs")
         check(rc, f"consolidate ({ffi.string(err).decode(errors='replace')}, line {line[0]})")
         write_parts([t / "table"], out, threads=1)
+
+
+# ------------------------------------------------------------------ Moses' own programs (the live peer)
+MOSES_SCORE_PROGRAMS = ("score", "consolidate")
+
+
+def score_moses(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, out: str, *, threads: int = 1,
+                memory: int = 256 << 20, tmpdir: str | None = None) -> dict[str, float]:
+    """Moses' phrase scoring as train-model.perl runs it (steps 5-6, extract-parallel.perl + score-parallel.perl):
+    ``LC_ALL=C sort --parallel=N`` of extract and extract.inv; ``score extract.sorted lex.f2e half.f2e`` and
+    ``score extract.inv.sorted lex.e2f half.e2f --Inverse``; ``sort`` of the inverse half; ``consolidate half.f2e
+    half.e2f.sorted table``. With ``threads`` >= 2 the two sorts run side by side and so do the two directions (as
+    train-model.perl forks them), GNU sort gets ``--parallel=threads``; with 1 every step runs alone
+    (``--parallel=1``). Files stay uncompressed (the comparison is the scoring, not gzip; ``out`` ending in .gz is
+    written by consolidate compressed). Returns the wall seconds of each stage (sort, score, consolidate)."""
+    import time
+
+    from .. import moses_peer
+    progs = {p: str(moses_peer.program(p)) for p in MOSES_SCORE_PROGRAMS}
+    for p in (extract, extract_inv, lex_f2e, lex_e2f):
+        if not os.path.isfile(p):
+            raise FileNotFoundError(f"{p}: no such file")
+    if threads < 1:
+        raise ValueError(f"threads {threads}: must be >= 1")
+    base = Path(tmpdir) if tmpdir else Path(out).resolve().parent
+    base.mkdir(parents=True, exist_ok=True)
+    remove_stale_runs(base, ".mosesscore.")
+    env = dict(os.environ, LC_ALL="C")
+    mem = f"{max(1, memory >> 20)}M"
+
+    def sort(inp: str, dst: Path, td: str) -> list[str]:
+        cat = f"gzip -dc {shlex.quote(inp)}" if inp.endswith(".gz") else f"cat {shlex.quote(inp)}"
+        return ["bash", "-o", "pipefail", "-c",
+                f"{cat} | sort -S {mem} -T {shlex.quote(td)} --parallel={threads} > {shlex.quote(str(dst))}"]
+
+    def together(cmds: list[list[str]], what: str) -> None:
+        """Run the steps side by side (threads >= 2) or one after another; any failure raises naming it. Each
+        step's stderr goes to a file (a pipe left unread could fill and stall a step running beside another)."""
+        errs = []
+        logs = [tempfile.TemporaryFile() for _ in cmds]
+        try:
+            if threads >= 2:
+                procs = [subprocess.Popen(c, env=env, stdout=subprocess.DEVNULL, stderr=lg)
+                         for c, lg in zip(cmds, logs)]
+                codes = [p.wait() for p in procs]
+            else:
+                codes = [subprocess.run(c, env=env, stdout=subprocess.DEVNULL, stderr=lg).returncode
+                         for c, lg in zip(cmds, logs)]
+            for c, code, lg in zip(cmds, codes, logs):
+                if code:
+                    lg.seek(0)
+                    errs.append(f"{c[-1] if c[0] == 'bash' else ' '.join(c)}: exit {code}: "
+                                f"{lg.read().decode(errors='replace').strip()[-400:]}")
+        finally:
+            for lg in logs:
+                lg.close()
+        if errs:
+            raise RuntimeError(f"Moses' {what} failed: " + "; ".join(errs))
+
+    with tempfile.TemporaryDirectory(prefix=f".mosesscore.{os.getpid()}.", dir=base) as td, removed_on_signal(td):
+        t = Path(td)
+        t0 = time.perf_counter()
+        together([sort(extract, t / "extract.sorted", td), sort(extract_inv, t / "extract.inv.sorted", td)],
+                 "sort of the extract files")
+        t1 = time.perf_counter()
+        direct = [progs["score"], str(t / "extract.sorted"), lex_f2e, str(t / "half.f2e")]
+        inverse = ["bash", "-o", "pipefail", "-c",
+                   " ".join(shlex.quote(x) for x in [progs["score"], str(t / "extract.inv.sorted"), lex_e2f,
+                                                     str(t / "half.e2f"), "--Inverse"])
+                   + " && " + sort(str(t / "half.e2f"), t / "half.e2f.sorted", td)[-1]]
+        together([direct, inverse], "score")
+        t2 = time.perf_counter()
+        with atomic_path(out) as tmp_out:
+            dst = str(tmp_out)
+            if out.endswith(".gz") and not dst.endswith(".gz"):
+                dst += ".gz"  # consolidate compresses by the name
+            try:
+                together([[progs["consolidate"], str(t / "half.f2e"), str(t / "half.e2f.sorted"), dst]],
+                         "consolidate")
+                if dst != str(tmp_out):
+                    os.replace(dst, tmp_out)
+            finally:
+                if dst != str(tmp_out) and os.path.exists(dst):
+                    os.unlink(dst)
+        t3 = time.perf_counter()
+    return {"s_sort": t1 - t0, "s_score": t2 - t1, "s_consolidate": t3 - t2}

@@ -1,0 +1,153 @@
+"""The Moses2 paper's Figs 1, 2 and 10 from `bench moses1` rows (the live Moses v1): decoding time with its
+phrase-table implementations (Fig 1), with its lexicalized-reordering implementations (Fig 2), and words per second
+against threads (Fig 10). The paper's figures carry no numbers; its text's statements about them are rows of
+resources/paper_values.csv (fast_scalable fig1/fig2/fig10) and are shown beside ours as paper_* columns."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from ..moses_peer import NOT_BUILT
+from .common import paper_values
+
+POINT = ["model", "phrase_table", "reordering", "threads"]
+LABEL = {"memory": "in-memory text", "probing": "probing (CreateProbingPT)", "compact": "compact (cmph)",
+         "tree": "binarized tree (processLexicalTable)"}
+
+
+def _status(rows: pd.DataFrame) -> pd.Series:
+    return rows["status"] if "status" in rows else pd.Series([None] * len(rows), index=rows.index)
+
+
+def per_point(rows: pd.DataFrame) -> pd.DataFrame:
+    """Timed points: min and median decoding seconds over repeats, words/s from the min, the loading-only run's
+    median, and the most 1-best lines any repeat had different from the model's reference variant."""
+    t = rows[_status(rows).isna()]
+    if t.empty:
+        return pd.DataFrame(columns=POINT + ["decode_min_s", "decode_median_s", "words_per_second",
+                                             "load_median_s", "lines_differing", "repeats"])
+    g = t.groupby(POINT)
+    out = g.agg(decode_min_s=("decode_seconds", "min"), decode_median_s=("decode_seconds", "median"),
+                load_median_s=("load_seconds", "median"), words_timed=("words_timed", "first"),
+                sentences=("sentences", "first"), lines_differing=("lines_differing_from_reference", "max"),
+                repeats=("decode_seconds", "count")).reset_index()
+    out["words_per_second"] = out.words_timed / out.decode_min_s
+    return out
+
+
+def _not_built(rows: pd.DataFrame) -> pd.DataFrame:
+    nb = rows[_status(rows).notna()]
+    if nb.empty:
+        return nb
+    return nb[POINT + ["status", "missing"]].drop_duplicates()
+
+
+def _main_model(rows: pd.DataFrame) -> str:
+    return str(rows.model.iloc[0])
+
+
+def _with_paper(df: pd.DataFrame, fig: str) -> pd.DataFrame:
+    pv = paper_values("fast_scalable", fig)
+    pv = pv.rename(columns={"key": "paper_key"})
+    # one block of the paper's statements under the table (they are about the figure, not a row)
+    return pd.concat([df, pv], ignore_index=True)
+
+
+def _storage_table(rows: pd.DataFrame, vary: str, fixed: str, fixed_value: str, fig: str) -> pd.DataFrame:
+    """One model's points varying ``vary`` (phrase_table or reordering) with ``fixed`` held at fixed_value (or the
+    first measured value), per thread count; speedup_vs_memory = the text table's time / this time (same run)."""
+    pts = per_point(rows)
+    model = _main_model(rows)
+    out = []
+    for m in [model] + [x for x in rows.model.unique() if x != model]:
+        q = pts[pts.model == m]
+        fv = fixed_value if (q[fixed] == fixed_value).any() or q.empty else q[fixed].iloc[0]
+        q = q[q[fixed] == fv]
+        for r in q.sort_values(["threads", vary]).itertuples():
+            mem = q[(q.threads == r.threads) & (q[vary] == "memory")]
+            out.append({"model": m, vary: r._asdict()[vary], fixed: fv, "threads": int(r.threads),
+                        "decode_min_s": r.decode_min_s, "decode_median_s": r.decode_median_s,
+                        "words_per_second": r.words_per_second, "load_median_s": r.load_median_s,
+                        "speedup_vs_memory": (float(mem.decode_min_s.iloc[0]) / r.decode_min_s) if len(mem)
+                        else float("nan"),
+                        "lines_differing": int(r.lines_differing), "repeats": int(r.repeats),
+                        "status": "measured"})
+    nb = _not_built(rows)
+    if len(nb):
+        nb = nb[nb[fixed] == fixed_value] if (nb[fixed] == fixed_value).any() else nb
+        for r in nb.drop_duplicates(["model", vary, "threads"]).itertuples():
+            d = r._asdict()
+            out.append({"model": d["model"], vary: d[vary], fixed: d[fixed], "threads": int(d["threads"]),
+                        "status": f"{NOT_BUILT}: {d['missing']}"})
+    return _with_paper(pd.DataFrame(out), fig)
+
+
+def fig1(rows: pd.DataFrame) -> pd.DataFrame:
+    """Moses' decoding time per phrase-table implementation (text reordering table), per thread count."""
+    return _storage_table(rows, "phrase_table", "reordering", "memory", "fig1")
+
+
+def fig2(rows: pd.DataFrame) -> pd.DataFrame:
+    """Moses' decoding time per lexicalized-reordering implementation (probing phrase table, as the paper's
+    setup), per thread count."""
+    return _storage_table(rows, "reordering", "phrase_table", "probing", "fig2")
+
+
+def fig10(rows: pd.DataFrame) -> pd.DataFrame:
+    """Moses' words per second against threads, every storage combination; speedup_vs_1 within the combination."""
+    pts = per_point(rows)
+    out = []
+    for (m, pt, lr), q in pts.groupby(["model", "phrase_table", "reordering"]):
+        one = q[q.threads == 1]
+        for r in q.sort_values("threads").itertuples():
+            out.append({"model": m, "phrase_table": pt, "reordering": lr, "threads": int(r.threads),
+                        "words_per_second": r.words_per_second, "decode_min_s": r.decode_min_s,
+                        "speedup_vs_1": (float(one.decode_min_s.iloc[0]) / r.decode_min_s) if len(one)
+                        else float("nan"), "status": "measured"})
+    nb = _not_built(rows)
+    for r in nb.itertuples():
+        d = r._asdict()
+        out.append({"model": d["model"], "phrase_table": d["phrase_table"], "reordering": d["reordering"],
+                    "threads": int(d["threads"]), "status": f"{NOT_BUILT}: {d['missing']}"})
+    return _with_paper(pd.DataFrame(out), "fig10")
+
+
+def _no_data(ax, rows: pd.DataFrame) -> None:
+    nb = _not_built(rows)
+    msg = f"Moses v1: {NOT_BUILT}" if len(nb) else "no measured point"
+    ax.text(0.5, 0.5, msg, transform=ax.transAxes, ha="center", va="center")
+
+
+def figure(rows: pd.DataFrame, which: str):
+    """Fig 1 / Fig 2: decoding seconds against threads, one line per storage; Fig 10: words/s against threads."""
+    pts = per_point(rows)
+    pts = pts[pts.model == _main_model(rows)] if len(pts) else pts
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    if which == "fig1":
+        vary, fixed, fv, title = "phrase_table", "reordering", "memory", "Moses v1: phrase-table implementations"
+    elif which == "fig2":
+        vary, fixed, fv, title = "reordering", "phrase_table", "probing", \
+            "Moses v1: lexicalized-reordering implementations"
+    else:
+        vary, fixed, fv, title = None, None, None, "Moses v1 decoding speed"
+    if pts.empty:
+        _no_data(ax, rows)
+    elif vary:
+        q = pts[pts[fixed] == fv] if (pts[fixed] == fv).any() else pts[pts[fixed] == pts[fixed].iloc[0]]
+        for v, g in q.groupby(vary):
+            g = g.sort_values("threads")
+            ax.plot(g.threads, g.decode_min_s, "o-", label=LABEL.get(v, v))
+        ax.set_ylabel("decoding seconds (loading excluded, min)")
+        ax.legend(fontsize=8)
+    else:
+        for (pt, lr), g in pts.groupby(["phrase_table", "reordering"]):
+            g = g.sort_values("threads")
+            ax.plot(g.threads, g.words_per_second, "o-", label=f"pt {pt}, reordering {lr}")
+        ax.set_ylabel("words per second")
+        ax.legend(fontsize=8)
+    ax.set_xlabel("threads")
+    ax.set_title(title, fontsize=10)
+    if len(pts):
+        ax.set_xticks(sorted(pts.threads.unique()))
+    fig.tight_layout()
+    return fig

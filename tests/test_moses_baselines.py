@@ -1,0 +1,209 @@
+"""Moses' own programs as the baselines of Mediani Tables 1-3 (`score`/`consolidate`/`extract`) and of the Moses2
+paper's Figs 1, 2, 10 (`moses` with its table implementations): live comparisons where the programs are built
+(skipped with the reason otherwise), and the "not built (make moses)" rows where they are not."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from smtbench import moses_peer
+
+ROOT = Path(__file__).resolve().parent.parent
+ORACLE = ROOT.parent / "shared" / "oracles" / "moses-bible-dev"
+
+
+def _need(*programs: str) -> None:
+    missing = [p for p in programs if not moses_peer.available(p)]
+    if missing:
+        pytest.skip(f"Moses' {', '.join(missing)} not built in {moses_peer.bin_dir()} (make moses)")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """300 verses with a synthetic monotone alignment (some words unaligned): extract files, lex, orientations."""
+    from toy_models import aligned_corpus
+    return aligned_corpus(tmp_path_factory.mktemp("mb"), 300, 5, orientation=True)
+
+
+@pytest.fixture
+def no_moses(tmp_path, monkeypatch):
+    empty = tmp_path / "no-moses-bin"
+    empty.mkdir()
+    monkeypatch.setenv("SMTBENCH_MOSES_BIN", str(empty))
+    return empty
+
+
+def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "smtbench.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+
+
+# ------------------------------------------------------------------ the streaming table comparison
+def test_compare_tables_counts_each_kind_of_difference(tmp_path):
+    from smtbench.tm.model import compare_tables
+    ours = tmp_path / "ours"
+    moses = tmp_path / "moses.gz"
+    ours.write_text("a ||| x ||| 0.5 0.25 1 0.125 ||| 0-0 ||| 2 1 1\n"
+                    "a b ||| x y ||| 1 1 1 1 ||| 0-0 1-1 ||| 1 1 1\n"
+                    "c ||| z ||| 1 1 1 1 ||| 0-0 ||| 1234567 1 1\n"
+                    "d ||| w ||| 1 1 1 1 ||| 0-0 ||| 1 1 1\n")
+    with gzip.open(moses, "wt") as fh:  # Moses' layout: 7 fields, counts as 6-digit floats, another order
+        fh.write("a b ||| x y ||| 1 1 1 1 ||| 0-0 1-1 ||| 1 1 1 ||| |||\n"  # the same
+                 "a ||| x ||| 0.5 0.25 1 0.125001 ||| 0-0 ||| 2 1 1 ||| |||\n"  # within printed precision
+                 "c ||| z ||| 1 1 1 1 ||| 0-1 ||| 1.23457e+06 1 1 ||| |||\n"  # alignment differs, count equal
+                 "e ||| v ||| 1 1 1 1 ||| 0-0 ||| 1 1 1 ||| |||\n")
+    c = compare_tables(str(ours), str(moses), columns=4)
+    assert (c["ours"], c["theirs"], c["common"], c["only_ours"], c["only_theirs"]) == (4, 4, 3, 1, 1)
+    assert c["alignment_mismatches"] == 1  # only `c ||| z`
+    assert c["count_mismatches"] == 0 and c["value_mismatches"] == 0
+
+
+# ------------------------------------------------------------------ Mediani: not built
+def test_score_moses_not_built_is_one_line(corpus, tmp_path, no_moses):
+    out = tmp_path / "pt.gz"
+    r = _cli("tm", "score-moses", "--extract", str(corpus / "extract.gz"), "--extract-inv",
+             str(corpus / "extract.inv.gz"), "--lex-f2e", str(corpus / "lex.f2e"), "--lex-e2f",
+             str(corpus / "lex.e2f"), "--out", str(out))
+    assert r.returncode == 2, r.stderr
+    assert "not built" in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists()
+
+
+def test_tmscore_bench_moses_rows_say_not_built(corpus, tmp_path, no_moses):
+    from smtbench.report import mediani as M
+    from smtbench.report import metrics
+    from smtbench.tm.bench import TmScoreSweep, run_sweep
+    rows_path = tmp_path / "rows.jsonl"
+    s = TmScoreSweep(extract=str(corpus / "extract.gz"), extract_inv=str(corpus / "extract.inv.gz"),
+                     lex_f2e=str(corpus / "lex.f2e"), lex_e2f=str(corpus / "lex.e2f"), workdir=str(tmp_path / "w"),
+                     fractions=[1.0], threads=[1, 2], memory=["16M"], systems=["ours", "moses"], partitions=[],
+                     repeats=1, src=str(corpus / "f"), tgt=str(corpus / "e"), align=str(corpus / "al"))
+    run_sweep(s, str(rows_path))
+    rows = pd.read_json(rows_path, lines=True)
+    mo = rows[rows.system.isin(["moses", "moses-extract"])]
+    assert len(mo) == 3 and (mo.status == moses_peer.NOT_BUILT).all()  # 2 thread counts + the extract check
+    t1 = M.table1(rows)
+    assert t1.loc[t1.key == "Moses", "status"].iloc[0] == moses_peer.NOT_BUILT
+    t3 = M.table3(rows)
+    assert (t3.moses == moses_peer.NOT_BUILT).all()
+    metrics.mediani(rows)  # no Moses metrics, no error
+
+
+# ------------------------------------------------------------------ Mediani: live Moses
+@pytest.mark.parametrize("threads", [1, 2])
+def test_moses_score_consolidate_table_equals_ours(corpus, tmp_path, threads):
+    _need("score", "consolidate")
+    from smtbench.tm.model import compare_tables
+    from smtbench.tm.score import score_moses, score_native
+    ours, moses = tmp_path / "ours.gz", tmp_path / "moses.gz"
+    score_native(str(corpus / "extract.gz"), str(corpus / "lex.f2e"), str(corpus / "lex.e2f"), str(ours))
+    st = score_moses(str(corpus / "extract.gz"), str(corpus / "extract.inv.gz"), str(corpus / "lex.f2e"),
+                     str(corpus / "lex.e2f"), str(moses), threads=threads, memory=16 << 20)
+    assert set(st) == {"s_sort", "s_score", "s_consolidate"}
+    c = compare_tables(str(ours), str(moses), columns=4)
+    assert c["only_ours"] == c["only_theirs"] == 0 and c["common"] > 1000, c
+    assert c["value_mismatches"] == c["alignment_mismatches"] == c["count_mismatches"] == 0, c["examples"]
+
+
+def test_moses_extract_equals_ours(corpus, tmp_path):
+    _need("extract")
+    from smtbench.tm.bench import multiset_diff
+    subprocess.run([str(moses_peer.program("extract")), str(corpus / "e"), str(corpus / "f"), str(corpus / "al"),
+                    str(tmp_path / "extract"), "7"], check=True, capture_output=True)
+    for ours, theirs in (("extract.gz", "extract"), ("extract.inv.gz", "extract.inv")):
+        d = multiset_diff(str(corpus / ours), str(tmp_path / theirs), tmp_path)
+        assert d["only_a"] == d["only_b"] == 0 and d["lines_a"] > 1000, d["examples"]
+
+
+# ------------------------------------------------------------------ Mediani Table 2 (BLEU)
+def test_tmscore_bleu_ours_row_and_moses_not_built(corpus, tmp_path, toy_arpa, no_moses):
+    from smtbench.report import mediani as M
+    from smtbench.tm.bench import TmBleuRun, run_bleu
+    from smtbench.tm.reordering import score_reordering
+    rt = tmp_path / "rt.gz"
+    score_reordering([str(corpus / "extract.o.gz")], str(rt))
+    ours = tmp_path / "pt.gz"
+    from smtbench.tm.score import score_native
+    score_native(str(corpus / "extract.gz"), str(corpus / "lex.f2e"), str(corpus / "lex.e2f"), str(ours))
+    src = (corpus / "f").read_text().splitlines()[:5]
+    ref = (corpus / "e").read_text().splitlines()[:5]
+    (tmp_path / "src").write_text("\n".join(src) + "\n")
+    (tmp_path / "ref").write_text("\n".join(ref) + "\n")
+    rows = run_bleu(TmBleuRun(extract=str(corpus / "extract.gz"), extract_inv=str(corpus / "extract.inv.gz"),
+                              lex_f2e=str(corpus / "lex.f2e"), lex_e2f=str(corpus / "lex.e2f"), ours=str(ours),
+                              reordering_table=str(rt), lm=str(toy_arpa), order=3, input=str(tmp_path / "src"),
+                              reference=str(tmp_path / "ref"), workdir=str(tmp_path / "w"), pop_limit=50,
+                              stack_size=50), str(tmp_path / "bleu.jsonl"))
+    by = {r["table"]: r for r in rows}
+    assert by["moses"]["status"] == moses_peer.NOT_BUILT and "bleu" not in by["moses"]
+    assert by["ours"]["bleu"] > 0 and by["ours"]["sentences"] == 5
+    t2 = M.table2(pd.read_json(tmp_path / "bleu.jsonl", lines=True))
+    assert t2.loc[t2.key == "Moses", "status"].iloc[0] == moses_peer.NOT_BUILT
+
+
+# ------------------------------------------------------------------ Moses2 paper Figs 1, 2, 10
+def _toy_ini(tmp_path: Path, corpus: Path, toy_arpa: Path) -> Path:
+    from smtbench.tm.model import write_ini
+    from smtbench.tm.reordering import score_reordering
+    from smtbench.tm.score import score_native
+    d = tmp_path / "model"
+    d.mkdir()
+    score_native(str(corpus / "extract.gz"), str(corpus / "lex.f2e"), str(corpus / "lex.e2f"),
+                 str(d / "phrase-table.gz"))
+    score_reordering([str(corpus / "extract.o.gz")], str(d / "reordering-table.gz"))
+    write_ini(d / "moses.ini", "phrase-table.gz", str(toy_arpa), 3, "reordering-table.gz")
+    return d / "moses.ini"
+
+
+def test_moses1_rows_and_figures_say_not_built(corpus, tmp_path, toy_arpa, no_moses):
+    from smtbench.report import metrics
+    ini = _toy_ini(tmp_path, corpus, toy_arpa)
+    (tmp_path / "src").write_text("".join(x + "\n" for x in (corpus / "f").read_text().splitlines()[:3]))
+    rows = tmp_path / "rows.jsonl"
+    r = _cli("bench", "moses1", "--model", f"workflow={ini}", "--input", str(tmp_path / "src"), "--threads", "1,2",
+             "--workdir", str(tmp_path / "w"), "--out", str(rows))
+    assert r.returncode == 0, r.stderr
+    df = pd.read_json(rows, lines=True)
+    assert len(df) == 8 and (df.status == moses_peer.NOT_BUILT).all()  # 2 tables x 2 reorderings x 2 threads
+    r = _cli("report", "moses2-moses1", "--rows", str(rows), "--tables", str(tmp_path / "t"), "--figures",
+             str(tmp_path / "f"), "--metrics", str(tmp_path / "m.csv"))
+    assert r.returncode == 0, r.stderr
+    for f in (1, 2, 10):
+        md = (tmp_path / "t" / f"moses2_fig{f}.md").read_text()
+        assert moses_peer.NOT_BUILT in md and "paper_" in md
+        assert (tmp_path / "f" / f"moses2_fig{f}.png").stat().st_size > 0
+    m = pd.read_csv(tmp_path / "m.csv")
+    assert m[(m.metric == "points")].value.iloc[0] == 8
+    assert not metrics.moses2_moses1(df) == []
+
+
+def test_moses1_bad_ini_is_one_line(tmp_path):
+    (tmp_path / "moses.ini").write_text("[feature]\nWordPenalty\n")
+    (tmp_path / "src").write_text("a\nb\n")
+    r = _cli("bench", "moses1", "--model", f"m={tmp_path / 'moses.ini'}", "--input", str(tmp_path / "src"),
+             "--workdir", str(tmp_path / "w"), "--out", str(tmp_path / "rows"))
+    assert r.returncode == 2 and "PhraseDictionaryMemory" in r.stderr and "Traceback" not in r.stderr
+    r = _cli("bench", "moses1", "--model", "noequals", "--input", str(tmp_path / "src"), "--workdir",
+             str(tmp_path / "w"))
+    assert r.returncode == 2 and "NAME=moses.ini" in r.stderr
+
+
+def test_moses1_table_implementations_translate_alike(tmp_path):
+    """Every storage of the oracle's model (text, probing, binarized reordering) gives Moses the same 1-best."""
+    _need("moses", "CreateProbingPT", "processLexicalTable")
+    if not (ORACLE / "moses.ini").exists():
+        pytest.skip("Moses oracle not present")
+    from smtbench.decode.moses1 import Moses1Sweep, run_sweep
+    (tmp_path / "src").write_text("".join(x + "\n" for x in (ORACLE / "dev.es").read_text().splitlines()[:4]))
+    rows = run_sweep(Moses1Sweep(models={"oracle": str(ORACLE / "moses.ini")}, input=str(tmp_path / "src"),
+                                 workdir=str(tmp_path / "w"), threads=[1, 2], search="cube", stack_size=50,
+                                 pop_limit=50, repeats=1), None)
+    assert len(rows) == 8
+    assert all(r["lines_differing_from_reference"] == 0 for r in rows), json.dumps(rows)[:2000]

@@ -1,0 +1,92 @@
+# The Moses2 paper ("Fast, scalable phrase-based decoding") Figs 1, 2 and 10, which only Moses v1 can show: its
+# decoding time with its phrase-table implementations (in-memory text vs CreateProbingPT's probing table, the
+# compact table where cmph was built), with its lexicalized-reordering implementations (in-memory text vs
+# processLexicalTable's binarized tree), and its speed against threads. Decoded: the workflow's own model (our
+# alignment, tables, LM; `tm model`'s moses.ini filtered to the dev verses: moses_training.smk's, or in profiles
+# without it, the same two commands here), and the Moses oracle's model as an extra row where ../shared has it.
+# Without Moses v1 (`make moses`) every row reads "not built (make moses)".
+M1 = P.get("moses2_moses1")
+M1_ORACLE = "../shared/oracles/moses-bible-dev"
+
+if M1:
+    ALL += expand(f"{OUT}/tables/moses2_fig{{f}}.md", f=[1, 2, 10])
+    METRICS.append(f"{OUT}/metrics/moses2_moses1.csv")
+
+    if MT:
+        M1_INI = rules.tm_model_dev.output.dev_ini
+    else:
+        M1_INI = "work/moses2_moses1/model-dev/moses.ini"
+
+        rule moses2_moses1_model:
+            """The workflow's model filtered to the dev verses, as moses_training.smk's tm_model_dev writes it."""
+            conda: CONDA_ENV
+            input:
+                pt=f"{TM}/phrase-table.gz",
+                rt=rules.tm_reorder.output,
+                lm=lm_model_path(M1["lm"]),
+                dev="work/data/dev.es",
+            output:
+                M1_INI,
+            params:
+                order=LM_MODELS[M1["lm"]]["order"],
+                outdir=lambda wildcards, output: str(Path(output[0]).parent),
+            log:
+                "work/moses2_moses1/logs/model.log",
+            shell:
+                "(smtbench tm filter --input {input.dev} --table {input.pt} {input.rt} --outdir {params.outdir}/tables "
+                "&& smtbench tm model --phrase-table {params.outdir}/tables/phrase-table.gz "
+                "--reordering-table {params.outdir}/tables/reordering-table.wbe-msd-bidirectional-fe.gz "
+                "--lm {input.lm} --order {params.order} --outdir {params.outdir}) > {log} 2>&1"
+
+    M1_EXTRA = {"oracle": f"{M1_ORACLE}/moses.ini"} if M1.get("oracle_row") and Path(M1_ORACLE).is_dir() else {}
+
+    rule moses2_moses1_bench:
+        conda: CONDA_ENV
+        input:
+            BUILD,
+            ini=M1_INI,
+            src="work/data/dev.es",
+            extra=list(M1_EXTRA.values()),
+        output:
+            f"{OUT}/raw/moses2_moses1/rows.jsonl",
+        params:
+            expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
+            extra=" ".join(f"--model {k}={v}" for k, v in M1_EXTRA.items()),
+            threads=",".join(map(str, M1["threads"])),
+            pts=",".join(M1["phrase_tables"]),
+            lrs=",".join(M1["reorderings"]),
+            search=M1["search"],
+            stack=M1["stack_size"],
+            pop_limit=M1.get("pop_limit", 400),
+            sentences=M1["sentences"],
+            repeats=M1["repeats"],
+            workdir=f"work/moses2_moses1/{PROFILE}",
+        threads: BENCH_THREADS  # the whole machine (see common.smk)
+        resources:
+            bench=1,
+        log:
+            f"{OUT}/logs/moses2_moses1/bench.log",
+        shell:
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moses1 --model workflow={input.ini} "
+            "{params.extra} --input {input.src} --sentences {params.sentences} --threads {params.threads} "
+            "--phrase-tables {params.pts} --reorderings {params.lrs} --search {params.search} -s {params.stack} "
+            "--pop-limit {params.pop_limit} --repeats {params.repeats} --workdir {params.workdir} --progress "
+            "--out {output} 2> {log}"
+
+    rule moses2_moses1_report:
+        conda: CONDA_ENV
+        input:
+            rows=rules.moses2_moses1_bench.output,
+        output:
+            shown_all(expand(f"{OUT}/tables/moses2_fig{{f}}.{{ext}}", f=[1, 2, 10], ext=["csv", "md"]),
+                      "moses2_moses1"),
+            shown_all(expand(f"{OUT}/figures/moses2_fig{{f}}.png", f=[1, 2, 10]), "moses2_moses1"),
+            metrics=f"{OUT}/metrics/moses2_moses1.csv",
+        params:
+            tables=lambda wildcards, output: str(Path(output.metrics).parent.parent / "tables"),
+            figures=lambda wildcards, output: str(Path(output.metrics).parent.parent / "figures"),
+        log:
+            f"{OUT}/logs/moses2_moses1/report.log",
+        shell:
+            "smtbench report moses2-moses1 --rows {input.rows} --tables {params.tables} --figures {params.figures} "
+            "--metrics {output.metrics} 2> {log}"
