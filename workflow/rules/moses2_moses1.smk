@@ -2,43 +2,18 @@
 # decoding time with its phrase-table implementations (in-memory text vs CreateProbingPT's probing table, the
 # compact table where cmph was built), with its lexicalized-reordering implementations (in-memory text vs
 # processLexicalTable's binarized tree), and its speed against threads. Decoded: the workflow's own model (our
-# alignment, tables, LM; `tm model`'s moses.ini filtered to the dev verses: moses_training.smk's, or in profiles
-# without it, the same two commands here), and the Moses oracle's model as an extra row where ../shared has it.
+# alignment, tables, LM; `tm model`'s moses.ini filtered to the dev verses: moses_training.smk's tm_model_filtered,
+# defined in every profile), and the Moses oracle's model as an extra row where ../shared has it.
 # Without Moses v1 (`make moses`) every row reads "not built (make moses)".
 M1 = P.get("moses2_moses1")
-M1_ORACLE = "../shared/oracles/moses-bible-dev"
 
 if M1:
     ALL += expand(f"{OUT}/tables/moses2_fig{{f}}.md", f=[1, 2, 10])
     METRICS.append(f"{OUT}/metrics/moses2_moses1.csv")
 
-    if MT:
-        M1_INI = rules.tm_model_dev.output.dev_ini
-    else:
-        M1_INI = "work/moses2_moses1/model-dev/moses.ini"
+    M1_INI = f"{TM}/model-dev/moses.ini"  # the workflow's model filtered to the dev verses (moses_training.smk)
 
-        rule moses2_moses1_model:
-            """The workflow's model filtered to the dev verses, as moses_training.smk's tm_model_dev writes it."""
-            conda: CONDA_ENV
-            input:
-                pt=f"{TM}/phrase-table.gz",
-                rt=rules.tm_reorder.output,
-                lm=lm_model_path(M1["lm"]),
-                dev="work/data/dev.es",
-            output:
-                M1_INI,
-            params:
-                order=LM_MODELS[M1["lm"]]["order"],
-                outdir=lambda wildcards, output: str(Path(output[0]).parent),
-            log:
-                "work/moses2_moses1/logs/model.log",
-            shell:
-                "(smtbench tm filter --input {input.dev} --table {input.pt} {input.rt} --outdir {params.outdir}/tables "
-                "&& smtbench tm model --phrase-table {params.outdir}/tables/phrase-table.gz "
-                "--reordering-table {params.outdir}/tables/reordering-table.wbe-msd-bidirectional-fe.gz "
-                "--lm {input.lm} --order {params.order} --outdir {params.outdir}) > {log} 2>&1"
-
-    M1_EXTRA = {"oracle": f"{M1_ORACLE}/moses.ini"} if M1.get("oracle_row") and Path(M1_ORACLE).is_dir() else {}
+    M1_EXTRA = {"oracle": f"{ORACLE}/moses.ini"} if M1.get("oracle_row") and HAVE_ORACLE else {}
 
     rule moses2_moses1_bench:
         conda: CONDA_ENV

@@ -55,8 +55,9 @@ rule tm_oracle_tables:
 # Our end-to-end model (our alignment, tables, reordering and LM; `tm model`'s moses.ini), and the same filtered to a
 # split's source as Moses' filter-model-given-input.pl does: the model every decoding experiment runs on where it
 # does not ask for the oracle's (moses_decode.smk), decoded by Moses2 / Moses too. Defined in every profile; built
-# only when something asks for it. Its LM: config `moses_training.lm` (else bible.o5).
-TRAINED_LM = (MT or {}).get("lm", "bible.o5")
+# only when something asks for it. Its LM: config `moses_training.lm`, else (profiles without moses_training)
+# `moses2_moses1.lm`, else bible.o5.
+TRAINED_LM = (MT or P.get("moses2_moses1") or {}).get("lm", "bible.o5")
 
 
 rule tm_model:
