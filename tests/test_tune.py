@@ -1,0 +1,148 @@
+"""Weight tuning (smtbench.tune): BLEU statistics against sacrebleu, the MERT envelope and line search against brute
+force on tiny constructed cases, MERT/MIRA determinism, the n-best pool."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from smtbench.tune import mert, mira
+from smtbench.tune.bleu import Reference, background_bleu, bleu, bleu_many
+from smtbench.tune.pool import NbestPool, TuneDataError
+
+
+def synthetic_pool(sentences: int = 40, hyps: int = 12, seed: int = 0, layout=(("A", 2), ("B", 2))) -> NbestPool:
+    """Hypotheses that are noisy copies of their reference; feature 0 tracks quality, the rest is noise."""
+    rng = np.random.default_rng(seed)
+    vocab = [f"w{i}" for i in range(4)]
+    pool = NbestPool([Reference([" ".join(rng.choice(vocab, 10))]) for _ in range(sentences)], layout)
+    dim = sum(k for _, k in layout)
+    for s in range(sentences):
+        ref = pool.refs[s].counts and [g[0] for g in pool.refs[s].counts if len(g) == 1]
+        for _ in range(hyps):
+            words = [w if rng.random() < 0.6 else str(rng.choice(vocab)) for w in rng.choice(ref, 10)]
+            words = words[: int(rng.integers(6, 11))]
+            f = rng.normal(size=dim)
+            f[0] += pool.refs[s].stats(" ".join(words))[0] / 5
+            pool.add(s, " ".join(words), np.round(f, 3))
+    return pool
+
+
+def test_bleu_matches_sacrebleu() -> None:
+    sacrebleu = pytest.importorskip("sacrebleu")
+    rng = np.random.default_rng(3)
+    vocab = [f"w{i}" for i in range(5)]
+    refs = [" ".join(rng.choice(vocab, int(rng.integers(3, 15)))) for _ in range(50)]
+    hyps = [" ".join(rng.choice(vocab, int(rng.integers(3, 15)))) for _ in range(50)]
+    total = np.sum([Reference([r]).stats(h) for r, h in zip(refs, hyps)], axis=0)
+    ours = 100 * bleu(total)
+    theirs = sacrebleu.corpus_bleu(hyps, [refs], tokenize="none").score
+    assert ours == pytest.approx(theirs, abs=1e-9)
+    assert bleu_many(total[None, :])[0] == pytest.approx(bleu(total), abs=1e-15)
+
+
+def test_bleu_statistics_by_hand() -> None:
+    ref = Reference(["the cat sat on the mat", "a cat sat"])
+    # clipped by the largest count in any one reference: 'the' x2, 'cat' x1
+    assert ref.stats("the the the cat") == [3, 4, 1, 3, 0, 2, 0, 1, 3]  # closest length 3 (|4-3| < |4-6|)
+    assert ref.stats("the cat sat on") == [4, 4, 3, 3, 2, 2, 1, 1, 3]  # 4: 3 and 6 are 1 and 2 away
+    assert Reference(["a b", "a b c d"]).stats("a b c") == [3, 3, 2, 2, 1, 1, 0, 0, 2]  # tie: the shorter
+    assert ref.stats("the  cat") == ref.stats("the cat")  # blanks collapse
+    assert bleu([3, 4, 1, 3, 0, 2, 0, 1, 3]) == 0.0
+    assert background_bleu(np.zeros((1, 9)), np.ones(9))[0] == pytest.approx(1.0)
+
+
+def test_envelopes_against_brute_force() -> None:
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(1, 9, 60)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.uint64)
+    n = int(offsets[-1])
+    slope = rng.integers(-3, 4, n).astype(float)  # many equal slopes
+    intercept = rng.integers(-5, 6, n).astype(float)
+    x, idx, counts = mert.envelopes(offsets, slope, intercept)
+    for g in range(len(sizes)):
+        lo, hi = int(offsets[g]), int(offsets[g + 1])
+        seg_x, seg_i = x[lo:lo + counts[g]], idx[lo:lo + counts[g]]
+        assert np.all(np.diff(seg_x[1:]) > 0)
+        probes = np.concatenate([[-1e6, 1e6], rng.uniform(-10, 10, 200)])
+        for p in probes:
+            y = slope[lo:hi] * p + intercept[lo:hi]
+            k = np.searchsorted(seg_x, p, side="right") - 1
+            if np.any(np.isclose(seg_x, p)):
+                continue
+            assert y[seg_i[k] - lo] == pytest.approx(y.max())
+
+
+def _brute_force_line(pool: NbestPool, origin: np.ndarray, direction: np.ndarray) -> float:
+    """Best BLEU along the line: every pairwise intersection of two hypotheses of one sentence is a candidate
+    breakpoint; BLEU is constant between them, so probing every gap (and beyond both ends) finds the maximum."""
+    feats, stats, offsets = pool.arrays()
+    m, b = feats @ direction, feats @ origin
+    xs = []
+    for s in range(pool.sentences):
+        lo, hi = int(offsets[s]), int(offsets[s + 1])
+        for i, j in itertools.combinations(range(lo, hi), 2):
+            if m[i] != m[j]:
+                xs.append((b[j] - b[i]) / (m[i] - m[j]))
+    xs = np.unique(xs)
+    probes = np.concatenate([[xs[0] - 1.0, xs[-1] + 1.0], (xs[1:] + xs[:-1]) / 2])
+    return max(mert.score_at(pool, origin + p * direction) for p in probes)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_line_search_is_exact(seed: int) -> None:
+    pool = synthetic_pool(sentences=6, hyps=5, seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(4):
+        origin, direction = rng.normal(size=pool.dim), rng.normal(size=pool.dim)
+        x, score = mert.line_search(pool, origin, direction)
+        assert score > 0 and score == pytest.approx(_brute_force_line(pool, origin, direction), abs=1e-12)
+        assert mert.score_at(pool, origin + x * direction) == pytest.approx(score, abs=1e-12)
+
+
+def test_one_bests_first_of_equals() -> None:
+    feats = np.array([[1.0], [3.0], [3.0], [2.0], [-1.0]])
+    offsets = np.array([0, 3, 5], dtype=np.uint64)
+    assert list(mert.one_bests(feats, offsets, np.array([1.0]))) == [1, 3]
+
+
+def test_mert_improves_and_is_deterministic() -> None:
+    pool = synthetic_pool()
+    start = np.array([0.0, 1.0, 1.0, 1.0])
+    a = mert.mert(pool, [start], np.random.default_rng(7), restarts=3)
+    b = mert.mert(pool, [start], np.random.default_rng(7), restarts=3)
+    assert np.array_equal(a.weights, b.weights) and a.bleu == b.bleu
+    assert a.bleu > a.start_bleu
+    assert np.abs(a.weights).sum() == pytest.approx(1.0)
+    assert mert.score_at(pool, a.weights) == pytest.approx(a.bleu)
+
+
+def test_kbmira_improves_and_is_deterministic() -> None:
+    pool = synthetic_pool()
+    start = np.array([0.0, 0.3, 0.3, 0.3])
+    a = mira.kbmira(pool, start, np.random.default_rng(7), epochs=10)
+    b = mira.kbmira(pool, start, np.random.default_rng(7), epochs=10)
+    assert np.array_equal(a.weights, b.weights) and a.bleu == b.bleu
+    assert a.bleu > a.start_bleu and a.updates > 0
+    assert mert.score_at(pool, a.weights) == pytest.approx(a.bleu)
+
+
+def test_pool_reads_nbest_and_dedups(tmp_path) -> None:
+    p = tmp_path / "nb"
+    p.write_text("0 ||| a b ||| UnknownWordPenalty0= 0 A= 1 2 B= 3 ||| 1\n"
+                 "0 ||| a b ||| UnknownWordPenalty0= 0 A= 1 2 B= 3 ||| 1\n"
+                 "0 ||| a b ||| UnknownWordPenalty0= 0 A= 1 2 B= 4 ||| 1\n"
+                 "1 ||| c ||| UnknownWordPenalty0= -100 A= 0 0 B= 0 ||| 1\n")
+    pool = NbestPool([Reference(["a b"]), Reference(["c"])], [("A", 2), ("B", 1)])
+    assert pool.add_nbest(p) == (4, 3)
+    feats, stats, offsets = pool.arrays()
+    assert feats.tolist() == [[1, 2, 3], [1, 2, 4], [0, 0, 0]] and list(offsets) == [0, 2, 3]
+    assert stats[0].tolist() == [2, 2, 1, 1, 0, 0, 0, 0, 2]
+    bad = tmp_path / "bad"
+    bad.write_text("0 ||| a ||| A= 1 2 ||| 1\n")
+    with pytest.raises(TuneDataError, match=r"bad:1: no values for feature B"):
+        pool.add_nbest(bad)
+    bad.write_text("5 ||| a ||| A= 1 2 B= 1 ||| 1\n")
+    with pytest.raises(TuneDataError, match=r"bad:1: sentence id 5"):
+        pool.add_nbest(bad)
