@@ -146,3 +146,82 @@ def test_pool_reads_nbest_and_dedups(tmp_path) -> None:
     bad.write_text("5 ||| a ||| A= 1 2 B= 1 ||| 1\n")
     with pytest.raises(TuneDataError, match=r"bad:1: sentence id 5"):
         pool.add_nbest(bad)
+
+
+TOY_INI = """\
+# a toy model for the tuning loop
+[input-factors]
+0
+[mapping]
+0 T 0
+[distortion-limit]
+6
+[feature]
+UnknownWordPenalty
+WordPenalty
+PhrasePenalty
+PhraseDictionaryMemory name=TranslationModel0 num-features=4 path=pt.gz input-factor=0 output-factor=0
+Distortion
+KENLM name=LM0 factor=0 path=lm.arpa order=1
+[weight]
+# keep this comment
+UnknownWordPenalty0= 1
+WordPenalty0= -1
+PhrasePenalty0= 0.2
+TranslationModel0= 0.2 0.2 0.2 0.2
+Distortion0= 0.3
+LM0= 0.5
+"""
+
+
+def _toy_tuning_model(tmp) -> tuple:
+    import gzip
+
+    with gzip.open(tmp / "pt.gz", "wt") as fh:
+        fh.write("a ||| x ||| 0.6 0.6 0.6 0.6 ||| 0-0 ||| 1 1 1\n"
+                 "a ||| y ||| 0.4 0.3 0.2 0.4 ||| 0-0 ||| 1 1 1\n"
+                 "b ||| z ||| 0.5 0.5 0.5 0.5 ||| 0-0 ||| 1 1 1\n"
+                 "b ||| z z ||| 0.5 0.4 0.5 0.4 ||| 0-0 ||| 1 1 1\n"
+                 "a b ||| y z ||| 0.3 0.3 0.3 0.3 ||| 0-0 1-1 ||| 1 1 1\n")
+    (tmp / "lm.arpa").write_text("\\data\\\nngram 1=6\n\n\\1-grams:\n-1\t<s>\n-1\t</s>\n-0.5\tx\n-0.6\ty\n"
+                                 "-0.7\tz\n-2\t<unk>\n\n\\end\\\n")
+    (tmp / "moses.ini").write_text(TOY_INI)
+    (tmp / "dev.src").write_text("a b\nb a\na\nb b a\n")
+    (tmp / "dev.ref").write_text("y z\nz z y\ny\nz z y\n")
+    return tmp / "moses.ini", tmp / "dev.src", tmp / "dev.ref"
+
+
+@pytest.mark.parametrize("optimizer", ["mert", "mira"])
+def test_tune_loop_resumes_and_keeps_layout(tmp_path, optimizer: str) -> None:
+    from smtbench.cli import main
+    from smtbench.decode.ini import load_ini
+
+    ini, src, ref = _toy_tuning_model(tmp_path)
+    out = tmp_path / "tuned.ini"
+    args = ["tune", "-f", str(ini), "--input", str(src), "--reference", str(ref), "--decoder", "cube",
+            "--out", str(out), "--optimizer", optimizer, "--nbest", "5", "--max-iterations", "2",
+            "--random-restarts", "2", "--mira-epochs", "3", "--no-progress", "--", "--pop-limit", "10"]
+    assert main(args) == 0
+    before, after = ini.read_text().splitlines(), out.read_text().splitlines()
+    assert len(before) == len(after)
+    changed = [(a, b) for a, b in zip(before, after) if a != b]
+    assert changed and all(a.split("=")[0] == b.split("=")[0] and "=" in a for a, b in changed)
+    assert "UnknownWordPenalty0= 1" in after and "# keep this comment" in after
+    tuned = load_ini(out)
+    assert sum(abs(w) for f in tuned.features if f.name != "UnknownWordPenalty0" for w in f.weights) == \
+        pytest.approx(1.0)
+    work = tmp_path / "tuned.ini.work"
+    stamp = (work / "run1.nbest.gz").stat().st_mtime_ns
+    first = out.read_text()
+    assert main(args) == 0  # resumed: nothing decoded again, the same answer
+    assert (work / "run1.nbest.gz").stat().st_mtime_ns == stamp and out.read_text() == first
+    assert main(args[:-2] + ["--seed", "9", "--", "--pop-limit", "10"]) == 2  # another run's work dir
+
+
+def test_tune_rejects_decoder_io_options(tmp_path, capsys) -> None:
+    from smtbench.cli import main
+
+    ini, src, ref = _toy_tuning_model(tmp_path)
+    assert main(["tune", "-f", str(ini), "--input", str(src), "--reference", str(ref), "--out",
+                 str(tmp_path / "o.ini"), "--", "-o", "x"]) == 2
+    assert "decoder option -o: set by `smtbench tune` itself" in capsys.readouterr().err
