@@ -17,7 +17,7 @@ static int by_slope(const void *pa, const void *pb) {
 }
 
 int sb_mert_envelopes(size_t ngroups, const uint64_t *offsets, const double *slope, const double *intercept,
-                      double *out_x, uint32_t *out_idx, uint32_t *counts) {
+                      const uint32_t *order, double *out_x, uint32_t *out_idx, uint32_t *counts) {
     if (!offsets || (ngroups && (!slope || !intercept || !out_x || !out_idx || !counts))) return SB_EINVAL;
     if (offsets[0] != 0) return SB_EINVAL;
     size_t widest = 0;
@@ -35,12 +35,29 @@ int sb_mert_envelopes(size_t ngroups, const uint64_t *offsets, const double *slo
         size_t lo = (size_t)offsets[g], n = (size_t)(offsets[g + 1] - offsets[g]);
         counts[g] = 0;
         if (!n) continue;
-        for (size_t i = 0; i < n; i++) {
-            ls[i].m = slope[lo + i];
-            ls[i].b = intercept[lo + i];
-            ls[i].idx = (uint32_t)(lo + i);
+        if (order) {
+            /* presorted by slope: keep one line per slope (highest intercept, then lowest index) */
+            size_t k = 0;
+            for (size_t i = 0; i < n; i++) {
+                uint32_t j = order[lo + i];
+                if (j < lo || j >= lo + n) { free(ls); return SB_EINVAL; }
+                line_t l = {slope[j], intercept[j], j};
+                if (k && l.m == ls[k - 1].m) {
+                    if (l.b > ls[k - 1].b || (l.b == ls[k - 1].b && l.idx < ls[k - 1].idx)) ls[k - 1] = l;
+                    continue;
+                }
+                if (k && l.m < ls[k - 1].m) { free(ls); return SB_EINVAL; }
+                ls[k++] = l;
+            }
+            n = k;
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                ls[i].m = slope[lo + i];
+                ls[i].b = intercept[lo + i];
+                ls[i].idx = (uint32_t)(lo + i);
+            }
+            qsort(ls, n, sizeof *ls, by_slope);
         }
-        qsort(ls, n, sizeof *ls, by_slope);
         /* the hull as a stack written straight into out_x / out_idx at lo .. lo + top; its slopes/intercepts in
          * ls[0 .. top] (ls is consumed left to right, so the stack never overtakes the read position) */
         size_t top = 0;

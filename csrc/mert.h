@@ -14,9 +14,12 @@
  * the best line as x -> -inf (out_x there is -HUGE_VAL), and for j >= 1 line out_idx[offsets[g] + j] (an index into
  * the whole array) is on top from x = out_x[offsets[g] + j] on, strictly increasing. Ties: among lines of equal
  * slope the highest intercept, then the lowest index; a line on top at a single point only is left out.
- * SB_EINVAL for non-finite input or bad offsets, SB_ENOMEM when the scratch cannot be allocated. */
+ * order: NULL, or every group's line indices (global) sorted by ascending slope, at the group's offsets (the same
+ * for every line search along one coordinate: sorted once, each search is then linear).
+ * SB_EINVAL for non-finite input, bad offsets or an order that is not sorted by slope within its group,
+ * SB_ENOMEM when the scratch cannot be allocated. */
 int sb_mert_envelopes(size_t ngroups, const uint64_t *offsets, const double *slope, const double *intercept,
-                      double *out_x, uint32_t *out_idx, uint32_t *counts);
+                      const uint32_t *order, double *out_x, uint32_t *out_idx, uint32_t *counts);
 /* CFFI-END */
 
 #endif

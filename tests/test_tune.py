@@ -61,6 +61,12 @@ def test_envelopes_against_brute_force() -> None:
     slope = rng.integers(-3, 4, n).astype(float)  # many equal slopes
     intercept = rng.integers(-5, 6, n).astype(float)
     x, idx, counts = mert.envelopes(offsets, slope, intercept)
+    x2, idx2, counts2 = mert.envelopes(offsets, slope, intercept, mert.slope_order(offsets, slope))
+    assert np.array_equal(counts, counts2)
+    for g in range(len(sizes)):
+        lo = int(offsets[g])
+        assert np.array_equal(x[lo:lo + counts[g]], x2[lo:lo + counts[g]])
+        assert np.array_equal(idx[lo:lo + counts[g]], idx2[lo:lo + counts[g]])
     for g in range(len(sizes)):
         lo, hi = int(offsets[g]), int(offsets[g + 1])
         seg_x, seg_i = x[lo:lo + counts[g]], idx[lo:lo + counts[g]]

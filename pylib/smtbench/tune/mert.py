@@ -47,8 +47,9 @@ def score_at(pool: NbestPool, w: np.ndarray) -> float:
     return bleu(stats[one_bests(feats, offsets, w)].sum(axis=0))
 
 
-def envelopes(offsets: np.ndarray, slope: np.ndarray, intercept: np.ndarray):
-    """(x, idx, counts) of csrc/mert.c: each sentence's envelope segments at its own offsets."""
+def envelopes(offsets: np.ndarray, slope: np.ndarray, intercept: np.ndarray, order: np.ndarray | None = None):
+    """(x, idx, counts) of csrc/mert.c: each sentence's envelope segments at its own offsets; ``order``: the lines
+    sorted by slope within each sentence (``slope_order``), or None to sort here."""
     n = len(slope)
     slope = np.ascontiguousarray(slope, dtype=np.float64)
     intercept = np.ascontiguousarray(intercept, dtype=np.float64)
@@ -58,15 +59,22 @@ def envelopes(offsets: np.ndarray, slope: np.ndarray, intercept: np.ndarray):
     counts = np.empty(len(offsets) - 1, dtype=np.uint32)
     check(lib.sb_mert_envelopes(len(counts), ffi.from_buffer("uint64_t[]", offsets),
                                 ffi.from_buffer("double[]", slope), ffi.from_buffer("double[]", intercept),
+                                ffi.NULL if order is None else ffi.from_buffer("uint32_t[]", order),
                                 ffi.from_buffer("double[]", out_x), ffi.from_buffer("uint32_t[]", out_idx),
                                 ffi.from_buffer("uint32_t[]", counts)), "MERT envelopes")
     return out_x, out_idx, counts
 
 
+def slope_order(offsets: np.ndarray, slope: np.ndarray) -> np.ndarray:
+    """Every sentence's hypotheses (global indices) by ascending slope, at the sentence's offsets."""
+    group = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets).astype(np.int64))
+    return np.lexsort((slope, group)).astype(np.uint32)
+
+
 def line_search_values(feats: np.ndarray, stats: np.ndarray, offsets: np.ndarray, origin_scores: np.ndarray,
-                       slope: np.ndarray) -> tuple[float, float]:
+                       slope: np.ndarray, order: np.ndarray | None = None) -> tuple[float, float]:
     """The exact line search given every hypothesis' score at the origin and its slope: (best x, best BLEU)."""
-    out_x, out_idx, counts = envelopes(offsets, slope, origin_scores)
+    out_x, out_idx, counts = envelopes(offsets, slope, origin_scores, order)
     starts = offsets[:-1].astype(np.int64)
     sizes = np.diff(offsets).astype(np.int64)
     base = stats[out_idx[starts]].sum(axis=0)
@@ -101,10 +109,22 @@ def line_search(pool: NbestPool, origin: np.ndarray, direction: np.ndarray) -> t
     return line_search_values(feats, stats, offsets, feats @ origin, feats @ direction)
 
 
+def coordinate_orders(pool: NbestPool) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Each feature's column (contiguous) and its slope order, computed once per pool."""
+    cache = getattr(pool, "_mert_orders", None)
+    if cache is None or cache[0] is not pool.arrays()[0]:
+        feats, _, offsets = pool.arrays()
+        columns = [np.ascontiguousarray(feats[:, d]) for d in range(pool.dim)]
+        cache = (feats, columns, [slope_order(offsets, c) for c in columns])
+        pool._mert_orders = cache
+    return cache[1], cache[2]
+
+
 def optimise_from(pool: NbestPool, start: np.ndarray, rng: np.random.Generator | None = None,
                   random_directions: int = 0) -> tuple[np.ndarray, float, int]:
     """Moses' SimpleOptimizer from one point: (end point, its BLEU, rounds)."""
     feats, stats, offsets = pool.arrays()
+    columns, orders = coordinate_orders(pool)
     p = np.array(start, dtype=np.float64)
     best_score = score_at(pool, p)
     best = p.copy()
@@ -117,11 +137,11 @@ def optimise_from(pool: NbestPool, start: np.ndarray, rng: np.random.Generator |
             if d < pool.dim:
                 direction = np.zeros(pool.dim)
                 direction[d] = 1.0
-                slope = feats[:, d]
+                slope, order = columns[d], orders[d]
             else:
                 direction = rng.uniform(0.0, 1.0, pool.dim) if rng is not None else np.ones(pool.dim)
-                slope = feats @ direction
-            x, s = line_search_values(feats, stats, offsets, origin_scores, slope)
+                slope, order = feats @ direction, None
+            x, s = line_search_values(feats, stats, offsets, origin_scores, slope, order)
             if s > best_score:
                 best_score = s
                 best = p + x * direction
