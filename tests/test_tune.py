@@ -231,3 +231,22 @@ def test_tune_rejects_decoder_io_options(tmp_path, capsys) -> None:
     assert main(["tune", "-f", str(ini), "--input", str(src), "--reference", str(ref), "--out",
                  str(tmp_path / "o.ini"), "--", "-o", "x"]) == 2
     assert "decoder option -o: set by `smtbench tune` itself" in capsys.readouterr().err
+
+
+def test_tune_eval_row(tmp_path) -> None:
+    import json
+
+    from smtbench.cli import main
+
+    ini, src, ref = _toy_tuning_model(tmp_path)
+    out = tmp_path / "row.json"
+    assert main(["tune-eval", "-f", str(ini), "--input", str(src), "--reference", str(ref), "--sentences", "3",
+                 "--label", "default", "--output", str(tmp_path / "hyp"), "--out", str(out), "--",
+                 "--pop-limit", "10"]) == 0
+    row = json.loads(out.read_text())
+    import sacrebleu
+
+    hyps = (tmp_path / "hyp").read_text().splitlines()
+    assert len(hyps) == 3 and row["sentences"] == 3 and row["label"] == "default"
+    assert row["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [ref.read_text().splitlines()[:3]],
+                                                              tokenize="none", force=True).score, abs=1e-4)

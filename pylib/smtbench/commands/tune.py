@@ -21,6 +21,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--optimizer", choices=["mert", "mira"], default="mert",
                    help="mert (Moses' mert) or mira (Moses' kbmira); default mert")
     p.add_argument("--seed", type=int, default=1, help="random restarts / MIRA's order (default 1)")
+    p.add_argument("--sentences", type=int, default=0, help="tune on the first N dev sentences only (0 = all)")
     p.add_argument("--nbest", type=int, default=100, help="n-best size per iteration (mert-moses.pl: 100)")
     p.add_argument("--max-iterations", type=int, default=25, help="mert-moses.pl's default 25")
     p.add_argument("--random-restarts", type=int, default=20, help="MERT's random starting points (20)")
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
                        optimizer=args.optimizer, nbest=args.nbest, seed=args.seed,
                        max_iterations=args.max_iterations, restarts=args.random_restarts, mira_c=args.mira_c,
                        mira_epochs=args.mira_epochs, return_best_dev=args.return_best_dev,
-                       progress=not args.no_progress)
+                       progress=not args.no_progress, sentences=args.sentences)
     workdir = args.workdir or f"{args.out}.work"
     final, history = tune(args.config, args.input, args.reference, workdir, opts)
     write_ini(args.config, final, args.out)

@@ -99,6 +99,7 @@ class TuneOptions:
     mira_epochs: int = 60
     return_best_dev: bool = False
     progress: bool = True
+    sentences: int = 0   # tune on the first N dev sentences only (0 = all)
 
     def check(self) -> None:
         if self.decoder not in DECODERS:
@@ -109,6 +110,8 @@ class TuneOptions:
             raise TuneError(f"--nbest {self.nbest}: must be in 1..100000")
         if not 1 <= self.max_iterations <= 1000:
             raise TuneError(f"--max-iterations {self.max_iterations}: must be in 1..1000")
+        if self.sentences < 0:
+            raise TuneError(f"--sentences {self.sentences}: must be >= 0")
         if not 0 <= self.restarts <= 10_000:
             raise TuneError(f"--random-restarts {self.restarts}: must be in 0..10000")
 
@@ -129,20 +132,26 @@ class Iteration:
     converged: bool
 
 
-def _sacrebleu(hyp_path: Path, refs: list[list[str]]) -> float:
+def sacrebleu_tok(hyp_path: Path, refs: list[list[str]]) -> float:
+    """sacrebleu with ``--tokenize none`` (the text is tokenized and lowercased already)."""
     import sacrebleu
 
     hyps = hyp_path.read_text(encoding="utf-8").splitlines()
     return float(sacrebleu.corpus_bleu(hyps, refs, tokenize="none", force=True).score)
 
 
-def _decode(ini: str, src: str, weights: dict[str, list[float]], opts: TuneOptions, onebest: Path, nbest: Path,
-            log: Path, err: IO[str]) -> float:
-    """Run ``smtbench decode <decoder>`` with the weights overwritten; its stderr goes to ``log`` and ours."""
+def decode(ini: str, src: str, weights: dict[str, list[float]] | None, opts: TuneOptions, onebest: Path,
+           nbest: Path | None, log: Path, err: IO[str]) -> float:
+    """Run ``smtbench decode <decoder>`` (weights overwritten when given, an n-best list when ``nbest``); its stderr
+    goes to ``log`` and, with progress on, to ``err``. Returns the wall seconds."""
     from ..ioutil import atomic_open
 
-    cmd = [sys.executable, "-m", "smtbench.cli", "decode", opts.decoder, "-f", ini, "--weight-overwrite",
-           weight_string(weights), "--input", src, "-o", str(onebest), "--n-best", str(nbest), str(opts.nbest)]
+    cmd = [sys.executable, "-m", "smtbench.cli", "decode", opts.decoder, "-f", ini, "--input", src,
+           "-o", str(onebest)]
+    if weights:
+        cmd += ["--weight-overwrite", weight_string(weights)]
+    if nbest is not None:
+        cmd += ["--n-best", str(nbest), str(opts.nbest)]
     if not opts.progress:
         cmd.append("--no-progress")
     cmd += opts.decoder_args
@@ -187,17 +196,20 @@ def tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathLi
     layout = tuneable_layout(cfg)
     if not layout:
         raise TuneError(f"{ini}: no tuneable feature")
+    work = Path(workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    record = {"ini": str(Path(ini).resolve()), "input": str(Path(src).resolve()),
+              "references": [str(Path(r).resolve()) for r in references], "layout": layout,
+              **{k: v for k, v in asdict(opts).items() if k not in ("progress", "return_best_dev", "sentences")}}
+    if opts.sentences:
+        record["sentences"] = opts.sentences
+    src, references = _subset(src, references, opts.sentences, work)
     refs = load_references(list(references))
     ref_columns = [Path(r).read_text(encoding="utf-8").splitlines() for r in references]
     with open(src, encoding="utf-8") as fh:
         n_src = sum(1 for _ in fh)
     if n_src != len(refs):
         raise TuneError(f"{src}: {n_src} lines, but {references[0]} has {len(refs)}")
-    work = Path(workdir)
-    work.mkdir(parents=True, exist_ok=True)
-    record = {"ini": str(Path(ini).resolve()), "input": str(Path(src).resolve()),
-              "references": [str(Path(r).resolve()) for r in references], "layout": layout,
-              **{k: v for k, v in asdict(opts).items() if k not in ("progress", "return_best_dev")}}
     record["layout"] = [list(x) for x in layout]
     state = work / "tune.json"
     if state.exists():
@@ -230,10 +242,10 @@ def tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathLi
                 atomic_write_text(work / f"run{run}.weights.json", json.dumps(decoded) + "\n")
                 print(f"tune: run {run}: decoding {len(refs)} sentences ({opts.decoder}, n-best {opts.nbest})",
                       file=err)
-                dec_s = _decode(ini, src, decoded, opts, onebest, nbest, work / f"run{run}.decode.log", err)
+                dec_s = decode(ini, src, decoded, opts, onebest, nbest, work / f"run{run}.decode.log", err)
             lines, new = pool.add_nbest(nbest)
             pool.check_complete(str(nbest))
-            dev_bleu = _sacrebleu(onebest, ref_columns)
+            dev_bleu = sacrebleu_tok(onebest, ref_columns)
             t0 = time.perf_counter()
             new_w, before, after = _optimise(pool, current, opts, run)
             opt_s = time.perf_counter() - t0
@@ -260,6 +272,24 @@ def tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathLi
         final = best.weights
         print(f"tune: returning the weights of run {best.run} (best dev BLEU {best.dev_bleu:.2f})", file=err)
     return final, history
+
+
+def _subset(src: str, references: Sequence[str], sentences: int, work: Path) -> tuple[str, list[str]]:
+    """With ``sentences``: the first N lines of the source and references, copied into the work directory."""
+    if not sentences:
+        return src, list(references)
+    from ..ioutil import atomic_write_text
+
+    out = []
+    for k, path in enumerate([src, *references]):
+        with open(path, encoding="utf-8") as fh:
+            lines = [line for _, line in zip(range(sentences), fh)]
+        if len(lines) < sentences:
+            raise TuneError(f"{path}: {len(lines)} lines, fewer than --sentences {sentences}")
+        dst = work / ("dev.src" if k == 0 else f"dev.ref{k - 1}")
+        atomic_write_text(dst, "".join(lines))
+        out.append(str(dst))
+    return out[0], out[1:]
 
 
 def weights_of_dict(weights: dict[str, list[float]], layout: Sequence[tuple[str, int]]) -> np.ndarray:
