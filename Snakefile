@@ -55,6 +55,7 @@ include: "workflow/rules/mokry_decoder.smk"
 include: "workflow/rules/moses2_search.smk"
 include: "workflow/rules/moses2_scaling.smk"
 include: "workflow/rules/moore_quirk.smk"
+include: "workflow/rules/tune.smk"
 
 
 # CI regression check (profiles with a `regression` section, i.e. smoke): correctness metrics must

@@ -1,0 +1,84 @@
+"""Weight tuning (`smtbench tune`, `tune-eval`, `tune-peers` rows): dev/test BLEU of the default and the tuned
+weights, the iterations of each tuning run, and our optimisers beside Moses' mert/kbmira on the same n-best lists."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+BLEU_NOTES = """
+BLEU: sacrebleu --tokenize none on the tokenized, lowercased text, one reference. `default` = train-model.perl's
+untuned weights; `mert` / `mira` = the ini `smtbench tune` wrote (tuned on the dev books, evaluated on the dev and
+the test books with the same decoder settings). `iterations`: decode + optimise rounds of the tuning run.
+"""
+
+ITER_NOTES = """
+One row per iteration: `dev_bleu` is sacrebleu of the 1-best decoded with the weights the iteration started from;
+`pool` the distinct hypotheses of all n-best lists so far; `nbest_before` / `nbest_after` the optimiser's n-best BLEU
+(Moses' BleuScorer statistics, x100) at its start and end point.
+"""
+
+PEER_NOTES = """
+Both sides see the same n-best lists (every iteration of the tuning run merged) and the same sufficient statistics:
+Moses' `extractor` wrote them and ours were checked equal to them. `nbest_bleu`: n-best BLEU of the side's weights,
+computed on the extractor's files (x100); `own_bleu`: what the program itself reports (kbmira: its best epoch's);
+`cosine`: between our and Moses' weight vectors (L1-normalised). The acceptance bound is |ours - Moses| <= 0.1 BLEU.
+"""
+
+
+def read_jsonl(paths: Iterable[str | Path]) -> pd.DataFrame:
+    rows = []
+    for p in paths:
+        with open(p, encoding="utf-8") as fh:
+            rows += [json.loads(line) for line in fh if line.strip()]
+    return pd.DataFrame(rows)
+
+
+def iterations(workdirs: dict[str, str | Path]) -> pd.DataFrame:
+    rows = []
+    for label, work in workdirs.items():
+        work = Path(work)
+        runs = sorted((int(p.stem[3:]), p) for p in work.glob("run*.json") if p.stem[3:].isdigit())
+        for run, p in runs:
+            it = json.loads(p.read_text())
+            rows.append({"optimizer": label, "run": run, "dev_bleu": it["dev_bleu"], "nbest_lines": it["nbest_lines"],
+                         "pool": it["pool_size"], "nbest_before": 100 * it["nbest_bleu_before"],
+                         "nbest_after": 100 * it["nbest_bleu_after"], "converged": it["converged"],
+                         "decode_s": it["decode_seconds"], "optimize_s": it["optimize_seconds"]})
+    return pd.DataFrame(rows)
+
+
+def bleu_table(evals: pd.DataFrame, iters: pd.DataFrame) -> pd.DataFrame:
+    """One row per weights label: dev and test BLEU, the gain over `default`, the iteration count."""
+    e = evals.assign(split=evals["split"] if "split" in evals else "")
+    wide = e.pivot_table(index="label", columns="split", values="bleu", aggfunc="first")
+    out = []
+    for label in wide.index:
+        row = {"weights": label}
+        for split in wide.columns:
+            row[f"{split}_bleu"] = wide.loc[label, split]
+            if "default" in wide.index and label != "default":
+                row[f"{split}_gain"] = wide.loc[label, split] - wide.loc["default", split]
+        it = iters[iters.optimizer == label] if len(iters) else iters
+        row["iterations"] = int(it["run"].max()) if len(it) else 0
+        row["converged"] = bool(it["converged"].iloc[-1]) if len(it) else None
+        out.append(row)
+    df = pd.DataFrame(out)
+    order = {"default": 0, "mert": 1, "mira": 2}
+    return df.sort_values("weights", key=lambda s: s.map(lambda x: order.get(x, 9))).reset_index(drop=True)
+
+
+def peers_table(peers: pd.DataFrame) -> pd.DataFrame:
+    cols = ["optimizer", "program", "nbest_bleu", "own_bleu", "start_bleu", "cosine", "lists", "sentences",
+            "hypotheses"]
+    df = peers[[c for c in cols if c in peers.columns]].copy()
+    diffs = {}
+    for opt, g in peers.groupby("optimizer"):
+        ours = g[g.side == "ours"]["nbest_bleu"]
+        theirs = g[g.side == "moses"]["nbest_bleu"]
+        if len(ours) and len(theirs):
+            diffs[opt] = float(ours.iloc[0] - theirs.iloc[0])
+    df["ours_minus_moses"] = df["optimizer"].map(diffs)
+    return df
