@@ -20,6 +20,13 @@
  * SB_ENOMEM when the scratch cannot be allocated. */
 int sb_mert_envelopes(size_t ngroups, const uint64_t *offsets, const double *slope, const double *intercept,
                       const uint32_t *order, double *out_x, uint32_t *out_idx, uint32_t *counts);
+/* The same envelopes as change events for the line search: first[g] = group g's best line at x -> -inf; then for
+ * every change, in group order and increasing x within a group: at ev_x the best line of its group becomes ev_new
+ * (it was ev_old). The event arrays need room for offsets[ngroups] entries; *nevents = how many were written.
+ * SB_EINVAL also for an empty group. */
+int sb_mert_events(size_t ngroups, const uint64_t *offsets, const double *slope, const double *intercept,
+                   const uint32_t *order, uint32_t *first, double *ev_x, uint32_t *ev_new, uint32_t *ev_old,
+                   uint64_t *nevents);
 /* CFFI-END */
 
 #endif

@@ -74,20 +74,31 @@ def slope_order(offsets: np.ndarray, slope: np.ndarray) -> np.ndarray:
 def line_search_values(feats: np.ndarray, stats: np.ndarray, offsets: np.ndarray, origin_scores: np.ndarray,
                        slope: np.ndarray, order: np.ndarray | None = None) -> tuple[float, float]:
     """The exact line search given every hypothesis' score at the origin and its slope: (best x, best BLEU)."""
-    out_x, out_idx, counts = envelopes(offsets, slope, origin_scores, order)
-    starts = offsets[:-1].astype(np.int64)
-    sizes = np.diff(offsets).astype(np.int64)
-    base = stats[out_idx[starts]].sum(axis=0)
-    local = np.arange(len(slope)) - np.repeat(starts, sizes)
-    valid = np.flatnonzero((local >= 1) & (local < np.repeat(counts.astype(np.int64), sizes)))
-    if len(valid) == 0:
+    n, groups = len(slope), len(offsets) - 1
+    slope = np.ascontiguousarray(slope, dtype=np.float64)
+    origin_scores = np.ascontiguousarray(origin_scores, dtype=np.float64)
+    offsets = np.ascontiguousarray(offsets, dtype=np.uint64)
+    first = np.empty(groups, dtype=np.uint32)
+    ev_x = np.empty(n, dtype=np.float64)
+    ev_new = np.empty(n, dtype=np.uint32)
+    ev_old = np.empty(n, dtype=np.uint32)
+    count = ffi.new("uint64_t *")
+    check(lib.sb_mert_events(groups, ffi.from_buffer("uint64_t[]", offsets), ffi.from_buffer("double[]", slope),
+                             ffi.from_buffer("double[]", origin_scores),
+                             ffi.NULL if order is None else ffi.from_buffer("uint32_t[]", order),
+                             ffi.from_buffer("uint32_t[]", first), ffi.from_buffer("double[]", ev_x),
+                             ffi.from_buffer("uint32_t[]", ev_new), ffi.from_buffer("uint32_t[]", ev_old), count),
+          "MERT line search")
+    m = int(count[0])
+    base = stats[first].sum(axis=0)
+    if m == 0:
         return 0.0, bleu(base)
-    ev_x = out_x[valid]
-    order = np.argsort(ev_x, kind="stable")
-    ev_x = ev_x[order]
-    delta = stats[out_idx[valid]] - stats[out_idx[valid - 1]]
-    cum = base + np.cumsum(delta[order], axis=0)
-    last = np.ones(len(ev_x), dtype=bool)
+    ev_x = ev_x[:m]
+    order_x = np.argsort(ev_x, kind="stable")
+    ev_x = ev_x[order_x]
+    delta = stats[ev_new[:m][order_x]] - stats[ev_old[:m][order_x]]
+    cum = base + np.cumsum(delta, axis=0)
+    last = np.ones(m, dtype=bool)
     last[:-1] = ev_x[1:] != ev_x[:-1]
     ux = ev_x[last]
     scores = np.concatenate([[bleu(base)], bleu_many(cum[last])])
