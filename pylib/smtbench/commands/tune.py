@@ -23,6 +23,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--seed", type=int, default=1, help="random restarts / MIRA's order (default 1)")
     p.add_argument("--sentences", type=int, default=0, help="tune on the first N dev sentences only (0 = all)")
     p.add_argument("--nbest", type=int, default=100, help="n-best size per iteration (mert-moses.pl: 100)")
+    p.add_argument("--nbest-factor", type=int, default=20,
+                   help="decode NBEST x FACTOR entries and keep the first NBEST distinct strings per sentence (Moses' "
+                        "distinct n-best lists, its n-best-factor 20)")
     p.add_argument("--max-iterations", type=int, default=25, help="mert-moses.pl's default 25")
     p.add_argument("--random-restarts", type=int, default=20, help="MERT's random starting points (20)")
     p.add_argument("--mira-c", type=float, default=0.01, help="kbmira's C (0.01)")
@@ -50,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         if opt.split("=")[0] in ("-f", "--config", "-i", "--input", "-o", "--output", "--n-best", "--weight-overwrite"):
             raise ValueError(f"decoder option {opt}: set by `smtbench tune` itself")
     opts = TuneOptions(decoder=args.decoder, decoder_args=extra,
-                       optimizer=args.optimizer, nbest=args.nbest, seed=args.seed,
+                       optimizer=args.optimizer, nbest=args.nbest, nbest_factor=args.nbest_factor, seed=args.seed,
                        max_iterations=args.max_iterations, restarts=args.random_restarts, mira_c=args.mira_c,
                        mira_epochs=args.mira_epochs, return_best_dev=args.return_best_dev,
                        progress=not args.no_progress, sentences=args.sentences)

@@ -92,6 +92,7 @@ class TuneOptions:
     decoder_args: list[str] = field(default_factory=list)
     optimizer: str = "mert"
     nbest: int = 100
+    nbest_factor: int = 20  # decode nbest * factor entries, keep the first nbest distinct strings (Moses' "distinct")
     seed: int = 1
     max_iterations: int = 25
     restarts: int = 20
@@ -108,6 +109,8 @@ class TuneOptions:
             raise TuneError(f"--optimizer {self.optimizer!r}: one of {', '.join(OPTIMIZERS)}")
         if not 1 <= self.nbest <= 100_000:
             raise TuneError(f"--nbest {self.nbest}: must be in 1..100000")
+        if not 1 <= self.nbest_factor <= 1000 or self.nbest * self.nbest_factor > 100_000:
+            raise TuneError(f"--nbest-factor {self.nbest_factor}: need 1..1000 and nbest x factor <= 100000")
         if not 1 <= self.max_iterations <= 1000:
             raise TuneError(f"--max-iterations {self.max_iterations}: must be in 1..1000")
         if self.sentences < 0:
@@ -151,7 +154,7 @@ def decode(ini: str, src: str, weights: dict[str, list[float]] | None, opts: Tun
     if weights:
         cmd += ["--weight-overwrite", weight_string(weights)]
     if nbest is not None:
-        cmd += ["--n-best", str(nbest), str(opts.nbest)]
+        cmd += ["--n-best", str(nbest), str(opts.nbest * opts.nbest_factor)]
     if not opts.progress:
         cmd.append("--no-progress")
     cmd += opts.decoder_args
@@ -173,6 +176,28 @@ def decode(ini: str, src: str, weights: dict[str, list[float]] | None, opts: Tun
     if rc != 0:
         raise TuneError(f"the decoder failed (exit {rc}); its messages are in {log}")
     return time.perf_counter() - t0
+
+
+def distinct_nbest(src: Path, dst: Path, n: int) -> int:
+    """Keep each sentence's first ``n`` entries with distinct strings (Moses' ``-n-best-list FILE N distinct``, which
+    mert-moses.pl asks for); returns the lines kept."""
+    from ..ioutil import atomic_open, open_text
+
+    kept = 0
+    seen: set[str] = set()
+    sid = None
+    with open_text(src) as fin, atomic_open(dst) as fout:
+        for line in fin:
+            head, _, rest = line.partition(" ||| ")
+            if head != sid:
+                sid, seen = head, set()
+            text = rest.partition(" ||| ")[0].strip()
+            if text in seen or len(seen) >= n:
+                continue
+            seen.add(text)
+            fout.write(line)
+            kept += 1
+    return kept
 
 
 def _optimise(pool: NbestPool, start: np.ndarray, opts: TuneOptions, run: int):
@@ -242,7 +267,10 @@ def tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathLi
                 atomic_write_text(work / f"run{run}.weights.json", json.dumps(decoded) + "\n")
                 print(f"tune: run {run}: decoding {len(refs)} sentences ({opts.decoder}, n-best {opts.nbest})",
                       file=err)
-                dec_s = decode(ini, src, decoded, opts, onebest, nbest, work / f"run{run}.decode.log", err)
+                raw = work / f"run{run}.nbest-all.gz"
+                dec_s = decode(ini, src, decoded, opts, onebest, raw, work / f"run{run}.decode.log", err)
+                distinct_nbest(raw, nbest, opts.nbest)
+                raw.unlink()
             lines, new = pool.add_nbest(nbest)
             pool.check_complete(str(nbest))
             dev_bleu = sacrebleu_tok(onebest, ref_columns)
