@@ -46,6 +46,7 @@ if TU:
             workdir=lambda wildcards, output: str(Path(output.ini).parent / "work"),
             seed=TU["seed"],
             nbest=TU["nbest"],
+            factor=TU["nbest_factor"],
             iterations=TU["max_iterations"],
             sentences=TU["sentences"],
             decoder=TU_DECODER,
@@ -54,7 +55,7 @@ if TU:
             f"{TUNE}/logs/{{optimizer}}.log",
         shell:
             "smtbench tune -f {input.ini} --input {input.src} --reference {input.ref} --decoder cube "
-            "--optimizer {wildcards.optimizer} --seed {params.seed} --nbest {params.nbest} "
+            "--optimizer {wildcards.optimizer} --seed {params.seed} --nbest {params.nbest} --nbest-factor {params.factor} "
             "--max-iterations {params.iterations} --sentences {params.sentences} --return-best-dev "
             "--workdir {params.workdir} --out {output.ini} --no-progress -- {params.decoder} > {log} 2>&1"
 
