@@ -88,6 +88,7 @@ class MosesResult:
 def mert(features: Sequence[str], scores: Sequence[str], start: Sequence[float], seed: int, restarts: int = 20,
          lower: float = 0.0, upper: float = 1.0) -> MosesResult:
     """``mert -d D --sctype BLEU --ifile init.opt --scfile ... --ffile ... -n restarts -r seed``."""
+    features, scores = [os.path.abspath(f) for f in features], [os.path.abspath(s) for s in scores]
     with tempfile.TemporaryDirectory(prefix="smtbench-mert-") as tmp:
         d = len(start)
         init = Path(tmp) / "init.opt"
@@ -103,15 +104,16 @@ def mert(features: Sequence[str], scores: Sequence[str], start: Sequence[float],
 
 
 def kbmira(features: Sequence[str], scores: Sequence[str], start: dict[str, list[float]], seed: int,
-           c: float = 0.01, epochs: int = 60) -> MosesResult:
+           c: float = 0.01, epochs: int = 60, shuffle: bool = True) -> MosesResult:
     """``kbmira --dense-init run.dense --ffile ... --scfile ... -r seed -o out`` (mert-moses.pl's batch MIRA call);
     the weights L1-normalised as mert-moses.pl does."""
+    features, scores = [os.path.abspath(f) for f in features], [os.path.abspath(s) for s in scores]
     with tempfile.TemporaryDirectory(prefix="smtbench-kbmira-") as tmp:
         dense = Path(tmp) / "run.dense"
         dense.write_text("".join(f"{name}= {float(v)!r}\n" for name, vs in start.items() for v in vs))
         out = Path(tmp) / "weights"
         cmd = [moses_peer.program("kbmira"), "--dense-init", dense, "-r", str(seed), "-o", out, "-C", str(c),
-               "-J", str(epochs)]
+               "-J", str(epochs)] + ([] if shuffle else ["--no-shuffle"])
         for f, s in zip(features, scores):
             cmd += ["--ffile", f, "--scfile", s]
         log = _run(cmd, cwd=tmp)
@@ -148,7 +150,7 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 def compare(nbests: Sequence[str | os.PathLike[str]], references: Sequence[str], layout: Sequence[tuple[str, int]],
             start: Sequence[float], seed: int, workdir: str | os.PathLike[str], restarts: int = 20,
-            mira_epochs: int = 60, optimizers: Sequence[str] = ("mert", "mira")) -> list[dict]:
+            mira_epochs: int = 60, optimizers: Sequence[str] = ("mert", "mira"), shuffle: bool = True) -> list[dict]:
     """Our optimisers and Moses' on the same n-best lists (every list in ``nbests`` merged, as the last iteration
     of a tuning run sees them): one row per optimiser and side with the weights, the n-best BLEU by Moses'
     statistics (extractor's files), the program's own BLEU, and the cosine to the other side's weights. Also
@@ -189,8 +191,8 @@ def compare(nbests: Sequence[str | os.PathLike[str]], references: Sequence[str],
             ours = our_mert.mert(pool, [start], rng, restarts=restarts)
             theirs = mert(ffiles, sfiles, start, seed, restarts=restarts)
         else:
-            ours = our_mira.kbmira(pool, start, rng, epochs=mira_epochs)
-            theirs = kbmira(ffiles, sfiles, split_weights(layout, start), seed, epochs=mira_epochs)
+            ours = our_mira.kbmira(pool, start, rng, epochs=mira_epochs, shuffle=shuffle)
+            theirs = kbmira(ffiles, sfiles, split_weights(layout, start), seed, epochs=mira_epochs, shuffle=shuffle)
         cos = cosine(ours.weights, theirs.weights)
         for side, w, own in (("ours", ours.weights, ours.bleu), ("moses", theirs.weights, theirs.bleu)):
             rows.append({"optimizer": opt, "side": side, "program": ("kbmira" if opt == "mira" else "mert")
@@ -198,5 +200,6 @@ def compare(nbests: Sequence[str | os.PathLike[str]], references: Sequence[str],
                          "nbest_bleu": 100 * nbest_bleu(feats, scores, w), "own_bleu": 100 * own,
                          "start_bleu": 100 * nbest_bleu(feats, scores, start), "cosine": cos,
                          "weights": [float(v) for v in w], "sentences": pool.sentences, "hypotheses": len(pool),
-                         "lists": len(nbests)})
+                         "lists": len(nbests), "restarts": restarts if opt == "mert" else None,
+                         "shuffle": shuffle if opt == "mira" else None})
     return rows
