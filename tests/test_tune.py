@@ -250,3 +250,24 @@ def test_tune_eval_row(tmp_path) -> None:
     assert len(hyps) == 3 and row["sentences"] == 3 and row["label"] == "default"
     assert row["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [ref.read_text().splitlines()[:3]],
                                                               tokenize="none", force=True).score, abs=1e-4)
+
+
+def test_report_tables_from_a_toy_run(tmp_path) -> None:
+    from smtbench.cli import main
+
+    ini, src, ref = _toy_tuning_model(tmp_path)
+    raw = tmp_path / "raw"
+    assert main(["tune", "-f", str(ini), "--input", str(src), "--reference", str(ref), "--out", str(tmp_path / "t.ini"),
+                 "--nbest", "5", "--nbest-factor", "2", "--max-iterations", "2", "--random-restarts", "1",
+                 "--summary", str(raw / "mert.iterations.jsonl"), "--no-progress", "--", "--pop-limit", "10"]) == 0
+    evals = []
+    for label, path in (("default", ini), ("mert", tmp_path / "t.ini")):
+        out = raw / f"{label}.dev.json"
+        assert main(["tune-eval", "-f", str(path), "--input", str(src), "--reference", str(ref), "--label", label,
+                     "--out", str(out), "--", "--pop-limit", "10"]) == 0
+        evals.append(f"dev={out}")
+    assert main(["report", "tune", "--evals", *evals, "--iterations", str(raw / "mert.iterations.jsonl"),
+                 "--tables", str(tmp_path / "tables")]) == 0
+    bleu = (tmp_path / "tables" / "tune_bleu.md").read_text()
+    assert "| default " in bleu and "| mert " in bleu and "dev_gain" in bleu
+    assert (tmp_path / "tables" / "tune_iterations.csv").read_text().count("\n") == 3  # header + 2 runs

@@ -40,6 +40,7 @@ if TU:
             ref="work/data/dev.en",
         output:
             ini=f"{TUNE}/{{optimizer}}/tuned.ini",
+            summary=f"{OUT}/raw/tune/{{optimizer}}.iterations.jsonl",
         wildcard_constraints:
             optimizer="mert|mira",
         params:
@@ -57,7 +58,8 @@ if TU:
             "smtbench tune -f {input.ini} --input {input.src} --reference {input.ref} --decoder cube "
             "--optimizer {wildcards.optimizer} --seed {params.seed} --nbest {params.nbest} --nbest-factor {params.factor} "
             "--max-iterations {params.iterations} --sentences {params.sentences} --return-best-dev "
-            "--workdir {params.workdir} --out {output.ini} --no-progress -- {params.decoder} > {log} 2>&1"
+            "--workdir {params.workdir} --out {output.ini} --summary {output.summary} --no-progress "
+            "-- {params.decoder} > {log} 2>&1"
 
     rule tune_eval:
         conda: CONDA_ENV
@@ -100,18 +102,16 @@ if TU:
         input:
             evals=expand(f"{OUT}/raw/tune/{{weights}}.{{split}}.json", weights=["default", *TU["optimizers"]],
                          split=["dev", "test"]),
-            tuned=expand(f"{TUNE}/{{optimizer}}/tuned.ini", optimizer=TU["optimizers"]),
+            iterations=expand(f"{OUT}/raw/tune/{{optimizer}}.iterations.jsonl", optimizer=TU["optimizers"]),
             peers=rules.tune_peers.output,
         output:
             shown_all(expand(f"{OUT}/tables/tune_{{t}}.{{ext}}", t=["bleu", "iterations", "optimizers"],
                              ext=["csv", "md"]), "tune"),
         params:
             evals=lambda wildcards, input: " ".join(f"{Path(p).stem.split('.')[1]}={p}" for p in input.evals),
-            workdirs=lambda wildcards, input: " ".join(f"{Path(p).parent.name}={Path(p).parent / 'work'}"
-                                                       for p in input.tuned),
             tables=lambda wildcards, output: str(Path(output[0]).parent),
         log:
             f"{OUT}/logs/tune/report.log",
         shell:
-            "smtbench report tune --evals {params.evals} --workdir {params.workdirs} --peers {input.peers} "
+            "smtbench report tune --evals {params.evals} --iterations {input.iterations} --peers {input.peers} "
             "--tables {params.tables} 2> {log}"

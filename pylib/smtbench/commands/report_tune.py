@@ -8,7 +8,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p = groups["report"].add_parser("tune", help="weight tuning tables (tune_bleu, tune_iterations, tune_optimizers)")
     p.add_argument("--evals", nargs="+", required=True,
                    help="`smtbench tune-eval` rows, each as SPLIT=PATH (e.g. dev=results/raw/tune/mert.dev.json)")
-    p.add_argument("--workdir", nargs="*", default=[], help="tuning work directories as LABEL=DIR (e.g. mert=...)")
+    p.add_argument("--iterations", nargs="*", default=[], help="`smtbench tune --summary` rows")
     p.add_argument("--peers", nargs="*", default=[], help="`smtbench tune-peers` rows")
     p.add_argument("--tables", required=True, help="output folder of tune_*.csv/.md")
     p.set_defaults(func=run)
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         df = tune.read_jsonl([path])
         evals.append(df.assign(split=split))
     evals = pd.concat(evals, ignore_index=True)
-    iters = tune.iterations(dict(_pairs(args.workdir, "--workdir")))
+    iters = tune.iterations(tune.read_jsonl(args.iterations)) if args.iterations else pd.DataFrame()
     out = Path(args.tables)
     write_table(tune.bleu_table(evals, iters), out / "tune_bleu", "Weight tuning: BLEU before and after",
                 notes=tune.BLEU_NOTES)

@@ -33,6 +33,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--return-best-dev", action="store_true",
                    help="write the weights of the iteration whose 1-best had the best dev BLEU (mert-moses.pl's "
                         "--return-best-dev) instead of the last optimiser's")
+    p.add_argument("--summary", default=None, help="also write one JSON row per iteration here")
     p.add_argument("--workdir", default=None, help="per-iteration files (default: OUT's name + '.work')")
     p.add_argument("--no-progress", action="store_true", help="no decoder progress bars")
     p.add_argument("decoder_args", nargs=argparse.REMAINDER,
@@ -60,6 +61,19 @@ def run(args: argparse.Namespace) -> int:
     workdir = args.workdir or f"{args.out}.work"
     final, history = tune(args.config, args.input, args.reference, workdir, opts)
     write_ini(args.config, final, args.out)
+    if args.summary:
+        from dataclasses import asdict
+
+        from ..ioutil import atomic_open
+        from ..machine import git_sha
+
+        sha = git_sha()
+        with atomic_open(args.summary) as fh:
+            for h in history:
+                fh.write(json.dumps({"experiment": "tune", **asdict(h), "seed": args.seed, "nbest": args.nbest,
+                                     "nbest_factor": args.nbest_factor, "decoder": args.decoder,
+                                     "decoder_args": " ".join(opts.decoder_args), "sentences": args.sentences,
+                                     "git_sha": sha}) + "\n")
     summary = {"iterations": len(history), "converged": history[-1].converged,
                "dev_bleu": [round(h.dev_bleu, 2) for h in history], "weights": final, "workdir": workdir}
     print(json.dumps(summary), file=sys.stderr)

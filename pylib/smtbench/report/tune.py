@@ -36,18 +36,15 @@ def read_jsonl(paths: Iterable[str | Path]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def iterations(workdirs: dict[str, str | Path]) -> pd.DataFrame:
-    rows = []
-    for label, work in workdirs.items():
-        work = Path(work)
-        runs = sorted((int(p.stem[3:]), p) for p in work.glob("run*.json") if p.stem[3:].isdigit())
-        for run, p in runs:
-            it = json.loads(p.read_text())
-            rows.append({"optimizer": label, "run": run, "dev_bleu": it["dev_bleu"], "nbest_lines": it["nbest_lines"],
-                         "pool": it["pool_size"], "nbest_before": 100 * it["nbest_bleu_before"],
-                         "nbest_after": 100 * it["nbest_bleu_after"], "converged": it["converged"],
-                         "decode_s": it["decode_seconds"], "optimize_s": it["optimize_seconds"]})
-    return pd.DataFrame(rows)
+def iterations(rows: pd.DataFrame) -> pd.DataFrame:
+    """`smtbench tune --summary` rows -> one row per optimiser and iteration."""
+    if rows.empty:
+        return rows
+    return pd.DataFrame({"optimizer": rows["optimizer"], "run": rows["run"], "dev_bleu": rows["dev_bleu"],
+                         "nbest_lines": rows["nbest_lines"], "pool": rows["pool_size"],
+                         "nbest_before": 100 * rows["nbest_bleu_before"], "nbest_after": 100 * rows["nbest_bleu_after"],
+                         "converged": rows["converged"], "decode_s": rows["decode_seconds"],
+                         "optimize_s": rows["optimize_seconds"]})
 
 
 def bleu_table(evals: pd.DataFrame, iters: pd.DataFrame) -> pd.DataFrame:
