@@ -34,6 +34,10 @@ DECODERS = ("normal", "cube", "beam")
 OPTIMIZERS = ("mert", "mira")
 
 
+#: options that do not change what any iteration computes: a resumed run may change them
+_NOT_RECORDED = ("progress", "return_best_dev", "sentences", "max_iterations")
+
+
 class TuneError(ValueError):
     """A tuning run that cannot go on (bad arguments, a work directory of another run, a failed decoder)."""
 
@@ -225,7 +229,7 @@ def tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathLi
     work.mkdir(parents=True, exist_ok=True)
     record = {"ini": str(Path(ini).resolve()), "input": str(Path(src).resolve()),
               "references": [str(Path(r).resolve()) for r in references], "layout": layout,
-              **{k: v for k, v in asdict(opts).items() if k not in ("progress", "return_best_dev", "sentences")}}
+              **{k: v for k, v in asdict(opts).items() if k not in _NOT_RECORDED}}
     if opts.sentences:
         record["sentences"] = opts.sentences
     src, references = _subset(src, references, opts.sentences, work)
