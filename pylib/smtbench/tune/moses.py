@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import moses_peer
-from .pool import parse_features
+from ..decode.nbest import parse_features
 
 
 class MosesToolError(RuntimeError):
@@ -33,7 +33,7 @@ def moses_nbest(src: str | os.PathLike[str], dst: str | os.PathLike[str], layout
     with open_text(src) as fin, atomic_open(dst) as fout:
         for line in fin:
             parts = line.rstrip("\n").split(" ||| ")
-            feats = dict(parse_features(parts[2]))
+            feats = parse_features(parts[2])
             field = " ".join(f"{name}= " + " ".join(repr(v) for v in feats[name]) for name, _ in layout)
             fout.write(" ||| ".join([parts[0], parts[1], field, *parts[3:]]) + "\n")
             n += 1

@@ -8,23 +8,12 @@ from typing import Sequence
 
 import numpy as np
 
+from ..decode.nbest import parse_features
 from .bleu import STATS, Reference
 
 
 class TuneDataError(ValueError):
     """An n-best list that does not fit the tuning run; the message names file:line."""
-
-
-def parse_features(field: str) -> list[tuple[str, list[float]]]:
-    out: list[tuple[str, list[float]]] = []
-    for tok in field.split():
-        if tok.endswith("="):
-            out.append((tok[:-1], []))
-        elif not out:
-            raise ValueError(f"a value before any feature name: {tok!r}")
-        else:
-            out[-1][1].append(float(tok))
-    return out
 
 
 class NbestPool:
@@ -84,7 +73,7 @@ class NbestPool:
                     raise TuneDataError(f"{where}: expected 'id ||| text ||| features ||| total'")
                 try:
                     sid = int(parts[0])
-                    feats = dict(parse_features(parts[2]))
+                    feats = parse_features(parts[2])
                 except ValueError as exc:
                     raise TuneDataError(f"{where}: {exc}") from None
                 if not 0 <= sid < len(self.refs):
