@@ -25,6 +25,11 @@ Both sides see the same n-best lists (every iteration of the tuning run merged) 
 Moses' `extractor` wrote them and ours were checked equal to them. `nbest_bleu`: n-best BLEU of the side's weights,
 computed on the extractor's files (x100); `own_bleu`: what the program itself reports (kbmira: its best epoch's);
 `cosine`: between our and Moses' weight vectors (L1-normalised). The acceptance bound is |ours - Moses| <= 0.1 BLEU.
+MERT: random restarts differ (Moses' random stream is not reproduced); without restarts both reach the same point
+(tests/test_tune_moses.py). kbmira optimises on fewer hypotheses than it is given: its dedup set compares an item with
+itself (mert/FeatureDataIterator.cpp, `item1.dense==item1.dense`), so every hypothesis hashed into an occupied bucket
+is dropped as a duplicate; its own BLEU (`own_bleu`, on that subset) then differs from its weights' BLEU on the full
+lists (`nbest_bleu`).
 """
 
 
