@@ -271,3 +271,16 @@ def test_report_tables_from_a_toy_run(tmp_path) -> None:
     bleu = (tmp_path / "tables" / "tune_bleu.md").read_text()
     assert "| default " in bleu and "| mert " in bleu and "dev_gain" in bleu
     assert (tmp_path / "tables" / "tune_iterations.csv").read_text().count("\n") == 3  # header + 2 runs
+
+
+def test_tuned_ini_elsewhere_still_loads(tmp_path, monkeypatch) -> None:
+    from smtbench.decode.ini import load_ini
+    from smtbench.tune.loop import write_ini
+
+    ini, _, _ = _toy_tuning_model(tmp_path)
+    monkeypatch.chdir("/")  # the relative paths resolve only beside the input ini
+    out = tmp_path / "sub" / "tuned.ini"
+    write_ini(ini, {"LM0": [0.25]}, out)
+    cfg = load_ini(out)
+    assert cfg.feature("KENLM").weights == [0.25] and cfg.feature("KENLM").path == tmp_path / "lm.arpa"
+    assert "path=../pt.gz" in out.read_text()

@@ -78,6 +78,8 @@ def write_ini(src: str | os.PathLike[str], weights: dict[str, list[float]], out:
             s = line.strip()
             if s.startswith("[") and s.endswith("]"):
                 section = s[1:-1].strip()
+            elif section == "feature" and "path=" in s and not s.startswith("#"):
+                line = _repath(line, Path(src).parent, Path(out).parent)
             elif section == "weight" and "=" in s and not s.startswith("#"):
                 name = s.split("=", 1)[0].strip()
                 if name in weights:
@@ -88,6 +90,24 @@ def write_ini(src: str | os.PathLike[str], weights: dict[str, list[float]], out:
         missing = set(weights) - done
         if missing:
             raise TuneError(f"{src}: no [weight] line for {', '.join(sorted(missing))}")
+
+
+def _repath(line: str, ini_dir: Path, out_dir: Path) -> str:
+    """A [feature] line whose relative ``path=`` the decoders find only beside the input ini (not from the working
+    directory) gets the path relative to the output's folder, so the tuned ini loads from where it is written."""
+    def fix(tok: str) -> str:
+        if not tok.startswith("path="):
+            return tok
+        value = tok[len("path="):]
+        if os.path.isabs(value) or ini_dir.resolve() == out_dir.resolve():
+            return tok
+        exts = ("", ".gz", ".xz")
+        if any(os.path.exists(value + e) for e in exts) or not any((ini_dir / (value + e)).exists() for e in exts):
+            return tok
+        return "path=" + os.path.relpath(ini_dir / value, out_dir)
+
+    eol = line[len(line.rstrip("\r\n")):]
+    return " ".join(fix(t) for t in line.rstrip("\r\n").split(" ")) + eol
 
 
 @dataclass
