@@ -11,13 +11,16 @@ import pandas as pd
 BLEU_NOTES = """
 BLEU: sacrebleu --tokenize none on the tokenized, lowercased text, one reference. `default` = train-model.perl's
 untuned weights; `mert` / `mira` = the ini `smtbench tune` wrote (tuned on the dev books, evaluated on the dev and
-the test books with the same decoder settings). `iterations`: decode + optimise rounds of the tuning run.
+the test books with the same decoder settings). `iterations`: decode + optimise rounds of the tuning run;
+`best_dev_run`: the iteration whose weights (those it decoded with) had the best dev BLEU - the weights written
+(--return-best-dev); `converged`: whether the run stopped because no weight moved by 1e-5 (else: --max-iterations).
 """
 
 ITER_NOTES = """
 One row per iteration: `dev_bleu` is sacrebleu of the 1-best decoded with the weights the iteration started from;
 `pool` the distinct hypotheses of all n-best lists so far; `nbest_before` / `nbest_after` the optimiser's n-best BLEU
-(Moses' BleuScorer statistics, x100) at its start and end point.
+(Moses' BleuScorer statistics, x100) at its start and end point. `decode_s` / `optimize_s`: wall seconds on the
+shared 2-core machine (load average 8-12 during the run): progress information, not measurements.
 """
 
 PEER_NOTES = """
@@ -66,6 +69,7 @@ def bleu_table(evals: pd.DataFrame, iters: pd.DataFrame) -> pd.DataFrame:
         it = iters[iters.optimizer == label] if len(iters) else iters
         row["iterations"] = int(it["run"].max()) if len(it) else 0
         row["converged"] = bool(it["converged"].iloc[-1]) if len(it) else None
+        row["best_dev_run"] = int(it.loc[it["dev_bleu"].idxmax(), "run"]) if len(it) else None
         out.append(row)
     df = pd.DataFrame(out)
     order = {"default": 0, "mert": 1, "mira": 2}
