@@ -45,14 +45,9 @@ def run(args: argparse.Namespace) -> int:
     import json
     import sys
 
-    from ..tune.loop import TuneOptions, tune, write_ini
+    from ..tune.loop import TuneOptions, decoder_passthrough, tune, write_ini
 
-    extra = list(args.decoder_args or [])
-    if extra and extra[0] == "--":
-        extra = extra[1:]
-    for opt in extra:
-        if opt.split("=")[0] in ("-f", "--config", "-i", "--input", "-o", "--output", "--n-best", "--weight-overwrite"):
-            raise ValueError(f"decoder option {opt}: set by `smtbench tune` itself")
+    extra = decoder_passthrough(args.decoder_args)
     opts = TuneOptions(decoder=args.decoder, decoder_args=extra,
                        optimizer=args.optimizer, nbest=args.nbest, nbest_factor=args.nbest_factor, seed=args.seed,
                        max_iterations=args.max_iterations, restarts=args.random_restarts, mira_c=args.mira_c,

@@ -31,11 +31,10 @@ def run(args: argparse.Namespace) -> int:
     from ..decode.ini import load_ini
     from ..ioutil import atomic_write_text
     from ..machine import git_sha
-    from ..tune.loop import TuneOptions, _subset, decode, sacrebleu_tok, tuneable_layout, weights_of, split_weights
+    from ..tune.loop import (TuneOptions, _subset, decode, decoder_passthrough, sacrebleu_tok, split_weights,
+                             tuneable_layout, weights_of)
 
-    extra = list(args.decoder_args or [])
-    if extra and extra[0] == "--":
-        extra = extra[1:]
+    extra = decoder_passthrough(args.decoder_args)
     if args.sentences < 0:
         raise ValueError(f"--sentences {args.sentences}: must be >= 0")
     cfg = load_ini(args.config)

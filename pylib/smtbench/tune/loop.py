@@ -92,6 +92,17 @@ def write_ini(src: str | os.PathLike[str], weights: dict[str, list[float]], out:
             raise TuneError(f"{src}: no [weight] line for {', '.join(sorted(missing))}")
 
 
+def decoder_passthrough(args: Sequence[str] | None) -> list[str]:
+    """The options after ``--`` that `tune` / `tune-eval` pass to `smtbench decode` (not the ones they set)."""
+    extra = list(args or [])
+    if extra and extra[0] == "--":
+        extra = extra[1:]
+    for opt in extra:
+        if opt.split("=")[0] in ("-f", "--config", "-i", "--input", "-o", "--output", "--n-best", "--weight-overwrite"):
+            raise TuneError(f"decoder option {opt}: set by `smtbench tune` itself")
+    return extra
+
+
 def _repath(line: str, ini_dir: Path, out_dir: Path) -> str:
     """A [feature] line whose relative ``path=`` the decoders find only beside the input ini (not from the working
     directory) gets the path relative to the output's folder, so the tuned ini loads from where it is written."""
