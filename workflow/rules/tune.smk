@@ -92,10 +92,12 @@ if TU:
         params:
             workdir=lambda wildcards, input: str(Path(input.ini).parent / "work"),
             seed=TU["seed"],
+            runs=TU["peer_runs"],
         log:
             f"{OUT}/logs/tune/peers.log",
         shell:
-            "smtbench tune-peers --workdir {params.workdir} --seed {params.seed} --out {output} 2> {log}"
+            "smtbench tune-peers --workdir {params.workdir} --runs {params.runs} --seed {params.seed} --out {output} "
+            "2> {log}"
 
     rule tune_report:
         conda: CONDA_ENV
