@@ -8,6 +8,7 @@ TUNE = "work/tune"
 
 if TU:
     ALL += [f"{OUT}/tables/tune_bleu.md", f"{OUT}/tables/tune_optimizers.md"]
+    METRICS.append(f"{OUT}/metrics/tune.csv")
     TU_DECODER = f"--pop-limit {TU['pop_limit']} -s {TU['stack_size']}"
 
     rule tune_model:
@@ -109,11 +110,12 @@ if TU:
         output:
             shown_all(expand(f"{OUT}/tables/tune_{{t}}.{{ext}}", t=["bleu", "iterations", "optimizers"],
                              ext=["csv", "md"]), "tune"),
+            metrics=f"{OUT}/metrics/tune.csv",
         params:
             evals=lambda wildcards, input: " ".join(f"{Path(p).stem.split('.')[1]}={p}" for p in input.evals),
-            tables=lambda wildcards, output: str(Path(output[0]).parent),
+            tables=lambda wildcards, output: str(Path(output.metrics).parent.parent / "tables"),
         log:
             f"{OUT}/logs/tune/report.log",
         shell:
             "smtbench report tune --evals {params.evals} --iterations {input.iterations} --peers {input.peers} "
-            "--tables {params.tables} 2> {log}"
+            "--tables {params.tables} --metrics {output.metrics} 2> {log}"

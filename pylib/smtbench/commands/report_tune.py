@@ -11,6 +11,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--iterations", nargs="*", default=[], help="`smtbench tune --summary` rows")
     p.add_argument("--peers", nargs="*", default=[], help="`smtbench tune-peers` rows")
     p.add_argument("--tables", required=True, help="output folder of tune_*.csv/.md")
+    p.add_argument("--metrics", default=None, help="regression metrics CSV")
     p.set_defaults(func=run)
 
 
@@ -42,8 +43,12 @@ def run(args: argparse.Namespace) -> int:
                 notes=tune.BLEU_NOTES)
     if len(iters):
         write_table(iters, out / "tune_iterations", "Weight tuning: the iterations", notes=tune.ITER_NOTES)
-    if args.peers:
-        write_table(tune.peers_table(tune.read_jsonl(args.peers)), out / "tune_optimizers",
+    peers = tune.read_jsonl(args.peers) if args.peers else None
+    if args.metrics:
+        from ..report import metrics
+        metrics.write(metrics.tune(evals, iters, peers), args.metrics)
+    if peers is not None:
+        write_table(tune.peers_table(peers), out / "tune_optimizers",
                     "Our MERT / k-best MIRA beside Moses' mert / kbmira on the same n-best lists",
                     notes=tune.PEER_NOTES)
     return 0
