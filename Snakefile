@@ -58,6 +58,7 @@ include: "workflow/rules/moses2_scaling.smk"
 include: "workflow/rules/moses2_moses1.smk"
 include: "workflow/rules/moore_quirk.smk"
 include: "workflow/rules/history.smk"
+include: "workflow/rules/tune.smk"
 
 
 # CI regression check (profiles with a `regression` section, i.e. smoke): correctness metrics must

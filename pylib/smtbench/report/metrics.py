@@ -387,3 +387,19 @@ def moore_quirk(rows: pd.DataFrame, peers: bool = False) -> list[Record]:
         if v in top.index:
             out += _ratios("moore_quirk", "highest-bleu", {f"time_{v}_vs_de+ep": top.loc[v, "time_ratio_vs_de+ep"]})
     return out
+
+
+def tune(evals: pd.DataFrame, iters: pd.DataFrame, peers: pd.DataFrame | None) -> list[Record]:
+    """Weight tuning. exact: dev/test BLEU (2 decimals) of each weights label (the decoders and the optimisers are
+    deterministic given the seed), the iteration count and the iteration whose weights were returned, and our
+    optimisers' n-best BLEU on the peers' lists (2 decimals). Moses' side is not a metric (another program)."""
+    out: list[Record] = []
+    for _, e in evals.iterrows():
+        out.append(("tune", f"{e['label']}-{e['split']}", "bleu", f"{float(e['bleu']):.2f}", "exact"))
+    for opt, g in (iters.groupby("optimizer") if len(iters) else []):
+        out.append(("tune", opt, "iterations", str(int(g["run"].max())), "exact"))
+        out.append(("tune", opt, "best_dev_run", str(int(g.loc[g["dev_bleu"].idxmax(), "run"])), "exact"))
+    if peers is not None and len(peers) and "nbest_bleu" in peers:
+        for _, r in peers[(peers.side == "ours") & peers.nbest_bleu.notna()].iterrows():
+            out.append(("tune", f"peers-{r['optimizer']}", "nbest_bleu", f"{float(r['nbest_bleu']):.2f}", "exact"))
+    return out

@@ -1,0 +1,359 @@
+"""The loop of Moses' ``mert-moses.pl`` with our decoders and optimisers.
+
+Iteration i: decode the dev source with the current weights into an n-best list (``smtbench decode <decoder>
+--n-best``, Moses format), add it to every earlier iteration's list (distinct hypotheses per sentence), optimise
+(MERT or k-best batch MIRA) from the current weights, and stop when no weight moves by 1e-5 or more
+(mert-moses.pl's test) or after ``max_iterations`` (its default 25). The weights the optimiser sees are the
+tuneable features of the ini in order (UnknownWordPenalty and ``tuneable=false`` features keep their weights, as
+Moses leaves them out of its n-best lists); the optimiser's weights are L1-normalised.
+
+Everything lives in a work directory, one file per step written atomically (``run<i>.nbest.gz``, ``run<i>.1best``,
+``run<i>.json`` with the weights decoded, the dev BLEU of that 1-best and the optimiser's result), so an interrupted
+run resumes where it stopped; ``tune.json`` records the arguments and a resumed run must match them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Sequence
+
+import numpy as np
+
+from ..decode.ini import MosesConfig, load_ini
+from .bleu import load_references
+from .pool import NbestPool
+
+UNTUNEABLE_KINDS = ("UnknownWordPenalty",)
+MIN_CHANGE = 1e-5    # mert-moses.pl's $minimum_required_change_in_weights
+DECODERS = ("normal", "cube", "beam")
+OPTIMIZERS = ("mert", "mira")
+
+
+#: options that do not change what any iteration computes: a resumed run may change them
+_NOT_RECORDED = ("progress", "return_best_dev", "sentences", "max_iterations")
+
+
+class TuneError(ValueError):
+    """A tuning run that cannot go on (bad arguments, a work directory of another run, a failed decoder)."""
+
+
+def tuneable_layout(cfg: MosesConfig) -> list[tuple[str, int]]:
+    """[(feature name, number of weights)] of the features the optimiser tunes, in ini order."""
+    return [(f.name, f.num_features) for f in cfg.features
+            if f.kind not in UNTUNEABLE_KINDS and f.args.get("tuneable", "true").lower() != "false"]
+
+
+def weights_of(cfg: MosesConfig, layout: Sequence[tuple[str, int]]) -> np.ndarray:
+    by_name = {f.name: f for f in cfg.features}
+    return np.array([w for name, _ in layout for w in by_name[name].weights], dtype=np.float64)
+
+
+def split_weights(layout: Sequence[tuple[str, int]], w: Sequence[float]) -> dict[str, list[float]]:
+    out, k = {}, 0
+    for name, n in layout:
+        out[name] = [float(v) for v in w[k:k + n]]
+        k += n
+    return out
+
+
+def weight_string(weights: dict[str, list[float]]) -> str:
+    """Moses' ``-weight-overwrite`` text: ``Name= v v Name= v``."""
+    return " ".join(f"{name}= " + " ".join(repr(v) for v in ws) for name, ws in weights.items())
+
+
+def write_ini(src: str | os.PathLike[str], weights: dict[str, list[float]], out: str | os.PathLike[str]) -> None:
+    """``src`` with only the values of the [weight] lines of ``weights`` replaced (layout, comments, order kept)."""
+    from ..ioutil import atomic_open
+
+    lines = Path(src).read_text(encoding="utf-8").splitlines(keepends=True)
+    section = None
+    done = set()
+    with atomic_open(out) as fh:
+        for line in lines:
+            s = line.strip()
+            if s.startswith("[") and s.endswith("]"):
+                section = s[1:-1].strip()
+            elif section == "feature" and "path=" in s and not s.startswith("#"):
+                line = _repath(line, Path(src).parent, Path(out).parent)
+            elif section == "weight" and "=" in s and not s.startswith("#"):
+                name = s.split("=", 1)[0].strip()
+                if name in weights:
+                    eol = "\n" if line.endswith("\n") else ""
+                    line = f"{name}= " + " ".join(repr(v) for v in weights[name]) + eol
+                    done.add(name)
+            fh.write(line)
+        missing = set(weights) - done
+        if missing:
+            raise TuneError(f"{src}: no [weight] line for {', '.join(sorted(missing))}")
+
+
+def decoder_passthrough(args: Sequence[str] | None) -> list[str]:
+    """The options after ``--`` that `tune` / `tune-eval` pass to `smtbench decode` (not the ones they set)."""
+    extra = list(args or [])
+    if extra and extra[0] == "--":
+        extra = extra[1:]
+    for opt in extra:
+        if opt.split("=")[0] in ("-f", "--config", "-i", "--input", "-o", "--output", "--n-best", "--weight-overwrite"):
+            raise TuneError(f"decoder option {opt}: set by `smtbench tune` itself")
+    return extra
+
+
+def _repath(line: str, ini_dir: Path, out_dir: Path) -> str:
+    """A [feature] line whose relative ``path=`` the decoders find only beside the input ini (not from the working
+    directory) gets the path relative to the output's folder, so the tuned ini loads from where it is written."""
+    def fix(tok: str) -> str:
+        if not tok.startswith("path="):
+            return tok
+        value = tok[len("path="):]
+        if os.path.isabs(value) or ini_dir.resolve() == out_dir.resolve():
+            return tok
+        exts = ("", ".gz", ".xz")
+        if any(os.path.exists(value + e) for e in exts) or not any((ini_dir / (value + e)).exists() for e in exts):
+            return tok
+        return "path=" + os.path.relpath(ini_dir / value, out_dir)
+
+    eol = line[len(line.rstrip("\r\n")):]
+    return " ".join(fix(t) for t in line.rstrip("\r\n").split(" ")) + eol
+
+
+@dataclass
+class TuneOptions:
+    decoder: str = "cube"
+    decoder_args: list[str] = field(default_factory=list)
+    optimizer: str = "mert"
+    nbest: int = 100
+    nbest_factor: int = 20  # decode nbest * factor entries, keep the first nbest distinct strings (Moses' "distinct")
+    seed: int = 1
+    max_iterations: int = 25
+    restarts: int = 20
+    mira_c: float = 0.01
+    mira_epochs: int = 60
+    return_best_dev: bool = False
+    progress: bool = True
+    sentences: int = 0   # tune on the first N dev sentences only (0 = all)
+
+    def check(self) -> None:
+        if self.decoder not in DECODERS:
+            raise TuneError(f"--decoder {self.decoder!r}: one of {', '.join(DECODERS)}")
+        if self.optimizer not in OPTIMIZERS:
+            raise TuneError(f"--optimizer {self.optimizer!r}: one of {', '.join(OPTIMIZERS)}")
+        if not 1 <= self.nbest <= 100_000:
+            raise TuneError(f"--nbest {self.nbest}: must be in 1..100000")
+        if not 1 <= self.nbest_factor <= 1000 or self.nbest * self.nbest_factor > 100_000:
+            raise TuneError(f"--nbest-factor {self.nbest_factor}: need 1..1000 and nbest x factor <= 100000")
+        if not 1 <= self.max_iterations <= 1000:
+            raise TuneError(f"--max-iterations {self.max_iterations}: must be in 1..1000")
+        if self.sentences < 0:
+            raise TuneError(f"--sentences {self.sentences}: must be >= 0")
+        if not 0 <= self.restarts <= 10_000:
+            raise TuneError(f"--random-restarts {self.restarts}: must be in 0..10000")
+
+
+@dataclass
+class Iteration:
+    run: int
+    weights: dict[str, list[float]]       # the weights this iteration decoded with (tuneable features)
+    dev_bleu: float                       # sacrebleu --tokenize none of their 1-best on the dev references
+    nbest_lines: int
+    pool_size: int
+    optimizer: str
+    new_weights: dict[str, list[float]]   # the optimiser's answer (L1-normalised)
+    nbest_bleu_before: float              # n-best BLEU of `weights` on the merged lists
+    nbest_bleu_after: float               # ... of `new_weights`
+    decode_seconds: float
+    optimize_seconds: float
+    converged: bool
+
+
+def sacrebleu_tok(hyp_path: Path, refs: list[list[str]]) -> float:
+    """sacrebleu with ``--tokenize none`` (the text is tokenized and lowercased already)."""
+    import sacrebleu
+
+    hyps = hyp_path.read_text(encoding="utf-8").splitlines()
+    return float(sacrebleu.corpus_bleu(hyps, refs, tokenize="none", force=True).score)
+
+
+def decode(ini: str, src: str, weights: dict[str, list[float]] | None, opts: TuneOptions, onebest: Path,
+           nbest: Path | None, log: Path, err: IO[str]) -> float:
+    """Run ``smtbench decode <decoder>`` (weights overwritten when given, an n-best list when ``nbest``); its stderr
+    goes to ``log`` and, with progress on, to ``err``. Returns the wall seconds."""
+    from ..ioutil import atomic_open
+
+    cmd = [sys.executable, "-m", "smtbench.cli", "decode", opts.decoder, "-f", ini, "--input", src,
+           "-o", str(onebest)]
+    if weights:
+        cmd += ["--weight-overwrite", weight_string(weights)]
+    if nbest is not None:
+        cmd += ["--n-best", str(nbest), str(opts.nbest * opts.nbest_factor)]
+    if not opts.progress:
+        cmd.append("--no-progress")
+    cmd += opts.decoder_args
+    t0 = time.perf_counter()
+    with atomic_open(log) as lg:
+        lg.write(" ".join(cmd) + "\n")
+        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE)
+        assert proc.stderr is not None
+        while True:
+            chunk = proc.stderr.read1(4096) if hasattr(proc.stderr, "read1") else proc.stderr.read(4096)
+            if not chunk:
+                break
+            text = chunk.decode("utf-8", "replace")
+            lg.write(text)
+            if opts.progress:
+                err.write(text)
+                err.flush()
+        rc = proc.wait()
+    if rc != 0:
+        raise TuneError(f"the decoder failed (exit {rc}); its messages are in {log}")
+    return time.perf_counter() - t0
+
+
+def distinct_nbest(src: Path, dst: Path, n: int) -> int:
+    """Keep each sentence's first ``n`` entries with distinct strings (Moses' ``-n-best-list FILE N distinct``, which
+    mert-moses.pl asks for); returns the lines kept."""
+    from ..ioutil import atomic_open, open_text
+
+    kept = 0
+    seen: set[str] = set()
+    sid = None
+    with open_text(src) as fin, atomic_open(dst) as fout:
+        for line in fin:
+            head, _, rest = line.partition(" ||| ")
+            if head != sid:
+                sid, seen = head, set()
+            text = rest.partition(" ||| ")[0].strip()
+            if text in seen or len(seen) >= n:
+                continue
+            seen.add(text)
+            fout.write(line)
+            kept += 1
+    return kept
+
+
+def _optimise(pool: NbestPool, start: np.ndarray, opts: TuneOptions, run: int):
+    from . import mert, mira
+
+    rng = np.random.default_rng([opts.seed, run])  # one stream per iteration: a resumed run draws the same
+    if opts.optimizer == "mert":
+        res = mert.mert(pool, [start], rng, restarts=opts.restarts)
+        return res.weights, res.start_bleu, res.bleu
+    res = mira.kbmira(pool, start, rng, c=opts.mira_c, epochs=opts.mira_epochs)
+    return res.weights, res.start_bleu, res.bleu
+
+
+def tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathLike[str], opts: TuneOptions,
+         err: IO[str] = sys.stderr) -> tuple[dict[str, list[float]], list[Iteration]]:
+    """The mert-moses.pl loop; returns (final tuneable weights, the iterations)."""
+    from ..ioutil import atomic_write_text
+
+    opts.check()
+    cfg = load_ini(ini)
+    layout = tuneable_layout(cfg)
+    if not layout:
+        raise TuneError(f"{ini}: no tuneable feature")
+    work = Path(workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    record = {"ini": str(Path(ini).resolve()), "input": str(Path(src).resolve()),
+              "references": [str(Path(r).resolve()) for r in references], "layout": layout,
+              **{k: v for k, v in asdict(opts).items() if k not in _NOT_RECORDED}}
+    if opts.sentences:
+        record["sentences"] = opts.sentences
+    src, references = _subset(src, references, opts.sentences, work)
+    refs = load_references(list(references))
+    ref_columns = [Path(r).read_text(encoding="utf-8").splitlines() for r in references]
+    with open(src, encoding="utf-8") as fh:
+        n_src = sum(1 for _ in fh)
+    if n_src != len(refs):
+        raise TuneError(f"{src}: {n_src} lines, but {references[0]} has {len(refs)}")
+    record["layout"] = [list(x) for x in layout]
+    state = work / "tune.json"
+    if state.exists():
+        old = json.loads(state.read_text())
+        diff = [k for k in record if old.get(k) != record[k]]
+        if diff:
+            raise TuneError(f"{work}: a tuning run with other arguments ({', '.join(diff)}) is there; "
+                            f"use another --workdir or remove it")
+    else:
+        atomic_write_text(state, json.dumps(record, indent=1) + "\n")
+
+    pool = NbestPool(refs, layout)
+    current = weights_of(cfg, layout)
+    history: list[Iteration] = []
+    for run in range(1, opts.max_iterations + 1):
+        done = work / f"run{run}.json"
+        nbest = work / f"run{run}.nbest.gz"
+        onebest = work / f"run{run}.1best"
+        decoded = split_weights(layout, current)
+        if done.exists():
+            it = Iteration(**json.loads(done.read_text()))
+            if not np.allclose(weights_of_dict(it.weights, layout), current, rtol=0, atol=0):
+                raise TuneError(f"{done}: decoded with other weights than this run reaches; remove {work}")
+            pool.add_nbest(nbest)
+            print(f"tune: run {run} (resumed): dev BLEU {it.dev_bleu:.2f}", file=err)
+        else:
+            dec_s = 0.0
+            if not (nbest.exists() and onebest.exists() and (work / f"run{run}.weights.json").exists()
+                    and json.loads((work / f"run{run}.weights.json").read_text()) == decoded):
+                atomic_write_text(work / f"run{run}.weights.json", json.dumps(decoded) + "\n")
+                print(f"tune: run {run}: decoding {len(refs)} sentences ({opts.decoder}, n-best {opts.nbest})",
+                      file=err)
+                raw = work / f"run{run}.nbest-all.gz"
+                dec_s = decode(ini, src, decoded, opts, onebest, raw, work / f"run{run}.decode.log", err)
+                distinct_nbest(raw, nbest, opts.nbest)
+                raw.unlink()
+            lines, new = pool.add_nbest(nbest)
+            pool.check_complete(str(nbest))
+            dev_bleu = sacrebleu_tok(onebest, ref_columns)
+            t0 = time.perf_counter()
+            new_w, before, after = _optimise(pool, current, opts, run)
+            opt_s = time.perf_counter() - t0
+            converged = bool(np.all(np.abs(new_w - current) < MIN_CHANGE))
+            it = Iteration(run, decoded, dev_bleu, lines, len(pool), opts.optimizer, split_weights(layout, new_w),
+                           before, after, round(dec_s, 3), round(opt_s, 3), converged)
+            atomic_write_text(done, json.dumps(asdict(it)) + "\n")
+        history.append(it)
+        print(f"tune: run {run}: dev BLEU {it.dev_bleu:.2f} | n-best {it.nbest_lines} lines, pool {it.pool_size} "
+              f"distinct | {it.optimizer} n-best BLEU {100 * it.nbest_bleu_before:.2f} -> "
+              f"{100 * it.nbest_bleu_after:.2f} ({it.decode_seconds:.0f} s decoding, {it.optimize_seconds:.0f} s "
+              f"optimising)", file=err)
+        print("tune:   weights " + weight_string({k: [round(v, 4) for v in vs] for k, vs in it.new_weights.items()}),
+              file=err)
+        current = weights_of_dict(it.new_weights, layout)
+        if it.converged:
+            print(f"tune: no weight changed by {MIN_CHANGE} or more: stopping after run {run}", file=err)
+            break
+    else:
+        print(f"tune: maximum number of iterations ({opts.max_iterations}) reached", file=err)
+    final = split_weights(layout, current)
+    if opts.return_best_dev:
+        best = max(history, key=lambda h: h.dev_bleu)
+        final = best.weights
+        print(f"tune: returning the weights of run {best.run} (best dev BLEU {best.dev_bleu:.2f})", file=err)
+    return final, history
+
+
+def _subset(src: str, references: Sequence[str], sentences: int, work: Path) -> tuple[str, list[str]]:
+    """With ``sentences``: the first N lines of the source and references, copied into the work directory."""
+    if not sentences:
+        return src, list(references)
+    from ..ioutil import atomic_write_text
+
+    out = []
+    for k, path in enumerate([src, *references]):
+        with open(path, encoding="utf-8") as fh:
+            lines = [line for _, line in zip(range(sentences), fh)]
+        if len(lines) < sentences:
+            raise TuneError(f"{path}: {len(lines)} lines, fewer than --sentences {sentences}")
+        dst = work / ("dev.src" if k == 0 else f"dev.ref{k - 1}")
+        atomic_write_text(dst, "".join(lines))
+        out.append(str(dst))
+    return out[0], out[1:]
+
+
+def weights_of_dict(weights: dict[str, list[float]], layout: Sequence[tuple[str, int]]) -> np.ndarray:
+    return np.array([v for name, _ in layout for v in weights[name]], dtype=np.float64)

@@ -1,0 +1,128 @@
+# Weight tuning as Moses' mert-moses.pl does it (issue 27): config `tune.model` oracle = the paper-faithful tables our
+# pipeline trains from the oracle's shipped alignment (moses_training.smk's tm_oracle_tables) with the oracle's 5-gram
+# LM (needs ../shared; listed as not run without it), trained = the workflow's own tables and LM (TRAINED_LM); either
+# filtered to the dev and test books; tuned on the dev books by `smtbench tune` (MERT and k-best batch MIRA, our cube pruning for the
+# n-best lists), evaluated on the dev and test books beside the untuned train-model.perl weights; our optimisers
+# beside Moses' mert/kbmira on the tuning run's n-best lists (needs make moses-test; NOT_BUILT rows otherwise).
+TU = P.get("tune")
+TUNE = "work/tune"
+TU_ORACLE = (TU or {}).get("model", "oracle") == "oracle"
+if TU and TU_ORACLE:
+    TU_TABLES, TU_LM, TU_ORDER = TMO, f"{ORACLE}/lm-en5.arpa.xz", 5
+elif TU:
+    TU_TABLES, TU_LM, TU_ORDER = TM, lm_model_path(TRAINED_LM), LM_MODELS[TRAINED_LM]["order"]
+
+if TU and (not TU_ORACLE or needs_oracle("tune")):
+    ALL += [f"{OUT}/tables/tune_bleu.md", f"{OUT}/tables/tune_optimizers.md"]
+    METRICS.append(f"{OUT}/metrics/tune.csv")
+    TU_DECODER = f"--pop-limit {TU['pop_limit']} -s {TU['stack_size']}"
+
+    rule tune_model:
+        conda: CONDA_ENV
+        input:
+            pt=f"{TU_TABLES}/phrase-table.gz",
+            rt=f"{TU_TABLES}/reordering-table.wbe-msd-bidirectional-fe.gz",
+            lm=TU_LM,
+            dev="work/data/dev.es",
+            test="work/data/test.es",
+        output:
+            ini=f"{TUNE}/model/moses.ini",
+        params:
+            tables=lambda wildcards, output: str(Path(output.ini).parent.parent / "tables"),
+            model=lambda wildcards, output: str(Path(output.ini).parent),
+            order=TU_ORDER,
+        log:
+            f"{TUNE}/logs/model.log",
+        shell:
+            "(smtbench tm filter --input {input.dev} {input.test} --table {input.pt} {input.rt} --outdir {params.tables} "
+            "&& smtbench tm model --phrase-table {params.tables}/phrase-table.gz "
+            "--reordering-table {params.tables}/reordering-table.wbe-msd-bidirectional-fe.gz --lm {input.lm} --order {params.order} "
+            "--outdir {params.model}) > {log} 2>&1"
+
+    rule tune_run:
+        """mert-moses.pl's loop; resumable from its work directory (kept when the rule fails)."""
+        conda: CONDA_ENV
+        input:
+            ini=rules.tune_model.output.ini,
+            src="work/data/dev.es",
+            ref="work/data/dev.en",
+        output:
+            ini=f"{TUNE}/{{optimizer}}/tuned.ini",
+            summary=f"{OUT}/raw/tune/{{optimizer}}.iterations.jsonl",
+        wildcard_constraints:
+            optimizer="mert|mira",
+        params:
+            workdir=lambda wildcards, output: str(Path(output.ini).parent / "work"),
+            seed=TU["seed"],
+            nbest=TU["nbest"],
+            factor=TU["nbest_factor"],
+            iterations=TU["max_iterations"],
+            sentences=TU["sentences"],
+            decoder=TU_DECODER,
+        threads: 1
+        log:
+            f"{TUNE}/logs/{{optimizer}}.log",
+        shell:
+            "smtbench tune -f {input.ini} --input {input.src} --reference {input.ref} --decoder cube "
+            "--optimizer {wildcards.optimizer} --seed {params.seed} --nbest {params.nbest} --nbest-factor {params.factor} "
+            "--max-iterations {params.iterations} --sentences {params.sentences} --return-best-dev "
+            "--workdir {params.workdir} --out {output.ini} --summary {output.summary} --no-progress "
+            "-- {params.decoder} > {log} 2>&1"
+
+    rule tune_eval:
+        conda: CONDA_ENV
+        input:
+            ini=lambda wildcards: (rules.tune_model.output.ini if wildcards.weights == "default"
+                                   else f"{TUNE}/{wildcards.weights}/tuned.ini"),
+            src="work/data/{split}.es",
+            ref="work/data/{split}.en",
+        output:
+            f"{OUT}/raw/tune/{{weights}}.{{split}}.json",
+        wildcard_constraints:
+            weights="default|mert|mira",
+            split="dev|test",
+        params:
+            sentences=lambda wildcards: TU["sentences"] if wildcards.split == "dev" else TU["test_sentences"],
+            decoder=TU_DECODER,
+        log:
+            f"{OUT}/logs/tune/{{weights}}.{{split}}.log",
+        shell:
+            "smtbench tune-eval -f {input.ini} --input {input.src} --reference {input.ref} --decoder cube "
+            "--sentences {params.sentences} --label {wildcards.weights} --out {output} -- {params.decoder} 2> {log}"
+
+    rule tune_peers:
+        """Our MERT/MIRA and Moses' mert/kbmira on the MERT run's merged n-best lists."""
+        conda: CONDA_ENV
+        input:
+            ini=f"{TUNE}/mert/tuned.ini",
+        output:
+            f"{OUT}/raw/tune/peers.jsonl",
+        params:
+            workdir=lambda wildcards, input: str(Path(input.ini).parent / "work"),
+            seed=TU["seed"],
+            runs=TU["peer_runs"],
+        log:
+            f"{OUT}/logs/tune/peers.log",
+        shell:
+            "smtbench tune-peers --workdir {params.workdir} --runs {params.runs} --seed {params.seed} --out {output} "
+            "2> {log}"
+
+    rule tune_report:
+        conda: CONDA_ENV
+        input:
+            evals=expand(f"{OUT}/raw/tune/{{weights}}.{{split}}.json", weights=["default", *TU["optimizers"]],
+                         split=["dev", "test"]),
+            iterations=expand(f"{OUT}/raw/tune/{{optimizer}}.iterations.jsonl", optimizer=TU["optimizers"]),
+            peers=rules.tune_peers.output,
+        output:
+            shown_all(expand(f"{OUT}/tables/tune_{{t}}.{{ext}}", t=["bleu", "iterations", "optimizers"],
+                             ext=["csv", "md"]), "tune"),
+            metrics=f"{OUT}/metrics/tune.csv",
+        params:
+            evals=lambda wildcards, input: " ".join(f"{Path(p).stem.split('.')[1]}={p}" for p in input.evals),
+            tables=lambda wildcards, output: str(Path(output.metrics).parent.parent / "tables"),
+        log:
+            f"{OUT}/logs/tune/report.log",
+        shell:
+            "smtbench report tune --evals {params.evals} --iterations {input.iterations} --peers {input.peers} "
+            "--tables {params.tables} --metrics {output.metrics} 2> {log}"
