@@ -19,6 +19,8 @@ PAPERS = {
     "moore_quirk": "moore_quirk",
     "moses2_table4": "moses2_search", "moses2_table5": "moses2_search", "moses2_fig6": "moses2_search",
     "moses2_": "moses2_scaling",
+    "moses2_fig1": "moses2_moses1", "moses2_fig2": "moses2_moses1", "moses2_fig11": "moses2_scaling",  # F1, F2, F10
+    "tune_": "tune",
     "moses_decode": "moses_decode",
     "moses_training": "moses_training",
     "regression": "regression",
