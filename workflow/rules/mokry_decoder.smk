@@ -1,11 +1,15 @@
-# Mokry 2016 section 3.3: the pipeline-tolerant decoder -> Table 3.4 and Fig 3.6 analogues. Cube pruning on the
-# Moses oracle's model (dev books), the LM scored in full at item creation (off), lazily at pop (lazy), through
-# the automaton queue (queue, per queue size), or through it before the item queue (queue-exact, the thesis'
-# future work), interleaved in one run; optionally with larger LMs of our own
-# (timing only: a synthetic LM's scores are not the oracle model's).
+# Mokry 2016 section 3.3: the pipeline-tolerant decoder -> Table 3.4 and Fig 3.6 analogues. Cube pruning with the
+# LM scored in full at item creation (off), lazily at pop (lazy), through the automaton queue (queue, per queue
+# size), or through it before the item queue (queue-exact, the thesis' future work), interleaved in one run;
+# optionally with larger LMs of our own in place of the model's (timing only: a synthetic LM's scores are not the
+# model's). The model (config mokry_decoder.model, as moses_decode.smk's md_model): `trained` = the workflow's own
+# model (moses_training.smk's tm_model_filtered) on the test books (it tunes nothing), rows raw/mokry_decoder/
+# trained.jsonl; `oracle` = the Moses oracle's model on the dev books, rows oracle.jsonl (the committed run's).
+# Without the oracle, `oracle` follows the profile's oracle_absent (common.smk: experiment_model).
 MDEC = P.get("mokry_decoder")
+MDEC_MODEL = experiment_model("mokry_decoder", MDEC, "the workflow's own model, test books") if MDEC else None
 
-if MDEC and needs_oracle("mokry_decoder"):
+if MDEC_MODEL:
     ALL += [f"{OUT}/tables/mokry_table3_4.md", f"{OUT}/figures/mokry_fig3_6.png"]
     METRICS.append(f"{OUT}/metrics/mokry_decoder.csv")
 
@@ -14,14 +18,16 @@ if MDEC and needs_oracle("mokry_decoder"):
         input:
             BUILD,
             _mdec_lm,
-            ini=f"{ORACLE}/moses.ini",
-            src=f"{ORACLE}/dev.es",
-            ref=f"{ORACLE}/dev.en",
+            ini=md_model(MDEC_MODEL)[0],
+            src=md_model(MDEC_MODEL)[1],
+            ref=md_model(MDEC_MODEL)[2],
         output:
-            f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl",
+            f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl",  # lm: the model's own (trained|oracle) or a name in lm_models
+        wildcard_constraints:  # never the other model's file name
+            lm="|".join(re.escape(x) for x in [MDEC_MODEL] + MDEC.get("lms", [])),
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            lm=lambda wc: "" if wc.lm == "oracle" else f"--lm {lm_model_path(wc.lm)}",
+            lm=lambda wc: "" if wc.lm in ("oracle", "trained") else f"--lm {lm_model_path(wc.lm)}",
             queues=MDEC["queue_sizes"],
             exact=MDEC.get("exact_queue_sizes", ""),
             sentences=MDEC["sentences"],
@@ -42,7 +48,7 @@ if MDEC and needs_oracle("mokry_decoder"):
     rule mokry_decoder_report:
         conda: CONDA_ENV
         input:
-            expand(f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl", lm=["oracle"] + MDEC.get("lms", [])),
+            expand(f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl", lm=[MDEC_MODEL] + MDEC.get("lms", [])),
         output:
             shown_all(expand(f"{OUT}/tables/mokry_table3_4.{{ext}}", ext=["csv", "md"]), "mokry_decoder"),
             figure=shown(f"{OUT}/figures/mokry_fig3_6.png", "mokry_decoder"),
