@@ -69,11 +69,11 @@ def model_note(rows: pd.DataFrame, before: str = ORACLE_INI) -> str:
     """The sentence "Model: <the moses.ini the rows decoded>." for a table's notes: the rows record it (field `model`); rows written
     before they did (the committed oracle runs) decoded `before`."""
     models = sorted({str(m) for m in rows["model"].dropna()}) if "model" in rows else []
-    trained = any("work/tm/" in m for m in models)
+    trained = any("work/tm/" in m or "/trained/" in m for m in models)  # md_model("trained"), moore_quirk's
     what = (" (the workflow's own trained model)" if trained and len(models) == 1 else
             " (the Moses oracle's model)" if models and all("moses-bible-dev" in m for m in models) else "")
     if not models:
-        return f"Model: {before}; rows from before the rows recorded their model."
+        return f"Model: {before} (these rows predate the rows' `model` field)."
     return f"Model: {', '.join(models)}{what}."
 
 

@@ -306,7 +306,7 @@ def acceptance(rows: pd.DataFrame, oracle: str | Path | None) -> pd.DataFrame:
     recs.append(("binarized table load (s)", float(load), float("nan"), "<= 1 s", float(load) <= 1.0))
     for _, r in rss.iterrows():
         m2rss = float(m2c.loc[int(r.threads)].peak_rss_kb) if int(r.threads) in m2c.index else float("nan")
-        what = {"ours": "full table binarized", "ours-same-model": "the ini's filtered tables binarized",
+        what = {"ours": "our configuration's table binarized", "ours-same-model": "the ini's filtered tables binarized",
                 "text": "text tables in memory"}.get(r.config, r.config)
         recs.append((f"peak RSS kB ({what}, {int(r.threads)} thread(s))", int(r.peak_rss_kb), m2rss,
                      "< Moses2's on the same model" if len(m2c) else "-",
