@@ -62,7 +62,7 @@ def machines_of(df: pd.DataFrame) -> list[str]:
     return [", ".join(f"{k.removeprefix('machine_')}={v}" for k, v in zip(keys, row)) for row in combos.itertuples(index=False)]
 
 
-ORACLE_INI = ("../shared/oracles/moses-bible-dev/moses.ini (the Moses oracle's model)")  # as the rules name it
+ORACLE_INI = "../shared/oracles/moses-bible-dev/moses.ini, the Moses oracle's model"  # as the rules name it
 
 
 def model_note(rows: pd.DataFrame, before: str = ORACLE_INI) -> str:

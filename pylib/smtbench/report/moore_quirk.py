@@ -236,8 +236,8 @@ def notes(rows: pd.DataFrame) -> str:
              + (f" (every {every}-th input line)" if every and every != "1" else ""))
     text = NOTES.replace("the paper-faithful configuration (workflow/rules/moore_quirk.smk): " + _SETUP, setup)
     text = text.replace(" (every `every`-th verse, then the first `sentences`: see the rows)", "")
-    return text + " " + model_note(rows, "work/moore-quirk/model/moses.ini (the paper-faithful model on our tables "
-                                         "from the oracle's alignment)")
+    return text + " " + model_note(rows, "work/moore-quirk/model/moses.ini, the paper-faithful model on our tables "
+                                         "from the oracle's alignment")
 
 
 # ---- the second configuration: DE+EP in Moses mode on the oracle's Moses model, beside the other searches
