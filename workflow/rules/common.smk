@@ -170,6 +170,12 @@ def _mdec_lm(wildcards):
     return [] if wildcards.lm in ("oracle", "trained") else [lm_model_path(wildcards.lm)]
 
 
+def _mdec_model(wildcards):
+    """(ini, source, reference) of a rows file: oracle.jsonl is the oracle's model (its own row where the
+    experiment's model is trained), every other one MDEC_MODEL's (mokry_decoder.smk)."""
+    return md_model("oracle" if wildcards.lm == "oracle" else MDEC_MODEL)
+
+
 # --- moses_decode.smk: the decoding tables' model and search settings
 
 def md_model(model):
