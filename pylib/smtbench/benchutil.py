@@ -48,8 +48,8 @@ class RowWriter:
 
 
 def model_path(ini: str) -> str:
-    """How rows name the decoded model: its moses.ini as given, made absolute when given without a folder (a rule
-    that runs from the model's own folder)."""
+    """How rows name the decoded model (and its input): its moses.ini as given, made absolute when given without a
+    folder (a rule that runs from the model's own folder)."""
     import os
     return ini if os.path.dirname(ini) else os.path.abspath(ini)
 

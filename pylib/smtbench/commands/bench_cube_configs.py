@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     pts = points(pops, stacks, args.queue_pop_limit, queues)
     refs_short = near_exact(model, short, widths) if short else []
     with atomic_open(args.out) as out, tqdm(total=len(pts) * args.repeats, disable=not args.progress) as bar:
-        rows = RowWriter("moses2_search", out, fixed={"model": model_path(args.config)})
+        rows = RowWriter("moses2_search", out, fixed={"model": model_path(args.config), "input": model_path(args.input)})
         sweep(model, src[:n], refs[:n], short, refs_short, pts, protocol, args.stack_size,
               lambda **r: rows.emit(reference_widths=",".join(map(str, widths)),
                                     reference_seconds=round(sum(x.seconds for x in refs_short), 3), **r),

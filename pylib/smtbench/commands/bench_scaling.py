@@ -181,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
                 "groups": ",".join(sorted(points[key])), "pop_limit": args.pop_limit, "stack_size": args.stack_size}
 
     with atomic_open(args.out) as out:
-        rows = RowWriter("moses2_scaling", out, fixed={"model": model_path(args.config)})
+        rows = RowWriter("moses2_scaling", out, fixed={"model": model_path(args.config), "input": model_path(args.input)})
         rows.emit(kind="quality", **quality)
         for ld in loads:
             rows.emit(kind="load", **ld)

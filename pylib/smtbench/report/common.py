@@ -74,7 +74,8 @@ def model_note(rows: pd.DataFrame, before: str = ORACLE_INI) -> str:
             " (the Moses oracle's model)" if models and all("moses-bible-dev" in m for m in models) else "")
     if not models:
         return f"Model: {before} (these rows predate the rows' `model` field)."
-    return f"Model: {', '.join(models)}{what}."
+    inputs = sorted({str(m) for m in rows["input"].dropna()}) if "input" in rows else []
+    return f"Model: {', '.join(models)}{what}" + (f"; input: {', '.join(inputs)}." if inputs else ".")
 
 
 def paper_values(paper: str, table: str) -> pd.DataFrame:
