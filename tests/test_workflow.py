@@ -147,3 +147,22 @@ def test_timing_rules_take_the_whole_machine(root):
                 assert "threads: BENCH_THREADS" in body, f"{path.name}: rule {m.group(2)} times without the machine"
             assert re.search(r"^\s+log:", body, re.M), f"{path.name}: rule {m.group(2)} has no log"
             assert re.search(r"^\s+conda: CONDA_ENV$", body, re.M), f"{path.name}: rule {m.group(2)} has no conda env"
+
+
+def test_results_index_and_notes_name_the_model(tmp_path):
+    """`report index --models` lists each decoding experiment's model; a table's notes name the model its rows
+    recorded (rows from before the field: the oracle's)."""
+    import pandas as pd
+
+    from smtbench.report.common import model_note
+    from smtbench.report.index import build
+
+    text = build(tmp_path, "default", not_run=["moses_training:needs the Moses oracle (x), absent"],
+                 models=["mokry_decoder:trained (the workflow's own model, test books), NOT the configured oracle"])
+    assert "## Models of the decoding experiments" in text
+    assert "- mokry_decoder: trained (the workflow's own model, test books), NOT the configured oracle" in text
+    assert "- moses_training: needs the Moses oracle (x), absent" in text
+    rows = pd.DataFrame([{"model": "work/tm/model-test/moses.ini", "input": "work/data/test.es", "bleu": 1.0}])
+    assert model_note(rows) == ("Model: work/tm/model-test/moses.ini (the workflow's own trained model); "
+                                "input: work/data/test.es.")
+    assert "moses-bible-dev/moses.ini, the Moses oracle's model (these rows predate" in model_note(rows[["bleu"]])
