@@ -50,11 +50,13 @@ ORACLE_ABSENT = P["oracle_absent"]  # default in the schema
 MODELS = []
 
 
-def experiment_model(experiment, section, trained="the workflow's own model", fallback=True):
-    """'trained' or 'oracle', the model `section['model']` resolves to here; None when it cannot run (NOT_RUN)."""
+def experiment_model(experiment, section, trained="the workflow's own model", fallback=True,
+                     oracle="the Moses oracle's model, dev books"):
+    """'trained' or 'oracle', the model `section['model']` resolves to here; None when it cannot run (NOT_RUN).
+    `trained` / `oracle`: what each model is, for the results index."""
     want = section["model"]
     if want == "trained" or HAVE_ORACLE:
-        what = trained if want == "trained" else f"the Moses oracle: {ORACLE}"
+        what = trained if want == "trained" else f"{oracle}; {ORACLE}"
         MODELS.append(f"{experiment}:{want} ({what})")
         return want
     if ORACLE_ABSENT == "trained" and fallback:

@@ -13,7 +13,8 @@
 # peer: Moses2 / Moses v1 decode the trained model live in moses_decode.smk). Without the oracle it is in NOT_RUN.
 MQ = P.get("moore_quirk")
 MQ_MODEL = experiment_model("moore_quirk", MQ, "the paper-faithful model on the workflow's own phrase table, test "
-                            "books") if MQ else None
+                            "books", oracle="the paper-faithful model on our phrase table from the oracle's "
+                            "alignment, test books") if MQ else None
 MQ_DIR = "work/moore-quirk" if MQ_MODEL == "oracle" else "work/moore-quirk/trained"
 MQM = MQ.get("moses") if MQ_MODEL else None
 MQM = MQM if MQM and needs_oracle("moore_quirk_moses") else None

@@ -7,7 +7,8 @@
 TU = P.get("tune")
 TUNE = "work/tune"
 # never switched where the oracle is absent (its rows name only work/tune's ini, not which tables): not run
-TU_MODEL = experiment_model("tune", TU, "the workflow's own tables and LM", fallback=False) if TU else None
+TU_MODEL = experiment_model("tune", TU, "the workflow's own tables and LM", fallback=False,
+                            oracle="our tables from the oracle's alignment + its 5-gram LM") if TU else None
 TU_ORACLE = TU_MODEL == "oracle"
 if TU_ORACLE:
     TU_TABLES, TU_LM, TU_ORDER = TMO, f"{ORACLE}/lm-en5.arpa.xz", 5
