@@ -94,8 +94,10 @@ rule results_index:
         outdir=lambda wildcards, output: str(Path(output[0]).parent),
         profile=PROFILE,
         not_run=lambda wildcards: " ".join(shlex.quote(x) for x in NOT_RUN),  # experiments not scheduled, and why
+        models=lambda wildcards: " ".join(shlex.quote(x) for x in MODELS),  # the model each decoding experiment ran on
     log:
         f"{OUT}/logs/results_index.log",
     shell:
         "smtbench report index --outdir {params.outdir} --profile {params.profile} --not-run {params.not_run} "
+        "--models {params.models} "
         "--out {output} 2> {log}"

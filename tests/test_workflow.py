@@ -61,26 +61,77 @@ def test_fresh_clone_redoes_every_measurement(tmp_path):
     assert want <= got, f"not redone on a fresh clone: {sorted(want - got)}"
 
 
+def _index_args(out: str, flag: str) -> set[str]:
+    """The EXPERIMENT names given to `smtbench report index` after `flag` (--not-run / --models) in a dry run's -p."""
+    import shlex
+    line = next(x for x in out.splitlines() if "smtbench report index" in x)
+    words = shlex.split(line.split("Shell command:", 1)[-1])
+    got, on = set(), False
+    for w in words:
+        if w.startswith("--"):
+            on = w == flag
+        elif on:
+            got.add(w)
+    return got
+
+
+DECODING_BENCHES = {  # the decoding experiments' timing rules -> the model their command must decode when trained
+    "mokry_decoder_bench": "bench pipeline -f work/tm/model-test/moses.ini --input work/data/test.es",
+    "moses2_search_bench": "bench cube-configs -f work/tm/model-test/moses.ini --input work/data/test.es",
+    "moses2_scaling_bench": "bench scaling -f work/tm/model-test/moses.ini --input work/data/test.es",
+    "moore_quirk_bench": "bench beam -f work/moore-quirk/trained/model/moses.ini --input work/data/test.es",
+}
+
+
 def test_a_clone_without_shared_decodes_its_own_model_and_names_what_needs_the_oracle(tmp_path):
     """With the shared folder hidden (SMTBENCH_SHARED at an empty folder), the default profile still schedules the
-    live decoding comparison on the workflow's own trained model, and the results index is told which experiments
-    need the oracle (none is skipped silently)."""
+    live decoding comparison and every decoding benchmark on the workflow's own trained model (its config says
+    `model: oracle`, the committed rows' model, and `oracle_absent: trained`), the results index is told which model
+    each ran on, and only what truly needs the oracle is named as not run (none is skipped silently)."""
     import os
     empty = tmp_path / "empty"
     empty.mkdir()
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "SMTBENCH_SHARED": str(empty)}
     r = subprocess.run(["snakemake", "--profile", "workflow/profiles/default", "-n", "-p", "--forcerun",
-                        "results_index", "moses_decode_run"], cwd=root, capture_output=True, text=True, env=env)
+                        "results_index", "moses_decode_run", *DECODING_BENCHES], cwd=root, capture_output=True,
+                       text=True, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
     out = r.stdout + r.stderr
     assert "moses_decode_run" in out and "tm_model_filtered" in out and "--peers moses2 moses" in out
     assert "moses_decode_oracle_run" not in out
-    r = subprocess.run(["snakemake", "--profile", "workflow/profiles/default", "-n", "-p", "--forcerun",
+    for rule, command in DECODING_BENCHES.items():
+        assert f"rule {rule}:" in out, rule
+        assert command in out, (rule, command)
+    assert "moore_quirk_moses_bench" not in out  # the oracle's Moses model and recorded runs: not here
+    assert "--oracle" not in next(x for x in out.splitlines() if "bench scaling -f" in x)  # no Moses2 run of it
+    assert str(empty) not in "".join(x for x in out.splitlines() if "smtbench bench " in x)
+    # the index: what needs the oracle (and nothing else), and the model each decoding experiment ran on
+    assert {x.split(":")[0] for x in _index_args(out, "--not-run")} == {"moses_training", "moore_quirk_moses", "tune"}
+    assert all("needs the Moses oracle" in x for x in _index_args(out, "--not-run"))
+    models = {x.split(":", 1)[0]: x.split(":", 1)[1] for x in _index_args(out, "--models")}
+    assert models["moses_decode"].startswith("trained")
+    for experiment in ("mokry_decoder", "moses2_search", "moses2_scaling", "moore_quirk"):
+        assert models[experiment].startswith("trained") and "NOT the configured oracle" in models[experiment]
+
+
+def test_a_clone_without_shared_never_switches_models_silently(tmp_path):
+    """A profile without `oracle_absent: trained` (smoke: its baseline is the oracle model's) does not run its
+    `model: oracle` decoding experiments on another model where the oracle is absent: it names them as not run."""
+    import os
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "SMTBENCH_SHARED": str(empty)}
+    r = subprocess.run(["snakemake", "--profile", "workflow/profiles/smoke", "-n", "-p", "--forcerun",
                         "results_index"], cwd=root, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
-    for experiment in ("mokry_decoder", "moses2_search", "moses2_scaling", "moore_quirk", "moses_training"):
-        assert f"{experiment}:needs the Moses oracle" in r.stdout + r.stderr, experiment
+    out = r.stdout + r.stderr
+    not_run = {x.split(":")[0] for x in _index_args(out, "--not-run")}
+    for rule in [*DECODING_BENCHES, "moses_decode_run"]:
+        assert f"rule {rule}:" not in out, rule
+        assert rule.removesuffix("_bench").removesuffix("_run") in not_run, rule
+    assert "mokry_decoder" not in {x.split(":")[0] for x in _index_args(out, "--models")}
 
 
 def test_timing_rules_take_the_whole_machine(root):
@@ -96,3 +147,22 @@ def test_timing_rules_take_the_whole_machine(root):
                 assert "threads: BENCH_THREADS" in body, f"{path.name}: rule {m.group(2)} times without the machine"
             assert re.search(r"^\s+log:", body, re.M), f"{path.name}: rule {m.group(2)} has no log"
             assert re.search(r"^\s+conda: CONDA_ENV$", body, re.M), f"{path.name}: rule {m.group(2)} has no conda env"
+
+
+def test_results_index_and_notes_name_the_model(tmp_path):
+    """`report index --models` lists each decoding experiment's model; a table's notes name the model its rows
+    recorded (rows from before the field: the oracle's)."""
+    import pandas as pd
+
+    from smtbench.report.common import model_note
+    from smtbench.report.index import build
+
+    text = build(tmp_path, "default", not_run=["moses_training:needs the Moses oracle (x), absent"],
+                 models=["mokry_decoder:trained (the workflow's own model, test books), NOT the configured oracle"])
+    assert "## Models of the decoding experiments" in text
+    assert "- mokry_decoder: trained (the workflow's own model, test books), NOT the configured oracle" in text
+    assert "- moses_training: needs the Moses oracle (x), absent" in text
+    rows = pd.DataFrame([{"model": "work/tm/model-test/moses.ini", "input": "work/data/test.es", "bleu": 1.0}])
+    assert model_note(rows) == ("Model: work/tm/model-test/moses.ini (the workflow's own trained model); "
+                                "input: work/data/test.es.")
+    assert "moses-bible-dev/moses.ini, the Moses oracle's model (these rows predate" in model_note(rows[["bleu"]])

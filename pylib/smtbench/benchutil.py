@@ -20,12 +20,13 @@ class RowWriter:
     _machine: dict[str, Any] = field(default_factory=lambda: facts(with_gpu=False))
     context: dict[str, Any] = field(default_factory=dict)  # the repeat protocol's fields, added to every row
     _held: list[dict[str, Any]] | None = None
+    fixed: dict[str, Any] = field(default_factory=dict)  # fields of the whole run (e.g. the model), on every row
 
     def __post_init__(self) -> None:
         check_expected_build()
 
     def emit(self, **fields: Any) -> dict[str, Any]:
-        row = {"experiment": self.experiment, **fields, **self.context, **row_fields(self._machine)}
+        row = {"experiment": self.experiment, **self.fixed, **fields, **self.context, **row_fields(self._machine)}
         if self._held is not None:
             self._held.append(row)
             return row
@@ -44,6 +45,13 @@ class RowWriter:
             row.update(extra)
             self.out.write(json.dumps(row) + "\n")
         self.out.flush()
+
+
+def model_path(ini: str) -> str:
+    """How rows name the decoded model (and its input): its moses.ini as given, made absolute when given without a
+    folder (a rule that runs from the model's own folder)."""
+    import os
+    return ini if os.path.dirname(ini) else os.path.abspath(ini)
 
 
 def check_expected_build() -> None:

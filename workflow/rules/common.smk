@@ -39,6 +39,34 @@ def needs_oracle(experiment):
     return HAVE_ORACLE
 
 
+# The model of a decoding experiment (its config key `model`: trained = the workflow's own model, which needs nothing
+# beside the checkout; oracle = the Moses oracle's). An experiment asking for the oracle where it is absent is never
+# switched silently: the profile's `oracle_absent` decides -- `skip` (the schema's default): not run, listed in
+# NOT_RUN; `trained`: run on the workflow's own model instead, and MODELS says so -- only for experiments whose rows
+# record the model's moses.ini and whose tables' notes name it (fallback=True: the decoding experiments); the others
+# (tune, whose rows name only its own work/tune ini) are not run. MODELS ("experiment:what") names the model of every
+# model-keyed experiment for the results index.
+ORACLE_ABSENT = P["oracle_absent"]  # default in the schema
+MODELS = []
+
+
+def experiment_model(experiment, section, trained="the workflow's own model", fallback=True,
+                     oracle="the Moses oracle's model, dev books"):
+    """'trained' or 'oracle', the model `section['model']` resolves to here; None when it cannot run (NOT_RUN).
+    `trained` / `oracle`: what each model is, for the results index."""
+    want = section["model"]
+    if want == "trained" or HAVE_ORACLE:
+        what = trained if want == "trained" else f"{oracle}; {ORACLE}"
+        MODELS.append(f"{experiment}:{want} ({what})")
+        return want
+    if ORACLE_ABSENT == "trained" and fallback:
+        MODELS.append(f"{experiment}:trained ({trained}), NOT the configured oracle: {ORACLE} is absent "
+                      "(oracle_absent: trained); the rows and tables name the model")
+        return "trained"
+    needs_oracle(experiment)
+    return None
+
+
 PROTOCOL_FLAGS = {"max_repeats": "--max-repeats", "ci_target": "--ci-target", "time_budget": "--time-budget",
                   "order": "--order", "seed": "--order-seed", "spell_factor": "--spell-factor", "max_retakes": "--max-retakes",
                   "spell_probe_mib": "--spell-probe-mib"}
@@ -140,7 +168,14 @@ def _glm_peers(wildcards):
 # --- mokry_decoder.smk
 
 def _mdec_lm(wildcards):
-    return [] if wildcards.lm == "oracle" else [lm_model_path(wildcards.lm)]
+    """The LM replacing the model's (timing only); none for the model's own (rows trained.jsonl / oracle.jsonl)."""
+    return [] if wildcards.lm in ("oracle", "trained") else [lm_model_path(wildcards.lm)]
+
+
+def _mdec_model(wildcards):
+    """(ini, source, reference) of a rows file: oracle.jsonl is the oracle's model (its own row where the
+    experiment's model is trained), every other one MDEC_MODEL's (mokry_decoder.smk)."""
+    return md_model("oracle" if wildcards.lm == "oracle" else MDEC_MODEL)
 
 
 # --- moses_decode.smk: the decoding tables' model and search settings

@@ -1,27 +1,39 @@
-# Mokry 2016 section 3.3: the pipeline-tolerant decoder -> Table 3.4 and Fig 3.6 analogues. Cube pruning on the
-# Moses oracle's model (dev books), the LM scored in full at item creation (off), lazily at pop (lazy), through
-# the automaton queue (queue, per queue size), or through it before the item queue (queue-exact, the thesis'
-# future work), interleaved in one run; optionally with larger LMs of our own
-# (timing only: a synthetic LM's scores are not the oracle model's).
+# Mokry 2016 section 3.3: the pipeline-tolerant decoder -> Table 3.4 and Fig 3.6 analogues. Cube pruning with the
+# LM scored in full at item creation (off), lazily at pop (lazy), through the automaton queue (queue, per queue
+# size), or through it before the item queue (queue-exact, the thesis' future work), interleaved in one run;
+# optionally with larger LMs of our own in place of the model's (timing only: a synthetic LM's scores are not the
+# model's). The model (config mokry_decoder.model, as moses_decode.smk's md_model): `trained` = the workflow's own
+# model (moses_training.smk's tm_model_filtered) on the test books (it tunes nothing), rows raw/mokry_decoder/
+# trained.jsonl; `oracle` = the Moses oracle's model on the dev books, rows oracle.jsonl (the committed run's).
+# Without the oracle, `oracle` follows the profile's oracle_absent (common.smk: experiment_model). Where the model is
+# `trained` and the oracle is present, the oracle's model is an extra table (mokry_table3_4_oracle, the model's own LM
+# only; no metrics), as moses_decode.smk's oracle tables.
 MDEC = P.get("mokry_decoder")
+MDEC_MODEL = experiment_model("mokry_decoder", MDEC, "the workflow's own model, test books") if MDEC else None
+MDEC_ORACLE_TOO = MDEC_MODEL == "trained" and HAVE_ORACLE
 
-if MDEC and needs_oracle("mokry_decoder"):
+
+if MDEC_MODEL:
     ALL += [f"{OUT}/tables/mokry_table3_4.md", f"{OUT}/figures/mokry_fig3_6.png"]
     METRICS.append(f"{OUT}/metrics/mokry_decoder.csv")
+    if MDEC_ORACLE_TOO:
+        ALL += [f"{OUT}/tables/mokry_table3_4_oracle.md"]
 
     rule mokry_decoder_bench:
         conda: CONDA_ENV
         input:
             BUILD,
             _mdec_lm,
-            ini=f"{ORACLE}/moses.ini",
-            src=f"{ORACLE}/dev.es",
-            ref=f"{ORACLE}/dev.en",
+            ini=lambda wildcards: _mdec_model(wildcards)[0],
+            src=lambda wildcards: _mdec_model(wildcards)[1],
+            ref=lambda wildcards: _mdec_model(wildcards)[2],
         output:
-            f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl",
+            f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl",  # lm: the model's own (trained|oracle) or a name in lm_models
+        wildcard_constraints:  # never the other model's file name
+            lm="|".join(re.escape(x) for x in [MDEC_MODEL] + MDEC.get("lms", []) + (["oracle"] if MDEC_ORACLE_TOO else [])),
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            lm=lambda wc: "" if wc.lm == "oracle" else f"--lm {lm_model_path(wc.lm)}",
+            lm=lambda wc: "" if wc.lm in ("oracle", "trained") else f"--lm {lm_model_path(wc.lm)}",
             queues=MDEC["queue_sizes"],
             exact=MDEC.get("exact_queue_sizes", ""),
             sentences=MDEC["sentences"],
@@ -42,7 +54,7 @@ if MDEC and needs_oracle("mokry_decoder"):
     rule mokry_decoder_report:
         conda: CONDA_ENV
         input:
-            expand(f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl", lm=["oracle"] + MDEC.get("lms", [])),
+            expand(f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl", lm=[MDEC_MODEL] + MDEC.get("lms", [])),
         output:
             shown_all(expand(f"{OUT}/tables/mokry_table3_4.{{ext}}", ext=["csv", "md"]), "mokry_decoder"),
             figure=shown(f"{OUT}/figures/mokry_fig3_6.png", "mokry_decoder"),
@@ -54,3 +66,19 @@ if MDEC and needs_oracle("mokry_decoder"):
         shell:
             "smtbench report mokry-decoder --rows {input} --table {params.table} "
             "--figure {output.figure} --metrics {output.metrics} 2> {log}"
+
+    if MDEC_ORACLE_TOO:
+        rule mokry_decoder_oracle_report:
+            """The oracle's model beside the trained one (its own LM, same settings): Table 3.4 and Fig 3.6 again."""
+            conda: CONDA_ENV
+            input:
+                f"{OUT}/raw/mokry_decoder/oracle.jsonl",
+            output:
+                shown_all(expand(f"{OUT}/tables/mokry_table3_4_oracle.{{ext}}", ext=["csv", "md"]), "mokry_decoder"),
+                figure=shown(f"{OUT}/figures/mokry_fig3_6_oracle.png", "mokry_decoder"),
+            params:
+                table=lambda wildcards, output: output[0].removesuffix(".csv"),
+            log:
+                f"{OUT}/logs/mokry_decoder/report-oracle.log",
+            shell:
+                "smtbench report mokry-decoder --rows {input} --table {params.table} --figure {output.figure} 2> {log}"

@@ -1,59 +1,79 @@
 # The Moses2 paper ("Fast, scalable phrase-based decoding") sections 4.1 and 4.3-4.5: sentence-level threads, memory
 # pools, the binarized phrase table (static cache, compression, reordering integrated or separate), the component
-# profile; on the Moses oracle's model (dev verses), with our pipeline's full table binarized (profile key
-# `table: full`, the rule output of moses_training.smk) or the oracle's dev-filtered table (`dev`, for CI).
+# profile. The model (config moses2_scaling.model, as moses_decode.smk's md_model): `trained` = the workflow's own
+# model (tm_model_filtered) on the test books (nothing is tuned); `oracle` = the Moses oracle's model on the dev
+# verses (the committed run's). Binarized (`table`): the model's full table (trained: the workflow's; oracle: our
+# pipeline's from the oracle's alignment, moses_training.smk's tm_oracle_tables) or its table filtered to the decoded
+# books (`dev`; for CI). Moses2's comparison (Fig 3, the acceptance figures' Moses2 column) reads the oracle's
+# recorded m2-cube400 run and runs-quiet.tsv, which exist only for the oracle's model: with `trained` those columns
+# are empty and the notes say so (bench scaling has no live Moses2 peer; Moses2 decodes the trained model live in
+# moses_decode.smk's cube table). Without the oracle, `oracle` follows the profile's oracle_absent (common.smk).
 MSC = P.get("moses2_scaling")
 MSC_TABLES = ["plain-int", "comp-int", "plain-sep", "comp-sep"]
+MSC_MODEL = experiment_model("moses2_scaling", MSC, "the workflow's own model, test books") if MSC else None
 
-if MSC and needs_oracle("moses2_scaling"):
+if MSC_MODEL:
     ALL += [f"{OUT}/tables/moses2_scaling_acceptance.md", f"{OUT}/figures/moses2_fig9.png"]
     METRICS.append(f"{OUT}/metrics/moses2_scaling.csv")
-    # text tables with the binarized tables' numbers (every timed point must reproduce their decoding exactly): our
-    # full table filtered to the dev verses, or the oracle's own
-    MSC_SAME = {"full": (f"{TMO}/dev/phrase-table.gz", f"{TMO}/dev/reordering-table.wbe-msd-bidirectional-fe.gz"),
-                "dev": (f"{ORACLE}/phrase-table.dev.gz", f"{ORACLE}/reordering-table.dev.gz")}[MSC["table"]]
+    MSC_INI, MSC_SRC, MSC_REF = md_model(MSC_MODEL)
+    # the binarized tables' sources (work/moses2_scaling/<source>/): the oracle's model's full table (ours from its
+    # alignment) and its dev-filtered table; the trained model's full table and its test-filtered one (the tables
+    # tm_model_filtered writes beside its moses.ini, made by that rule)
     MSC_SOURCES = {
         "full": (f"{TMO}/phrase-table.gz", f"{TMO}/reordering-table.wbe-msd-bidirectional-fe.gz"),
         "dev": (f"{ORACLE}/phrase-table.dev.gz", f"{ORACLE}/reordering-table.dev.gz"),
+        "trained-full": (f"{TM}/phrase-table.gz", f"{TM}/reordering-table.wbe-msd-bidirectional-fe.gz"),
+        "trained-dev": (str(Path(md_model("trained")[0]).parent / "phrase-table.gz"),
+                        str(Path(md_model("trained")[0]).parent / "reordering-table.wbe-msd-bidirectional-fe.gz")),
     }
+    MSC_DEPS = {"trained-dev": [md_model("trained")[0]]}  # files no rule names: their rule's output instead
+    MSC_KEY = "" if MSC_MODEL == "oracle" else "trained-"
+    # text tables with the binarized tables' numbers (every timed point must reproduce their decoding exactly): the
+    # oracle model's full table filtered to the dev verses, or its own dev tables; the trained model's ini tables
+    # (filtered from the full table: the same numbers)
+    MSC_SAME = {"full": (f"{TMO}/dev/phrase-table.gz", f"{TMO}/dev/reordering-table.wbe-msd-bidirectional-fe.gz"),
+                "dev": (f"{ORACLE}/phrase-table.dev.gz", f"{ORACLE}/reordering-table.dev.gz")}[MSC["table"]] \
+        if MSC_MODEL == "oracle" else ()
 
     rule moses2_scaling_binarize:
-        """One binarized table per source (full / dev) and storage: {plain,comp} target side x reordering {int,sep}."""
+        """One binarized table per source (MSC_SOURCES) and storage: {plain,comp} target side x reordering {int,sep}."""
         conda: CONDA_ENV
         input:
             BUILD,  # the file format is this checkout's C
-            pt=lambda wildcards: MSC_SOURCES[wildcards.source][0],
-            rt=lambda wildcards: MSC_SOURCES[wildcards.source][1],
+            tables=lambda wildcards: MSC_DEPS.get(wildcards.source, MSC_SOURCES[wildcards.source]),
         output:
             "work/moses2_scaling/{source}/{variant}.bin",
         wildcard_constraints:
-            source="full|dev",
+            source="full|dev|trained-full|trained-dev",
             variant="(plain|comp)-(int|sep)",
         params:
+            pt=lambda wildcards: MSC_SOURCES[wildcards.source][0],
+            rt=lambda wildcards: MSC_SOURCES[wildcards.source][1],
             compress=lambda wildcards: "--no-compress" if wildcards.variant.startswith("plain") else "",
             ro=lambda wildcards: "integrated" if wildcards.variant.endswith("int") else "separate",
         log:
             f"{OUT}/logs/moses2_scaling/binarize-{{source}}-{{variant}}.log",
         shell:
-            "smtbench tm binarize --phrase-table {input.pt} --reordering-table {input.rt} --reordering {params.ro} "
+            "smtbench tm binarize --phrase-table {params.pt} --reordering-table {params.rt} --reordering {params.ro} "
             "{params.compress} --out {output} > {log} 2>&1"
 
     rule moses2_scaling_bench:
         conda: CONDA_ENV
         input:
             BUILD,
-            ini=f"{ORACLE}/moses.ini",
-            src=f"{ORACLE}/dev.es",
-            ref=f"{ORACLE}/dev.en",
-            tables=expand(f"work/moses2_scaling/{MSC['table']}/{{v}}.bin", v=MSC_TABLES),
-            same="work/moses2_scaling/dev/plain-int.bin",  # peak RSS on exactly Moses2's (filtered) model
-            same_pt=MSC_SAME[0],
-            same_rt=MSC_SAME[1],
+            ini=MSC_INI,
+            src=MSC_SRC,
+            ref=MSC_REF,
+            tables=expand(f"work/moses2_scaling/{MSC_KEY}{MSC['table']}/{{v}}.bin", v=MSC_TABLES),
+            same=f"work/moses2_scaling/{MSC_KEY}dev/plain-int.bin",  # peak RSS on exactly the ini's (filtered) model
+            same_tables=list(MSC_SAME),
         output:
             f"{OUT}/raw/moses2_scaling/rows.jsonl",
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            oracle=f"{ORACLE}/m2-cube400",
+            oracle=f"--oracle {ORACLE}/m2-cube400" if MSC_MODEL == "oracle" else "",  # Moses2's recorded run
+            same_tables=lambda wildcards, input: f"--same-tables {input.same_tables[0]} {input.same_tables[1]}"
+            if input.same_tables else "",
             tables=lambda wildcards, input: " ".join(f"--table {v} {p}" for v, p in zip(MSC_TABLES, input.tables)),
             threads=",".join(map(str, MSC["threads"])),
             caches=",".join(map(str, MSC["caches"])),
@@ -71,17 +91,17 @@ if MSC and needs_oracle("moses2_scaling"):
             f"{OUT}/logs/moses2_scaling/bench.log",
         shell:
             "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench scaling -f {input.ini} --input {input.src} "
-            "--reference {input.ref} --oracle {params.oracle} {params.tables} --threads {params.threads} "
+            "--reference {input.ref} {params.oracle} {params.tables} --threads {params.threads} "
             "--caches {params.caches} --cache {params.cache} --pop-limit {params.pop_limit} -s {params.stack} "
             "--sentences {params.sentences} --repeats {params.repeats} {params.protocol} --profile-us {params.profile_us} --rss "
-            "--rss-same-model {input.same} --same-tables {input.same_pt} {input.same_rt} "
+            "--rss-same-model {input.same} {params.same_tables} "
             "--out {output} 2> {log}"
 
     rule moses2_scaling_report:
         conda: CONDA_ENV
         input:
             rows=rules.moses2_scaling_bench.output,
-            quiet=f"{ORACLE}/runs-quiet.tsv",
+            quiet=f"{ORACLE}/runs-quiet.tsv" if MSC_MODEL == "oracle" else [],  # Moses2's timings: oracle model only
         output:
             shown_all(expand(f"{OUT}/tables/moses2_{{t}}.{{ext}}",
                              t=["table3", "table6", "table7", "fig3", "fig8", "fig9", "scaling_acceptance"],
@@ -91,9 +111,9 @@ if MSC and needs_oracle("moses2_scaling"):
         params:
             tables=lambda wildcards, output: str(Path(output.metrics).parent.parent / "tables"),
             figures=lambda wildcards, output: str(Path(output.metrics).parent.parent / "figures"),
-            oracle=lambda wildcards, input: str(Path(input.quiet).parent),
+            oracle=lambda wildcards, input: f"--oracle {Path(input.quiet).parent}" if input.quiet else "",
         log:
             f"{OUT}/logs/moses2_scaling/report.log",
         shell:
-            "smtbench report moses2-scaling --rows {input.rows} --oracle {params.oracle} --tables {params.tables} "
+            "smtbench report moses2-scaling --rows {input.rows} {params.oracle} --tables {params.tables} "
             "--figures {params.figures} --metrics {output.metrics} 2> {log}"

@@ -1,21 +1,33 @@
 # The Moses2 paper ("Fast, scalable phrase-based decoding") section 4.2: cube pruning's stack configurations against
-# the pop limit (Table 4, Fig 6) and its queue configurations (Table 5), on the Moses oracle's model (dev verses),
-# with a column no paper reports: search errors on the short verses against a near-exact reference.
+# the pop limit (Table 4, Fig 6) and its queue configurations (Table 5), with a column no paper reports: search
+# errors on the short verses against a near-exact reference. The model (config moses2_search.model, as
+# moses_decode.smk's md_model): `trained` = the workflow's own model (tm_model_filtered) on the test books (the sweep
+# tunes nothing); `oracle` = the Moses oracle's model on the dev verses (the committed run's). Without the oracle,
+# `oracle` follows the profile's oracle_absent (common.smk: experiment_model). Where the model is `trained` and the
+# oracle is present, the oracle's model is an extra run and tables (rows-oracle.jsonl, moses2_table{4,5}_oracle; no
+# metrics), as moses_decode.smk's oracle tables.
 MS2 = P.get("moses2_search")
+MS2_MODEL = experiment_model("moses2_search", MS2, "the workflow's own model, test books") if MS2 else None
+MS2_ORACLE_TOO = MS2_MODEL == "trained" and HAVE_ORACLE
+MS2_RUNS = {"rows": MS2_MODEL, "rows-oracle": "oracle"} if MS2_ORACLE_TOO else {"rows": MS2_MODEL}  # rows file: model
 
-if MS2 and needs_oracle("moses2_search"):
+if MS2_MODEL:
     ALL += [f"{OUT}/tables/moses2_table4.md", f"{OUT}/tables/moses2_table5.md", f"{OUT}/figures/moses2_fig6.png"]
     METRICS.append(f"{OUT}/metrics/moses2_search.csv")
+    if MS2_ORACLE_TOO:
+        ALL += [f"{OUT}/tables/moses2_table4_oracle.md", f"{OUT}/tables/moses2_table5_oracle.md"]
 
     rule moses2_search_bench:
         conda: CONDA_ENV
         input:
             BUILD,
-            ini=f"{ORACLE}/moses.ini",
-            src=f"{ORACLE}/dev.es",
-            ref=f"{ORACLE}/dev.en",
+            ini=lambda wildcards: md_model(MS2_RUNS[wildcards.run])[0],
+            src=lambda wildcards: md_model(MS2_RUNS[wildcards.run])[1],
+            ref=lambda wildcards: md_model(MS2_RUNS[wildcards.run])[2],
         output:
-            f"{OUT}/raw/moses2_search/rows.jsonl",
+            f"{OUT}/raw/moses2_search/{{run}}.jsonl",
+        wildcard_constraints:
+            run="|".join(MS2_RUNS),
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
             pops=",".join(map(str, MS2["pop_limits"])),
@@ -29,7 +41,7 @@ if MS2 and needs_oracle("moses2_search"):
         resources:
             bench=1,
         log:
-            f"{OUT}/logs/moses2_search/bench.log",
+            f"{OUT}/logs/moses2_search/bench-{{run}}.log",
         shell:
             "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench cube-configs -f {input.ini} --input {input.src} --reference {input.ref} "
             "--pop-limits {params.pops} --queue-pop-limit {params.queue_pop} --sentences {params.sentences} "
@@ -39,7 +51,7 @@ if MS2 and needs_oracle("moses2_search"):
     rule moses2_search_report:
         conda: CONDA_ENV
         input:
-            rules.moses2_search_bench.output,
+            f"{OUT}/raw/moses2_search/rows.jsonl",
         output:
             shown_all(expand(f"{OUT}/tables/moses2_table{{t}}.{{ext}}", t=[4, 5], ext=["csv", "md"]), "moses2_search"),
             figure=shown(f"{OUT}/figures/moses2_fig6.png", "moses2_search"),
@@ -52,3 +64,22 @@ if MS2 and needs_oracle("moses2_search"):
         shell:
             "smtbench report moses2-search --rows {input} --table4 {params.table4} "
             "--table5 {params.table5} --figure {output.figure} --metrics {output.metrics} 2> {log}"
+
+    if MS2_ORACLE_TOO:
+        rule moses2_search_oracle_report:
+            """The oracle's model beside the trained one (same settings): Tables 4-5 and Fig 6 again."""
+            conda: CONDA_ENV
+            input:
+                f"{OUT}/raw/moses2_search/rows-oracle.jsonl",
+            output:
+                shown_all(expand(f"{OUT}/tables/moses2_table{{t}}_oracle.{{ext}}", t=[4, 5], ext=["csv", "md"]),
+                          "moses2_search"),
+                figure=shown(f"{OUT}/figures/moses2_fig6_oracle.png", "moses2_search"),
+            params:
+                table4=lambda wildcards, output: output[0].removesuffix(".csv"),
+                table5=lambda wildcards, output: output[2].removesuffix(".csv"),
+            log:
+                f"{OUT}/logs/moses2_search/report-oracle.log",
+            shell:
+                "smtbench report moses2-search --rows {input} --table4 {params.table4} "
+                "--table5 {params.table5} --figure {output.figure} 2> {log}"

@@ -7,7 +7,7 @@
 # `oracle` = the Moses-trained oracle model on the dev books. Where the oracle is present and the model is
 # `trained`, the oracle run is added as a second table (1-best against its recorded Moses2 / Moses v1 outputs).
 MD = P.get("moses_decode")
-MD_MODEL = MD.get("model", "trained") if MD else None
+MD_MODEL = experiment_model("moses_decode", MD, "the workflow's own model, test books") if MD else None  # common.smk
 MD_SEARCH = {  # search -> (stack size, pop limit, live peers)
     "normal": (MD["stack_size"], None, MD.get("peers", {}).get("normal", ["moses2", "moses"])),
     "cube": (MD["cube"]["stack_size"], MD["cube"]["pop_limit"], MD.get("peers", {}).get("cube", ["moses2"])),
@@ -15,7 +15,7 @@ MD_SEARCH = {  # search -> (stack size, pop limit, live peers)
 MD_ORACLE_RUNS = {"normal": "m2-normal200 m1-normal200", "cube": "m2-cube400"}
 
 
-if MD and (MD_MODEL == "trained" or needs_oracle("moses_decode")):
+if MD_MODEL:
     MD_ORACLE_TOO = MD_MODEL == "trained" and HAVE_ORACLE
     ALL += [f"{OUT}/tables/moses_decode_normal.md", f"{OUT}/tables/moses_decode_cube.md"]
     if MD_ORACLE_TOO:

@@ -1,18 +1,21 @@
 # Weight tuning as Moses' mert-moses.pl does it (issue 27): config `tune.model` oracle = the paper-faithful tables our
 # pipeline trains from the oracle's shipped alignment (moses_training.smk's tm_oracle_tables) with the oracle's 5-gram
-# LM (needs ../shared; listed as not run without it), trained = the workflow's own tables and LM (TRAINED_LM); either
+# LM (needs ../shared; listed as not run without it, whatever the profile's oracle_absent), trained = the workflow's own tables and LM (TRAINED_LM); either
 # filtered to the dev and test books; tuned on the dev books by `smtbench tune` (MERT and k-best batch MIRA, our cube pruning for the
 # n-best lists), evaluated on the dev and test books beside the untuned train-model.perl weights; our optimisers
 # beside Moses' mert/kbmira on the tuning run's n-best lists (needs make moses-test; NOT_BUILT rows otherwise).
 TU = P.get("tune")
 TUNE = "work/tune"
-TU_ORACLE = (TU or {}).get("model", "oracle") == "oracle"
-if TU and TU_ORACLE:
+# never switched where the oracle is absent (its rows name only work/tune's ini, not which tables): not run
+TU_MODEL = experiment_model("tune", TU, "the workflow's own tables and LM", fallback=False,
+                            oracle="our tables from the oracle's alignment + its 5-gram LM") if TU else None
+TU_ORACLE = TU_MODEL == "oracle"
+if TU_ORACLE:
     TU_TABLES, TU_LM, TU_ORDER = TMO, f"{ORACLE}/lm-en5.arpa.xz", 5
-elif TU:
+elif TU_MODEL:
     TU_TABLES, TU_LM, TU_ORDER = TM, lm_model_path(TRAINED_LM), LM_MODELS[TRAINED_LM]["order"]
 
-if TU and (not TU_ORACLE or needs_oracle("tune")):
+if TU_MODEL:
     ALL += [f"{OUT}/tables/tune_bleu.md", f"{OUT}/tables/tune_optimizers.md"]
     METRICS.append(f"{OUT}/metrics/tune.csv")
     TU_DECODER = f"--pop-limit {TU['pop_limit']} -s {TU['stack_size']}"

@@ -63,7 +63,7 @@ def _floats(text: str, name: str) -> list[float]:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from ..benchutil import RowWriter, parse_int_list, require_range
+    from ..benchutil import RowWriter, model_path, parse_int_list, require_range
     from ..decode.beam import VARIANTS
     from ..decode.compare import read_lines
     from ..decode.model import PhraseModel
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     weights = {f.name: f.weights for f in model.config.features}
     lm_order = next((int(f.args.get("order", 0)) for f in model.config.features if f.kind == "KENLM"), None)
     with atomic_open(args.out) as out, tqdm(disable=not args.progress, unit="point") as bar:
-        rows = RowWriter("moore_quirk", out)
+        rows = RowWriter("moore_quirk", out, fixed={"model": model_path(args.config), "input": model_path(args.input)})
         sweep(model, src[:n], refs[:n], variants, grid, args.search, args.mode, args.distortion_limit,
               protocol, lambda **r: rows.emit(weights=weights, lm_order=lm_order, every=args.every, **r), bar.update,
               cross=not args.no_cross, peers=[x for x in args.peers.split(",") if x], writer=rows)

@@ -34,7 +34,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from ..benchutil import RowWriter, parse_int_list, require_range
+    from ..benchutil import RowWriter, model_path, parse_int_list, require_range
     from ..decode.compare import read_lines
     from ..decode.configs import points, sweep
     from ..decode.cube import QUEUES, STACKS
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     pts = points(pops, stacks, args.queue_pop_limit, queues)
     refs_short = near_exact(model, short, widths) if short else []
     with atomic_open(args.out) as out, tqdm(total=len(pts) * args.repeats, disable=not args.progress) as bar:
-        rows = RowWriter("moses2_search", out)
+        rows = RowWriter("moses2_search", out, fixed={"model": model_path(args.config), "input": model_path(args.input)})
         sweep(model, src[:n], refs[:n], short, refs_short, pts, protocol, args.stack_size,
               lambda **r: rows.emit(reference_widths=",".join(map(str, widths)),
                                     reference_seconds=round(sum(x.seconds for x in refs_short), 3), **r),

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from ..benchutil import RowWriter, parse_int_list, require_range
+    from ..benchutil import RowWriter, model_path, parse_int_list, require_range
     from ..decode.compare import bleu, read_lines
     from ..decode.cube import CubeDecoder
     from ..decode.ini import load_ini
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     quality: dict[tuple[str, int], dict] = {}
     outputs: dict[tuple[str, int], list] = {}
     with atomic_open(args.out) as out, tqdm(total=len(points) * args.repeats, disable=not args.progress) as bar:
-        rows = RowWriter("mokry_decoder", out)
+        rows = RowWriter("mokry_decoder", out, fixed={"model": model_path(args.config), "input": model_path(args.input)})
 
         def time_point(rep: int, pt: tuple[str, int]) -> float:
             dec = decoders[pt]

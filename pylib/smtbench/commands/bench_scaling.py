@@ -11,14 +11,16 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p = groups["bench"].add_parser(
         "scaling", help="Moses2 paper 4.1/4.3-4.5: threads, pools, cache, compression, reordering storage, profile",
         description="Loads the text-table model and the binarized tables (every --caches size on the main table), "
-                    "decodes the reference pass single-threaded on the text model (checked against --oracle), then "
+                    "decodes the reference pass single-threaded on the text model (compared with --oracle where given), then "
                     "--repeats interleaved rounds over every point (table, cache, pool, threads, subset), each "
                     "checked to give the reference's 1-best and scores; then profiled runs (Table 3) and, with "
                     "--rss, peak-RSS runs in child processes.")
-    p.add_argument("-f", "--config", required=True, help="moses.ini (the oracle's)")
+    p.add_argument("-f", "--config", required=True, help="moses.ini (recorded in every row as `model`)")
     p.add_argument("--input", required=True)
     p.add_argument("--reference", required=True, help="reference translations (BLEU)")
-    p.add_argument("--oracle", required=True, help="Moses2's run prefix (PREFIX.1best, PREFIX.1best-score)")
+    p.add_argument("--oracle", default=None,
+                   help="Moses2's recorded run of this model and input (PREFIX.1best, PREFIX.1best-score; the Moses "
+                        "oracle's m2-cube400); without it the oracle_* fields are empty")
     p.add_argument("--table", nargs=2, action="append", required=True, metavar=("NAME", "PATH"),
                    help="a binarized table: NAME is {plain,comp}-{int,sep} (compression, reordering storage)")
     p.add_argument("--same-tables", nargs=2, default=None, metavar=("PT", "RT"),
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from ..benchutil import RowWriter, parse_int_list
+    from ..benchutil import RowWriter, model_path, parse_int_list
     from ..decode.compare import bleu, read_lines, read_scores
     from ..decode.cube import CubeDecoder
     from ..decode.model import PhraseModel
@@ -111,14 +113,16 @@ def run(args: argparse.Namespace) -> int:
 
     best, scores = single(text)
     obest, oscores = (best, scores) if text is oracle_model else single(oracle_model)
-    theirs = read_lines(args.oracle + ".1best")[:n]
-    their_scores = read_scores(args.oracle + ".1best-score")[:n]
+    theirs = read_lines(args.oracle + ".1best")[:n] if args.oracle else None
+    their_scores = read_scores(args.oracle + ".1best-score")[:n] if args.oracle else None
     quality = {"sentences": n, "source_words": sum(lens), "bleu": round(bleu(best, refs), 2),
-               "oracle_bleu": round(bleu([t.strip() for t in theirs], refs), 2),
-               "identical_to_oracle": sum(a == b.strip() for a, b in zip(best, theirs)),
-               "mean_score": sum(scores) / n, "oracle_mean_score": sum(their_scores) / n,
+               "oracle_run": args.oracle,
+               "oracle_bleu": round(bleu([t.strip() for t in theirs], refs), 2) if theirs else None,
+               "identical_to_oracle": sum(a == b.strip() for a, b in zip(best, theirs)) if theirs else None,
+               "mean_score": sum(scores) / n, "oracle_mean_score": sum(their_scores) / n if theirs else None,
                "ini_model_bleu": round(bleu(obest, refs), 2), "ini_model_mean_score": sum(oscores) / n,
-               "ini_model_identical_to_oracle": sum(a == b.strip() for a, b in zip(obest, theirs)),
+               "ini_model_identical_to_oracle": sum(a == b.strip() for a, b in zip(obest, theirs))
+               if theirs else None,
                "same_text_as_ini_model": sum(a == b for a, b in zip(best, obest)),
                "max_score_diff_vs_ini_model": max((abs(a - b) for a, b in zip(scores, oscores)), default=0.0),
                "reference_tables": "same-tables" if args.same_tables else "ini",
@@ -177,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
                 "groups": ",".join(sorted(points[key])), "pop_limit": args.pop_limit, "stack_size": args.stack_size}
 
     with atomic_open(args.out) as out:
-        rows = RowWriter("moses2_scaling", out)
+        rows = RowWriter("moses2_scaling", out, fixed={"model": model_path(args.config), "input": model_path(args.input)})
         rows.emit(kind="quality", **quality)
         for ld in loads:
             rows.emit(kind="load", **ld)

@@ -12,6 +12,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--out", required=True)
     p.add_argument("--not-run", nargs="*", default=[], metavar="EXPERIMENT:REASON",
                    help="experiments this run could not schedule and why (listed in the index)")
+    p.add_argument("--models", nargs="*", default=[], metavar="EXPERIMENT:MODEL",
+                   help="the model each decoding experiment ran on (config `model`, resolved; listed in the index)")
     p.set_defaults(func=_index)
 
     p = g.add_parser("regress", help="compare smoke metrics with the committed baseline; draw regression plots")
@@ -41,7 +43,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 def _index(args: argparse.Namespace) -> int:
     from ..report.index import write
 
-    write(args.outdir, args.profile, args.out, not_run=args.not_run)
+    write(args.outdir, args.profile, args.out, not_run=args.not_run, models=args.models)
     return 0
 
 

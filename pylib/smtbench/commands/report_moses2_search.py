@@ -17,12 +17,13 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..report import moses2_search as ms
-    from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
+    from ..report.common import INTERVAL_NOTE, model_note, read_rows, save_figure, write_table
     rows = read_rows(args.rows)
+    notes = ms.NOTES + " " + model_note(rows)
     write_table(ms.table4(rows), args.table4, "Moses2 paper Table 4: stack configurations x pop limits",
-                notes=ms.NOTES)
+                notes=notes)
     write_table(ms.table5(rows), args.table5, "Moses2 paper Table 5: queue configurations",
-                notes=ms.NOTES + " " + INTERVAL_NOTE)
+                notes=notes + " " + INTERVAL_NOTE)
     save_figure(ms.fig6(rows), args.figure)
     if args.metrics:
         from ..report import metrics

@@ -62,6 +62,22 @@ def machines_of(df: pd.DataFrame) -> list[str]:
     return [", ".join(f"{k.removeprefix('machine_')}={v}" for k, v in zip(keys, row)) for row in combos.itertuples(index=False)]
 
 
+ORACLE_INI = "../shared/oracles/moses-bible-dev/moses.ini, the Moses oracle's model"  # as the rules name it
+
+
+def model_note(rows: pd.DataFrame, before: str = ORACLE_INI) -> str:
+    """The sentence "Model: <the moses.ini the rows decoded>." for a table's notes: the rows record it (field `model`); rows written
+    before they did (the committed oracle runs) decoded `before`."""
+    models = sorted({str(m) for m in rows["model"].dropna()}) if "model" in rows else []
+    trained = any("work/tm/" in m or "/trained/" in m for m in models)  # md_model("trained"), moore_quirk's
+    what = (" (the workflow's own trained model)" if trained and len(models) == 1 else
+            " (the Moses oracle's model)" if models and all("moses-bible-dev" in m for m in models) else "")
+    if not models:
+        return f"Model: {before} (these rows predate the rows' `model` field)."
+    inputs = sorted({str(m) for m in rows["input"].dropna()}) if "input" in rows else []
+    return f"Model: {', '.join(models)}{what}" + (f"; input: {', '.join(inputs)}." if inputs else ".")
+
+
 def paper_values(paper: str, table: str) -> pd.DataFrame:
     """The published numbers of one table, wide: one row per key, columns paper_<metric>, citation."""
     df = pd.read_csv(PAPER_VALUES)

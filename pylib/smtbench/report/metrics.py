@@ -297,7 +297,8 @@ def moses2_scaling(rows: pd.DataFrame) -> list[Record]:
     key = f"p{int(rows[rows.kind == 'timing'].pop_limit.iloc[0])}-n{int(q.sentences)}"
     out.append(("moses2_scaling", key, "bleu", f"{float(q.bleu):.2f}", "exact"))
     out.append(("moses2_scaling", key, "output_sha", str(q.output_sha), "exact"))
-    out.append(("moses2_scaling", key, "identical_to_oracle", str(int(q.identical_to_oracle)), "exact"))
+    if not pd.isna(q.get("identical_to_oracle")):  # rows of the oracle's model (Moses2's recorded run) only
+        out.append(("moses2_scaling", key, "identical_to_oracle", str(int(q.identical_to_oracle)), "exact"))
     t = rows[rows.kind == "timing"]
     for (table, cache, pool, th, sub), g in t.groupby(["table", "cache", "pool", "threads", "subset"]):
         k = f"{key}-{table}-c{int(cache)}-pool{pool}-t{int(th)}-{sub}"

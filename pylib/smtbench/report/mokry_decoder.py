@@ -84,7 +84,7 @@ def fig3_6(rows: pd.DataFrame):
     return fig
 
 
-NOTES = ("Ours: cube pruning (pop limit and -s as in the rows) on the oracle's Moses model, dev books, one thread, "
+NOTES = ("Ours: cube pruning (pop limit and -s as in the rows) on the model named at the end, one thread, "
          "decode time excluding loading, best of the interleaved repeats. off = Moses2's scoring (every item scored in"
          ' full when created); lazy = items ordered by every feature but the LM of their first words, the LM added '
          'synchronously when popped; queue = the same pops, their LM through the automaton queue before the next stack'

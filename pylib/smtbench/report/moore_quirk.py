@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..protocol import kept
-from .common import add_interval, paper_values
+from .common import add_interval, paper_values, model_note
 
 PAPER = "moore_quirk2007"
 VARIANTS = ["pharaoh", "de", "de+ep"]
@@ -235,7 +235,9 @@ def notes(rows: pd.DataFrame) -> str:
              f"recorded in the rows, distortion limit {dl}, {mode} mode, {sents} sentences"
              + (f" (every {every}-th input line)" if every and every != "1" else ""))
     text = NOTES.replace("the paper-faithful configuration (workflow/rules/moore_quirk.smk): " + _SETUP, setup)
-    return text.replace(" (every `every`-th verse, then the first `sentences`: see the rows)", "")
+    text = text.replace(" (every `every`-th verse, then the first `sentences`: see the rows)", "")
+    return text + " " + model_note(rows, "work/moore-quirk/model/moses.ini, the paper-faithful model on our tables "
+                                         "from the oracle's alignment")
 
 
 # ---- the second configuration: DE+EP in Moses mode on the oracle's Moses model, beside the other searches

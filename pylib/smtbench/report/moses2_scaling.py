@@ -12,12 +12,13 @@ import pandas as pd
 
 from ..protocol import kept, paired_ratios
 from .common import add_interval, judge_target, paper_values
+from .common import model_note as common_model_note
 
 COMPONENTS = ["memory", "lm", "phrase_table", "reordering", "search", "other"]
 
-NOTES = ("Our decoder: cube pruning (csrc/pbcube.c) on the Moses oracle's model (pop limit and -s as in each row), "
-         "sentence-level threads (csrc/pbthreads.c), the binarized table (csrc/pbbin.c) built from our pipeline's "
-         "full table. Every timed point decoded exactly the reference 1-best and scores (single-threaded, text "
+NOTES = ("Our decoder: cube pruning (csrc/pbcube.c) on the model named below (pop limit and -s as in each row), "
+         "sentence-level threads (csrc/pbthreads.c), the binarized table (csrc/pbbin.c) built from the model's "
+         "table (its full table or the one filtered to the input: the rows' table files). Every timed point decoded exactly the reference 1-best and scores (single-threaded, text "
          "tables). Times: min over interleaved repeats, model loading excluded. The paper's figures are on a "
          "16-core/32-thread server with a 17 GB Arabic-English table (32 threads in Tables 6-7); this machine has "
          "2 cores, so thread counts above 2 are the paper/slurm profiles' grid.")
@@ -202,13 +203,26 @@ def fig9(rows: pd.DataFrame):
     return fig
 
 
-def moses_quiet(oracle: str | Path) -> pd.DataFrame:
-    """Moses2's quiet re-timing rows, read from the oracle's runs-quiet.tsv as they are."""
+def model_note(rows: pd.DataFrame, oracle: str | Path | None) -> str:
+    """The model the rows decoded, and where the Moses2 figures come from."""
+    text = common_model_note(rows) + " "
+    if oracle:
+        return text + ("Moses2: the Moses oracle's recorded m2-cube400 run (1-best, scores) and runs-quiet.tsv "
+                       f"({oracle}), on the oracle's model.")
+    return text + ("Moses2: no column here -- its recorded runs (m2-cube400, runs-quiet.tsv) are the Moses oracle's "
+                   "model's, not this one's, and bench scaling has no live Moses2 peer; Moses2 decodes this model "
+                   "live in moses_decode_cube (bench decode --peers moses2).")
+
+
+def moses_quiet(oracle: str | Path | None) -> pd.DataFrame:
+    """Moses2's quiet re-timing rows, read from the oracle's runs-quiet.tsv as they are (none without the oracle)."""
+    if not oracle:
+        return pd.DataFrame(columns=["args", "threads", "words_per_s", "peak_rss_kb"])
     q = pd.read_csv(Path(oracle) / "runs-quiet.tsv", sep="\t")
     return q
 
 
-def fig3_table(rows: pd.DataFrame, oracle: str | Path) -> pd.DataFrame:
+def fig3_table(rows: pd.DataFrame, oracle: str | Path | None) -> pd.DataFrame:
     t = scaling_table(rows)
     ours = t[t.series.isin(["ours", "plain", "text"])][["series", "threads", "words_per_second"]].copy()
     ours["pop_limit"] = int(rows[rows.kind == "timing"].pop_limit.iloc[0])
@@ -217,7 +231,7 @@ def fig3_table(rows: pd.DataFrame, oracle: str | Path) -> pd.DataFrame:
     m2 = pd.DataFrame({"series": "moses2 (runs-quiet.tsv)", "threads": cube.threads.astype(int),
                        "words_per_second": cube.words_per_s.astype(float),
                        "pop_limit": cube.args.str.extract(r"-cube-pruning-pop-limit (\d+)")[0].astype(int)})
-    out = pd.concat([ours, m2]).reset_index(drop=True)
+    out = pd.concat([ours, m2] if len(m2) else [ours]).reset_index(drop=True)
     m2w = m2.set_index("threads").words_per_second
     out["vs_moses2_same_threads"] = out.words_per_second / out.threads.map(m2w)
     pv = paper_values("fast_scalable", "fig3")
@@ -225,7 +239,7 @@ def fig3_table(rows: pd.DataFrame, oracle: str | Path) -> pd.DataFrame:
     return out
 
 
-def fig3(rows: pd.DataFrame, oracle: str | Path):
+def fig3(rows: pd.DataFrame, oracle: str | Path | None):
     t = fig3_table(rows, oracle)
     fig, ax = plt.subplots(figsize=(6, 3.8))
     series = list(dict.fromkeys(t.series))
@@ -243,7 +257,7 @@ def fig3(rows: pd.DataFrame, oracle: str | Path):
     return fig
 
 
-def acceptance(rows: pd.DataFrame, oracle: str | Path) -> pd.DataFrame:
+def acceptance(rows: pd.DataFrame, oracle: str | Path | None) -> pd.DataFrame:
     """The issue's acceptance figures, each with its target and whether it holds."""
     q = rows[rows.kind == "quality"].iloc[0]
     t = scaling_table(rows)
@@ -254,14 +268,18 @@ def acceptance(rows: pd.DataFrame, oracle: str | Path) -> pd.DataFrame:
     main = ours.iloc[0]
     load = loads[(loads.table == main.table) & (loads.cache == main.cache)].table_seconds.max()
     rss = rows[rows.kind == "rss"]
-    recs = [
-        ("BLEU (ours, text tables = every point)", float(q.bleu), float(q.oracle_bleu), "within 0.1 of Moses2's",
-         abs(float(q.bleu) - float(q.oracle_bleu)) <= 0.1),
-        ("mean model score", float(q.mean_score), float(q.oracle_mean_score), ">= Moses2's - 0.01",
-         float(q.mean_score) >= float(q.oracle_mean_score) - 0.01),
-        ("1-best identical to Moses2 (verses)", int(q.identical_to_oracle), int(q.sentences), "-", None),
-    ]
-    if "ini_model_bleu" in q and q.get("reference_tables") == "same-tables":
+    if not oracle or pd.isna(q.get("oracle_bleu")):  # no Moses2 run of this model: ours only
+        recs = [("BLEU (ours, text tables = every point)", float(q.bleu), float("nan"), "-", None),
+                ("mean model score", float(q.mean_score), float("nan"), "-", None)]
+    else:
+        recs = [
+            ("BLEU (ours, text tables = every point)", float(q.bleu), float(q.oracle_bleu), "within 0.1 of Moses2's",
+             abs(float(q.bleu) - float(q.oracle_bleu)) <= 0.1),
+            ("mean model score", float(q.mean_score), float(q.oracle_mean_score), ">= Moses2's - 0.01",
+             float(q.mean_score) >= float(q.oracle_mean_score) - 0.01),
+            ("1-best identical to Moses2 (verses)", int(q.identical_to_oracle), int(q.sentences), "-", None),
+        ]
+    if "ini_model_bleu" in q and q.get("reference_tables") == "same-tables" and not pd.isna(q.get("oracle_bleu")):
         recs += [("BLEU, the oracle's own (filtered) text tables", float(q.ini_model_bleu), float(q.oracle_bleu),
                   "within 0.1 of Moses2's", abs(float(q.ini_model_bleu) - float(q.oracle_bleu)) <= 0.1),
                  ("mean model score, the oracle's own tables", float(q.ini_model_mean_score),
@@ -288,8 +306,9 @@ def acceptance(rows: pd.DataFrame, oracle: str | Path) -> pd.DataFrame:
     recs.append(("binarized table load (s)", float(load), float("nan"), "<= 1 s", float(load) <= 1.0))
     for _, r in rss.iterrows():
         m2rss = float(m2c.loc[int(r.threads)].peak_rss_kb) if int(r.threads) in m2c.index else float("nan")
-        what = {"ours": "full table binarized", "ours-same-model": "Moses2's filtered tables binarized",
+        what = {"ours": "our configuration's table binarized", "ours-same-model": "the ini's filtered tables binarized",
                 "text": "text tables in memory"}.get(r.config, r.config)
         recs.append((f"peak RSS kB ({what}, {int(r.threads)} thread(s))", int(r.peak_rss_kb), m2rss,
-                     "< Moses2's on the same model", int(r.peak_rss_kb) < m2rss if r.config != "ours" else None))
+                     "< Moses2's on the same model" if len(m2c) else "-",
+                     int(r.peak_rss_kb) < m2rss if r.config != "ours" and len(m2c) else None))
     return pd.DataFrame(recs, columns=["figure", "ours", "moses2", "target", "holds"])

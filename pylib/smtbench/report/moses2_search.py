@@ -73,7 +73,9 @@ def fig6(rows: pd.DataFrame):
     ax.set_xscale("log")
     ax.set_xlabel("decoding time (s, best of repeats, 1 thread)")
     ax.set_ylabel("mean model score per sentence")
-    ax.set_title("ours (oracle Moses model, dev verses)")
+    models = sorted({str(m) for m in rows["model"].dropna()}) if "model" in rows else []
+    trained = bool(models) and all("work/tm/" in m for m in models)
+    ax.set_title(f"ours ({'the trained model, test verses' if trained else 'oracle Moses model, dev verses'})")
     ax.legend(fontsize=7)
     bx.set_xscale("log")
     bx.set_xlabel("decoding time (s, 32 threads)")
@@ -85,7 +87,7 @@ def fig6(rows: pd.DataFrame):
     return fig
 
 
-NOTES = ("Ours: cube pruning on the oracle's Moses model (dev verses: the first `sentences`), one thread, -s = the "
+NOTES = ("Ours: cube pruning on the model named below (the first `sentences` of its verses), one thread, -s = the "
          "pop limit, decode time excluding loading (min and median of the interleaved repeats); mean_score = mean "
          "model score per sentence (the paper's 'average model score' is on its own model and scale: compare the "
          "trends, not the values). Stack configurations (the paper's Figs 4-5): coverage-end = Moses2's "
