@@ -128,6 +128,8 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
         if r is None:
             if system == "moses" and status != "not run":
                 out.append(dict(key=name, fraction=frac, threads=threads, status=status))
+                per_row.append([])
+                per_moses.append([])
             continue
         moses = _best(pts, "moses", frac, int(r.threads))
         out.append(dict(key=name, fraction=frac, lines=int(r.lines), threads=int(r.threads), memory=r.memory,
