@@ -1,6 +1,7 @@
 /* probing.c - see probing.h. */
 #include "probing.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int sb_probing_init(sb_probing *t, uint64_t buckets, size_t stride, int policy, int huge) {
@@ -20,4 +21,24 @@ int sb_probing_init(sb_probing *t, uint64_t buckets, size_t stride, int policy, 
 void sb_probing_release(sb_probing *t) {
     if (t->entries) sb_huge_free(t->entries, t->bytes);
     memset(t, 0, sizeof *t);
+}
+
+int sb_index_reset(sb_index *x, uint64_t slots) {
+    if (slots < 2 || (slots & (slots - 1)) || slots > SIZE_MAX / sizeof(uint32_t)) return SB_EINVAL;
+    if (x->slot && slots == x->mask + 1) {
+        memset(x->slot, 0, (size_t)slots * sizeof(uint32_t));
+    } else {
+        uint32_t *s = calloc((size_t)slots, sizeof(uint32_t));
+        if (!s) return SB_ENOMEM;
+        free(x->slot);
+        x->slot = s;
+        x->mask = slots - 1;
+    }
+    x->n = 0;
+    return SB_OK;
+}
+
+void sb_index_free(sb_index *x) {
+    free(x->slot);
+    memset(x, 0, sizeof *x);
 }

@@ -1,11 +1,16 @@
-/* probing.h - the one linear-probing hash table of this project, used by Mokry's hash experiment
- * (hashprobe.c, Mokry 2016 section 3.1) and by the probing LM (lmprobe.c, section 3.2), as KenLM's
- * util/probing_hash_table.hh ProbingHashTable<Entry, Hash, Equal, Mod> is used by its benchmark and its LM.
+/* probing.h - the one linear-probing hash table of this project, in two shapes, and its one string hash.
  *
- * Policy-shaped, in C: an entry is any struct whose FIRST member is its uint64_t key (0 = empty bucket); the
- * entry size is passed as `stride` and the ideal-bucket rule as `policy`, both compile-time constants at every
- * call site, so that the static inline functions below specialise to the code a hand-written table would have
- * (a layout change - e.g. keys apart from values - lands in both users at once). Probing runs forward from the
+ * 1. sb_probing: keyed entries, fixed size, page-backed - used by Mokry's hash experiment (hashprobe.c, Mokry 2016
+ *    section 3.1) and by the probing LM (lmprobe.c, section 3.2), as KenLM's util/probing_hash_table.hh
+ *    ProbingHashTable<Entry, Hash, Equal, Mod> is used by its benchmark and its LM.
+ * 2. sb_index: a growing index over the caller's own array of items (words, phrases, hypotheses, ministacks...):
+ *    slots hold item + 1, the caller's hash picks the first slot and the caller's equality test runs inline in its
+ *    probe loop. Every growing table of the decoders, the ARPA reader, the sampler and the phrase scorer is one.
+ *
+ * sb_probing is policy-shaped, in C: an entry is any struct whose FIRST member is its uint64_t key (0 = empty
+ * bucket); the entry size is passed as `stride` and the ideal-bucket rule as `policy`, both compile-time constants
+ * at every call site, so that the static inline functions below specialise to the code a hand-written table would
+ * have (a layout change - e.g. keys apart from values - lands in both users at once). Probing runs forward from the
  * ideal bucket and wraps at the end; a table is never allowed to become full, so every probe ends at the key
  * or at an empty bucket.
  *
@@ -81,6 +86,70 @@ static inline void *sb_probing_slot(sb_probing *t, size_t stride, uint64_t key, 
     if (e) return e;
     if (t->size >= limit) return NULL;
     return sb_probing_bucket(t, stride, stop);
+}
+
+/* ---------------------------------------------------------------- the string hash */
+/* The one hash of a byte string: 64-bit FNV-1a, finished by sb_mix64 so that its low bits (a slot) and its high
+ * bits (a shard, a tag) are both well mixed. Part of the binarized phrase table's format (pbbin.c: the source
+ * vocabulary's keys are sb_str_hash | 1): changing it changes that file. */
+static inline uint64_t sb_str_hash(const char *s, size_t len) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return sb_mix64(h);
+}
+
+/* ---------------------------------------------------------------- sb_index */
+/* A growing open-addressing index over items 0 .. n-1 that live in the caller's own array: 2^k slots (heap), each
+ * holding item + 1 or 0 (empty), probed linearly from hash & mask, never full (the caller grows it first). The
+ * caller supplies the hash and tests equality itself, inline, while walking the probe:
+ *
+ *     uint64_t b = sb_index_start(&ix, hash);
+ *     for (int64_t i; (i = sb_index_next(&ix, &b)) >= 0;)
+ *         if (equal(items[i], key)) return i;            <- found
+ *     sb_index_put(&ix, b, new_item);                     <- absent: b is the empty slot the probe ended at
+ *
+ * Growing: if (sb_index_crowded(&ix, pct)) { sb_index_reset(&ix, bigger); for every item i: sb_index_add(&ix,
+ * hash(i), i); } - before the probe whose end slot is used. An index with no slots yet (zeroed struct) has
+ * sb_index_slots() == 0 and must not be probed. */
+typedef struct {
+    uint32_t *slot;     /* item + 1; 0 = empty */
+    uint64_t mask;      /* slots - 1 (slots a power of two) */
+    uint64_t n;         /* items indexed */
+} sb_index;
+
+/* (Re)allocate `slots` empty slots (a power of two >= 2; the same count as now: cleared in place); n = 0.
+ * SB_EINVAL, SB_ENOMEM (the index is left as it was). */
+int sb_index_reset(sb_index *x, uint64_t slots);
+void sb_index_free(sb_index *x);
+
+static inline uint64_t sb_index_slots(const sb_index *x) { return x->slot ? x->mask + 1 : 0; }
+
+/* 1 when one more item would fill more than `pct` percent of the slots (or there are none): grow first. */
+static inline int sb_index_crowded(const sb_index *x, unsigned pct) {
+    return (x->n + 1) * 100 > sb_index_slots(x) * pct;
+}
+
+static inline uint64_t sb_index_start(const sb_index *x, uint64_t hash) { return hash & x->mask; }
+
+/* The item in slot *b, *b moved on to the next slot; -1 at an empty slot (*b stays on it). */
+static inline int64_t sb_index_next(const sb_index *x, uint64_t *b) {
+    uint32_t v = x->slot[*b];
+    if (!v) return -1;
+    *b = (*b + 1) & x->mask;
+    return (int64_t)v - 1;
+}
+
+/* Claim slot b (empty: where a probe ended) for `item`. */
+static inline void sb_index_put(sb_index *x, uint64_t b, uint32_t item) {
+    x->slot[b] = item + 1;
+    x->n++;
+}
+
+/* Index `item`, known to be absent (a rebuild, or a table that allows duplicates), at the first empty slot. */
+static inline void sb_index_add(sb_index *x, uint64_t hash, uint32_t item) {
+    uint64_t b = hash & x->mask;
+    while (x->slot[b]) b = (b + 1) & x->mask;
+    sb_index_put(x, b, item);
 }
 
 #endif
