@@ -1,6 +1,7 @@
 /* lmsample.c - see lmsample.h. */
 #define _GNU_SOURCE
 #include "lmsample.h"
+#include "probing.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -49,44 +50,38 @@ struct sb_lms {
     int ready;
 };
 
-/* ---------- hash of word tuples -> index ---------- */
-typedef struct {
-    uint32_t *slot; /* index + 1, 0 = empty */
-    uint64_t mask;
-} idx_hash;
-
+/* ---------- index of word tuples ---------- */
 static inline uint64_t hash_ids(const uint32_t *w, int n) {
     uint64_t h = 0x12345678ABCDEFULL + (uint64_t)n;
     for (int i = 0; i < n; ++i) h = sb_mix64(h ^ (w[i] + 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1)));
     return h;
 }
 
-static int hash_build(idx_hash *h, const uint32_t *ids, uint64_t m, int n) {
+/* the row of ids (m rows of n words) equal to key, or -1 with *end = the empty slot the probe ended at */
+static int64_t hash_probe(const sb_index *h, const uint32_t *ids, int n, const uint32_t *key, uint64_t *end) {
+    uint64_t b = sb_index_start(h, hash_ids(key, n));
+    for (int64_t i; (i = sb_index_next(h, &b)) >= 0;)
+        if (memcmp(ids + (uint64_t)i * n, key, (size_t)n * 4) == 0) return i;
+    *end = b;
+    return -1;
+}
+
+static int hash_build(sb_index *h, const uint32_t *ids, uint64_t m, int n) {
     uint64_t cap = 16;
     while (cap < m * 2) cap <<= 1;
-    h->slot = calloc(cap, 4);
-    if (!h->slot) return SB_ENOMEM;
-    h->mask = cap - 1;
+    int rc = sb_index_reset(h, cap);
+    if (rc != SB_OK) return rc;
     for (uint64_t i = 0; i < m; ++i) {
-        uint64_t b = hash_ids(ids + i * n, n) & h->mask;
-        for (;;) {
-            uint32_t s = h->slot[b];
-            if (s == 0) { h->slot[b] = (uint32_t)(i + 1); break; }
-            if (memcmp(ids + (uint64_t)(s - 1) * n, ids + i * n, (size_t)n * 4) == 0) return SB_EFORMAT; /* dup */
-            b = (b + 1) & h->mask;
-        }
+        uint64_t end;
+        if (hash_probe(h, ids, n, ids + i * n, &end) >= 0) return SB_EFORMAT; /* dup */
+        sb_index_put(h, end, (uint32_t)i);
     }
     return SB_OK;
 }
 
-static int64_t hash_find(const idx_hash *h, const uint32_t *ids, int n, const uint32_t *key) {
-    uint64_t b = hash_ids(key, n) & h->mask;
-    for (;;) {
-        uint32_t s = h->slot[b];
-        if (s == 0) return -1;
-        if (memcmp(ids + (uint64_t)(s - 1) * n, key, (size_t)n * 4) == 0) return (int64_t)(s - 1);
-        b = (b + 1) & h->mask;
-    }
+static int64_t hash_find(const sb_index *h, const uint32_t *ids, int n, const uint32_t *key) {
+    uint64_t end;
+    return hash_probe(h, ids, n, key, &end);
 }
 
 int sb_lms_create(int order, const uint64_t *counts, uint32_t vocab_size, sb_lms **out) {
@@ -190,7 +185,7 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
     if (s->uni_of_word[bos] == UINT32_MAX || s->uni_of_word[eos] == UINT32_MAX) return SB_EFORMAT;
     s->bytes += (uint64_t)s->vocab * 4 + u->m * 8;
     /* higher orders: context and suffix links, continuation groups */
-    idx_hash h[8];
+    sb_index h[8];
     memset(h, 0, sizeof(h));
     int rc = SB_OK;
     for (int n = 1; n < N && rc == SB_OK; ++n) rc = (n == 1) ? SB_OK : hash_build(&h[n], s->o[n].ids, s->o[n].m, n);
@@ -251,7 +246,7 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
             if (lo->cont_begin[c] < lo->cont_begin[c - 1]) lo->cont_begin[c] = lo->cont_begin[c - 1];
         free(rec);
     }
-    for (int n = 0; n < 8; ++n) free(h[n].slot);
+    for (int n = 0; n < 8; ++n) sb_index_free(&h[n]);
     if (rc) return rc;
     /* pack */
     for (int n = 1; n <= N; ++n) {
