@@ -7,8 +7,10 @@
 int sb_probing_init(sb_probing *t, uint64_t buckets, size_t stride, int policy, int huge) {
     memset(t, 0, sizeof *t);
     if (buckets < 2 || stride < sizeof(uint64_t)) return SB_EINVAL;
-    if (policy == SB_PROBING_MASK && (buckets & (buckets - 1))) return SB_EINVAL;
-    if (policy != SB_PROBING_MASK && policy != SB_PROBING_MOD && policy != SB_PROBING_MULHI) return SB_EINVAL;
+    if ((policy == SB_PROBING_MASK || policy == SB_PROBING_MIX) && (buckets & (buckets - 1))) return SB_EINVAL;
+    if (policy != SB_PROBING_MASK && policy != SB_PROBING_MOD && policy != SB_PROBING_MULHI &&
+        policy != SB_PROBING_MIX)
+        return SB_EINVAL;
     if (buckets > SIZE_MAX / stride) return SB_ENOMEM;
     t->bytes = (size_t)buckets * stride;
     t->entries = sb_page_alloc(t->bytes, huge, &t->huge);
@@ -21,6 +23,24 @@ int sb_probing_init(sb_probing *t, uint64_t buckets, size_t stride, int policy, 
 void sb_probing_release(sb_probing *t) {
     if (t->entries) sb_huge_free(t->entries, t->bytes);
     memset(t, 0, sizeof *t);
+}
+
+int sb_probing_resize(sb_probing *t, uint64_t buckets, size_t stride, int policy, int huge) {
+    if (buckets <= t->size) return SB_EINVAL;   /* never full */
+    sb_probing n;
+    int rc = sb_probing_init(&n, buckets, stride, policy, huge);
+    if (rc != SB_OK) return rc;
+    for (uint64_t b = 0; b < t->buckets; b++) {
+        const void *e = sb_probing_bucket(t, stride, b);
+        uint64_t key = sb_probing_key(e), stop;
+        if (!key) continue;
+        sb_probing_find_from(&n, stride, key, sb_probing_ideal(&n, key, policy), &stop);
+        memcpy(sb_probing_bucket(&n, stride, stop), e, stride);
+        n.size++;
+    }
+    sb_probing_release(t);
+    *t = n;
+    return SB_OK;
 }
 
 int sb_index_reset(sb_index *x, uint64_t slots) {

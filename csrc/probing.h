@@ -1,8 +1,9 @@
 /* probing.h - the one linear-probing hash table of this project, in two shapes, and its one string hash.
  *
- * 1. sb_probing: keyed entries, fixed size, page-backed - used by Mokry's hash experiment (hashprobe.c, Mokry 2016
- *    section 3.1) and by the probing LM (lmprobe.c, section 3.2), as KenLM's util/probing_hash_table.hh
- *    ProbingHashTable<Entry, Hash, Equal, Mod> is used by its benchmark and its LM.
+ * 1. sb_probing: keyed entries in the table itself, page-backed - used by Mokry's hash experiment (hashprobe.c, Mokry
+ *    2016 section 3.1) and by the probing LM (lmprobe.c, section 3.2), as KenLM's util/probing_hash_table.hh
+ *    ProbingHashTable<Entry, Hash, Equal, Mod> is used by its benchmark and its LM; grown by sb_probing_resize for
+ *    the phrase scorer's lexical table (phrase_score.c).
  * 2. sb_index: a growing index over the caller's own array of items (words, phrases, hypotheses, ministacks...):
  *    slots hold item + 1, the caller's hash picks the first slot and the caller's equality test runs inline in its
  *    probe loop. Every growing table of the decoders, the ARPA reader, the sampler and the phrase scorer is one.
@@ -18,6 +19,7 @@
  *   SB_PROBING_MASK   key & (buckets - 1)             (buckets a power of two)
  *   SB_PROBING_MOD    key % buckets                   (KenLM's default Mod policy)
  *   SB_PROBING_MULHI  (key * buckets) >> 64           (Lemire's multiply-high range reduction: any size, no div)
+ *   SB_PROBING_MIX    sb_mix64(key) & (buckets - 1)   (keys that are not random, e.g. packed id pairs; a power of two)
  */
 #ifndef SMTBENCH_PROBING_H
 #define SMTBENCH_PROBING_H
@@ -27,7 +29,7 @@
 
 #include "common.h"
 
-enum { SB_PROBING_MASK = 0, SB_PROBING_MOD = 1, SB_PROBING_MULHI = 2 };
+enum { SB_PROBING_MASK = 0, SB_PROBING_MOD = 1, SB_PROBING_MULHI = 2, SB_PROBING_MIX = 3 };
 
 typedef struct {
     void *entries;      /* buckets x stride bytes, zeroed (all empty) */
@@ -40,13 +42,17 @@ typedef struct {
 
 /* Allocate `buckets` empty buckets of `stride` bytes, page-aligned (so bucket groups of 64 / stride buckets are
  * cache lines), on transparent huge pages if `huge` (sb_page_alloc). SB_EINVAL for < 2 buckets or a
- * non-power-of-two with SB_PROBING_MASK, SB_ENOMEM when it cannot be had. */
+ * non-power-of-two with SB_PROBING_MASK or SB_PROBING_MIX, SB_ENOMEM when it cannot be had. */
 int sb_probing_init(sb_probing *t, uint64_t buckets, size_t stride, int policy, int huge);
 void sb_probing_release(sb_probing *t);
+/* Grow (or shrink) a table to `buckets` buckets, every entry moved to its place under `policy` (a table that
+ * grows as it is filled). Errors as sb_probing_init; on an error t is left as it was. */
+int sb_probing_resize(sb_probing *t, uint64_t buckets, size_t stride, int policy, int huge);
 
 static inline uint64_t sb_probing_ideal(const sb_probing *t, uint64_t key, int policy) {
     if (policy == SB_PROBING_MASK) return key & t->mask;
     if (policy == SB_PROBING_MOD) return key % t->buckets;
+    if (policy == SB_PROBING_MIX) return sb_mix64(key) & t->mask;
     return (uint64_t)(((unsigned __int128)key * t->buckets) >> 64);
 }
 
