@@ -97,10 +97,11 @@ static inline void *sb_probing_slot(sb_probing *t, size_t stride, uint64_t key, 
 /* ---------------------------------------------------------------- the string hash */
 /* The one hash of a byte string: 64-bit FNV-1a, finished by sb_mix64 so that its low bits (a slot) and its high
  * bits (a shard, a tag) are both well mixed. Part of the binarized phrase table's format (pbbin.c: the source
- * vocabulary's keys are sb_str_hash | 1): changing it changes that file. */
+ * vocabulary's keys are sb_str_hash | 1), hence its offset basis 1469598103934665603 - the one those files were
+ * written with, not FNV's published 14695981039346656037: changing either changes that file. */
 static inline uint64_t sb_str_hash(const char *s, size_t len) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    uint64_t h = 1469598103934665603ULL;
+    for (const unsigned char *p = (const unsigned char *)s, *e = p + len; p < e; p++) h = (h ^ *p) * 0x100000001b3ULL;
     return sb_mix64(h);
 }
 
