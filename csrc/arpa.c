@@ -161,7 +161,7 @@ int sb_arpa_set_buffers(sb_arpa *p, int n, uint32_t *ids, float *prob, float *ba
 /* ---- vocabulary ---- */
 static int64_t vocab_find(const sb_arpa *p, const char *w, size_t n, uint64_t h) {
     uint64_t b = sb_index_start(&p->vix, h);
-    for (int64_t id; (id = sb_index_next(&p->vix, &b)) >= 0;) {
+    for (uint32_t id; (id = sb_index_at(&p->vix, b)) != UINT32_MAX; b = sb_index_step(&p->vix, b)) {
         if (p->word_hash[id] == h) {
             uint64_t a = p->word_off[id], e = p->word_off[id + 1];
             if (e - a == n && memcmp(p->arena + a, w, n) == 0) return id;

@@ -60,7 +60,7 @@ static inline uint64_t hash_ids(const uint32_t *w, int n) {
 /* the row of ids (m rows of n words) equal to key, or -1 with *end = the empty slot the probe ended at */
 static int64_t hash_probe(const sb_index *h, const uint32_t *ids, int n, const uint32_t *key, uint64_t *end) {
     uint64_t b = sb_index_start(h, hash_ids(key, n));
-    for (int64_t i; (i = sb_index_next(h, &b)) >= 0;)
+    for (uint32_t i; (i = sb_index_at(h, b)) != UINT32_MAX; b = sb_index_step(h, b))
         if (memcmp(ids + (uint64_t)i * n, key, (size_t)n * 4) == 0) return i;
     *end = b;
     return -1;

@@ -197,7 +197,7 @@ static int grow(void **a, uint64_t *cap, uint64_t need, size_t elem) {
 /* the source phrase ids[0 .. n), or NO_ID with *end = the empty slot the probe ended at */
 static uint32_t src_probe(const sb_pb_binb *b, const uint32_t *ids, int n, uint64_t *end) {
     uint64_t i = sb_index_start(&b->src_ix, hash_ids(ids, n, NULL, 0));
-    for (int64_t x; (x = sb_index_next(&b->src_ix, &i)) >= 0;)
+    for (uint32_t x; (x = sb_index_at(&b->src_ix, i)) != UINT32_MAX; i = sb_index_step(&b->src_ix, i))
         if (b->src_len[x] == n && !memcmp(b->src_words + b->src_off[x], ids, (size_t)n * 4)) return (uint32_t)x;
     *end = i;
     return NO_ID;
@@ -322,7 +322,7 @@ static uint64_t pair_hash(const sb_pb_binb *b, uint32_t src, const uint32_t *tgt
 /* the first pair (src, tgt[0 .. nt)), or -1 with *end = the empty slot the probe ended at */
 static int64_t pair_probe(const sb_pb_binb *b, uint32_t src, const uint32_t *tgt, int nt, uint64_t *end) {
     uint64_t i = sb_index_start(&b->pair_ix, pair_hash(b, src, tgt, nt));
-    for (int64_t k; (k = sb_index_next(&b->pair_ix, &i)) >= 0;) {
+    for (uint32_t k; (k = sb_index_at(&b->pair_ix, i)) != UINT32_MAX; i = sb_index_step(&b->pair_ix, i)) {
         const pair_t *q = &b->pair[k];
         if (q->src == src && q->tgt_len == nt && !memcmp(b->tgt_words + q->tgt_off, tgt, (size_t)nt * 4)) return k;
     }

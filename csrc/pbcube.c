@@ -112,7 +112,7 @@ static int see(cube_t *c, uint32_t edge, int hi, int ti, int *rc) {
         c->capseen = cap;
     }
     uint64_t b = sb_index_start(&c->seen_ix, sb_mix64(key));
-    for (int64_t i; (i = sb_index_next(&c->seen_ix, &b)) >= 0;)
+    for (uint32_t i; (i = sb_index_at(&c->seen_ix, b)) != UINT32_MAX; b = sb_index_step(&c->seen_ix, b))
         if (c->seen[i] == key) return 0;
     sb_index_put(&c->seen_ix, b, (uint32_t)c->nseen);
     c->seen[c->nseen++] = key;
@@ -152,7 +152,7 @@ static sb_pb_stack *ministack(cube_t *c, const sb_pb_hyp *h, int *rc) {
     int kend;
     stack_key(c, h, kcov, &kend);
     uint64_t b = sb_index_start(&c->mini_ix, mini_hash(kcov, kend));
-    for (int64_t i; (i = sb_index_next(&c->mini_ix, &b)) >= 0;) {
+    for (uint32_t i; (i = sb_index_at(&c->mini_ix, b)) != UINT32_MAX; b = sb_index_step(&c->mini_ix, b)) {
         mini_t *m = &c->mini[i];
         if (m->end == kend && memcmp(m->cov, kcov, sizeof m->cov) == 0) return &m->st;
     }

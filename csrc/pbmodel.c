@@ -35,7 +35,7 @@ static const char *vocab_str(const vocab_t *v, uint32_t id) { return v->chars + 
 /* id of s (hash h), or NO_WORD with *end = the empty slot the probe ended at */
 static uint32_t vocab_probe(const vocab_t *v, const char *s, size_t len, uint64_t h, uint64_t *end) {
     uint64_t b = sb_index_start(&v->ix, h);
-    for (int64_t id; (id = sb_index_next(&v->ix, &b)) >= 0;) {
+    for (uint32_t id; (id = sb_index_at(&v->ix, b)) != UINT32_MAX; b = sb_index_step(&v->ix, b)) {
         const char *w = vocab_str(v, (uint32_t)id);
         if (strncmp(w, s, len) == 0 && w[len] == '\0') return (uint32_t)id;
     }
@@ -209,7 +209,7 @@ static uint64_t hash_ids(const uint32_t *ids, uint32_t n) {
 /* the source phrase of ids[0 .. n), or NO_WORD with *end = the empty slot the probe ended at */
 static uint32_t phrase_probe(const sb_pb_model *m, const uint32_t *ids, uint32_t n, uint64_t *end) {
     uint64_t b = sb_index_start(&m->phr_ix, hash_ids(ids, n));
-    for (int64_t k; (k = sb_index_next(&m->phr_ix, &b)) >= 0;) {
+    for (uint32_t k; (k = sb_index_at(&m->phr_ix, b)) != UINT32_MAX; b = sb_index_step(&m->phr_ix, b)) {
         const srcphrase_t *p = &m->phr[k];
         if (p->len == n && memcmp(m->src_words + p->off, ids, n * sizeof(uint32_t)) == 0) return (uint32_t)k;
     }

@@ -176,9 +176,9 @@ int sb_pb_stack_add(sb_pb_stack *s, sb_pb_hyp *h, sb_pb_stack_ctx *x) {
     }
     uint64_t b = sb_index_start(&s->ix, sb_pb_hyp_hash(h, fw));
     int added;
-    for (;;) {
-        int64_t k = sb_index_next(&s->ix, &b);
-        if (k < 0) {
+    for (;; b = sb_index_step(&s->ix, b)) {
+        uint32_t k = sb_index_at(&s->ix, b);
+        if (k == UINT32_MAX) {
             if (s->n == s->cap) {
                 int cap = s->cap ? s->cap * 2 : 256;
                 sb_pb_hyp **p = realloc(s->h, (size_t)cap * sizeof *p);

@@ -79,7 +79,7 @@ static char *arena_copy(shard *h, const char *s, size_t len) {
 static inline int probe(const shard *h, const char *s, size_t len, uint64_t hv, uint64_t *slot) {
     if (!sb_index_slots(&h->ix)) return 0;
     uint64_t b = sb_index_start(&h->ix, hv >> SHARD_BITS);
-    for (int64_t i; (i = sb_index_next(&h->ix, &b)) >= 0;) {
+    for (uint32_t i; (i = sb_index_at(&h->ix, b)) != UINT32_MAX; b = sb_index_step(&h->ix, b)) {
         if (h->hash[i] == hv && !memcmp(h->str[i], s, len) && h->str[i][len] == 0) {
             *slot = (uint64_t)i; return 1;
         }

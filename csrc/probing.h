@@ -111,9 +111,12 @@ static inline uint64_t sb_str_hash(const char *s, size_t len) {
  * caller supplies the hash and tests equality itself, inline, while walking the probe:
  *
  *     uint64_t b = sb_index_start(&ix, hash);
- *     for (int64_t i; (i = sb_index_next(&ix, &b)) >= 0;)
+ *     for (uint32_t i; (i = sb_index_at(&ix, b)) != UINT32_MAX; b = sb_index_step(&ix, b))
  *         if (equal(items[i], key)) return i;            <- found
  *     sb_index_put(&ix, b, new_item);                     <- absent: b is the empty slot the probe ended at
+ *
+ * (The slot moves on only after a mismatch: on the ARPA reader's vocabulary a cursor that moved before the
+ * compare cost 2% more instructions in sb_arpa_feed.)
  *
  * Growing: if (sb_index_crowded(&ix, pct)) { sb_index_reset(&ix, bigger); for every item i: sb_index_add(&ix,
  * hash(i), i); } - before the probe whose end slot is used. An index with no slots yet (zeroed struct) has
@@ -138,13 +141,11 @@ static inline int sb_index_crowded(const sb_index *x, unsigned pct) {
 
 static inline uint64_t sb_index_start(const sb_index *x, uint64_t hash) { return hash & x->mask; }
 
-/* The item in slot *b, *b moved on to the next slot; -1 at an empty slot (*b stays on it). */
-static inline int64_t sb_index_next(const sb_index *x, uint64_t *b) {
-    uint32_t v = x->slot[*b];
-    if (!v) return -1;
-    *b = (*b + 1) & x->mask;
-    return (int64_t)v - 1;
-}
+/* The item in slot b, or UINT32_MAX at an empty slot (items are < UINT32_MAX: item + 1 fits a slot). */
+static inline uint32_t sb_index_at(const sb_index *x, uint64_t b) { return x->slot[b] - 1; }
+
+/* The slot after b, wrapping at the end. */
+static inline uint64_t sb_index_step(const sb_index *x, uint64_t b) { return (b + 1) & x->mask; }
 
 /* Claim slot b (empty: where a probe ended) for `item`. */
 static inline void sb_index_put(sb_index *x, uint64_t b, uint32_t item) {
