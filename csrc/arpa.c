@@ -25,7 +25,6 @@ struct sb_arpa {
     int section;           /* current section order (1-based) while ST_SECTION */
     int need_buffers;
     int buffers_set;
-    int unk_added;
     uint64_t lineno;
     uint64_t counts[SB_ARPA_MAX_ORDER + 1];
     order_buf bufs[SB_ARPA_MAX_ORDER + 1];
@@ -133,7 +132,6 @@ uint64_t sb_arpa_error_line(const sb_arpa *p) { return p->error_line; }
 const char *sb_arpa_error_message(const sb_arpa *p) { return p->error; }
 uint32_t sb_arpa_vocab_size(const sb_arpa *p) { return p->vocab_size; }
 uint64_t sb_arpa_vocab_bytes(const sb_arpa *p) { return p->arena_len + p->vocab_size; }
-int sb_arpa_unk_added(const sb_arpa *p) { return p->unk_added; }
 
 int sb_arpa_vocab_dump(const sb_arpa *p, char *out, uint64_t cap) {
     if (cap < sb_arpa_vocab_bytes(p)) return SB_EINVAL;
@@ -276,7 +274,6 @@ static int end_section(sb_arpa *p) {
             b->prob[b->filled] = -100.0f;
             b->backoff[b->filled] = 0.0f;
             b->filled++;
-            p->unk_added = 1;
         }
     }
     free(p->dtab);

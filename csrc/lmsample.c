@@ -46,7 +46,6 @@ struct sb_lms {
     double *uni_cum;         /* cumulative over unigram entries, <s>/<unk> excluded */
     double *alias_prob;      /* Walker/Vose alias table over unigram entries (same distribution) */
     uint32_t *alias_idx;
-    uint64_t bytes;
     int ready;
 };
 
@@ -122,7 +121,6 @@ int sb_lms_set_order(sb_lms *s, int n, const uint32_t *ids, const float *logprob
     for (uint64_t i = 0; i < o->m * n; ++i) if (ids[i] >= s->vocab) return SB_EINVAL;
     memcpy(o->ids, ids, o->m * n * 4);
     memcpy(o->logprob, logprob, o->m * 4);
-    s->bytes += o->m * (n * 4 + 4);
     return SB_OK;
 }
 
@@ -180,10 +178,8 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
         while (nl) { uint32_t g = large[--nl]; s->alias_prob[g] = 1.0; s->alias_idx[g] = g; }
         while (ns) { uint32_t a = small[--ns]; s->alias_prob[a] = 1.0; s->alias_idx[a] = a; } /* rounding */
         free(small); free(large); free(q);
-        s->bytes += m * 12;
     }
     if (s->uni_of_word[bos] == UINT32_MAX || s->uni_of_word[eos] == UINT32_MAX) return SB_EFORMAT;
-    s->bytes += (uint64_t)s->vocab * 4 + u->m * 8;
     /* higher orders: context and suffix links, continuation groups */
     sb_index h[8];
     memset(h, 0, sizeof(h));
@@ -200,7 +196,6 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
         o->cont_cum = malloc(o->m * 8);
         if (!o->sfx_order || !o->sfx_index || !rec || !lo->cont_begin || !o->cont_word || !o->cont_entry ||
             !o->cont_cum) { free(rec); rc = SB_ENOMEM; break; }
-        s->bytes += o->m * (1 + 4 + 4 + 4 + 8) + (lo->m + 1) * 8;
         for (uint64_t i = 0; i < o->m && rc == SB_OK; ++i) {
             const uint32_t *w = o->ids + i * n;
             int64_t ctx;
@@ -260,7 +255,6 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
                 o->cx[i].sfx_index = n >= 2 ? o->sfx_index[i] : 0;
                 o->cx[i].sfx_order = n >= 2 ? o->sfx_order[i] : 0;
             }
-            s->bytes += o->m * sizeof(ctx_rec);
         }
         if (n >= 2) {
             o->ct = malloc(o->m * sizeof(cont_rec));
@@ -270,7 +264,6 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
                 o->ct[j].word = o->cont_word[j];
                 o->ct[j].entry = o->cont_entry[j];
             }
-            s->bytes += o->m * sizeof(cont_rec);
         }
         free(o->cont_begin); free(o->cont_word); free(o->cont_entry); free(o->cont_cum);
         free(o->sfx_order); free(o->sfx_index);
@@ -281,7 +274,6 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
     return SB_OK;
 }
 
-uint64_t sb_lms_bytes(const sb_lms *s) { return s ? s->bytes : 0; }
 
 static inline uint64_t rng_next(uint64_t *x) {
     /* xorshift64* */

@@ -647,18 +647,6 @@ void sb_pb_sentence_free(sb_pb_sentence *s) {
     free(s);
 }
 
-int sb_pb_sentence_length(const sb_pb_sentence *s) { return s->n; }
-
-int sb_pb_span_options(const sb_pb_sentence *s, int i, int j) {
-    if (i < 0 || j < i || j >= s->n || j - i >= SB_PB_MAX_PHRASE) return 0;
-    return s->spans[i * SB_PB_MAX_PHRASE + (j - i)].n;
-}
-
-double sb_pb_future_cost(const sb_pb_sentence *s, int i, int j) {
-    if (i < 0 || j < i || j >= s->n) return -INFINITY;
-    return s->fc[i * s->n + j];
-}
-
 int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb_sentence **out) {
     return sb_pb_sentence_new_ctx(m, text, len, NULL, out);
 }
