@@ -89,21 +89,22 @@ static int pread_all(int fd, void *buf, size_t n, uint64_t off) {
 
 /* ---------------------------------------------------------------- lex table */
 
-/* the lexical table: an sb_probing of lexent (probing.h), grown at 70% load */
-static inline uint64_t lex_key(uint32_t f, uint32_t e) { return (((uint64_t)f << 32) | e) + 1; }
+/* the lexical table: an sb_probing of lexent (probing.h), grown at 70% load; keys are mixed when stored (sb_mix64
+ * is a bijection, 0 only for 0), so the bucket is key & mask */
+static inline uint64_t lex_key(uint32_t f, uint32_t e) { return sb_mix64((((uint64_t)f << 32) | e) + 1); }
 static const lexent *lex_find(const sb_probing *L, uint32_t f, uint32_t e) {
-    return L->entries ? sb_probing_find(L, sizeof(lexent), SB_PROBING_MIX, lex_key(f, e)) : NULL;
+    return L->entries ? sb_probing_find(L, sizeof(lexent), SB_PROBING_MASK, lex_key(f, e)) : NULL;
 }
 /* the entry of (f, e), a new one (both weights -1) if absent; NULL when out of memory */
 static lexent *lex_slot(sb_probing *L, uint32_t f, uint32_t e) {
     uint64_t key = lex_key(f, e);
     if (!L->entries || (L->size + 1) * 10 > L->buckets * 7) {
-        int rc = L->entries ? sb_probing_resize(L, L->buckets * 2, sizeof(lexent), SB_PROBING_MIX, 0)
-                            : sb_probing_init(L, 1024, sizeof(lexent), SB_PROBING_MIX, 0);
+        int rc = L->entries ? sb_probing_resize(L, L->buckets * 2, sizeof(lexent), SB_PROBING_MASK, 0)
+                            : sb_probing_init(L, 1024, sizeof(lexent), SB_PROBING_MASK, 0);
         if (rc) return NULL;
     }
     int found;
-    lexent *le = sb_probing_slot(L, sizeof(lexent), key, sb_probing_ideal(L, key, SB_PROBING_MIX), L->buckets - 1,
+    lexent *le = sb_probing_slot(L, sizeof(lexent), key, sb_probing_ideal(L, key, SB_PROBING_MASK), L->buckets - 1,
                                  &found);
     if (le && !found) { le->key = key; le->ef = -1; le->fe = -1; L->size++; }
     return le;

@@ -44,7 +44,7 @@ typedef struct {            /* step 3: one per distinct pair (80 bytes) */
     double c_ef, c_e, lex_ef, lex_fe;
 } rec2;
 
-typedef struct { uint64_t key; double ef, fe; } lexent;   /* key = ((f<<32)|e) + 1, 0 empty */
+typedef struct { uint64_t key; double ef, fe; } lexent;   /* key = sb_mix64(((f<<32)|e) + 1), 0 empty */
 
 typedef struct { int file; uint64_t off, n; } run_t;   /* off/n in records */
 

@@ -13,13 +13,15 @@
  * at every call site, so that the static inline functions below specialise to the code a hand-written table would
  * have (a layout change - e.g. keys apart from values - lands in both users at once). Probing runs forward from the
  * ideal bucket and wraps at the end; a table is never allowed to become full, so every probe ends at the key
- * or at an empty bucket.
+ * or at an empty bucket. Keys that are not random enough for a policy are mixed before they are stored (the
+ * lexical table's keys are sb_mix64 of (f, e), a bijection that maps no non-zero key to 0). Keep
+ * sb_probing_ideal small: a fourth policy there, constant-folded away at every call, still changed GCC's
+ * inlining in hashprobe.c (11 more instructions in its object code, +22 K instructions in sb_hash_find_batch).
  *
  * Ideal-bucket policies:
  *   SB_PROBING_MASK   key & (buckets - 1)             (buckets a power of two)
  *   SB_PROBING_MOD    key % buckets                   (KenLM's default Mod policy)
  *   SB_PROBING_MULHI  (key * buckets) >> 64           (Lemire's multiply-high range reduction: any size, no div)
- *   SB_PROBING_MIX    sb_mix64(key) & (buckets - 1)   (keys that are not random, e.g. packed id pairs; a power of two)
  */
 #ifndef SMTBENCH_PROBING_H
 #define SMTBENCH_PROBING_H
@@ -29,7 +31,7 @@
 
 #include "common.h"
 
-enum { SB_PROBING_MASK = 0, SB_PROBING_MOD = 1, SB_PROBING_MULHI = 2, SB_PROBING_MIX = 3 };
+enum { SB_PROBING_MASK = 0, SB_PROBING_MOD = 1, SB_PROBING_MULHI = 2 };
 
 typedef struct {
     void *entries;      /* buckets x stride bytes, zeroed (all empty) */
@@ -42,7 +44,7 @@ typedef struct {
 
 /* Allocate `buckets` empty buckets of `stride` bytes, page-aligned (so bucket groups of 64 / stride buckets are
  * cache lines), on transparent huge pages if `huge` (sb_page_alloc). SB_EINVAL for < 2 buckets or a
- * non-power-of-two with SB_PROBING_MASK or SB_PROBING_MIX, SB_ENOMEM when it cannot be had. */
+ * non-power-of-two with SB_PROBING_MASK, SB_ENOMEM when it cannot be had. */
 int sb_probing_init(sb_probing *t, uint64_t buckets, size_t stride, int policy, int huge);
 void sb_probing_release(sb_probing *t);
 /* Grow (or shrink) a table to `buckets` buckets, every entry moved to its place under `policy` (a table that
@@ -52,7 +54,6 @@ int sb_probing_resize(sb_probing *t, uint64_t buckets, size_t stride, int policy
 static inline uint64_t sb_probing_ideal(const sb_probing *t, uint64_t key, int policy) {
     if (policy == SB_PROBING_MASK) return key & t->mask;
     if (policy == SB_PROBING_MOD) return key % t->buckets;
-    if (policy == SB_PROBING_MIX) return sb_mix64(key) & t->mask;
     return (uint64_t)(((unsigned __int128)key * t->buckets) >> 64);
 }
 
