@@ -94,3 +94,21 @@ def test_merge_refuses_parts_that_do_not_fit(tmp_path, capsys) -> None:
     assert main(["decode", "split", "-i", str(tmp_path / "bad.txt"), "--shards", "2", "--outdir",
                  str(tmp_path / "b")]) == 2
     assert "bad.txt:2: invalid UTF-8" in capsys.readouterr().err
+
+
+def test_report_shards_compares_decompressed_and_names_a_difference(tmp_path, capsys) -> None:
+    import gzip
+    (tmp_path / "a.gz").write_bytes(gzip.compress(b"x ||| y\n", mtime=1))
+    (tmp_path / "b.gz").write_bytes(gzip.compress(b"x ||| y\n", mtime=2))  # other header, same content
+    (tmp_path / "c").write_bytes(b"x ||| z\n")
+    stem = tmp_path / "t"
+    assert main(["report", "shards", "--experiment", "mediani_distributed", "--pair", "k=2", "phrase_table",
+                 str(tmp_path / "a.gz"), str(tmp_path / "b.gz"), "--table", str(stem), "--metrics",
+                 str(tmp_path / "m.csv")]) == 0
+    assert (tmp_path / "m.csv").read_text().splitlines()[1] == "mediani_distributed,k=2,identical_phrase_table,1,exact"
+    assert main(["report", "shards", "--experiment", "decode_shards", "--pair", "search=cube", "out",
+                 str(tmp_path / "a.gz"), str(tmp_path / "c"), "--table", str(tmp_path / "u"), "--metrics",
+                 str(tmp_path / "n.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "a.gz: differs from the one-job run" in err
+    assert not (tmp_path / "n.csv").exists() and not (tmp_path / "u.md").exists()
