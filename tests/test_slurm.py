@@ -40,7 +40,8 @@ def _unavailable() -> str | None:
     except subprocess.TimeoutExpired:
         return "sinfo timed out"
     if r.returncode != 0 or not any(s.rstrip("*~#") in ("idle", "mix", "alloc") for s in r.stdout.split()):
-        return (f"no SLURM node up in partition {PARTITION!r} ({(r.stderr or r.stdout).strip()[:200]}); "
+        said = ((r.stderr or r.stdout).strip().splitlines() or [""])[-1][:200]
+        return (f"no SLURM node up in partition {PARTITION!r} ({said}); "
                 "`make test-slurm` or tools/slurm-local.sh start")
     return None
 

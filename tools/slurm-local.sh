@@ -30,7 +30,8 @@ need() {
 }
 
 alive() {  # alive PIDFILE: the process of a pid file is running
-    [ -s "$1" ] && kill -0 "$(cat "$1")" 2> /dev/null
+    local pid
+    pid=$(cat "$1" 2> /dev/null) && [ -n "$pid" ] && kill -0 "$pid" 2> /dev/null
 }
 
 write_conf() {
@@ -111,13 +112,14 @@ stop() {
             sleep 1
         done
     fi
-    local d f
+    local d f pid
     for d in slurmd slurmctld munged; do
         f=$DIR/run/$d.pid
         if alive "$f"; then
-            kill "$(cat "$f")"
-            for i in $(seq 30); do alive "$f" || break; sleep 0.5; done
-            alive "$f" && kill -9 "$(cat "$f")"
+            pid=$(cat "$f")
+            kill "$pid"
+            for i in $(seq 30); do kill -0 "$pid" 2> /dev/null || break; sleep 0.5; done
+            kill -0 "$pid" 2> /dev/null && kill -9 "$pid"
         fi
     done
     rm -rf "$DIR"
