@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A real single-node SLURM for tests (make test-slurm, tests/test_slurm.py), from Debian's packages:
-#   apt-get install slurm-wlm munge          (slurmctld, slurmd, slurm-client; no slurmdbd: see below)
+#   apt-get install slurm-wlm munge          (slurmctld, slurmd, slurm-client; no slurmdbd: see below; `start`
+#                                            installs them when missing, as root)
 #   tools/slurm-local.sh start | stop | status | env
 # Everything lives under one directory, SMTBENCH_SLURM_DIR (default /tmp/smtbench-slurm-$UID): munge's key and
 # socket, slurm.conf, the controller's state, the spool, logs and pid files. Nothing is written under /etc or /run,
@@ -23,10 +24,17 @@ PARTITION=local
 
 die() { echo "slurm-local: $*" >&2; exit 1; }
 
-need() {
+need() {  # Debian's packages, installed when missing (as root with apt-get; SLURM_NO_APT=1: only say what is missing)
+    local p missing=""
     for p in munged mungekey slurmctld slurmd sinfo sbatch squeue scancel; do
-        command -v "$p" > /dev/null || [ -x "/usr/sbin/$p" ] || die "$p not found: apt-get install slurm-wlm munge"
+        command -v "$p" > /dev/null || [ -x "/usr/sbin/$p" ] || missing="$missing $p"
     done
+    [ -z "$missing" ] && return 0
+    if [ "${SLURM_NO_APT:-0}" = 1 ] || [ "$(id -u)" != 0 ] || ! command -v apt-get > /dev/null; then
+        die "missing:$missing (apt-get install slurm-wlm munge)"
+    fi
+    echo "slurm-local: installing slurm-wlm and munge (missing:$missing)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends slurm-wlm munge > /dev/null
 }
 
 alive() {  # alive PIDFILE: the process of a pid file is running
