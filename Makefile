@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PROFILE ?= default
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup reproduce retake test test-asan smoke lmplz moses moses-test clean
+.PHONY: setup reproduce retake test test-asan test-slurm smoke lmplz moses moses-test clean
 
 $(BIN)/smtbench: pyproject.toml setup.py pylib/smtbench/_build.py $(wildcard csrc/*.c csrc/*.h)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,15 @@ moses-test:
 test: setup lmplz moses-test
 	$(BIN)/python -m pytest -q
 	$(BIN)/snakemake --profile workflow/profiles/smoke
+
+# The cluster path against a real SLURM (not part of `make test`: a SLURM from Debian's packages, as root:
+# `apt-get install slurm-wlm munge`): tools/slurm-local.sh starts a one-node cluster, tests/test_slurm.py runs
+# (sharded decoding as jobs, a cancelled job resumed), then the smoke grid runs through the SLURM executor into
+# build/slurm-smoke and its exact metrics are checked (baseline, and a local smoke run's if there is one); the
+# cluster is stopped and removed whatever happens. See tools/test-slurm.sh.
+test-slurm: setup lmplz moses-test
+	$(BIN)/python -m pip install -q -e '.[slurm]'
+	bash tools/test-slurm.sh
 
 # The C-heavy tests under AddressSanitizer + UndefinedBehaviorSanitizer (the extension is rebuilt sanitized, the
 # sanitizer runtimes are preloaded into Python, leaks are not checked: CPython itself does not free everything at

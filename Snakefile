@@ -22,7 +22,7 @@ validate(config, "workflow/schemas/config.schema.yaml")
 
 PROFILE = config["profile"]
 P = config["profiles"][PROFILE]  # this profile's sweep grids
-OUT = P["outdir"]
+OUT = config.get("outdir") or P["outdir"]  # `--config outdir=DIR`: the same grid into another folder (slurm-smoke)
 # The software of every rule: one conda environment file for all of them (the package is a cffi build of this
 # checkout), used only with `--sdm conda`; by default rules run in the environment Snakemake runs in (`make` sets
 # up .venv). An absolute path, so that rules of every included file name the same file.
@@ -52,6 +52,7 @@ include: "workflow/rules/glm_btree.smk"
 include: "workflow/rules/mediani_scoring.smk"
 include: "workflow/rules/moses_decode.smk"
 include: "workflow/rules/moses_training.smk"
+include: "workflow/rules/decode_shards.smk"
 include: "workflow/rules/mokry_decoder.smk"
 include: "workflow/rules/moses2_search.smk"
 include: "workflow/rules/moses2_scaling.smk"
@@ -81,6 +82,13 @@ if "regression" in P:
         shell:
             "smtbench report regress --metrics {input} --baseline {params.baseline} "
             "--tolerance {params.tol} --outdir {params.outdir} 2> {log}"
+
+
+# Cluster executors: every timing job (resource `bench`) asks SLURM for a node to itself, so that no two
+# measurements, nor anything else, share a machine (ignored by local runs; a profile's set-resources overrides it).
+for _rule in workflow.rules:
+    if "bench" in _rule.resources and "slurm_extra" not in _rule.resources:
+        _rule.resources["slurm_extra"] = "--exclusive"
 
 
 # The results index comes last: it lists whatever the rule files above produce.

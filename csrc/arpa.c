@@ -1,5 +1,6 @@
 /* arpa.c - see arpa.h. */
 #include "arpa.h"
+#include "probing.h"
 
 #include <errno.h>
 #include <math.h>
@@ -24,7 +25,6 @@ struct sb_arpa {
     int section;           /* current section order (1-based) while ST_SECTION */
     int need_buffers;
     int buffers_set;
-    int unk_added;
     uint64_t lineno;
     uint64_t counts[SB_ARPA_MAX_ORDER + 1];
     order_buf bufs[SB_ARPA_MAX_ORDER + 1];
@@ -34,8 +34,7 @@ struct sb_arpa {
     uint64_t *word_off;    /* word i = arena[word_off[i] .. word_off[i+1]) */
     uint64_t *word_hash;
     uint32_t vocab_size, vocab_cap;
-    uint32_t *vtab;        /* id+1, 0 = empty */
-    uint64_t vtab_mask;
+    sb_index vix;          /* of the words, by sb_str_hash (word_hash) */
     /* duplicate detection for the current section (n >= 2): (hash >> 32) << 32 | (row + 1).
      * Checks go through a small prefetch queue (Mokry's Alg. 3.2): an entry's slot is prefetched when
      * it is parsed and checked DUPQ entries later. */
@@ -107,12 +106,6 @@ static int dup_drain(sb_arpa *p) {
     return SB_OK;
 }
 
-static inline uint64_t hash_bytes(const char *s, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001b3ULL;
-    return sb_mix64(h ^ n);
-}
-
 int sb_arpa_new(sb_arpa **out) {
     *out = calloc(1, sizeof(sb_arpa));
     return *out ? SB_OK : SB_ENOMEM;
@@ -123,7 +116,7 @@ void sb_arpa_free(sb_arpa *p) {
     free(p->arena);
     free(p->word_off);
     free(p->word_hash);
-    free(p->vtab);
+    sb_index_free(&p->vix);
     free(p->dtab);
     free(p);
 }
@@ -139,7 +132,6 @@ uint64_t sb_arpa_error_line(const sb_arpa *p) { return p->error_line; }
 const char *sb_arpa_error_message(const sb_arpa *p) { return p->error; }
 uint32_t sb_arpa_vocab_size(const sb_arpa *p) { return p->vocab_size; }
 uint64_t sb_arpa_vocab_bytes(const sb_arpa *p) { return p->arena_len + p->vocab_size; }
-int sb_arpa_unk_added(const sb_arpa *p) { return p->unk_added; }
 
 int sb_arpa_vocab_dump(const sb_arpa *p, char *out, uint64_t cap) {
     if (cap < sb_arpa_vocab_bytes(p)) return SB_EINVAL;
@@ -166,17 +158,14 @@ int sb_arpa_set_buffers(sb_arpa *p, int n, uint32_t *ids, float *prob, float *ba
 
 /* ---- vocabulary ---- */
 static int64_t vocab_find(const sb_arpa *p, const char *w, size_t n, uint64_t h) {
-    uint64_t b = h & p->vtab_mask;
-    for (;;) {
-        uint32_t v = p->vtab[b];
-        if (!v) return -1;
-        uint32_t id = v - 1;
+    uint64_t b = sb_index_start(&p->vix, h);
+    for (uint32_t id; (id = sb_index_at(&p->vix, b)) != UINT32_MAX; b = sb_index_step(&p->vix, b)) {
         if (p->word_hash[id] == h) {
             uint64_t a = p->word_off[id], e = p->word_off[id + 1];
             if (e - a == n && memcmp(p->arena + a, w, n) == 0) return id;
         }
-        b = (b + 1) & p->vtab_mask;
     }
+    return -1;
 }
 
 static int vocab_add(sb_arpa *p, const char *w, size_t n, uint64_t h, uint32_t *id) {
@@ -194,9 +183,7 @@ static int vocab_add(sb_arpa *p, const char *w, size_t n, uint64_t h, uint32_t *
     uint32_t i = p->vocab_size++;
     p->word_off[i + 1] = p->arena_len;
     p->word_hash[i] = h;
-    uint64_t b = h & p->vtab_mask;
-    while (p->vtab[b]) b = (b + 1) & p->vtab_mask;
-    p->vtab[b] = i + 1;
+    sb_index_add(&p->vix, h, i);
     *id = i;
     return SB_OK;
 }
@@ -208,9 +195,9 @@ static int alloc_vocab(sb_arpa *p, uint64_t n_unigrams) {
     while (tab < 2 * cap) tab <<= 1;
     p->word_off = calloc(cap + 1, sizeof(uint64_t));
     p->word_hash = calloc(cap, sizeof(uint64_t));
-    p->vtab = calloc(tab, sizeof(uint32_t));
-    if (!p->word_off || !p->word_hash || !p->vtab) return SB_ENOMEM;
-    p->vtab_mask = tab - 1;
+    if (!p->word_off || !p->word_hash) return SB_ENOMEM;
+    int rc = sb_index_reset(&p->vix, tab);
+    if (rc != SB_OK) return rc;
     p->vocab_cap = (uint32_t)cap;
     return SB_OK;
 }
@@ -278,7 +265,7 @@ static int end_section(sb_arpa *p) {
                     (unsigned long long)p->counts[n], n, (unsigned long long)b->filled);
     if (n == 1) {
         static const char unk[] = "<unk>";
-        uint64_t h = hash_bytes(unk, 5);
+        uint64_t h = sb_str_hash(unk, 5);
         if (vocab_find(p, unk, 5, h) < 0) {
             uint32_t id;
             int rc = vocab_add(p, unk, 5, h, &id);
@@ -287,7 +274,6 @@ static int end_section(sb_arpa *p) {
             b->prob[b->filled] = -100.0f;
             b->backoff[b->filled] = 0.0f;
             b->filled++;
-            p->unk_added = 1;
         }
     }
     free(p->dtab);
@@ -333,7 +319,7 @@ static int parse_entry(sb_arpa *p, const char *s, const char *e) {
         const char *w = tok[1 + i];
         size_t len = (size_t)(tend[1 + i] - w);
         if (len == 5 && memcmp(w, "<UNK>", 5) == 0) w = "<unk>";
-        uint64_t h = hash_bytes(w, len);
+        uint64_t h = sb_str_hash(w, len);
         int64_t id = vocab_find(p, w, len, h);
         if (n == 1) {
             if (id >= 0) return fail(p, "duplicate unigram '%.*s'", (int)len, w);

@@ -37,7 +37,6 @@ const char *sb_arpa_error_message(const sb_arpa *p);
 uint32_t sb_arpa_vocab_size(const sb_arpa *p);
 uint64_t sb_arpa_vocab_bytes(const sb_arpa *p);         /* sum of word lengths + one '\n' each */
 int sb_arpa_vocab_dump(const sb_arpa *p, char *out, uint64_t cap); /* words joined by '\n' */
-int sb_arpa_unk_added(const sb_arpa *p);
 /* CFFI-END */
 
 #endif

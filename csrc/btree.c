@@ -246,9 +246,6 @@ void sb_btree_free(sb_btree *t) {
 }
 
 uint64_t sb_btree_bytes(const sb_btree *t) { return t->bytes; }
-int sb_btree_order(const sb_btree *t) { return t->order; }
-int sb_btree_node_size(const sb_btree *t) { return t->K; }
-uint32_t sb_btree_vocab(const sb_btree *t) { return t->vocab; }
 const uint8_t *sb_btree_data(const sb_btree *t) { return t->data; }
 
 int sb_btree_stats(const sb_btree *t, int n, uint64_t *trie_nodes, uint64_t *stumps, int *max_depth,

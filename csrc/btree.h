@@ -42,9 +42,6 @@ int sb_btree_build(int order, int K, const uint64_t *counts,
                    const float *probs, const float *backoffs, sb_btree **out);
 void sb_btree_free(sb_btree *t);
 uint64_t sb_btree_bytes(const sb_btree *t);
-int sb_btree_order(const sb_btree *t);
-int sb_btree_node_size(const sb_btree *t);
-uint32_t sb_btree_vocab(const sb_btree *t);
 /* The byte array (read-only) and its size (without the trailing padding). */
 const uint8_t *sb_btree_data(const sb_btree *t);
 /* Per order n (2..N): trie nodes, B-stumps (trie nodes whose B-tree is one node), deepest B-tree, entries. */

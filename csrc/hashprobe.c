@@ -196,7 +196,6 @@ uint64_t sb_hash_buckets(const sb_hash *t) { return t->tab.buckets; }
 uint64_t sb_hash_entries(const sb_hash *t) { return t->tab.size; }
 uint64_t sb_hash_bytes(const sb_hash *t) { return t->tab.bytes + t->values_bytes; }
 int sb_hash_uses_huge_pages(const sb_hash *t) { return t->tab.huge; }
-int sb_hash_layout(const sb_hash *t) { return t->layout; }
 
 /* the value of the key in bucket b (SPLIT, KV, KV_LINE) */
 static inline void set_value(sb_hash *t, int L, uint64_t b, uint64_t value) {

@@ -48,7 +48,6 @@ int sb_hash_plan(uint64_t table_bytes, double load_factor, int sizing, int layou
                  uint64_t *buckets, uint64_t *max_entries);
 /* huge: 1 = ask for transparent huge pages (madvise), 0 = plain pages */
 int sb_hash_create(uint64_t buckets, int sizing, int layout, int huge, sb_hash **out);
-int sb_hash_layout(const sb_hash *t);
 void sb_hash_free(sb_hash *t);
 uint64_t sb_hash_buckets(const sb_hash *t);
 uint64_t sb_hash_entries(const sb_hash *t);

@@ -26,7 +26,6 @@ struct sb_kn {
     uint64_t chunk_tokens;
     uint32_t *tok;        /* pending tokens (whole sentences) */
     uint64_t ntok, captok;
-    uint64_t total_tokens;
     uint32_t vocab_size;
     int counted, adjusted_to, probs_done;
     table_t t[SB_KN_MAX_ORDER + 1];   /* t[1..order] */
@@ -246,7 +245,6 @@ int sb_kn_add(sb_kn *kn, const uint32_t *ids, size_t n) {
     }
     memcpy(kn->tok + kn->ntok, ids, n * 4);
     kn->ntok += n;
-    kn->total_tokens += n;
     if (kn->ntok >= kn->chunk_tokens) return flush_chunk(kn);
     return SB_OK;
 }
@@ -484,7 +482,6 @@ uint64_t sb_kn_size(const sb_kn *kn, int n) {
 }
 uint64_t sb_kn_bytes(const sb_kn *kn) { return kn ? kn->bytes : 0; }
 uint64_t sb_kn_peak_bytes(const sb_kn *kn) { return kn ? kn->peak : 0; }
-uint64_t sb_kn_tokens(const sb_kn *kn) { return kn ? kn->total_tokens : 0; }
 
 /* Fixed-point log10 value with up to 7 decimals, trailing zeros stripped. Returns bytes written. */
 static int fmt_float(char *o, double v) {
@@ -556,14 +553,5 @@ int sb_kn_format(const sb_kn *kn, int n, uint64_t start, const char *vocab, cons
     if (i == start && i < t->m) return SB_EFULL; /* buffer too small for one line */
     *written = w;
     *next = i;
-    return SB_OK;
-}
-
-int sb_kn_entry(const sb_kn *kn, int n, uint64_t index, uint32_t *words, float *logprob, float *backoff) {
-    if (!kn || n < 1 || n > kn->order || kn->probs_done < n || index >= kn->t[n].m) return SB_EINVAL;
-    const table_t *t = &kn->t[n];
-    memcpy(words, t->rec + index * (n + 1), (size_t)n * 4);
-    *logprob = (float)logprob_of(t, index);
-    *backoff = (float)logbow_of(t, index);
     return SB_OK;
 }

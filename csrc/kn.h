@@ -38,13 +38,10 @@ int sb_kn_probs(sb_kn *kn, int n);
 uint64_t sb_kn_size(const sb_kn *kn, int n);
 uint64_t sb_kn_bytes(const sb_kn *kn);
 uint64_t sb_kn_peak_bytes(const sb_kn *kn);
-uint64_t sb_kn_tokens(const sb_kn *kn);
 /* vocab: the words' bytes concatenated; vocab_off: vocab_size+1 offsets into it.
  * Writes whole lines of entries [start, ...) into buf (cap bytes); *next = first entry not written. */
 int sb_kn_format(const sb_kn *kn, int n, uint64_t start, const char *vocab, const uint64_t *vocab_off,
                  char *buf, size_t cap, size_t *written, uint64_t *next);
-/* One entry (for tests): words (n ids), log10 prob, log10 backoff (0 when not a context). */
-int sb_kn_entry(const sb_kn *kn, int n, uint64_t index, uint32_t *words, float *logprob, float *backoff);
 /* CFFI-END */
 
 #endif

@@ -1,6 +1,7 @@
 /* lmsample.c - see lmsample.h. */
 #define _GNU_SOURCE
 #include "lmsample.h"
+#include "probing.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -45,48 +46,41 @@ struct sb_lms {
     double *uni_cum;         /* cumulative over unigram entries, <s>/<unk> excluded */
     double *alias_prob;      /* Walker/Vose alias table over unigram entries (same distribution) */
     uint32_t *alias_idx;
-    uint64_t bytes;
     int ready;
 };
 
-/* ---------- hash of word tuples -> index ---------- */
-typedef struct {
-    uint32_t *slot; /* index + 1, 0 = empty */
-    uint64_t mask;
-} idx_hash;
-
+/* ---------- index of word tuples ---------- */
 static inline uint64_t hash_ids(const uint32_t *w, int n) {
     uint64_t h = 0x12345678ABCDEFULL + (uint64_t)n;
     for (int i = 0; i < n; ++i) h = sb_mix64(h ^ (w[i] + 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1)));
     return h;
 }
 
-static int hash_build(idx_hash *h, const uint32_t *ids, uint64_t m, int n) {
+/* the row of ids (m rows of n words) equal to key, or -1 with *end = the empty slot the probe ended at */
+static int64_t hash_probe(const sb_index *h, const uint32_t *ids, int n, const uint32_t *key, uint64_t *end) {
+    uint64_t b = sb_index_start(h, hash_ids(key, n));
+    for (uint32_t i; (i = sb_index_at(h, b)) != UINT32_MAX; b = sb_index_step(h, b))
+        if (memcmp(ids + (uint64_t)i * n, key, (size_t)n * 4) == 0) return i;
+    *end = b;
+    return -1;
+}
+
+static int hash_build(sb_index *h, const uint32_t *ids, uint64_t m, int n) {
     uint64_t cap = 16;
     while (cap < m * 2) cap <<= 1;
-    h->slot = calloc(cap, 4);
-    if (!h->slot) return SB_ENOMEM;
-    h->mask = cap - 1;
+    int rc = sb_index_reset(h, cap);
+    if (rc != SB_OK) return rc;
     for (uint64_t i = 0; i < m; ++i) {
-        uint64_t b = hash_ids(ids + i * n, n) & h->mask;
-        for (;;) {
-            uint32_t s = h->slot[b];
-            if (s == 0) { h->slot[b] = (uint32_t)(i + 1); break; }
-            if (memcmp(ids + (uint64_t)(s - 1) * n, ids + i * n, (size_t)n * 4) == 0) return SB_EFORMAT; /* dup */
-            b = (b + 1) & h->mask;
-        }
+        uint64_t end;
+        if (hash_probe(h, ids, n, ids + i * n, &end) >= 0) return SB_EFORMAT; /* dup */
+        sb_index_put(h, end, (uint32_t)i);
     }
     return SB_OK;
 }
 
-static int64_t hash_find(const idx_hash *h, const uint32_t *ids, int n, const uint32_t *key) {
-    uint64_t b = hash_ids(key, n) & h->mask;
-    for (;;) {
-        uint32_t s = h->slot[b];
-        if (s == 0) return -1;
-        if (memcmp(ids + (uint64_t)(s - 1) * n, key, (size_t)n * 4) == 0) return (int64_t)(s - 1);
-        b = (b + 1) & h->mask;
-    }
+static int64_t hash_find(const sb_index *h, const uint32_t *ids, int n, const uint32_t *key) {
+    uint64_t end;
+    return hash_probe(h, ids, n, key, &end);
 }
 
 int sb_lms_create(int order, const uint64_t *counts, uint32_t vocab_size, sb_lms **out) {
@@ -127,7 +121,6 @@ int sb_lms_set_order(sb_lms *s, int n, const uint32_t *ids, const float *logprob
     for (uint64_t i = 0; i < o->m * n; ++i) if (ids[i] >= s->vocab) return SB_EINVAL;
     memcpy(o->ids, ids, o->m * n * 4);
     memcpy(o->logprob, logprob, o->m * 4);
-    s->bytes += o->m * (n * 4 + 4);
     return SB_OK;
 }
 
@@ -185,12 +178,10 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
         while (nl) { uint32_t g = large[--nl]; s->alias_prob[g] = 1.0; s->alias_idx[g] = g; }
         while (ns) { uint32_t a = small[--ns]; s->alias_prob[a] = 1.0; s->alias_idx[a] = a; } /* rounding */
         free(small); free(large); free(q);
-        s->bytes += m * 12;
     }
     if (s->uni_of_word[bos] == UINT32_MAX || s->uni_of_word[eos] == UINT32_MAX) return SB_EFORMAT;
-    s->bytes += (uint64_t)s->vocab * 4 + u->m * 8;
     /* higher orders: context and suffix links, continuation groups */
-    idx_hash h[8];
+    sb_index h[8];
     memset(h, 0, sizeof(h));
     int rc = SB_OK;
     for (int n = 1; n < N && rc == SB_OK; ++n) rc = (n == 1) ? SB_OK : hash_build(&h[n], s->o[n].ids, s->o[n].m, n);
@@ -205,7 +196,6 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
         o->cont_cum = malloc(o->m * 8);
         if (!o->sfx_order || !o->sfx_index || !rec || !lo->cont_begin || !o->cont_word || !o->cont_entry ||
             !o->cont_cum) { free(rec); rc = SB_ENOMEM; break; }
-        s->bytes += o->m * (1 + 4 + 4 + 4 + 8) + (lo->m + 1) * 8;
         for (uint64_t i = 0; i < o->m && rc == SB_OK; ++i) {
             const uint32_t *w = o->ids + i * n;
             int64_t ctx;
@@ -251,7 +241,7 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
             if (lo->cont_begin[c] < lo->cont_begin[c - 1]) lo->cont_begin[c] = lo->cont_begin[c - 1];
         free(rec);
     }
-    for (int n = 0; n < 8; ++n) free(h[n].slot);
+    for (int n = 0; n < 8; ++n) sb_index_free(&h[n]);
     if (rc) return rc;
     /* pack */
     for (int n = 1; n <= N; ++n) {
@@ -265,7 +255,6 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
                 o->cx[i].sfx_index = n >= 2 ? o->sfx_index[i] : 0;
                 o->cx[i].sfx_order = n >= 2 ? o->sfx_order[i] : 0;
             }
-            s->bytes += o->m * sizeof(ctx_rec);
         }
         if (n >= 2) {
             o->ct = malloc(o->m * sizeof(cont_rec));
@@ -275,7 +264,6 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
                 o->ct[j].word = o->cont_word[j];
                 o->ct[j].entry = o->cont_entry[j];
             }
-            s->bytes += o->m * sizeof(cont_rec);
         }
         free(o->cont_begin); free(o->cont_word); free(o->cont_entry); free(o->cont_cum);
         free(o->sfx_order); free(o->sfx_index);
@@ -286,7 +274,6 @@ int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk) {
     return SB_OK;
 }
 
-uint64_t sb_lms_bytes(const sb_lms *s) { return s ? s->bytes : 0; }
 
 static inline uint64_t rng_next(uint64_t *x) {
     /* xorshift64* */

@@ -34,7 +34,6 @@ void sb_lms_free(sb_lms *s);
 int sb_lms_set_order(sb_lms *s, int n, const uint32_t *ids, const float *logprob);
 /* Link orders (contexts, suffixes), build the sampling tables. bos/eos/unk: the special word ids. */
 int sb_lms_finalize(sb_lms *s, uint32_t bos, uint32_t eos, uint32_t unk);
-uint64_t sb_lms_bytes(const sb_lms *s);
 void sb_lms_seed(const sb_lms *s, sb_lms_state *st, uint64_t seed);
 /* Emit text into buf until max_words words have been emitted in total or buf is nearly full. When
  * max_words is reached mid-sentence the line is closed with a newline. vocab / vocab_off as in kn.h. */

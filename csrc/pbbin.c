@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "pbmodel.h"
+#include "probing.h"
 
 #define NO_ID UINT32_MAX
 static const char MAGIC[8] = {'S', 'B', 'P', 'T', 'B', 'I', 'N', '1'};
@@ -76,11 +77,7 @@ static uint64_t header_checksum(const uint8_t *raw) {
 typedef struct { uint64_t key, off; } slot_t;   /* phrase and reordering hashes: key 0 = empty */
 typedef struct { uint64_t key; uint32_t id, str; } vslot_t;   /* source vocabulary */
 
-static uint64_t hash_str(const char *s, size_t len) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return sb_mix64(h) | 1;
-}
+static uint64_t hash_str(const char *s, size_t len) { return sb_str_hash(s, len) | 1; }
 
 static uint64_t hash_ids(const uint32_t *a, int n, const uint32_t *b, int m) {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n ^ ((uint64_t)m << 8);
@@ -132,10 +129,10 @@ struct sb_pb_binb {
     uint8_t *src_len;
     uint64_t *src_freq;
     uint32_t n_src, cap_src;
-    uint32_t *src_slot; uint64_t src_slots;
+    sb_index src_ix;     /* of the source phrases */
     uint32_t *tgt_words; uint64_t n_tgt_words, cap_tgt_words;
     pair_t *pair; uint64_t n_pair, cap_pair;
-    uint64_t *pair_slot, pair_slots;   /* pair index + 1 */
+    sb_index pair_ix;    /* of the pairs, by (source, target); built before the reordering table */
     uint64_t ro_lines, ro_attached, bytes;
     int max_len;
     uint64_t err_line;
@@ -164,8 +161,8 @@ void sb_pb_binb_free(sb_pb_binb *b) {
     if (!b) return;
     sb_pb_vocab_free(b->sv);
     sb_pb_vocab_free(b->tv);
-    free(b->src_words); free(b->src_off); free(b->src_len); free(b->src_freq); free(b->src_slot);
-    free(b->tgt_words); free(b->pair); free(b->pair_slot); free(b->meta);
+    free(b->src_words); free(b->src_off); free(b->src_len); free(b->src_freq); sb_index_free(&b->src_ix);
+    free(b->tgt_words); free(b->pair); sb_index_free(&b->pair_ix); free(b->meta);
     free(b);
 }
 
@@ -197,35 +194,37 @@ static int grow(void **a, uint64_t *cap, uint64_t need, size_t elem) {
     return SB_OK;
 }
 
+/* the source phrase ids[0 .. n), or NO_ID with *end = the empty slot the probe ended at */
+static uint32_t src_probe(const sb_pb_binb *b, const uint32_t *ids, int n, uint64_t *end) {
+    uint64_t i = sb_index_start(&b->src_ix, hash_ids(ids, n, NULL, 0));
+    for (uint32_t x; (x = sb_index_at(&b->src_ix, i)) != UINT32_MAX; i = sb_index_step(&b->src_ix, i))
+        if (b->src_len[x] == n && !memcmp(b->src_words + b->src_off[x], ids, (size_t)n * 4)) return (uint32_t)x;
+    *end = i;
+    return NO_ID;
+}
+
 static uint32_t src_find(const sb_pb_binb *b, const uint32_t *ids, int n) {
-    if (!b->src_slots) return NO_ID;
-    uint64_t i = hash_ids(ids, n, NULL, 0) & (b->src_slots - 1);
-    for (;; i = (i + 1) & (b->src_slots - 1)) {
-        uint32_t x = b->src_slot[i];
-        if (!x) return NO_ID;
-        if (b->src_len[x - 1] == n && !memcmp(b->src_words + b->src_off[x - 1], ids, (size_t)n * 4)) return x - 1;
-    }
+    uint64_t end;
+    return sb_index_slots(&b->src_ix) ? src_probe(b, ids, n, &end) : NO_ID;
 }
 
 static int src_rehash(sb_pb_binb *b, uint64_t slots) {
-    uint32_t *t = calloc(slots, sizeof *t);
-    if (!t) return SB_ENOMEM;
-    for (uint32_t k = 0; k < b->n_src; k++) {
-        uint64_t i = hash_ids(b->src_words + b->src_off[k], b->src_len[k], NULL, 0) & (slots - 1);
-        while (t[i]) i = (i + 1) & (slots - 1);
-        t[i] = k + 1;
-    }
-    free(b->src_slot);
-    b->src_slot = t;
-    b->src_slots = slots;
+    int rc = sb_index_reset(&b->src_ix, slots);
+    if (rc != SB_OK) return rc;
+    for (uint32_t k = 0; k < b->n_src; k++)
+        sb_index_add(&b->src_ix, hash_ids(b->src_words + b->src_off[k], b->src_len[k], NULL, 0), k);
     return SB_OK;
 }
 
 static int src_intern(sb_pb_binb *b, const uint32_t *ids, int n, uint32_t *out) {
-    uint32_t k = src_find(b, ids, n);
+    uint64_t end = 0;
+    uint32_t k = sb_index_slots(&b->src_ix) ? src_probe(b, ids, n, &end) : NO_ID;
     if (k != NO_ID) { *out = k; return SB_OK; }
-    if ((uint64_t)(b->n_src + 1) * 2 > b->src_slots && src_rehash(b, b->src_slots ? b->src_slots * 2 : 4096))
-        return SB_ENOMEM;
+    if (sb_index_crowded(&b->src_ix, 50)) {
+        uint64_t slots = sb_index_slots(&b->src_ix);
+        if (src_rehash(b, slots ? slots * 2 : 4096)) return SB_ENOMEM;
+        src_probe(b, ids, n, &end);
+    }
     if (b->n_src == b->cap_src) {
         uint32_t cap = b->cap_src ? b->cap_src * 2 : 4096;
         uint64_t *o = realloc(b->src_off, cap * sizeof *o);
@@ -246,9 +245,7 @@ static int src_intern(sb_pb_binb *b, const uint32_t *ids, int n, uint32_t *out) 
     b->src_len[k] = (uint8_t)n;
     b->src_freq[k] = 0;
     b->n_src_words += (uint64_t)n;
-    uint64_t i = hash_ids(ids, n, NULL, 0) & (b->src_slots - 1);
-    while (b->src_slot[i]) i = (i + 1) & (b->src_slots - 1);
-    b->src_slot[i] = k + 1;
+    sb_index_put(&b->src_ix, end, k);
     *out = k;
     return SB_OK;
 }
@@ -314,7 +311,7 @@ static int phrase_line(void *ctx, const char *line, size_t len, uint64_t lineno)
 }
 
 int sb_pb_binb_feed_phrases(sb_pb_binb *b, const char *buf, size_t len, uint64_t first_line) {
-    if (b->pair_slot) return SB_EINVAL;  /* phrases first, then the reordering table */
+    if (sb_index_slots(&b->pair_ix)) return SB_EINVAL;  /* phrases first, then the reordering table */
     return each_line(b, buf, len, first_line, phrase_line);
 }
 
@@ -322,24 +319,30 @@ static uint64_t pair_hash(const sb_pb_binb *b, uint32_t src, const uint32_t *tgt
     return hash_ids(&src, 1, tgt, nt);
 }
 
+/* the first pair (src, tgt[0 .. nt)), or -1 with *end = the empty slot the probe ended at */
+static int64_t pair_probe(const sb_pb_binb *b, uint32_t src, const uint32_t *tgt, int nt, uint64_t *end) {
+    uint64_t i = sb_index_start(&b->pair_ix, pair_hash(b, src, tgt, nt));
+    for (uint32_t k; (k = sb_index_at(&b->pair_ix, i)) != UINT32_MAX; i = sb_index_step(&b->pair_ix, i)) {
+        const pair_t *q = &b->pair[k];
+        if (q->src == src && q->tgt_len == nt && !memcmp(b->tgt_words + q->tgt_off, tgt, (size_t)nt * 4)) return k;
+    }
+    *end = i;
+    return -1;
+}
+
 static int pair_index(sb_pb_binb *b) {
+    if (b->n_pair >= UINT32_MAX) return SB_EFULL;
     uint64_t slots = 1024;
     while (slots < b->n_pair * 2) slots *= 2;
-    b->pair_slot = calloc(slots, sizeof *b->pair_slot);
-    if (!b->pair_slot) return SB_ENOMEM;
-    b->pair_slots = slots;
+    int rc = sb_index_reset(&b->pair_ix, slots);
+    if (rc != SB_OK) return rc;
     for (uint64_t k = 0; k < b->n_pair; k++) {
         const pair_t *p = &b->pair[k];
-        uint64_t i = pair_hash(b, p->src, b->tgt_words + p->tgt_off, p->tgt_len) & (slots - 1);
-        int dup = 0;
-        for (; b->pair_slot[i]; i = (i + 1) & (slots - 1)) {
-            const pair_t *q = &b->pair[b->pair_slot[i] - 1];
-            if (q->src == p->src && q->tgt_len == p->tgt_len &&
-                !memcmp(b->tgt_words + q->tgt_off, b->tgt_words + p->tgt_off, (size_t)p->tgt_len * 4)) { dup = 1; break; }
-        }
-        if (!dup) b->pair_slot[i] = k + 1;
+        uint64_t end;
+        int64_t first = pair_probe(b, p->src, b->tgt_words + p->tgt_off, p->tgt_len, &end);
+        if (first < 0) sb_index_put(&b->pair_ix, end, (uint32_t)k);
         else {   /* a repeated pair: chained to its first line, so every copy gets the reordering scores (Moses2) */
-            pair_t *q = &b->pair[b->pair_slot[i] - 1];
+            pair_t *q = &b->pair[first];
             while (q->next_copy) q = &b->pair[q->next_copy - 1];
             q->next_copy = k + 1;
         }
@@ -370,26 +373,23 @@ static int reordering_line(void *ctx, const char *line, size_t len, uint64_t lin
     int nt = sb_pb_tokens(b->tv, f[1].p, f[1].len, 0, tids, 255);
     if (nt == 0) return bfail(b, lineno, "empty target phrase");
     if (nt < 0) return SB_OK;
-    uint64_t i = pair_hash(b, src, tids, nt) & (b->pair_slots - 1);
-    for (; b->pair_slot[i]; i = (i + 1) & (b->pair_slots - 1)) {
-        pair_t *q = &b->pair[b->pair_slot[i] - 1];
-        if (q->src == src && q->tgt_len == nt && !memcmp(b->tgt_words + q->tgt_off, tids, (size_t)nt * 4)) {
-            if (q->has_ro) return bfail(b, lineno, "the pair appears twice in the reordering table");
-            for (;;) {
-                memcpy(q->ro, ro, sizeof ro);
-                q->has_ro = 1;
-                b->ro_attached++;
-                if (!q->next_copy) break;
-                q = &b->pair[q->next_copy - 1];
-            }
-            return SB_OK;
-        }
+    uint64_t end;
+    int64_t first = pair_probe(b, src, tids, nt, &end);
+    if (first < 0) return SB_OK;
+    pair_t *q = &b->pair[first];
+    if (q->has_ro) return bfail(b, lineno, "the pair appears twice in the reordering table");
+    for (;;) {
+        memcpy(q->ro, ro, sizeof ro);
+        q->has_ro = 1;
+        b->ro_attached++;
+        if (!q->next_copy) break;
+        q = &b->pair[q->next_copy - 1];
     }
     return SB_OK;
 }
 
 int sb_pb_binb_feed_reordering(sb_pb_binb *b, const char *buf, size_t len, uint64_t first_line) {
-    if (!b->pair_slot) {
+    if (!sb_index_slots(&b->pair_ix)) {
         int rc = pair_index(b);
         if (rc) return rc;
     }
@@ -418,7 +418,7 @@ static int by_freq(const void *x, const void *y) {
 }
 
 int sb_pb_binb_write(sb_pb_binb *b, const char *path, int compressed, int ro_mode) {
-    if (ro_mode < 0 || ro_mode > 2 || (ro_mode && !b->pair_slot)) return SB_EINVAL;
+    if (ro_mode < 0 || ro_mode > 2 || (ro_mode && !sb_index_slots(&b->pair_ix))) return SB_EINVAL;
     header_t h;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, MAGIC, 8);

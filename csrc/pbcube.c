@@ -1,5 +1,6 @@
 /* pbcube.c - see pbcube.h. */
 #include "pbcube.h"
+#include "probing.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -41,14 +42,14 @@ typedef struct {
     /* the stack being built: ministacks + index */
     mini_t *mini;
     int nmini, capmini;
-    uint32_t *mslot;
-    uint64_t mslots;
+    sb_index mini_ix;       /* of mini, by (coverage, end) */
     /* queue */
     item_t *heap;
     int nheap, capheap;
-    /* seen (edge, hi, ti) */
+    /* seen (edge, hi, ti): the keys and their index */
     uint64_t *seen;
-    uint64_t seen_slots, nseen;
+    uint64_t nseen, capseen;
+    sb_index seen_ix;
     int stacks;         /* SB_PB_STACKS_* */
     int mini_ready;     /* mini[0 .. mini_ready) hold stack buffers to re-use */
     sb_arena *arena;    /* per-sentence pool for the edges' arrays, or NULL: malloc/free */
@@ -95,55 +96,40 @@ static item_t heap_pop(cube_t *c) {
     return top;
 }
 
-static uint64_t mix(uint64_t x) {
-    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
-    return x;
-}
-
 /* 1 if (edge, hi, ti) was not seen yet (and marks it) */
 static int see(cube_t *c, uint32_t edge, int hi, int ti, int *rc) {
-    uint64_t key = ((uint64_t)edge << 32 | (uint64_t)hi << 16 | (uint64_t)ti) + 1;
-    if ((c->nseen + 1) * 2 > c->seen_slots) {
-        uint64_t slots = c->seen_slots ? c->seen_slots * 2 : 4096;
-        uint64_t *t = calloc(slots, sizeof *t);
+    uint64_t key = (uint64_t)edge << 32 | (uint64_t)hi << 16 | (uint64_t)ti;
+    if (sb_index_crowded(&c->seen_ix, 50)) {
+        uint64_t slots = sb_index_slots(&c->seen_ix) ? sb_index_slots(&c->seen_ix) * 2 : 4096;
+        if ((*rc = sb_index_reset(&c->seen_ix, slots))) return 0;
+        for (uint64_t i = 0; i < c->nseen; i++) sb_index_add(&c->seen_ix, sb_mix64(c->seen[i]), (uint32_t)i);
+    }
+    if (c->nseen == c->capseen) {
+        uint64_t cap = c->capseen ? c->capseen * 2 : 1024;
+        uint64_t *t = realloc(c->seen, cap * sizeof *t);
         if (!t) { *rc = SB_ENOMEM; return 0; }
-        for (uint64_t i = 0; i < c->seen_slots; i++) {
-            if (!c->seen[i]) continue;
-            uint64_t b = mix(c->seen[i]) & (slots - 1);
-            while (t[b]) b = (b + 1) & (slots - 1);
-            t[b] = c->seen[i];
-        }
-        free(c->seen);
         c->seen = t;
-        c->seen_slots = slots;
+        c->capseen = cap;
     }
-    uint64_t b = mix(key) & (c->seen_slots - 1);
-    while (c->seen[b]) {
-        if (c->seen[b] == key) return 0;
-        b = (b + 1) & (c->seen_slots - 1);
-    }
-    c->seen[b] = key;
-    c->nseen++;
+    uint64_t b = sb_index_start(&c->seen_ix, sb_mix64(key));
+    for (uint32_t i; (i = sb_index_at(&c->seen_ix, b)) != UINT32_MAX; b = sb_index_step(&c->seen_ix, b))
+        if (c->seen[i] == key) return 0;
+    sb_index_put(&c->seen_ix, b, (uint32_t)c->nseen);
+    c->seen[c->nseen++] = key;
     return 1;
 }
 
 static uint64_t mini_hash(const uint64_t *cov, int end) {
     uint64_t x = (uint64_t)end * 0x9E3779B97F4A7C15ULL;
-    for (int i = 0; i < SB_PB_COVW; i++) x = mix(x ^ cov[i]);
+    for (int i = 0; i < SB_PB_COVW; i++) x = sb_mix64(x ^ cov[i]);
     return x;
 }
 
 static int mini_rehash(cube_t *c, uint64_t slots) {
-    uint32_t *t = calloc(slots, sizeof *t);
-    if (!t) return SB_ENOMEM;
-    for (int i = 0; i < c->nmini; i++) {
-        uint64_t b = mini_hash(c->mini[i].cov, c->mini[i].end) & (slots - 1);
-        while (t[b]) b = (b + 1) & (slots - 1);
-        t[b] = (uint32_t)i + 1;
-    }
-    free(c->mslot);
-    c->mslot = t;
-    c->mslots = slots;
+    int rc = sb_index_reset(&c->mini_ix, slots);
+    if (rc != SB_OK) return rc;
+    for (int i = 0; i < c->nmini; i++)
+        sb_index_add(&c->mini_ix, mini_hash(c->mini[i].cov, c->mini[i].end), (uint32_t)i);
     return SB_OK;
 }
 
@@ -159,16 +145,16 @@ static void stack_key(const cube_t *c, const sb_pb_hyp *h, uint64_t *cov, int *e
 }
 
 static sb_pb_stack *ministack(cube_t *c, const sb_pb_hyp *h, int *rc) {
-    if ((uint64_t)(c->nmini + 1) * 2 > c->mslots && (*rc = mini_rehash(c, c->mslots ? c->mslots * 2 : 256)))
+    if (sb_index_crowded(&c->mini_ix, 50) &&
+        (*rc = mini_rehash(c, sb_index_slots(&c->mini_ix) ? sb_index_slots(&c->mini_ix) * 2 : 256)))
         return NULL;
     uint64_t kcov[SB_PB_COVW];
     int kend;
     stack_key(c, h, kcov, &kend);
-    uint64_t b = mini_hash(kcov, kend) & (c->mslots - 1);
-    while (c->mslot[b]) {
-        mini_t *m = &c->mini[c->mslot[b] - 1];
+    uint64_t b = sb_index_start(&c->mini_ix, mini_hash(kcov, kend));
+    for (uint32_t i; (i = sb_index_at(&c->mini_ix, b)) != UINT32_MAX; b = sb_index_step(&c->mini_ix, b)) {
+        mini_t *m = &c->mini[i];
         if (m->end == kend && memcmp(m->cov, kcov, sizeof m->cov) == 0) return &m->st;
-        b = (b + 1) & (c->mslots - 1);
     }
     if (c->nmini == c->capmini) {
         int cap = c->capmini ? c->capmini * 2 : 64;
@@ -186,7 +172,7 @@ static sb_pb_stack *ministack(cube_t *c, const sb_pb_hyp *h, int *rc) {
         c->mini_ready = c->nmini + 1;
     }
     sb_pb_stack_reset(&m->st);
-    c->mslot[b] = (uint32_t)++c->nmini;
+    sb_index_put(&c->mini_ix, b, (uint32_t)c->nmini++);
     return &m->st;
 }
 
@@ -473,9 +459,10 @@ static void cube_scratch_free(cube_t *c, int n_k) {
     free(c->capedges);
     for (int i = 0; i < c->mini_ready; i++) sb_pb_stack_free(&c->mini[i].st);
     free(c->mini);
-    free(c->mslot);
+    sb_index_free(&c->mini_ix);
     free(c->heap);
     free(c->seen);
+    sb_index_free(&c->seen_ix);
     memset(c, 0, sizeof *c);
 }
 
@@ -553,7 +540,7 @@ int sb_pb_decode_cube_ws(const sb_pb_model *m, const char *text, size_t len, con
         rc = ws_edges(ws, n);
         ws->c.nmini = 0;
         ws->c.nheap = 0;
-        if (ws->c.mslot) memset(ws->c.mslot, 0, ws->c.mslots * sizeof *ws->c.mslot);
+        if (sb_index_slots(&ws->c.mini_ix)) sb_index_reset(&ws->c.mini_ix, sb_index_slots(&ws->c.mini_ix));
     } else {
         ws->pool = sb_pb_pool_new_mode(1);
         rc = ws_edges(ws, n);
@@ -586,10 +573,10 @@ int sb_pb_decode_cube_ws(const sb_pb_model *m, const char *text, size_t len, con
             c.mini_ready = 0;
         }
         c.nmini = 0;
-        if (c.mslot) memset(c.mslot, 0, c.mslots * sizeof *c.mslot);
+        if (sb_index_slots(&c.mini_ix)) sb_index_reset(&c.mini_ix, sb_index_slots(&c.mini_ix));   /* in place */
         for (int i = 0; i < c.nheap; i++) sb_pb_pool_put(pool, c.heap[i].hyp);
         c.nheap = 0;
-        if (c.seen) memset(c.seen, 0, c.seen_slots * sizeof *c.seen);
+        if (sb_index_slots(&c.seen_ix)) sb_index_reset(&c.seen_ix, sb_index_slots(&c.seen_ix));   /* in place */
         c.nseen = 0;
         const edge_t *edges = c.edges[k];
         const int ne = c.nedges[k];

@@ -1,6 +1,7 @@
 /* pbmodel.c - see pbmodel.h. */
 #include "pbmodel.h"
 #include "pbbin.h"
+#include "probing.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,58 +20,55 @@ typedef struct {
     size_t chars_len, chars_cap;
     uint64_t *off;    /* id -> offset into chars */
     uint32_t n, cap;
-    uint32_t *slot;   /* open addressing: id + 1, 0 = empty */
-    uint64_t slots;
+    sb_index ix;      /* the ids */
 } vocab_t;
-
-static uint64_t hash_bytes(const char *s, size_t len) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h ^ (h >> 29);
-}
 
 static void vocab_free(vocab_t *v) {
     free(v->chars);
     free(v->off);
-    free(v->slot);
+    sb_index_free(&v->ix);
     memset(v, 0, sizeof(*v));
 }
 
 static const char *vocab_str(const vocab_t *v, uint32_t id) { return v->chars + v->off[id]; }
 
-static uint32_t vocab_find(const vocab_t *v, const char *s, size_t len) {
-    if (!v->slots) return NO_WORD;
-    uint64_t b = hash_bytes(s, len) & (v->slots - 1);
-    for (;;) {
-        uint32_t x = v->slot[b];
-        if (!x) return NO_WORD;
-        const char *w = vocab_str(v, x - 1);
-        if (strncmp(w, s, len) == 0 && w[len] == '\0') return x - 1;
-        b = (b + 1) & (v->slots - 1);
+/* id of s (hash h), or NO_WORD with *end = the empty slot the probe ended at */
+static uint32_t vocab_probe(const vocab_t *v, const char *s, size_t len, uint64_t h, uint64_t *end) {
+    uint64_t b = sb_index_start(&v->ix, h);
+    for (uint32_t id; (id = sb_index_at(&v->ix, b)) != UINT32_MAX; b = sb_index_step(&v->ix, b)) {
+        const char *w = vocab_str(v, (uint32_t)id);
+        if (strncmp(w, s, len) == 0 && w[len] == '\0') return (uint32_t)id;
     }
+    *end = b;
+    return NO_WORD;
+}
+
+static uint32_t vocab_find(const vocab_t *v, const char *s, size_t len) {
+    uint64_t end;
+    if (!sb_index_slots(&v->ix)) return NO_WORD;
+    return vocab_probe(v, s, len, sb_str_hash(s, len), &end);
 }
 
 static int vocab_grow(vocab_t *v) {
-    uint64_t slots = v->slots ? v->slots * 2 : 1024;
-    uint32_t *slot = calloc(slots, sizeof(uint32_t));
-    if (!slot) return SB_ENOMEM;
+    uint64_t slots = sb_index_slots(&v->ix) ? sb_index_slots(&v->ix) * 2 : 1024;
+    int rc = sb_index_reset(&v->ix, slots);
+    if (rc != SB_OK) return rc;
     for (uint32_t id = 0; id < v->n; id++) {
         const char *w = vocab_str(v, id);
-        uint64_t b = hash_bytes(w, strlen(w)) & (slots - 1);
-        while (slot[b]) b = (b + 1) & (slots - 1);
-        slot[b] = id + 1;
+        sb_index_add(&v->ix, sb_str_hash(w, strlen(w)), id);
     }
-    free(v->slot);
-    v->slot = slot;
-    v->slots = slots;
     return SB_OK;
 }
 
 /* id of s (added if new); NO_WORD on allocation failure. */
 static uint32_t vocab_intern(vocab_t *v, const char *s, size_t len) {
-    uint32_t id = vocab_find(v, s, len);
+    uint64_t h = sb_str_hash(s, len), end = 0;
+    uint32_t id = sb_index_slots(&v->ix) ? vocab_probe(v, s, len, h, &end) : NO_WORD;
     if (id != NO_WORD) return id;
-    if ((uint64_t)(v->n + 1) * 2 > v->slots && vocab_grow(v) != SB_OK) return NO_WORD;
+    if (sb_index_crowded(&v->ix, 50)) {
+        if (vocab_grow(v) != SB_OK) return NO_WORD;
+        vocab_probe(v, s, len, h, &end);
+    }
     if (v->n == v->cap) {
         uint32_t cap = v->cap ? v->cap * 2 : 1024;
         uint64_t *off = realloc(v->off, (size_t)cap * sizeof(uint64_t));
@@ -91,9 +89,7 @@ static uint32_t vocab_intern(vocab_t *v, const char *s, size_t len) {
     v->off[v->n] = v->chars_len;
     v->chars_len += len + 1;
     id = v->n++;
-    uint64_t b = hash_bytes(s, len) & (v->slots - 1);
-    while (v->slot[b]) b = (b + 1) & (v->slots - 1);
-    v->slot[b] = id + 1;
+    sb_index_put(&v->ix, end, id);
     return id;
 }
 
@@ -120,7 +116,7 @@ struct sb_pb_model {
     uint32_t *src_words; size_t src_words_len, src_words_cap;
     uint32_t *tgt_words; size_t tgt_words_len, tgt_words_cap;
     srcphrase_t *phr; uint32_t n_phr, cap_phr;
-    uint32_t *phr_slot; uint64_t phr_slots;   /* open addressing: index + 1 */
+    sb_index phr_ix;     /* the source phrases */
     rawopt_t *raw; uint64_t n_raw, cap_raw;
     sb_pb_option *opt; uint64_t n_opt;
     int max_len;
@@ -184,7 +180,7 @@ void sb_pb_free(sb_pb_model *m) {
     free(m->src_words);
     free(m->tgt_words);
     free(m->phr);
-    free(m->phr_slot);
+    sb_index_free(&m->phr_ix);
     free(m->raw);
     free(m->opt);
     free(m->bin_tmap);
@@ -210,39 +206,43 @@ static uint64_t hash_ids(const uint32_t *ids, uint32_t n) {
     return h;
 }
 
-static uint32_t phrase_find(const sb_pb_model *m, const uint32_t *ids, uint32_t n) {
-    if (!m->phr_slots) return NO_WORD;
-    uint64_t b = hash_ids(ids, n) & (m->phr_slots - 1);
-    for (;;) {
-        uint32_t x = m->phr_slot[b];
-        if (!x) return NO_WORD;
-        const srcphrase_t *p = &m->phr[x - 1];
-        if (p->len == n && memcmp(m->src_words + p->off, ids, n * sizeof(uint32_t)) == 0) return x - 1;
-        b = (b + 1) & (m->phr_slots - 1);
+/* the source phrase of ids[0 .. n), or NO_WORD with *end = the empty slot the probe ended at */
+static uint32_t phrase_probe(const sb_pb_model *m, const uint32_t *ids, uint32_t n, uint64_t *end) {
+    uint64_t b = sb_index_start(&m->phr_ix, hash_ids(ids, n));
+    for (uint32_t k; (k = sb_index_at(&m->phr_ix, b)) != UINT32_MAX; b = sb_index_step(&m->phr_ix, b)) {
+        const srcphrase_t *p = &m->phr[k];
+        if (p->len == n && memcmp(m->src_words + p->off, ids, n * sizeof(uint32_t)) == 0) return (uint32_t)k;
     }
+    *end = b;
+    return NO_WORD;
+}
+
+static uint32_t phrase_find(const sb_pb_model *m, const uint32_t *ids, uint32_t n) {
+    uint64_t end;
+    if (!sb_index_slots(&m->phr_ix)) return NO_WORD;
+    return phrase_probe(m, ids, n, &end);
 }
 
 static int phrase_grow(sb_pb_model *m) {
-    uint64_t slots = m->phr_slots ? m->phr_slots * 2 : 4096;
-    uint32_t *slot = calloc(slots, sizeof(uint32_t));
-    if (!slot) return SB_ENOMEM;
+    uint64_t slots = sb_index_slots(&m->phr_ix) ? sb_index_slots(&m->phr_ix) * 2 : 4096;
+    int rc = sb_index_reset(&m->phr_ix, slots);
+    if (rc != SB_OK) return rc;
     for (uint32_t k = 0; k < m->n_phr; k++) {
         const srcphrase_t *p = &m->phr[k];
-        uint64_t b = hash_ids(m->src_words + p->off, p->len) & (slots - 1);
-        while (slot[b]) b = (b + 1) & (slots - 1);
-        slot[b] = k + 1;
+        sb_index_add(&m->phr_ix, hash_ids(m->src_words + p->off, p->len), k);
     }
-    free(m->phr_slot);
-    m->phr_slot = slot;
-    m->phr_slots = slots;
     return SB_OK;
 }
 
 /* the source phrase of the ids at src_words[off .. off+n) (just appended): found or added */
 static int phrase_intern(sb_pb_model *m, size_t off, uint32_t n, uint32_t *index) {
-    uint32_t k = phrase_find(m, m->src_words + off, n);
+    uint64_t end = 0;
+    uint32_t k = sb_index_slots(&m->phr_ix) ? phrase_probe(m, m->src_words + off, n, &end) : NO_WORD;
     if (k != NO_WORD) { m->src_words_len = off; *index = k; return SB_OK; }
-    if ((uint64_t)(m->n_phr + 1) * 2 > m->phr_slots && phrase_grow(m) != SB_OK) return SB_ENOMEM;
+    if (sb_index_crowded(&m->phr_ix, 50)) {
+        if (phrase_grow(m) != SB_OK) return SB_ENOMEM;
+        phrase_probe(m, m->src_words + off, n, &end);
+    }
     if (m->n_phr == m->cap_phr) {
         uint32_t cap = m->cap_phr ? m->cap_phr * 2 : 4096;
         srcphrase_t *p = realloc(m->phr, (size_t)cap * sizeof *p);
@@ -254,10 +254,8 @@ static int phrase_intern(sb_pb_model *m, size_t off, uint32_t n, uint32_t *index
     p->off = (uint32_t)off;
     p->len = n;
     p->first = p->n = 0;
-    uint64_t b = hash_ids(m->src_words + off, n) & (m->phr_slots - 1);
-    while (m->phr_slot[b]) b = (b + 1) & (m->phr_slots - 1);
-    m->phr_slot[b] = ++m->n_phr;
-    *index = m->n_phr - 1;
+    sb_index_put(&m->phr_ix, end, m->n_phr);
+    *index = m->n_phr++;
     return SB_OK;
 }
 
@@ -616,9 +614,10 @@ void sb_pb_counts(const sb_pb_model *m, uint64_t *c) {
     c[5] = m->n_opt - m->ro_attached;
     c[6] = (uint64_t)m->max_len;
     c[7] = sizeof *m + m->src_vocab.chars_cap + m->tgt_vocab.chars_cap
-         + (uint64_t)(m->src_vocab.cap + m->tgt_vocab.cap) * 8 + (m->src_vocab.slots + m->tgt_vocab.slots) * 4
+         + (uint64_t)(m->src_vocab.cap + m->tgt_vocab.cap) * 8
+         + (sb_index_slots(&m->src_vocab.ix) + sb_index_slots(&m->tgt_vocab.ix)) * 4
          + m->src_words_cap * 4 + m->tgt_words_cap * 4 + (uint64_t)m->cap_phr * sizeof(srcphrase_t)
-         + m->phr_slots * 4 + m->n_opt * sizeof(sb_pb_option);
+         + sb_index_slots(&m->phr_ix) * 4 + m->n_opt * sizeof(sb_pb_option);
 }
 
 /* ---------------------------------------------------------------- sentences */
@@ -646,18 +645,6 @@ void sb_pb_sentence_free(sb_pb_sentence *s) {
     free(s->lopt);
     free(s->lwords);
     free(s);
-}
-
-int sb_pb_sentence_length(const sb_pb_sentence *s) { return s->n; }
-
-int sb_pb_span_options(const sb_pb_sentence *s, int i, int j) {
-    if (i < 0 || j < i || j >= s->n || j - i >= SB_PB_MAX_PHRASE) return 0;
-    return s->spans[i * SB_PB_MAX_PHRASE + (j - i)].n;
-}
-
-double sb_pb_future_cost(const sb_pb_sentence *s, int i, int j) {
-    if (i < 0 || j < i || j >= s->n) return -INFINITY;
-    return s->fc[i * s->n + j];
 }
 
 int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb_sentence **out) {

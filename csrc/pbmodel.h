@@ -51,10 +51,6 @@ int sb_pb_set_weights(sb_pb_model *m, const double *weights);
 /* A sentence: tokens separated by blanks. SB_EINVAL if longer than SB_PB_MAX_WORDS. */
 int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb_sentence **out);
 void sb_pb_sentence_free(sb_pb_sentence *s);
-int sb_pb_sentence_length(const sb_pb_sentence *s);
-/* The best future-cost estimate of span [i, j] (inclusive), as the searches use it. */
-double sb_pb_future_cost(const sb_pb_sentence *s, int i, int j);
-int sb_pb_span_options(const sb_pb_sentence *s, int i, int j);
 
 /* The binarized phrase table (pbbin.h) instead of the text tables: after sb_pb_new, instead of the feed/finish
  * calls. The file is memory-mapped and read on demand; the `cache` most frequent source phrases are decoded,

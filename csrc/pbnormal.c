@@ -120,31 +120,21 @@ void sb_pb_pool_put(sb_pb_pool *p, sb_pb_hyp *h) {
 /* ---------------------------------------------------------------- stacks (Moses2 HypothesisColl) */
 void sb_pb_stack_free(sb_pb_stack *s) {
     free(s->h);
-    free(s->slot);
+    sb_index_free(&s->ix);
 }
 
 void sb_pb_stack_reset(sb_pb_stack *s) {
     s->n = 0;
-    if (s->slot) memset(s->slot, 0, s->slots * sizeof(uint32_t));
+    if (sb_index_slots(&s->ix)) sb_index_reset(&s->ix, sb_index_slots(&s->ix));   /* in place: cannot fail */
     s->best = -INFINITY;
     s->worst = INFINITY;
 }
 
 static int stack_rehash(sb_pb_stack *s, uint64_t slots, int forward) {
-    if (slots != s->slots) {
-        uint32_t *slot = calloc(slots, sizeof(uint32_t));
-        if (!slot) return SB_ENOMEM;
-        free(s->slot);
-        s->slot = slot;
-        s->slots = slots;
-    } else {
-        memset(s->slot, 0, slots * sizeof(uint32_t));
-    }
-    for (int i = 0; i < s->n; i++) {
-        uint64_t b = sb_pb_hyp_hash(s->h[i], forward) & (s->slots - 1);
-        while (s->slot[b]) b = (b + 1) & (s->slots - 1);
-        s->slot[b] = (uint32_t)i + 1;
-    }
+    if (!slots) return SB_OK;   /* nothing added yet */
+    int rc = sb_index_reset(&s->ix, slots);
+    if (rc != SB_OK) return rc;
+    for (int i = 0; i < s->n; i++) sb_index_add(&s->ix, sb_pb_hyp_hash(s->h[i], forward), (uint32_t)i);
     return SB_OK;
 }
 
@@ -162,7 +152,7 @@ int sb_pb_stack_cut(sb_pb_stack *s, int keep, sb_pb_stack_ctx *x) {
         x->c->pruned += (uint64_t)(s->n - keep);
         s->n = keep;
     }
-    return stack_rehash(s, s->slots, x->recombine_forward);
+    return stack_rehash(s, sb_index_slots(&s->ix), x->recombine_forward);
 }
 
 int sb_pb_stack_add(sb_pb_stack *s, sb_pb_hyp *h, sb_pb_stack_ctx *x) {
@@ -180,15 +170,15 @@ int sb_pb_stack_add(sb_pb_stack *s, sb_pb_hyp *h, sb_pb_stack_ctx *x) {
         sb_pb_pool_put(x->pool, h);
         return SB_OK;
     }
-    if ((uint64_t)(s->n + 1) * 2 > s->slots) {
-        int rc = stack_rehash(s, s->slots ? s->slots * 2 : 1024, fw);
+    if (sb_index_crowded(&s->ix, 50)) {
+        int rc = stack_rehash(s, sb_index_slots(&s->ix) ? sb_index_slots(&s->ix) * 2 : 1024, fw);
         if (rc != SB_OK) return rc;
     }
-    uint64_t b = sb_pb_hyp_hash(h, fw) & (s->slots - 1);
+    uint64_t b = sb_index_start(&s->ix, sb_pb_hyp_hash(h, fw));
     int added;
-    for (;;) {
-        uint32_t k = s->slot[b];
-        if (!k) {
+    for (;; b = sb_index_step(&s->ix, b)) {
+        uint32_t k = sb_index_at(&s->ix, b);
+        if (k == UINT32_MAX) {
             if (s->n == s->cap) {
                 int cap = s->cap ? s->cap * 2 : 256;
                 sb_pb_hyp **p = realloc(s->h, (size_t)cap * sizeof *p);
@@ -196,16 +186,16 @@ int sb_pb_stack_add(sb_pb_stack *s, sb_pb_hyp *h, sb_pb_stack_ctx *x) {
                 s->h = p;
                 s->cap = cap;
             }
+            sb_index_put(&s->ix, b, (uint32_t)s->n);
             s->h[s->n++] = h;
-            s->slot[b] = (uint32_t)s->n;
             added = 1;
             break;
         }
-        sb_pb_hyp *old = s->h[k - 1];
+        sb_pb_hyp *old = s->h[k];
         if (sb_pb_hyp_equal(old, h, fw)) {
             x->c->recombined++;
             if (fut > old->total) {
-                s->h[k - 1] = h;
+                s->h[k] = h;
                 if (x->nbest) {   /* the loser and its arcs become arcs of the winner */
                     h->arcs = old->arcs;
                     old->arcs = NULL;
@@ -226,7 +216,6 @@ int sb_pb_stack_add(sb_pb_stack *s, sb_pb_hyp *h, sb_pb_stack_ctx *x) {
             }
             break;
         }
-        b = (b + 1) & (s->slots - 1);
     }
     if (added) {
         if (fut > s->best) {

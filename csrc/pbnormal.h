@@ -13,6 +13,7 @@
 #define SMTBENCH_PBNORMAL_H
 
 #include "pbmodel.h"
+#include "probing.h"
 
 /* CFFI-BEGIN */
 typedef struct sb_pb_result sb_pb_result;
@@ -56,8 +57,7 @@ void sb_pb_pool_put(sb_pb_pool *p, sb_pb_hyp *h);   /* h and its arcs */
 typedef struct {
     sb_pb_hyp **h;
     int n, cap;
-    uint32_t *slot;     /* index + 1 into h; 0 empty */
-    uint64_t slots;
+    sb_index ix;        /* of h, by recombination state */
     double best, worst;
 } sb_pb_stack;
 typedef struct {

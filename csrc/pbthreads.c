@@ -162,7 +162,6 @@ int sb_pb_mt_take(sb_pb_mt *t, sb_pb_result **out, sb_pb_counters *counters, uin
     return rc;
 }
 
-int sb_pb_mt_in_flight(const sb_pb_mt *t) { return (int)(t->tail - t->head); }
 
 void sb_pb_mt_profile(sb_pb_mt *t, uint64_t *samples) {
     for (int k = 0; k < SB_PB_NPH; k++) samples[k] = 0;

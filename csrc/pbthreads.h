@@ -29,7 +29,6 @@ int sb_pb_mt_submit(sb_pb_mt *t, const char *text, size_t len);
 /* the oldest submitted sentence's result (waits for it); returns its decoding status. SB_EINVAL if none is in
  * flight. *ns: the worker's decoding time of the sentence. The caller frees *out. */
 int sb_pb_mt_take(sb_pb_mt *t, sb_pb_result **out, sb_pb_counters *counters, uint64_t *ns);
-int sb_pb_mt_in_flight(const sb_pb_mt *t);
 /* profile samples per component (SB_PB_NPH values, summed over workers; IDLE = waiting for work) */
 void sb_pb_mt_profile(sb_pb_mt *t, uint64_t *samples);
 /* workers' workspace counters summed (sb_pb_cube_ws_counts) */

@@ -1,5 +1,6 @@
 /* phrase_dict.c - see phrase_dict.h. */
 #include "phrase_dict.h"
+#include "probing.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,8 +12,7 @@
 
 typedef struct {
     pthread_mutex_t mu;
-    uint32_t *slots;          /* local index + 1; 0 = empty */
-    uint64_t mask;
+    sb_index ix;              /* of the local indices, by hash >> SHARD_BITS */
     uint64_t *hash;
     char **str;
     uint32_t n, cap;
@@ -22,19 +22,6 @@ typedef struct {
 } shard;
 
 struct sb_dict { shard sh[NSHARD]; };
-
-static inline uint64_t hash_bytes(const char *s, size_t len) {
-    uint64_t h = 0x243F6A8885A308D3ULL ^ len;
-    while (len >= 8) {
-        uint64_t x;
-        memcpy(&x, s, 8);
-        h = sb_mix64(h ^ x);
-        s += 8; len -= 8;
-    }
-    uint64_t x = 0;
-    memcpy(&x, s, len);
-    return sb_mix64(h ^ x ^ 0x9E3779B97F4A7C15ULL);
-}
 
 int sb_dict_create(sb_dict **out) {
     sb_dict *d = calloc(1, sizeof(*d));
@@ -49,25 +36,18 @@ void sb_dict_free(sb_dict *d) {
     for (int i = 0; i < NSHARD; i++) {
         shard *h = &d->sh[i];
         for (size_t b = 0; b < h->nblocks; b++) free(h->blocks[b]);
-        free(h->blocks); free(h->slots); free(h->hash); free(h->str);
+        free(h->blocks); sb_index_free(&h->ix); free(h->hash); free(h->str);
         pthread_mutex_destroy(&h->mu);
     }
     free(d);
 }
 
 static int grow_slots(shard *h) {
-    uint64_t nb = h->slots ? (h->mask + 1) * 2 : 256;
-    uint32_t *s = calloc(nb, sizeof(uint32_t));
-    if (!s) return SB_ENOMEM;
-    for (uint32_t i = 0; i < h->n; i++) {
-        uint64_t b = (h->hash[i] >> SHARD_BITS) & (nb - 1);
-        while (s[b]) b = (b + 1) & (nb - 1);
-        s[b] = i + 1;
-    }
-    if (h->slots) h->bytes -= (h->mask + 1) * sizeof(uint32_t);
-    free(h->slots);
-    h->slots = s; h->mask = nb - 1;
-    h->bytes += nb * sizeof(uint32_t);
+    uint64_t old = sb_index_slots(&h->ix), nb = old ? old * 2 : 256;
+    int rc = sb_index_reset(&h->ix, nb);
+    if (rc != SB_OK) return rc;
+    for (uint32_t i = 0; i < h->n; i++) sb_index_add(&h->ix, h->hash[i] >> SHARD_BITS, i);
+    h->bytes += (nb - old) * sizeof(uint32_t);
     return SB_OK;
 }
 
@@ -95,29 +75,29 @@ static char *arena_copy(shard *h, const char *s, size_t len) {
     return p;
 }
 
+/* 1 with *slot = the local index of s, or 0 with *slot = the empty slot the probe ended at */
 static inline int probe(const shard *h, const char *s, size_t len, uint64_t hv, uint64_t *slot) {
-    if (!h->slots) return 0;
-    uint64_t b = (hv >> SHARD_BITS) & h->mask;
-    for (;;) {
-        uint32_t v = h->slots[b];
-        if (!v) { *slot = b; return 0; }
-        if (h->hash[v - 1] == hv && !memcmp(h->str[v - 1], s, len) && h->str[v - 1][len] == 0) {
-            *slot = v - 1; return 1;
+    if (!sb_index_slots(&h->ix)) return 0;
+    uint64_t b = sb_index_start(&h->ix, hv >> SHARD_BITS);
+    for (uint32_t i; (i = sb_index_at(&h->ix, b)) != UINT32_MAX; b = sb_index_step(&h->ix, b)) {
+        if (h->hash[i] == hv && !memcmp(h->str[i], s, len) && h->str[i][len] == 0) {
+            *slot = (uint64_t)i; return 1;
         }
-        b = (b + 1) & h->mask;
     }
+    *slot = b;
+    return 0;
 }
 
 int sb_dict_intern(sb_dict *d, const char *s, size_t len, uint32_t *id) {
-    uint64_t hv = hash_bytes(s, len);
+    uint64_t hv = sb_str_hash(s, len);
     unsigned si = (unsigned)(hv & (NSHARD - 1));
     shard *h = &d->sh[si];
     int rc = SB_OK;
     pthread_mutex_lock(&h->mu);
-    uint64_t slot;
+    uint64_t slot = 0;
     if (probe(h, s, len, hv, &slot)) { *id = (uint32_t)(slot * NSHARD + si); goto out; }
     if ((uint64_t)h->n >= (UINT32_MAX / NSHARD) - 1) { rc = SB_EFULL; goto out; }
-    if (!h->slots || (uint64_t)(h->n + 1) * 10 > (h->mask + 1) * 7) {
+    if (sb_index_crowded(&h->ix, 70)) {
         if ((rc = grow_slots(h))) goto out;
         probe(h, s, len, hv, &slot);
     }
@@ -136,7 +116,7 @@ int sb_dict_intern(sb_dict *d, const char *s, size_t len, uint32_t *id) {
     if (!p) { rc = SB_ENOMEM; goto out; }
     h->hash[h->n] = hv;
     h->str[h->n] = p;
-    h->slots[slot] = h->n + 1;
+    sb_index_put(&h->ix, slot, h->n);
     *id = (uint32_t)((uint64_t)h->n * NSHARD + si);
     h->n++;
 out:
@@ -145,7 +125,7 @@ out:
 }
 
 int sb_dict_find(const sb_dict *d, const char *s, size_t len, uint32_t *id) {
-    uint64_t hv = hash_bytes(s, len);
+    uint64_t hv = sb_str_hash(s, len);
     unsigned si = (unsigned)(hv & (NSHARD - 1));
     uint64_t slot;
     if (!probe(&d->sh[si], s, len, hv, &slot)) return 0;

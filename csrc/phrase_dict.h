@@ -1,6 +1,6 @@
 /* phrase_dict.h - a thread-safe string -> dense integer id dictionary (internal to phrase_score.c).
  *
- * 64 shards, each with its own mutex, open-addressing table of local indices, 64-bit hashes and a chunked
+ * 64 shards, each with its own mutex, an sb_index (probing.h) of local indices, 64-bit hashes and a chunked
  * arena of NUL-terminated strings (never moved, so sb_dict_str pointers stay valid). id = local*64 + shard.
  * Interning takes the shard lock; sb_dict_find / sb_dict_str take none (use them only while nobody inserts,
  * or on strings already interned).

@@ -89,37 +89,25 @@ static int pread_all(int fd, void *buf, size_t n, uint64_t off) {
 
 /* ---------------------------------------------------------------- lex table */
 
-static int lex_grow(lextab *L) {
-    uint64_t nb = L->t ? (L->mask + 1) * 2 : 1024;
-    lexent *t = calloc(nb, sizeof(lexent));
-    if (!t) return SB_ENOMEM;
-    if (L->t) {
-        for (uint64_t i = 0; i <= L->mask; i++) {
-            if (!L->t[i].key) continue;
-            uint64_t b = sb_mix64(L->t[i].key) & (nb - 1);
-            while (t[b].key) b = (b + 1) & (nb - 1);
-            t[b] = L->t[i];
-        }
-        free(L->t);
-    }
-    L->t = t; L->mask = nb - 1;
-    return SB_OK;
+/* the lexical table: an sb_probing of lexent (probing.h), grown at 70% load; keys are mixed when stored (sb_mix64
+ * is a bijection, 0 only for 0), so the bucket is key & mask */
+static inline uint64_t lex_key(uint32_t f, uint32_t e) { return sb_mix64((((uint64_t)f << 32) | e) + 1); }
+static const lexent *lex_find(const sb_probing *L, uint32_t f, uint32_t e) {
+    return L->entries ? sb_probing_find(L, sizeof(lexent), SB_PROBING_MASK, lex_key(f, e)) : NULL;
 }
-static lexent *lex_slot(lextab *L, uint32_t f, uint32_t e, int create) {
-    uint64_t key = (((uint64_t)f << 32) | e) + 1;
-    if (create && (!L->t || (L->n + 1) * 10 > (L->mask + 1) * 7))
-        if (lex_grow(L)) return NULL;
-    if (!L->t) return NULL;
-    uint64_t b = sb_mix64(key) & L->mask;
-    for (;;) {
-        if (L->t[b].key == key) return &L->t[b];
-        if (!L->t[b].key) {
-            if (!create) return NULL;
-            L->t[b].key = key; L->t[b].ef = -1; L->t[b].fe = -1; L->n++;
-            return &L->t[b];
-        }
-        b = (b + 1) & L->mask;
+/* the entry of (f, e), a new one (both weights -1) if absent; NULL when out of memory */
+static lexent *lex_slot(sb_probing *L, uint32_t f, uint32_t e) {
+    uint64_t key = lex_key(f, e);
+    if (!L->entries || (L->size + 1) * 10 > L->buckets * 7) {
+        int rc = L->entries ? sb_probing_resize(L, L->buckets * 2, sizeof(lexent), SB_PROBING_MASK, 0)
+                            : sb_probing_init(L, 1024, sizeof(lexent), SB_PROBING_MASK, 0);
+        if (rc) return NULL;
     }
+    int found;
+    lexent *le = sb_probing_slot(L, sizeof(lexent), key, sb_probing_ideal(L, key, SB_PROBING_MASK), L->buckets - 1,
+                                 &found);
+    if (le && !found) { le->key = key; le->ef = -1; le->fe = -1; L->size++; }
+    return le;
 }
 
 /* ---------------------------------------------------------------- state */
@@ -214,7 +202,7 @@ void sb_pscore_free(sb_pscore *s) {
     sb_dict_free(s->aln);
     free(s->fcode); free(s->ecode); free((void *)s->fword); free((void *)s->eword);
     sb_dict_free(s->fw); sb_dict_free(s->ew);
-    free(s->lex.t);
+    sb_probing_release(&s->lex);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -288,7 +276,7 @@ int sb_pscore_load_lex(sb_pscore *s, int which, int fd, uint64_t *err_line, char
         uint32_t fid, eid;
         if ((rc = sb_dict_intern(s->fw, fword, strlen(fword), &fid))) break;
         if ((rc = sb_dict_intern(s->ew, eword, strlen(eword), &eid))) break;
-        lexent *le = lex_slot(&s->lex, fid, eid, 1);
+        lexent *le = lex_slot(&s->lex, fid, eid);
         if (!le) { rc = SB_ENOMEM; break; }
         if (which == SB_PSCORE_LEX_F2E) le->ef = p; else le->fe = p;
         entries++;
@@ -356,7 +344,7 @@ static int spill1(sb_pscore *s, int t) {
 
 static inline double lexw(const sb_pscore *s, uint32_t f, uint32_t e, int ef) {
     if (f == UINT32_MAX || e == UINT32_MAX) return LEX_MISSING;
-    lexent *le = lex_slot((lextab *)&s->lex, f, e, 0);
+    const lexent *le = lex_find(&s->lex, f, e);
     if (!le) return LEX_MISSING;
     double v = ef ? le->ef : le->fe;
     return v < 0 ? LEX_MISSING : v;
@@ -994,7 +982,7 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
     s->st.alignments = 0;
     s->st.dict_bytes = sb_dict_bytes(s->aln) +
                        sb_dict_bytes(s->fw) + sb_dict_bytes(s->ew) +
-                       (s->lex.t ? (s->lex.mask + 1) * sizeof(lexent) : 0);
+                       s->lex.buckets * sizeof(lexent);
     /* budget in steps 2-3: half for merge buffers, half for the new runs */
     uint64_t half = s->a.memory_bytes / 2;
     size_t nr = s->runs1.n ? s->runs1.n : 1;

@@ -6,6 +6,7 @@
 
 #include "phrase_dict.h"
 #include "phrase_score.h"
+#include "probing.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -43,8 +44,7 @@ typedef struct {            /* step 3: one per distinct pair (80 bytes) */
     double c_ef, c_e, lex_ef, lex_fe;
 } rec2;
 
-typedef struct { uint64_t key; double ef, fe; } lexent;   /* key = ((f<<32)|e) + 1, 0 empty */
-typedef struct { lexent *t; uint64_t n, mask; } lextab;
+typedef struct { uint64_t key; double ef, fe; } lexent;   /* key = sb_mix64(((f<<32)|e) + 1), 0 empty */
 
 typedef struct { int file; uint64_t off, n; } run_t;   /* off/n in records */
 
@@ -61,7 +61,7 @@ struct sb_pscore {
     uint32_t *fcode, *ecode;              /* word id -> code (1-based byte-order rank) */
     const char **fword, **eword;          /* code -> word */
     int bits, maxw;                       /* bits per word code, words per 128-bit key */
-    lextab lex;
+    sb_probing lex;                      /* of lexent */
     uint32_t null_f, null_e;              /* word ids of NULL (UINT32_MAX when absent) */
     int *fd1, *fd2;                       /* per-thread run files of steps 1 and 3 */
     uint64_t *end1, *end2;                /* records written per file */

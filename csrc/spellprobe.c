@@ -45,7 +45,6 @@ void sb_spell_free(sb_spell *p) {
     free(p);
 }
 
-uint64_t sb_spell_bytes(const sb_spell *p) { return p ? p->bytes : 0; }
 
 int sb_spell_walk(const sb_spell *p, uint64_t steps, double *ns_per_load, uint64_t *sink) {
     if (!p || !ns_per_load || !sink || steps < 1)

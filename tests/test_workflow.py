@@ -14,6 +14,8 @@ HAVE_SLURM_PLUGIN = importlib.util.find_spec("snakemake_executor_plugin_slurm") 
     "smoke", "default", "paper",
     pytest.param("slurm", marks=pytest.mark.skipif(not HAVE_SLURM_PLUGIN,
                                                    reason="pip install -e '.[slurm]' for the SLURM executor plugin")),
+    pytest.param("slurm-smoke", marks=pytest.mark.skipif(not HAVE_SLURM_PLUGIN,
+                                                         reason="pip install -e '.[slurm]' for the SLURM executor plugin")),
 ])
 def test_dry_run(root, profile):
     r = subprocess.run(["snakemake", "--profile", f"workflow/profiles/{profile}", "-n", "--quiet", "rules"],

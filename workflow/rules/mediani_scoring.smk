@@ -9,6 +9,10 @@ ALL += expand(f"{OUT}/tables/mediani_table{{t}}.md", t=[1, 2, 3, 4]) + [f"{OUT}/
                                                                    f"{_TM}/phrase-table.gz",
                                                                    f"{_TM}/dist{MED.get('workflow_partitions', 4)}/phrase-table.gz"]
 METRICS.append(f"{OUT}/metrics/mediani_scoring.csv")
+# §3.3's distributed form as workflow jobs (tm_train.smk: tm_partition, tm_score_partition per partition,
+# tm_merge_partitions; the SLURM profiles spread the partitions over nodes), checked against the one-job table.
+ALL.append(f"{OUT}/tables/mediani_distributed.md")
+METRICS.append(f"{OUT}/metrics/mediani_distributed.csv")
 
 
 rule mediani_bench:
@@ -101,3 +105,23 @@ rule mediani_report:
     shell:
         "smtbench report mediani --rows {input.rows} --bleu {input.bleu} --outdir {params.out} "
         "--metrics {output.metrics} 2> {log}"
+
+
+rule mediani_distributed_check:
+    """The merged table of the distributed jobs equals tm_score's one-job table byte for byte (decompressed)."""
+    conda: CONDA_ENV
+    input:
+        merged=f"{_TM}/dist{MED.get('workflow_partitions', 4)}/phrase-table.gz",
+        single=f"{_TM}/phrase-table.gz",
+    output:
+        table=f"{OUT}/tables/mediani_distributed.md",
+        csv=f"{OUT}/tables/mediani_distributed.csv",
+        metrics=f"{OUT}/metrics/mediani_distributed.csv",
+    params:
+        stem=lambda wildcards, output: str(Path(output.table).with_suffix("")),
+        key=f"k={MED.get('workflow_partitions', 4)}",
+    log:
+        f"{OUT}/logs/mediani/distributed_check.log",
+    shell:
+        "smtbench report shards --experiment mediani_distributed --pair {params.key} phrase_table {input.merged} "
+        "{input.single} --table {params.stem} --metrics {output.metrics} 2> {log}"

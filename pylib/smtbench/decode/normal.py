@@ -6,7 +6,7 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from typing import IO, Iterable, Protocol
+from typing import IO, Iterable
 
 from ..native import check, ffi, lib
 from .model import PhraseModel
@@ -36,12 +36,6 @@ class Translation:
     @property
     def best(self) -> Entry | None:
         return self.entries[0] if self.entries else None
-
-
-class Decoder(Protocol):
-    model: PhraseModel
-
-    def translate(self, line: str) -> Translation: ...
 
 
 def _entries(res) -> list[Entry]:

@@ -1,0 +1,140 @@
+"""Sharded decoding: a test set split into contiguous shards, each decoded as its own job (any decoder, any model),
+the outputs merged back in input order. Sentences are decoded independently, so the merge equals one unsharded run
+byte for byte: the 1-best and score files concatenated, the n-best lists with their sentence ids (the first field,
+0-based within the shard) shifted to the global ids. The manifest (``shards.json``, written by the split) is what
+the merge checks every part against: a part with another line count than its shard's input (a truncated, stale or
+foreign output) or n-best ids outside the shard is refused with one line naming the file."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ..ioutil import atomic_open, check_distinct_outputs
+from .normal import InputError, check_sentence, input_lines
+
+MANIFEST = "shards.json"
+WHOLE = "whole.txt"  # the same sentences unsplit: the input of the one-job run the merged output must equal
+
+
+class ShardError(ValueError):
+    """A part that does not fit the manifest; the message names the file (and line)."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    file: str  # relative to the manifest's folder
+    first: int  # global 0-based id of its first sentence
+    lines: int
+
+
+def shard_name(i: int) -> str:
+    return f"shard{i}.txt"
+
+
+def split(input_path: str, shards: int, outdir: str | os.PathLike[str], sentences: int = 0) -> list[Shard]:
+    """Write ``outdir/shard{i}.txt`` (i < shards; contiguous, sizes differ by at most one; an empty shard when there
+    are fewer sentences than shards), ``outdir/whole.txt`` (all of them) and the manifest ``outdir/shards.json``
+    (last: its presence means the split is complete). ``sentences`` > 0 takes the first that many lines."""
+    if shards < 1:
+        raise ValueError(f"--shards {shards}: must be at least 1")
+    if sentences < 0:
+        raise ValueError(f"--sentences {sentences}: must be >= 0 (0 = all)")
+    lines: list[bytes] = []
+    for lineno, line in enumerate(input_lines(input_path), 1):
+        if sentences and lineno > sentences:
+            break
+        check_sentence(line, f"{input_path}:{lineno}")  # a bad line is named in the input, not in a shard
+        lines.append(line.encode("utf-8") + b"\n")
+    out = Path(outdir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--outdir {outdir}: exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    n = len(lines)
+    parts = [Shard(shard_name(i), i * n // shards, (i + 1) * n // shards - i * n // shards) for i in range(shards)]
+    for s in parts:
+        with atomic_open(out / s.file, "wb") as fh:
+            fh.writelines(lines[s.first:s.first + s.lines])
+    with atomic_open(out / WHOLE, "wb") as fh:
+        fh.writelines(lines)
+    manifest = {"input": str(input_path), "sentences": n, "whole": WHOLE,
+                "shards": [{"file": s.file, "first": s.first, "lines": s.lines} for s in parts]}
+    with atomic_open(out / MANIFEST) as fh:
+        fh.write(json.dumps(manifest, indent=1) + "\n")
+    return parts
+
+
+def read_manifest(path: str | os.PathLike[str]) -> list[Shard]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        parts = [Shard(str(s["file"]), int(s["first"]), int(s["lines"])) for s in data["shards"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ShardError(f"{path}: not a shard manifest (smtbench decode split writes one): {exc}") from None
+    first = 0
+    for s in parts:
+        if s.first != first or s.lines < 0:
+            raise ShardError(f"{path}: shard {s.file} starts at sentence {s.first}, expected {first}")
+        first += s.lines
+    return parts
+
+
+def _count_lines(path: str) -> int:
+    with open(path, "rb") as fh:
+        return sum(1 for _ in fh)
+
+
+def _check_parts(parts: Sequence[Shard], files: Sequence[str], option: str, manifest: str) -> None:
+    if len(files) != len(parts):
+        raise ShardError(f"{option}: {len(files)} files for the {len(parts)} shards of {manifest}")
+
+
+def merge(manifest: str, outputs: Sequence[str], out: str, *, nbests: Sequence[str] = (), nbest_out: str | None = None,
+          scores: Sequence[str] = (), scores_out: str | None = None) -> int:
+    """Merge the parts of a sharded decode in shard order; returns the number of sentences."""
+    parts = read_manifest(manifest)
+    check_distinct_outputs({"-o": out, "--n-best": nbest_out, "--scores": scores_out})
+    _check_parts(parts, outputs, "--outputs", manifest)
+    if bool(nbests) != bool(nbest_out):
+        raise ValueError("--n-best-parts and --n-best go together")
+    if bool(scores) != bool(scores_out):
+        raise ValueError("--scores-parts and --scores go together")
+    if nbests:
+        _check_parts(parts, nbests, "--n-best-parts", manifest)
+    if scores:
+        _check_parts(parts, scores, "--scores-parts", manifest)
+    for files in (outputs, scores):  # one line per input sentence: checked before anything is written
+        for s, f in zip(parts, files):
+            n = _count_lines(f)
+            if n != s.lines:
+                raise ShardError(f"{f}: {n} lines, but {s.file} of {manifest} has {s.lines} sentences (a truncated "
+                                 "or foreign part)")
+    for files, target in ((outputs, out), (scores, scores_out)):
+        if not files:
+            continue
+        with atomic_open(target, "wb") as fh:
+            for f in files:
+                with open(f, "rb") as part:
+                    fh.write(part.read())
+    if nbests:
+        assert nbest_out is not None
+        with atomic_open(nbest_out, "wb") as fh:
+            for s, f in zip(parts, nbests):
+                last = 0
+                with open(f, "rb") as part:
+                    for lineno, line in enumerate(part, 1):
+                        sid, sep, rest = line.partition(b" ||| ")
+                        try:
+                            i = int(sid)
+                        except ValueError:
+                            i = -1
+                        if not sep or not last <= i < s.lines:
+                            raise ShardError(f"{f}:{lineno}: sentence id {sid.decode(errors='replace')!r} is not "
+                                             f"in {last}..{s.lines - 1} (n-best ids of {s.file}, in input order)")
+                        last = i
+                        fh.write(b"%d ||| " % (i + s.first) + rest)
+    return sum(s.lines for s in parts)
+
+
+__all__ = ["InputError", "MANIFEST", "WHOLE", "Shard", "ShardError", "merge", "read_manifest", "split"]
