@@ -8,7 +8,13 @@ one the test writes (no ../shared needed) and, when the oracle is there, Moses2'
 * kbmira drops hypotheses before it optimises: its dedup set compares an item with itself
   (mert/FeatureDataIterator.cpp: ``item1.dense==item1.dense``), so any hypothesis hashed into an occupied bucket
   counts as a duplicate. Its weights are then fitted to a subset; the test prints both sides' n-best BLEU on the
-  full lists and asserts only that both improve on the start.
+  full lists and asserts only that both improve on the start. ``kbmira-dedupfix`` (tools/build_moses.sh: that one
+  line fixed) sees every hypothesis: its own BLEU is its weights' n-best BLEU, and its weights are near ours (the
+  issue's cosine >= 0.9; measured 0.990 on Moses2's dev n-best list, 0.998 on the synthetic one, where the shipped
+  kbmira gives 0.884 and 0.980). On Moses2's list the n-best BLEU is within 0.1 (29.431 vs 29.436; the tuning
+  run's lists: 30.13 vs 30.07, results/tables/tune_optimizers.md). On the synthetic 80-sentence list it is NOT:
+  60.55 vs 61.21 (shuffled, 20 epochs; 61.58 vs 61.87 unshuffled, 60 epochs) - printed, not asserted, an open
+  difference between our MIRA and kbmira's.
 
 Skips with the reason when the programs are not built (CI builds them: make moses-test)."""
 from __future__ import annotations
@@ -60,8 +66,9 @@ def _oracle_nbest(tmp):
     return [ORACLE / "m2-cube400.nbest.xz"], [str(ORACLE / "dev.en")], layout, list(weights_of(cfg, layout))
 
 
-def _sides(rows, opt):
-    return [next(r for r in rows if r["optimizer"] == opt and r["side"] == side) for side in ("ours", "moses")]
+def _sides(rows, opt, program=None):
+    return [next(r for r in rows if r["optimizer"] == opt and r["side"] == side
+                 and (program is None or side == "ours" or r["program"] == program)) for side in ("ours", "moses")]
 
 
 @pytest.mark.parametrize("source", ["synthetic", "oracle"])
@@ -87,3 +94,11 @@ def test_ours_and_moses_on_the_same_nbest_lists(tmp_path, source: str) -> None:
           f"{moses['own_bleu']:.3f}), cosine {ours['cosine']:.4f}", file=sys.stderr)
     assert ours["nbest_bleu"] > ours["start_bleu"] and moses["nbest_bleu"] > moses["start_bleu"]
     assert abs(ours["nbest_bleu"] - ours["own_bleu"]) < 1e-6  # our BLEU on Moses' statistics = on ours
+    if moses_peer.available("kbmira-dedupfix"):
+        _, fixed = _sides(rows, "mira", "kbmira-dedupfix")
+        print(f"{source} mira: kbmira-dedupfix {fixed['nbest_bleu']:.3f} (own report {fixed['own_bleu']:.3f}), "
+              f"cosine {fixed['cosine']:.4f}", file=sys.stderr)
+        assert abs(fixed["nbest_bleu"] - fixed["own_bleu"]) < 0.01  # it optimised on every hypothesis
+        assert fixed["cosine"] >= 0.9
+        if source == "oracle":
+            assert abs(ours["nbest_bleu"] - fixed["nbest_bleu"]) <= 0.1

@@ -57,7 +57,7 @@ else
   die "MOSES_SRC=$SRC_IN: no such file or directory (a mosesdecoder checkout or its .tar.xz)"
 fi
 STAMP="$CACHE/bin/.source"
-have_all() { for p in $PROGRAMS; do [ -x "$CACHE/bin/$p" ] || return 1; done; }
+have_all() { for p in $PROGRAMS $([[ " $PROGRAMS " == *" kbmira "* ]] && echo kbmira-dedupfix); do [ -x "$CACHE/bin/$p" ] || return 1; done; }
 if have_all && [ "$(cat "$STAMP" 2>/dev/null)" = "$SRC_ID" ]; then echo "$CACHE/bin"; exit 0; fi
 
 # Debian build dependencies (as ../shared/peers/README.md lists them).
@@ -117,6 +117,29 @@ for p in $PROGRAMS; do
   [ -x "$SRC/bin/$p" ] || die "bjam finished but $SRC/bin/$p is missing (log: $CACHE/build.log)"
   cp "$SRC/bin/$p" "$CACHE/bin/$p.tmp" && mv "$CACHE/bin/$p.tmp" "$CACHE/bin/$p"
 done
+# kbmira-dedupfix: kbmira with its one-line dedup bug fixed, beside the shipped kbmira (which stays the peer of
+# record). The bug (mert/FeatureDataIterator.cpp, operator== compares item1 with itself) makes kbmira's dedup set
+# drop every hypothesis hashed into an occupied bucket; the tuning table shows both programs on the same lists.
+# The copy is patched, kbmira relinked, the file restored and the tree rebuilt (so the other mert programs never
+# link the patched object). A source without the bug: the fixed program is kbmira itself.
+if [[ " $PROGRAMS " == *" kbmira "* ]]; then
+  F="$SRC/mert/FeatureDataIterator.cpp"
+  if grep -qF 'return item1.dense==item1.dense && item1.sparse==item1.sparse;' "$F"; then
+    cp -p "$F" "$F.orig"
+    sed 's/item1\.dense==item1\.dense/item1.dense==item2.dense/; s/item1\.sparse==item1\.sparse/item1.sparse==item2.sparse/' \
+      "$F.orig" > "$F"
+    (cd "$SRC" && ./bjam -j"$JOBS" $OPTS mert//kbmira) >> "$CACHE/build.log" 2>&1 || {
+      mv "$F.orig" "$F"; touch "$F"; die "bjam failed on kbmira-dedupfix (log: $CACHE/build.log)"; }
+    fixed=$(find "$SRC/mert/bin" -name kbmira -type f -newer "$F.orig" | head -n 1)
+    [ -n "$fixed" ] || { mv "$F.orig" "$F"; touch "$F"; die "kbmira-dedupfix: bjam built no kbmira"; }
+    cp "$fixed" "$CACHE/bin/kbmira-dedupfix.tmp"
+    mv "$F.orig" "$F"; touch "$F"
+    (cd "$SRC" && ./bjam -j"$JOBS" $OPTS mert//kbmira) >> "$CACHE/build.log" 2>&1 || die "bjam failed rebuilding kbmira"
+  else
+    cp "$CACHE/bin/kbmira" "$CACHE/bin/kbmira-dedupfix.tmp"
+  fi
+  mv "$CACHE/bin/kbmira-dedupfix.tmp" "$CACHE/bin/kbmira-dedupfix"
+fi
 help="$("$CACHE/bin/moses2" --help 2>&1 || true)"
 case "$help" in *"beam search decoder"*) ;; *) die "built moses2 but it does not run: ${help:0:300}" ;; esac
 echo "$SRC_ID" > "$STAMP"

@@ -32,7 +32,9 @@ MERT: random restarts differ (Moses' random stream is not reproduced); without r
 (tests/test_tune_moses.py). kbmira optimises on fewer hypotheses than it is given: its dedup set compares an item with
 itself (mert/FeatureDataIterator.cpp, `item1.dense==item1.dense`), so every hypothesis hashed into an occupied bucket
 is dropped as a duplicate; its own BLEU (`own_bleu`, on that subset) then differs from its weights' BLEU on the full
-lists (`nbest_bleu`).
+lists (`nbest_bleu`). `kbmira-dedupfix`: the same source with that one line fixed (`item1 == item2`;
+tools/build_moses.sh builds it beside kbmira): where it sees every hypothesis, its `own_bleu` equals its
+`nbest_bleu`, and `ours_minus_moses` on its row is ours against Moses' MIRA without the bug.
 """
 
 
@@ -80,11 +82,12 @@ def peers_table(peers: pd.DataFrame) -> pd.DataFrame:
     cols = ["optimizer", "program", "nbest_bleu", "own_bleu", "start_bleu", "cosine", "lists", "sentences",
             "hypotheses"]
     df = peers[[c for c in cols if c in peers.columns]].copy()
-    diffs = {}
-    for opt, g in peers.groupby("optimizer"):
-        ours = g[g.side == "ours"]["nbest_bleu"]
-        theirs = g[g.side == "moses"]["nbest_bleu"]
-        if len(ours) and len(theirs):
-            diffs[opt] = float(ours.iloc[0] - theirs.iloc[0])
-    df["ours_minus_moses"] = df["optimizer"].map(diffs)
+    if "nbest_bleu" not in peers:  # Moses not built: no comparison
+        df["ours_minus_moses"] = float("nan")
+        return df
+    # ours minus each Moses program on the same lists (the `ours` row: minus the first, the program as shipped)
+    ours = peers[peers.side == "ours"].groupby("optimizer")["nbest_bleu"].first()
+    first = peers[peers.side == "moses"].groupby("optimizer")["nbest_bleu"].first()
+    theirs = peers["nbest_bleu"].where(peers.side == "moses", peers["optimizer"].map(first))
+    df["ours_minus_moses"] = peers["optimizer"].map(ours) - theirs
     return df

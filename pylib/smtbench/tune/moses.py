@@ -104,15 +104,16 @@ def mert(features: Sequence[str], scores: Sequence[str], start: Sequence[float],
 
 
 def kbmira(features: Sequence[str], scores: Sequence[str], start: dict[str, list[float]], seed: int,
-           c: float = 0.01, epochs: int = 60, shuffle: bool = True) -> MosesResult:
+           c: float = 0.01, epochs: int = 60, shuffle: bool = True, program: str = "kbmira") -> MosesResult:
     """``kbmira --dense-init run.dense --ffile ... --scfile ... -r seed -o out`` (mert-moses.pl's batch MIRA call);
-    the weights L1-normalised as mert-moses.pl does."""
+    the weights L1-normalised as mert-moses.pl does. ``program``: ``kbmira`` (as shipped) or ``kbmira-dedupfix``
+    (tools/build_moses.sh: the same source with its dedup set's equality test fixed)."""
     features, scores = [os.path.abspath(f) for f in features], [os.path.abspath(s) for s in scores]
     with tempfile.TemporaryDirectory(prefix="smtbench-kbmira-") as tmp:
         dense = Path(tmp) / "run.dense"
         dense.write_text("".join(f"{name}= {float(v)!r}\n" for name, vs in start.items() for v in vs))
         out = Path(tmp) / "weights"
-        cmd = [moses_peer.program("kbmira"), "--dense-init", dense, "-r", str(seed), "-o", out, "-C", str(c),
+        cmd = [moses_peer.program(program), "--dense-init", dense, "-r", str(seed), "-o", out, "-C", str(c),
                "-J", str(epochs)] + ([] if shuffle else ["--no-shuffle"])
         for f, s in zip(features, scores):
             cmd += ["--ffile", f, "--scfile", s]
@@ -189,17 +190,20 @@ def compare(nbests: Sequence[str | os.PathLike[str]], references: Sequence[str],
         rng = np.random.default_rng(seed)
         if opt == "mert":
             ours = our_mert.mert(pool, [start], rng, restarts=restarts)
-            theirs = mert(ffiles, sfiles, start, seed, restarts=restarts)
+            peers = [("mert", mert(ffiles, sfiles, start, seed, restarts=restarts))]
         else:
             ours = our_mira.kbmira(pool, start, rng, epochs=mira_epochs, shuffle=shuffle)
-            theirs = kbmira(ffiles, sfiles, split_weights(layout, start), seed, epochs=mira_epochs, shuffle=shuffle)
-        cos = cosine(ours.weights, theirs.weights)
-        for side, w, own in (("ours", ours.weights, ours.bleu), ("moses", theirs.weights, theirs.bleu)):
-            rows.append({"optimizer": opt, "side": side, "program": ("kbmira" if opt == "mira" else "mert")
-                         if side == "moses" else f"smtbench.tune.{opt}",
-                         "nbest_bleu": 100 * nbest_bleu(feats, scores, w), "own_bleu": 100 * own,
+            peers = [(p, kbmira(ffiles, sfiles, split_weights(layout, start), seed, epochs=mira_epochs,
+                                shuffle=shuffle, program=p))
+                     for p in ("kbmira", "kbmira-dedupfix") if p == "kbmira" or moses_peer.available(p)]
+        sides = [("ours", f"smtbench.tune.{opt}", ours)] + [("moses", p, r) for p, r in peers]
+        for side, program, r in sides:
+            cos = cosine(ours.weights, (r if side == "moses" else peers[0][1]).weights)
+            rows.append({"optimizer": opt, "side": side, "program": program,
+                         "nbest_bleu": 100 * nbest_bleu(feats, scores, r.weights), "own_bleu": 100 * r.bleu,
                          "start_bleu": 100 * nbest_bleu(feats, scores, start), "cosine": cos,
-                         "weights": [float(v) for v in w], "sentences": pool.sentences, "hypotheses": len(pool),
-                         "lists": len(nbests), "restarts": restarts if opt == "mert" else None,
+                         "weights": [float(v) for v in r.weights], "sentences": pool.sentences,
+                         "hypotheses": len(pool), "lists": len(nbests),
+                         "restarts": restarts if opt == "mert" else None,
                          "shuffle": shuffle if opt == "mira" else None})
     return rows
