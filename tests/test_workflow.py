@@ -33,7 +33,7 @@ def test_lint_is_clean(root, profile):
 
 
 def test_bad_config_is_rejected(root):
-    r = subprocess.run(["snakemake", "--profile", "workflow/profiles/smoke", "-n", "--config", "profile=bogus"],
+    r = subprocess.run(["snakemake", "--profile", "workflow/profiles/smoke", "-n", "--config", "grid=bogus"],
                        cwd=root, capture_output=True, text=True)
     assert r.returncode != 0 and "bogus" in (r.stdout + r.stderr)
 
