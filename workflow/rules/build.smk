@@ -8,7 +8,7 @@ rule build_native:
     output:
         NATIVE_BUILD,
     params:
-        native=int(P.get("native", False)),
+        native=int(P["native"]),
     log:
         f"build/native/{PROFILE}/build.log",
     shell:

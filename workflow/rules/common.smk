@@ -26,7 +26,7 @@ BENCH_THREADS = 1 << 12
 # environment variable SMTBENCH_SHARED (tests point it at an empty folder to play a clone without it). The Moses
 # oracle is used only where a rule says so; without it those rules are not defined and NOT_RUN names them (the
 # results index lists them), so nothing is skipped silently.
-SHARED = os.environ.get("SMTBENCH_SHARED") or config.get("shared", "../shared")
+SHARED = os.environ.get("SMTBENCH_SHARED") or config["shared"]
 ORACLE = f"{SHARED}/oracles/moses-bible-dev"
 HAVE_ORACLE = Path(ORACLE, "moses.ini").exists()
 NOT_RUN = []  # "experiment:reason" for every experiment a rule file could not schedule
@@ -71,15 +71,15 @@ PROTOCOL_FLAGS = {"max_repeats": "--max-repeats", "ci_target": "--ci-target", "t
                   "order": "--order", "seed": "--order-seed", "spell_factor": "--spell-factor", "max_retakes": "--max-retakes",
                   "spell_probe_mib": "--spell-probe-mib"}
 # the repeat protocol's options (smtbench.protocol) of every timing rule: the profile's `protocol:` block
-PROTOCOL_ARGS = " ".join(f"{PROTOCOL_FLAGS[k]} {v}" for k, v in sorted(P.get("protocol", {}).items()))
+PROTOCOL_ARGS = " ".join(f"{PROTOCOL_FLAGS[k]} {v}" for k, v in sorted(P["protocol"].items()))
 
 
 def hash_variants(mib):
     """The layout variants of the hash sweep at a table size (config mokry_hash.variants, plus kv and split on plain
     pages up to nohuge_max_mib)."""
     h = P["mokry_hash"]
-    v = list(h.get("variants", ["kv"]))
-    if int(mib) <= h.get("nohuge_max_mib", 0):
+    v = list(h["variants"])
+    if int(mib) <= h["nohuge_max_mib"]:
         v += [f"{x}:nohuge" for x in ("kv", "split") if x in v]
     return v
 
@@ -128,16 +128,13 @@ def _tm_partial_counts(wc):
 # --- mokry_lm.smk
 
 def _mokry_lm_models():
-    if L.get("models"):
+    if "models" in L:
         return list(L["models"])
-    spec = P.get("lm_models", [])
-    if isinstance(spec, dict):
-        return list(spec)
-    return [m["name"] if isinstance(m, dict) else str(m) for m in spec]
+    return [m["name"] for m in P["lm_models"]]
 
 
 def _mokry_lm_peers(wildcards):
-    return kenlm_binaries(wildcards.name) if L.get("kenlm_cpp", True) else {}
+    return kenlm_binaries(wildcards.name) if L["kenlm_cpp"] else {}
 
 
 # --- glm_btree.smk
@@ -156,13 +153,13 @@ def _glm_sweeps(wildcards):
     """The main model gets the node-size and batch sweeps; the others only the Table 3 points."""
     if wildcards.name != GLM_MAIN:
         return ""
-    ks = ",".join(map(str, GB.get("node_sizes", [])))
-    bs = ",".join(map(str, GB.get("batch_sizes", [])))
+    ks = ",".join(map(str, GB["node_sizes"]))
+    bs = ",".join(map(str, GB["batch_sizes"]))
     return (f"--node-sizes {ks} " if ks else "") + (f"--batch-sizes {bs}" if bs else "")
 
 
 def _glm_peers(wildcards):
-    return kenlm_binaries(wildcards.name) if GB.get("kenlm_cpp", True) else {}
+    return kenlm_binaries(wildcards.name) if GB["kenlm_cpp"] else {}
 
 
 # --- mokry_decoder.smk

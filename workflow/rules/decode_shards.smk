@@ -4,7 +4,7 @@
 # n-best ids made global (decode merge), and checked byte for byte against one unsharded run of the same decoder
 # (report shards: 1-best, scores, n-best). Every shard job is independent: the SLURM profiles spread them over nodes.
 # Not a timing experiment (no `bench` resource): the shards run side by side wherever there are cores.
-DS = P.get("decode_shards")
+DS = P["decode_shards"] if "decode_shards" in P else None  # absent from the grid: not run
 if DS:
     DSD = f"{OUT}/decode_shards"
     DS_INI = f"{TM}/model-dev/moses.ini"

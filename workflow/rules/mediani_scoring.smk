@@ -7,7 +7,7 @@ _TM = TM  # from tm_train.smk (included before this file)
 
 ALL += expand(f"{OUT}/tables/mediani_table{{t}}.md", t=[1, 2, 3, 4]) + [f"{OUT}/figures/mediani_scaling.png",
                                                                    f"{_TM}/phrase-table.gz",
-                                                                   f"{_TM}/dist{MED.get('workflow_partitions', 4)}/phrase-table.gz"]
+                                                                   f"{_TM}/dist{MED['workflow_partitions']}/phrase-table.gz"]
 METRICS.append(f"{OUT}/metrics/mediani_scoring.csv")
 # §3.3's distributed form as workflow jobs (tm_train.smk: tm_partition, tm_score_partition per partition,
 # tm_merge_partitions; the SLURM profiles spread the partitions over nodes), checked against the one-job table.
@@ -36,7 +36,7 @@ rule mediani_bench:
         memory=",".join(MED["memory"]),
         systems=",".join(MED["systems"]),
         partitions=",".join(map(str, MED["partitions"])),
-        mmax=MED.get("memory_max_fraction", 1.0),
+        mmax=MED["memory_max_fraction"],
         repeats=MED["repeats"],
         protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
         profile=PROFILE,
@@ -74,7 +74,7 @@ rule mediani_bleu:
     params:
         expect_build=expected_build,
         order=LM_MODELS[MED["bleu_lm"]]["order"],
-        sentences=MED.get("bleu_sentences", 0),
+        sentences=MED["bleu_sentences"],
         workdir=f"work/tm/bleu-{PROFILE}",
     threads: BENCH_THREADS
     resources:
@@ -111,7 +111,7 @@ rule mediani_distributed_check:
     """The merged table of the distributed jobs equals tm_score's one-job table byte for byte (decompressed)."""
     conda: CONDA_ENV
     input:
-        merged=f"{_TM}/dist{MED.get('workflow_partitions', 4)}/phrase-table.gz",
+        merged=f"{_TM}/dist{MED['workflow_partitions']}/phrase-table.gz",
         single=f"{_TM}/phrase-table.gz",
     output:
         table=f"{OUT}/tables/mediani_distributed.md",
@@ -119,7 +119,7 @@ rule mediani_distributed_check:
         metrics=f"{OUT}/metrics/mediani_distributed.csv",
     params:
         stem=lambda wildcards, output: str(Path(output.table).with_suffix("")),
-        key=f"k={MED.get('workflow_partitions', 4)}",
+        key=f"k={MED['workflow_partitions']}",
     log:
         f"{OUT}/logs/mediani/distributed_check.log",
     shell:

@@ -8,7 +8,7 @@
 # Without the oracle, `oracle` follows the profile's oracle_absent (common.smk: experiment_model). Where the model is
 # `trained` and the oracle is present, the oracle's model is an extra table (mokry_table3_4_oracle, the model's own LM
 # only; no metrics), as moses_decode.smk's oracle tables.
-MDEC = P.get("mokry_decoder")
+MDEC = P["mokry_decoder"] if "mokry_decoder" in P else None  # absent from the grid: not run
 MDEC_MODEL = experiment_model("mokry_decoder", MDEC, "the workflow's own model, test books") if MDEC else None
 MDEC_ORACLE_TOO = MDEC_MODEL == "trained" and HAVE_ORACLE
 
@@ -30,12 +30,12 @@ if MDEC_MODEL:
         output:
             f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl",  # lm: the model's own (trained|oracle) or a name in lm_models
         wildcard_constraints:  # never the other model's file name
-            lm="|".join(re.escape(x) for x in [MDEC_MODEL] + MDEC.get("lms", []) + (["oracle"] if MDEC_ORACLE_TOO else [])),
+            lm="|".join(re.escape(x) for x in [MDEC_MODEL] + MDEC["lms"] + (["oracle"] if MDEC_ORACLE_TOO else [])),
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
             lm=lambda wc: "" if wc.lm in ("oracle", "trained") else f"--lm {lm_model_path(wc.lm)}",
             queues=MDEC["queue_sizes"],
-            exact=MDEC.get("exact_queue_sizes", ""),
+            exact=MDEC["exact_queue_sizes"],
             sentences=MDEC["sentences"],
             repeats=MDEC["repeats"],
             protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
@@ -54,7 +54,7 @@ if MDEC_MODEL:
     rule mokry_decoder_report:
         conda: CONDA_ENV
         input:
-            expand(f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl", lm=[MDEC_MODEL] + MDEC.get("lms", [])),
+            expand(f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl", lm=[MDEC_MODEL] + MDEC["lms"]),
         output:
             shown_all(expand(f"{OUT}/tables/mokry_table3_4.{{ext}}", ext=["csv", "md"]), "mokry_decoder"),
             figure=shown(f"{OUT}/figures/mokry_fig3_6.png", "mokry_decoder"),

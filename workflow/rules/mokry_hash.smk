@@ -24,8 +24,8 @@ rule hash_sweep:
         lookups=H["lookups"],
         repeats=H["repeats"],
         protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
-        lf=H.get("load_factor", 0.6667),
-        sizing=H.get("sizing", "pow2"),
+        lf=H["load_factor"],
+        sizing=H["sizing"],
     threads: BENCH_THREADS  # the whole machine (see common.smk)
     resources:
         bench=1,

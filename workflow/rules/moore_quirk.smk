@@ -11,12 +11,12 @@
 # Moses mode on the oracle's own Moses model (dev verses) against our normal search and cube pruning (same
 # interleaved passes) and the oracle's recorded Moses2 / Moses v1 runs, at equal BLEU (bench beam has no live Moses
 # peer: Moses2 / Moses v1 decode the trained model live in moses_decode.smk). Without the oracle it is in NOT_RUN.
-MQ = P.get("moore_quirk")
+MQ = P["moore_quirk"] if "moore_quirk" in P else None  # absent from the grid: not run
 MQ_MODEL = experiment_model("moore_quirk", MQ, "the paper-faithful model on the workflow's own phrase table, test "
                             "books", oracle="the paper-faithful model on our phrase table from the oracle's "
                             "alignment, test books") if MQ else None
 MQ_DIR = "work/moore-quirk" if MQ_MODEL == "oracle" else "work/moore-quirk/trained"
-MQM = MQ.get("moses") if MQ_MODEL else None
+MQM = MQ["moses"] if MQ_MODEL and "moses" in MQ else None
 MQM = MQM if MQM and needs_oracle("moore_quirk_moses") else None
 MQ_TABLE_LIMIT = 25  # the model loads the paper's largest t-table limit in every profile (one shared model)
 if MQ and max(MQ["limits"]) > MQ_TABLE_LIMIT:
@@ -65,7 +65,7 @@ if MQ_MODEL:
             pharaoh=",".join(map(str, MQ["pharaoh_beam_limits"])),
             search=MQ["search"],
             sentences=MQ["sentences"],
-            every=MQ.get("every", 1),
+            every=MQ["every"],
             repeats=MQ["repeats"],
             protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
             dl=MQ["distortion_limit"],
@@ -97,7 +97,7 @@ if MQ_MODEL:
                 thresholds=",".join(map(str, MQM["thresholds"])),
                 limits=",".join(map(str, MQM["limits"])),
                 peers=",".join(MQM["peers"]),
-                extra=",".join(map(str, MQM.get("extra_beam_limits", []))) or "''",
+                extra=",".join(map(str, MQM["extra_beam_limits"])) or "''",
                 sentences=MQM["sentences"],
                 repeats=MQM["repeats"],
                 protocol=PROTOCOL_ARGS,

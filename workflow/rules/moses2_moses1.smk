@@ -5,7 +5,7 @@
 # alignment, tables, LM; `tm model`'s moses.ini filtered to the dev verses: moses_training.smk's tm_model_filtered,
 # defined in every profile), and the Moses oracle's model as an extra row where ../shared has it.
 # Without Moses v1 (`make moses`) every row reads "not built (make moses)".
-M1 = P.get("moses2_moses1")
+M1 = P["moses2_moses1"] if "moses2_moses1" in P else None  # absent from the grid: not run
 
 if M1:
     ALL += expand(f"{OUT}/tables/moses2_fig{{f}}.md", f=[1, 2, 10])
@@ -13,7 +13,7 @@ if M1:
 
     M1_INI = f"{TM}/model-dev/moses.ini"  # the workflow's model filtered to the dev verses (moses_training.smk)
 
-    M1_EXTRA = {"oracle": f"{ORACLE}/moses.ini"} if M1.get("oracle_row") and HAVE_ORACLE else {}
+    M1_EXTRA = {"oracle": f"{ORACLE}/moses.ini"} if M1["oracle_row"] and HAVE_ORACLE else {}
 
     rule moses2_moses1_bench:
         conda: CONDA_ENV
@@ -32,7 +32,7 @@ if M1:
             lrs=",".join(M1["reorderings"]),
             search=M1["search"],
             stack=M1["stack_size"],
-            pop_limit=M1.get("pop_limit", 400),
+            pop_limit=M1["pop_limit"],
             sentences=M1["sentences"],
             repeats=M1["repeats"],
             workdir=f"work/moses2_moses1/{PROFILE}",

@@ -8,7 +8,7 @@
 # recorded m2-cube400 run and runs-quiet.tsv, which exist only for the oracle's model: with `trained` those columns
 # are empty and the notes say so (bench scaling has no live Moses2 peer; Moses2 decodes the trained model live in
 # moses_decode.smk's cube table). Without the oracle, `oracle` follows the profile's oracle_absent (common.smk).
-MSC = P.get("moses2_scaling")
+MSC = P["moses2_scaling"] if "moses2_scaling" in P else None  # absent from the grid: not run
 MSC_TABLES = ["plain-int", "comp-int", "plain-sep", "comp-sep"]
 MSC_MODEL = experiment_model("moses2_scaling", MSC, "the workflow's own model, test books") if MSC else None
 

@@ -6,7 +6,7 @@
 # `oracle` follows the profile's oracle_absent (common.smk: experiment_model). Where the model is `trained` and the
 # oracle is present, the oracle's model is an extra run and tables (rows-oracle.jsonl, moses2_table{4,5}_oracle; no
 # metrics), as moses_decode.smk's oracle tables.
-MS2 = P.get("moses2_search")
+MS2 = P["moses2_search"] if "moses2_search" in P else None  # absent from the grid: not run
 MS2_MODEL = experiment_model("moses2_search", MS2, "the workflow's own model, test books") if MS2 else None
 MS2_ORACLE_TOO = MS2_MODEL == "trained" and HAVE_ORACLE
 MS2_RUNS = {"rows": MS2_MODEL, "rows-oracle": "oracle"} if MS2_ORACLE_TOO else {"rows": MS2_MODEL}  # rows file: model

@@ -6,11 +6,11 @@
 # moses.ini, moses_training.smk's tm_model_filtered) on the test books, which needs nothing beside the checkout;
 # `oracle` = the Moses-trained oracle model on the dev books. Where the oracle is present and the model is
 # `trained`, the oracle run is added as a second table (1-best against its recorded Moses2 / Moses v1 outputs).
-MD = P.get("moses_decode")
+MD = P["moses_decode"] if "moses_decode" in P else None  # absent from the grid: not run
 MD_MODEL = experiment_model("moses_decode", MD, "the workflow's own model, test books") if MD else None  # common.smk
 MD_SEARCH = {  # search -> (stack size, pop limit, live peers)
-    "normal": (MD["stack_size"], None, MD.get("peers", {}).get("normal", ["moses2", "moses"])),
-    "cube": (MD["cube"]["stack_size"], MD["cube"]["pop_limit"], MD.get("peers", {}).get("cube", ["moses2"])),
+    "normal": (MD["stack_size"], None, MD["peers"]["normal"]),
+    "cube": (MD["cube"]["stack_size"], MD["cube"]["pop_limit"], MD["peers"]["cube"]),
 } if MD else {}
 MD_ORACLE_RUNS = {"normal": "m2-normal200 m1-normal200", "cube": "m2-cube400"}
 
@@ -72,7 +72,7 @@ if MD_MODEL:
                 expect_build=expected_build,
                 search=md_search_args,
                 oracle=lambda wildcards: " ".join(f"{ORACLE}/{r}" for r in MD_ORACLE_RUNS[wildcards.search].split()),
-                sentences=MD.get("oracle_sentences", MD["sentences"]),
+                sentences=MD["oracle_sentences"],
                 outputs=lambda wildcards, output: output[0].removesuffix(".jsonl") + "-outputs",
             threads: BENCH_THREADS
             resources:

@@ -3,7 +3,7 @@
 #     to the dev books as Moses' filter-model-given-input.pl does, against Moses' own dev-filtered tables;
 #  2. a full Moses-style model our pipeline trains end to end (eflomal alignment, our tables, our 5-gram LM) in
 #     work/tm/model, decoded on the dev books by the normal search, BLEU beside the oracle model's.
-MT = P.get("moses_training")
+MT = P["moses_training"] if "moses_training" in P else None  # absent from the grid: not run
 TMO = "work/tm-oracle"
 
 # Our tables from the oracle's alignment: defined in every profile (rules run only when something asks for them:
@@ -57,7 +57,11 @@ rule tm_oracle_tables:
 # does not ask for the oracle's (moses_decode.smk), decoded by Moses2 / Moses too. Defined in every profile; built
 # only when something asks for it. Its LM: config `moses_training.lm`, else (profiles without moses_training)
 # `moses2_moses1.lm`, else bible.o5.
-TRAINED_LM = (MT or P.get("moses2_moses1") or {}).get("lm", "bible.o5")
+# the LM of the workflow's trained model: moses_training's, else moses2_moses1's
+_TRAINED_LM_FROM = next((k for k in ("moses_training", "moses2_moses1") if k in P), None)
+if _TRAINED_LM_FROM is None:
+    raise ValueError("config: the trained model's LM is moses_training.lm (or moses2_moses1.lm): the grid has neither")
+TRAINED_LM = P[_TRAINED_LM_FROM]["lm"]
 
 
 rule tm_model:
@@ -91,7 +95,7 @@ rule tm_model_filtered:
     params:
         model=lambda wildcards, input: str(Path(input.ini).parent),
         outdir=lambda wildcards, output: str(Path(output.ini).parent),
-        order=LM_MODELS.get(TRAINED_LM, {}).get("order", 5),
+        order=LM_MODELS[TRAINED_LM]["order"],
     log:
         f"{TM}/logs/model-{{split}}.log",
     shell:

@@ -4,7 +4,7 @@
 # filtered to the dev and test books; tuned on the dev books by `smtbench tune` (MERT and k-best batch MIRA, our cube pruning for the
 # n-best lists), evaluated on the dev and test books beside the untuned train-model.perl weights; our optimisers
 # beside Moses' mert/kbmira on the tuning run's n-best lists (needs make moses-test; NOT_BUILT rows otherwise).
-TU = P.get("tune")
+TU = P["tune"] if "tune" in P else None  # absent from the grid: not run
 TUNE = "work/tune"
 # never switched where the oracle is absent (its rows name only work/tune's ini, not which tables): not run
 TU_MODEL = experiment_model("tune", TU, "the workflow's own tables and LM", fallback=False,
