@@ -178,7 +178,7 @@ EXPERIMENT_METRICS = {
     "mokry_hash": ["mokry_hash"],
     "mokry_lm": ["mokry_lm"],
     "glm_btree": ["glm_btree"],
-    "mediani": ["mediani_scoring", "mediani_distributed"],
+    "mediani_scoring": ["mediani_scoring", "mediani_distributed"],
     "decode_shards": ["decode_shards"],
     "moses_decode": ["moses_decode"],
     "mokry_decoder": ["mokry_decoder"],

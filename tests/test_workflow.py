@@ -38,6 +38,22 @@ def test_bad_config_is_rejected(root):
     assert r.returncode != 0 and "bogus" in (r.stdout + r.stderr)
 
 
+def test_one_name_per_experiment(root):
+    """Every experiment's config key is its rule file's stem and its schema definition's name; every grid is one
+    config file named after its `grid`."""
+    import yaml
+
+    schema = yaml.safe_load((root / "workflow/schemas/config.schema.yaml").read_text())
+    settings = {"grid", "outdir", "shared", "native", "oracle_absent", "protocol", "regression"}
+    for key, spec in schema["properties"].items():
+        if key in settings:
+            continue
+        assert (root / "workflow/rules" / f"{key}.smk").exists(), f"config key {key} has no rule file {key}.smk"
+        assert spec.get("$ref") == f"#/$defs/{key}", (key, spec)
+    for grid in schema["properties"]["grid"]["enum"]:
+        assert yaml.safe_load((root / "config" / f"{grid}.yaml").read_text())["grid"] == grid
+
+
 def test_fresh_clone_redoes_every_measurement(tmp_path):
     """Reproduction integrity: a fresh clone has no native-build stamp (build/ is never committed), so a dry run of
     the default profile schedules the build, the machine record and every measurement, although their committed

@@ -10,7 +10,7 @@
 import os
 import re
 
-NATIVE_BUILD = f"build/native/{PROFILE}/buildinfo.json"
+NATIVE_BUILD = f"build/native/{GRID_NAME}/buildinfo.json"
 NATIVE_SOURCES = sorted(str(p) for p in Path("csrc").glob("*.[ch]")) + ["pylib/smtbench/_build.py"]
 MACHINE = f"{OUT}/machine.json"
 BUILD = [NATIVE_BUILD, MACHINE]  # the input of every measurement: both, so that a missing stamp reruns them
@@ -46,7 +46,7 @@ def needs_oracle(experiment):
 # record the model's moses.ini and whose tables' notes name it (fallback=True: the decoding experiments); the others
 # (tune, whose rows name only its own work/tune ini) are not run. MODELS ("experiment:what") names the model of every
 # model-keyed experiment for the results index.
-ORACLE_ABSENT = P["oracle_absent"]  # default in the schema
+ORACLE_ABSENT = GRID["oracle_absent"]  # default in the schema
 MODELS = []
 
 
@@ -71,13 +71,13 @@ PROTOCOL_FLAGS = {"max_repeats": "--max-repeats", "ci_target": "--ci-target", "t
                   "order": "--order", "seed": "--order-seed", "spell_factor": "--spell-factor", "max_retakes": "--max-retakes",
                   "spell_probe_mib": "--spell-probe-mib"}
 # the repeat protocol's options (smtbench.protocol) of every timing rule: the profile's `protocol:` block
-PROTOCOL_ARGS = " ".join(f"{PROTOCOL_FLAGS[k]} {v}" for k, v in sorted(P["protocol"].items()))
+PROTOCOL_ARGS = " ".join(f"{PROTOCOL_FLAGS[k]} {v}" for k, v in sorted(GRID["protocol"].items()))
 
 
 def hash_variants(mib):
     """The layout variants of the hash sweep at a table size (config mokry_hash.variants, plus kv and split on plain
     pages up to nohuge_max_mib)."""
-    h = P["mokry_hash"]
+    h = GRID["mokry_hash"]
     v = list(h["variants"])
     if int(mib) <= h["nohuge_max_mib"]:
         v += [f"{x}:nohuge" for x in ("kv", "split") if x in v]
@@ -128,13 +128,13 @@ def _tm_partial_counts(wc):
 # --- mokry_lm.smk
 
 def _mokry_lm_models():
-    if "models" in L:
-        return list(L["models"])
-    return [m["name"] for m in P["lm_models"]]
+    if "models" in MOKRY_LM:
+        return list(MOKRY_LM["models"])
+    return [m["name"] for m in GRID["lm_models"]]
 
 
 def _mokry_lm_peers(wildcards):
-    return kenlm_binaries(wildcards.name) if L["kenlm_cpp"] else {}
+    return kenlm_binaries(wildcards.name) if MOKRY_LM["kenlm_cpp"] else {}
 
 
 # --- glm_btree.smk
@@ -153,37 +153,37 @@ def _glm_sweeps(wildcards):
     """The main model gets the node-size and batch sweeps; the others only the Table 3 points."""
     if wildcards.name != GLM_MAIN:
         return ""
-    ks = ",".join(map(str, GB["node_sizes"]))
-    bs = ",".join(map(str, GB["batch_sizes"]))
+    ks = ",".join(map(str, GLM_BTREE["node_sizes"]))
+    bs = ",".join(map(str, GLM_BTREE["batch_sizes"]))
     return (f"--node-sizes {ks} " if ks else "") + (f"--batch-sizes {bs}" if bs else "")
 
 
 def _glm_peers(wildcards):
-    return kenlm_binaries(wildcards.name) if GB["kenlm_cpp"] else {}
+    return kenlm_binaries(wildcards.name) if GLM_BTREE["kenlm_cpp"] else {}
 
 
 # --- mokry_decoder.smk
 
-def _mdec_lm(wildcards):
+def _mokry_decoder_lm(wildcards):
     """The LM replacing the model's (timing only); none for the model's own (rows trained.jsonl / oracle.jsonl)."""
     return [] if wildcards.lm in ("oracle", "trained") else [lm_model_path(wildcards.lm)]
 
 
-def _mdec_model(wildcards):
+def _mokry_decoder_model(wildcards):
     """(ini, source, reference) of a rows file: oracle.jsonl is the oracle's model (its own row where the
-    experiment's model is trained), every other one MDEC_MODEL's (mokry_decoder.smk)."""
-    return md_model("oracle" if wildcards.lm == "oracle" else MDEC_MODEL)
+    experiment's model is trained), every other one MOKRY_DECODER_MODEL's (mokry_decoder.smk)."""
+    return decoding_model("oracle" if wildcards.lm == "oracle" else MOKRY_DECODER_MODEL)
 
 
 # --- moses_decode.smk: the decoding tables' model and search settings
 
-def md_model(model):
+def decoding_model(model):
     """(ini, source, reference) of the model the decoding tables run on."""
     if model == "oracle":
         return f"{ORACLE}/moses.ini", f"{ORACLE}/dev.es", f"{ORACLE}/dev.en"
     return f"{TM}/model-test/moses.ini", "work/data/test.es", "work/data/test.en"
 
 
-def md_search_args(wildcards):
-    stack, pop, _ = MD_SEARCH[wildcards.search]
+def decoding_search_args(wildcards):
+    stack, pop, _ = MOSES_DECODE_SEARCH[wildcards.search]
     return f"--search {wildcards.search} -s {stack}" + (f" --pop-limit {pop}" if pop else "")

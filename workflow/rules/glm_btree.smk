@@ -1,11 +1,11 @@
 # Bogoychev & Lopez 2016 (gLM) §5: the B-tree trie LM on CPU (and GPU when one is lent) against our probing LM,
 # KenLM's own C++ probing and trie models (kenlm_benchmark -t 1) and the kenlm module -> Tables 3-5, B-stump shares, Figs 9-10. Models are the estimator's outputs
 # work/lm/{name}.arpa.gz (names from lm_models); the main model also gets the node-size and batch sweeps.
-GB = P["glm_btree"] if "glm_btree" in P else None  # absent from the grid: not run
+GLM_BTREE = GRID["glm_btree"] if "glm_btree" in GRID else None  # absent from the grid: not run
 
-GLM_MAIN = GB["model"] if GB else ""
-GLM_BIG = GB["big_model"] if GB else ""
-GLM_ORDERS = list(GB["order_models"]) if GB else []
+GLM_MAIN = GLM_BTREE["model"] if GLM_BTREE else ""
+GLM_BIG = GLM_BTREE["big_model"] if GLM_BTREE else ""
+GLM_ORDERS = list(GLM_BTREE["order_models"]) if GLM_BTREE else []
 GLM_MODELS = list(dict.fromkeys([m for m in [GLM_MAIN, GLM_BIG, *GLM_ORDERS] if m]))
 import re as _re_glm
 
@@ -17,12 +17,12 @@ if GLM_BIG:
 if GLM_ORDERS:
     GLM_TABLES.append(f"{OUT}/tables/glm_table5.md")
 
-if GB:
+if GLM_BTREE:
     ALL += GLM_TABLES + [f"{OUT}/figures/glm_fig9.png", f"{OUT}/figures/glm_fig10.png"]
     METRICS.append(f"{OUT}/metrics/glm_btree.csv")
 
 
-if GB:
+if GLM_BTREE:
 
     rule glm_build_cuda:
         """Compile the GPU kernels when nvcc exists (an empty report otherwise); bench rows say why no GPU ran."""
@@ -44,7 +44,7 @@ if GB:
             f"{OUT}/glm_cuda_build.json",
             unpack(_glm_peers),
             arpa="work/lm/{name}.arpa.gz",
-            text=GB["text"],
+            text=GLM_BTREE["text"],
         output:
             f"{OUT}/raw/glm_btree/{{name}}.jsonl",
         wildcard_constraints:
@@ -53,11 +53,11 @@ if GB:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
             protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
             sweeps=_glm_sweeps,
-            k=GB["node_size"],
-            threads=",".join(map(str, GB["threads"])),
-            il=GB["interleave"],
-            repeats=GB["repeats"],
-            minq=GB["min_queries"],
+            k=GLM_BTREE["node_size"],
+            threads=",".join(map(str, GLM_BTREE["threads"])),
+            il=GLM_BTREE["interleave"],
+            repeats=GLM_BTREE["repeats"],
+            minq=GLM_BTREE["min_queries"],
             peers=lambda wc, input: " ".join(f"--kenlm-binary {k}={input[k]}" for k in ("probing", "trie")
                                              if k in input.keys()),
         threads: BENCH_THREADS  # the whole machine (see common.smk)
@@ -86,7 +86,7 @@ if GB:
         params:
             big=f"--big-model {GLM_BIG}" if GLM_BIG else "",
             orders=f"--order-models {_glm_order_arg()}" if GLM_ORDERS else "",
-            k=GB["node_size"],
+            k=GLM_BTREE["node_size"],
             out=lambda wildcards, output: str(Path(output.metrics).parent.parent),
             glm_main=GLM_MAIN,
         log:

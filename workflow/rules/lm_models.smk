@@ -8,7 +8,7 @@
 # kenlm module), built when lmplz is there (`bash tools/build_lmplz.sh`, or `snakemake build/lmplz/bin/lmplz`).
 import re as _re
 
-LM_MODELS = {m["name"]: m for m in P["lm_models"]}
+LM_MODELS = {m["name"]: m for m in GRID["lm_models"]}
 LM_TRAIN = "work/data/train.en"
 LM_HELDOUT = "work/data/test.en"
 LMPLZ = "build/lmplz/bin/lmplz"

@@ -1,10 +1,10 @@
 # Mokry 2016 §3.2: LM scoring with the automaton queue -> Table 3.3, Fig 3.5.
 # Models are the estimator's outputs work/lm/{name}.arpa.gz; names come from mokry_lm.models, or,
 # when that is absent, from the profile's lm_models (owned by the estimator's rules).
-L = P["mokry_lm"] if "mokry_lm" in P else None  # absent from the grid: not run
+MOKRY_LM = GRID["mokry_lm"] if "mokry_lm" in GRID else None  # absent from the grid: not run
 
 
-LM_BENCH_MODELS = _mokry_lm_models() if L else []
+LM_BENCH_MODELS = _mokry_lm_models() if MOKRY_LM else []
 LM_ROWS = expand(f"{OUT}/raw/mokry_lm/{{name}}.jsonl", name=LM_BENCH_MODELS)
 
 if LM_BENCH_MODELS:
@@ -12,7 +12,7 @@ if LM_BENCH_MODELS:
     METRICS.append(f"{OUT}/metrics/mokry_lm.csv")
 
 
-if L:
+if MOKRY_LM:
 
     rule mokry_lm_bench:
         """One model: sequential path, automaton queue sizes and KenLM's C++ probing and trie models (kenlm_benchmark
@@ -22,17 +22,17 @@ if L:
             BUILD,
             unpack(_mokry_lm_peers),
             arpa="work/lm/{name}.arpa.gz",
-            text=L["text"],
+            text=MOKRY_LM["text"],
         output:
             f"{OUT}/raw/mokry_lm/{{name}}.jsonl",
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
             protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
-            q=L["queue_sizes"],
-            repeats=L["repeats"],
-            minq=L["min_queries"],
-            kenlm="" if L["kenlm"] else "--no-kenlm",
-            backends="--backends " + ",".join(L["backends"]),
+            q=MOKRY_LM["queue_sizes"],
+            repeats=MOKRY_LM["repeats"],
+            minq=MOKRY_LM["min_queries"],
+            kenlm="" if MOKRY_LM["kenlm"] else "--no-kenlm",
+            backends="--backends " + ",".join(MOKRY_LM["backends"]),
             peers=lambda wc, input: " ".join(f"--kenlm-binary {k}={input[k]}" for k in ("probing", "trie")
                                              if k in input.keys()),
         threads: BENCH_THREADS  # the whole machine (see common.smk)
