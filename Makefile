@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PROFILE ?= default
+# a profile with its own executor (paper, slurm, slurm-smoke) runs without this machine's (workflow/profiles/default)
+EXECUTOR_ARGS = $(if $(filter default smoke,$(PROFILE)),,--workflow-profile none)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: setup reproduce retake test test-asan test-slurm smoke lmplz moses moses-test clean
@@ -17,7 +19,7 @@ setup: $(BIN)/smtbench
 
 # Regenerate every table and figure of the profile (default: this 2-core machine → results/).
 reproduce: setup lmplz moses
-	$(BIN)/snakemake --profile workflow/profiles/$(PROFILE)
+	$(BIN)/snakemake --profile workflow/profiles/$(PROFILE) $(EXECUTOR_ARGS)
 
 # KenLM's lmplz, build_binary, query and kenlm_benchmark, built from the PyPI sdist into build/lmplz (the live
 # reference for our estimator and the C++ peers of the LM tables).
@@ -68,7 +70,7 @@ test-asan: setup
 # the rows atomically and redraws whatever reads them; the old rows stay in git (`smtbench report history`).
 retake: setup
 	@test -n "$(POINT)" || { echo "make retake: name the row file(s) or rule(s): POINT=results/raw/<experiment>/<point>.jsonl"; exit 2; }
-	$(BIN)/snakemake --profile workflow/profiles/$(PROFILE) --forcerun $(POINT)
+	$(BIN)/snakemake --profile workflow/profiles/$(PROFILE) $(EXECUTOR_ARGS) --forcerun $(POINT)
 
 clean:
 	rm -rf build .snakemake

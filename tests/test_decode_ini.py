@@ -8,7 +8,7 @@ import pytest
 
 from smtbench.decode.ini import IniError, load_ini, parse_weight_overwrite
 
-ORACLE = Path(__file__).resolve().parents[2] / "shared" / "oracles" / "moses-bible-dev"
+from conftest import ORACLE  # noqa: E402  (the shared folder as the workflow reads it: SMTBENCH_SHARED)
 
 INI = """\
 [input-factors]

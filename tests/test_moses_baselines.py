@@ -16,7 +16,7 @@ import pytest
 from smtbench import moses_peer
 
 ROOT = Path(__file__).resolve().parent.parent
-ORACLE = ROOT.parent / "shared" / "oracles" / "moses-bible-dev"
+from conftest import ORACLE  # noqa: E402  (the shared folder as the workflow reads it: SMTBENCH_SHARED)
 
 
 def _need(*programs: str) -> None:

@@ -58,7 +58,7 @@ TARGET = "out/tables/decode_shards.md"
 
 def _workflow(d: Path, small_trained) -> Path:
     """A workdir whose Snakefile includes the workflow's own decode_shards.smk with the names it takes from the
-    Snakefile above it (P, OUT, TM, CONDA_ENV, ALL, METRICS); the model and the dev set are the small trained ones."""
+    Snakefile above it (GRID, OUT, TM, CONDA_ENV, ALL, METRICS); the model and the dev set are the small trained ones."""
     ini, dev, _ = small_trained
     (d / "work" / "data").mkdir(parents=True)
     (d / "work" / "data" / "dev.es").write_text("".join(x + "\n" for x in dev), encoding="utf-8")
@@ -66,7 +66,7 @@ def _workflow(d: Path, small_trained) -> Path:
     (d / "tm" / "model-dev").symlink_to(ini.parent)
     (d / "Snakefile").write_text(
         "from pathlib import Path\n"
-        f"P = {{'decode_shards': {CONFIG!r}}}\n"
+        f"GRID = {{'decode_shards': {CONFIG!r}}}\n"
         "OUT, TM, ALL, METRICS = 'out', 'tm', [], []\n"
         f"CONDA_ENV = {str(ROOT / 'workflow' / 'envs' / 'smtbench.yaml')!r}\n"
         f"include: {str(ROOT / 'workflow' / 'rules' / 'decode_shards.smk')!r}\n")

@@ -18,9 +18,33 @@ HAVE_SLURM_PLUGIN = importlib.util.find_spec("snakemake_executor_plugin_slurm") 
                                                          reason="pip install -e '.[slurm]' for the SLURM executor plugin")),
 ])
 def test_dry_run(root, profile):
-    r = subprocess.run(["snakemake", "--profile", f"workflow/profiles/{profile}", "-n", "--quiet", "rules"],
+    own = ["--workflow-profile", "none"] if profile not in ("smoke", "default") else []  # its own executor settings
+    r = subprocess.run(["snakemake", "--profile", f"workflow/profiles/{profile}", *own, "-n", "--quiet", "rules"],
                        cwd=root, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+@pytest.mark.skipif(not HAVE_SLURM_PLUGIN, reason="pip install -e '.[slurm]' for the SLURM executor plugin")
+def test_another_executor_refuses_this_machines_settings(root):
+    """workflow/profiles/default (this machine's local executor) is Snakemake's workflow profile, laid over every
+    run: a SLURM run that does not leave it out (--workflow-profile none) would take this machine's cores and bench
+    limit; it is refused, naming them."""
+    r = subprocess.run(["snakemake", "--profile", "workflow/profiles/slurm", "-n", "--quiet", "rules"],
+                       cwd=root, capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "--workflow-profile none" in out and "cores, resources" in out, out[-2000:]
+
+
+def test_any_grid_on_any_executor(root):
+    """The grid is a config file, the executor a profile: the smoke grid through the default (local) profile plans
+    the same jobs as the smoke profile."""
+    def jobs(*args):
+        r = subprocess.run(["snakemake", *args, "-n", "-p", "--forceall", "--nolock"], cwd=root,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return sorted(x for x in r.stdout.splitlines() if x.startswith(("rule ", "localrule ", "Shell command:")))
+    assert jobs("--profile", "workflow/profiles/default", "--configfile", "config/smoke.yaml") == \
+        jobs("--profile", "workflow/profiles/smoke")
 
 
 @pytest.mark.parametrize("profile", ["smoke", "default"])
@@ -33,9 +57,25 @@ def test_lint_is_clean(root, profile):
 
 
 def test_bad_config_is_rejected(root):
-    r = subprocess.run(["snakemake", "--profile", "workflow/profiles/smoke", "-n", "--config", "profile=bogus"],
+    r = subprocess.run(["snakemake", "--profile", "workflow/profiles/smoke", "-n", "--config", "grid=bogus"],
                        cwd=root, capture_output=True, text=True)
     assert r.returncode != 0 and "bogus" in (r.stdout + r.stderr)
+
+
+def test_one_name_per_experiment(root):
+    """Every experiment's config key is its rule file's stem and its schema definition's name; every grid is one
+    config file named after its `grid`."""
+    import yaml
+
+    schema = yaml.safe_load((root / "workflow/schemas/config.schema.yaml").read_text())
+    settings = {"grid", "outdir", "shared", "native", "oracle_absent", "protocol", "regression"}
+    for key, spec in schema["properties"].items():
+        if key in settings:
+            continue
+        assert (root / "workflow/rules" / f"{key}.smk").exists(), f"config key {key} has no rule file {key}.smk"
+        assert spec.get("$ref") == f"#/$defs/{key}", (key, spec)
+    for grid in schema["properties"]["grid"]["enum"]:
+        assert yaml.safe_load((root / "config" / f"{grid}.yaml").read_text())["grid"] == grid
 
 
 def test_fresh_clone_redoes_every_measurement(tmp_path):

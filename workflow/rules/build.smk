@@ -8,9 +8,9 @@ rule build_native:
     output:
         NATIVE_BUILD,
     params:
-        native=int(P.get("native", False)),
+        native=int(GRID["native"]),
     log:
-        f"build/native/{PROFILE}/build.log",
+        f"build/native/{GRID_NAME}/build.log",
     shell:
         "SMTBENCH_NATIVE={params.native} python pylib/smtbench/_build.py > {log} 2>&1 "
         "&& cp pylib/smtbench/_buildinfo.json {output}"

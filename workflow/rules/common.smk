@@ -9,8 +9,37 @@
 
 import os
 import re
+import sys
 
-NATIVE_BUILD = f"build/native/{PROFILE}/buildinfo.json"
+import yaml
+from snakemake.exceptions import WorkflowError
+
+# workflow/profiles/default, this machine's local executor, is Snakemake's workflow profile: it applies to every run
+# unless `--workflow-profile none`, and its keys win over --profile's. A --profile setting one of them otherwise
+# (another executor: slurm's cores and bench limit, paper's cores) without `--workflow-profile none` is refused.
+def _overridden_profile_keys(argv):
+    """{profile: keys it sets that workflow/profiles/default would override} of this command line's --profile's."""
+    if workflow.remote_exec or workflow.subprocess_exec or any(a.startswith("--workflow-profile") for a in argv):
+        return {}
+    local = yaml.safe_load(Path(workflow.basedir, "profiles", "default", "config.yaml").read_text())
+    profiles = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--profile"]
+    profiles += [a.split("=", 1)[1] for a in argv if a.startswith("--profile=")]
+    clashes = {}
+    for profile in profiles:
+        settings = Path(profile) / "config.yaml"
+        if settings.is_file():
+            own = yaml.safe_load(settings.read_text()) or {}
+            keys = sorted(k for k in own if k in local and own[k] != local[k])
+            if keys:
+                clashes[profile] = keys
+    return clashes
+
+
+for _profile, _keys in _overridden_profile_keys(sys.argv).items():
+    raise WorkflowError(f"--profile {_profile} takes --workflow-profile none: else workflow/profiles/default (this "
+                        f"machine's local executor, which Snakemake lays over every run) overrides its {', '.join(_keys)}")
+
+NATIVE_BUILD = f"build/native/{GRID_NAME}/buildinfo.json"
 NATIVE_SOURCES = sorted(str(p) for p in Path("csrc").glob("*.[ch]")) + ["pylib/smtbench/_build.py"]
 MACHINE = f"{OUT}/machine.json"
 BUILD = [NATIVE_BUILD, MACHINE]  # the input of every measurement: both, so that a missing stamp reruns them
@@ -26,7 +55,7 @@ BENCH_THREADS = 1 << 12
 # environment variable SMTBENCH_SHARED (tests point it at an empty folder to play a clone without it). The Moses
 # oracle is used only where a rule says so; without it those rules are not defined and NOT_RUN names them (the
 # results index lists them), so nothing is skipped silently.
-SHARED = os.environ.get("SMTBENCH_SHARED") or config.get("shared", "../shared")
+SHARED = os.environ.get("SMTBENCH_SHARED") or config["shared"]
 ORACLE = f"{SHARED}/oracles/moses-bible-dev"
 HAVE_ORACLE = Path(ORACLE, "moses.ini").exists()
 NOT_RUN = []  # "experiment:reason" for every experiment a rule file could not schedule
@@ -46,7 +75,7 @@ def needs_oracle(experiment):
 # record the model's moses.ini and whose tables' notes name it (fallback=True: the decoding experiments); the others
 # (tune, whose rows name only its own work/tune ini) are not run. MODELS ("experiment:what") names the model of every
 # model-keyed experiment for the results index.
-ORACLE_ABSENT = P["oracle_absent"]  # default in the schema
+ORACLE_ABSENT = GRID["oracle_absent"]  # default in the schema
 MODELS = []
 
 
@@ -71,15 +100,15 @@ PROTOCOL_FLAGS = {"max_repeats": "--max-repeats", "ci_target": "--ci-target", "t
                   "order": "--order", "seed": "--order-seed", "spell_factor": "--spell-factor", "max_retakes": "--max-retakes",
                   "spell_probe_mib": "--spell-probe-mib"}
 # the repeat protocol's options (smtbench.protocol) of every timing rule: the profile's `protocol:` block
-PROTOCOL_ARGS = " ".join(f"{PROTOCOL_FLAGS[k]} {v}" for k, v in sorted(P.get("protocol", {}).items()))
+PROTOCOL_ARGS = " ".join(f"{PROTOCOL_FLAGS[k]} {v}" for k, v in sorted(GRID["protocol"].items()))
 
 
 def hash_variants(mib):
     """The layout variants of the hash sweep at a table size (config mokry_hash.variants, plus kv and split on plain
     pages up to nohuge_max_mib)."""
-    h = P["mokry_hash"]
-    v = list(h.get("variants", ["kv"]))
-    if int(mib) <= h.get("nohuge_max_mib", 0):
+    h = GRID["mokry_hash"]
+    v = list(h["variants"])
+    if int(mib) <= h["nohuge_max_mib"]:
         v += [f"{x}:nohuge" for x in ("kv", "split") if x in v]
     return v
 
@@ -128,16 +157,13 @@ def _tm_partial_counts(wc):
 # --- mokry_lm.smk
 
 def _mokry_lm_models():
-    if L.get("models"):
-        return list(L["models"])
-    spec = P.get("lm_models", [])
-    if isinstance(spec, dict):
-        return list(spec)
-    return [m["name"] if isinstance(m, dict) else str(m) for m in spec]
+    if "models" in MOKRY_LM:
+        return list(MOKRY_LM["models"])
+    return [m["name"] for m in GRID["lm_models"]]
 
 
 def _mokry_lm_peers(wildcards):
-    return kenlm_binaries(wildcards.name) if L.get("kenlm_cpp", True) else {}
+    return kenlm_binaries(wildcards.name) if MOKRY_LM["kenlm_cpp"] else {}
 
 
 # --- glm_btree.smk
@@ -156,37 +182,37 @@ def _glm_sweeps(wildcards):
     """The main model gets the node-size and batch sweeps; the others only the Table 3 points."""
     if wildcards.name != GLM_MAIN:
         return ""
-    ks = ",".join(map(str, GB.get("node_sizes", [])))
-    bs = ",".join(map(str, GB.get("batch_sizes", [])))
+    ks = ",".join(map(str, GLM_BTREE["node_sizes"]))
+    bs = ",".join(map(str, GLM_BTREE["batch_sizes"]))
     return (f"--node-sizes {ks} " if ks else "") + (f"--batch-sizes {bs}" if bs else "")
 
 
 def _glm_peers(wildcards):
-    return kenlm_binaries(wildcards.name) if GB.get("kenlm_cpp", True) else {}
+    return kenlm_binaries(wildcards.name) if GLM_BTREE["kenlm_cpp"] else {}
 
 
 # --- mokry_decoder.smk
 
-def _mdec_lm(wildcards):
+def _mokry_decoder_lm(wildcards):
     """The LM replacing the model's (timing only); none for the model's own (rows trained.jsonl / oracle.jsonl)."""
     return [] if wildcards.lm in ("oracle", "trained") else [lm_model_path(wildcards.lm)]
 
 
-def _mdec_model(wildcards):
+def _mokry_decoder_model(wildcards):
     """(ini, source, reference) of a rows file: oracle.jsonl is the oracle's model (its own row where the
-    experiment's model is trained), every other one MDEC_MODEL's (mokry_decoder.smk)."""
-    return md_model("oracle" if wildcards.lm == "oracle" else MDEC_MODEL)
+    experiment's model is trained), every other one MOKRY_DECODER_MODEL's (mokry_decoder.smk)."""
+    return decoding_model("oracle" if wildcards.lm == "oracle" else MOKRY_DECODER_MODEL)
 
 
 # --- moses_decode.smk: the decoding tables' model and search settings
 
-def md_model(model):
+def decoding_model(model):
     """(ini, source, reference) of the model the decoding tables run on."""
     if model == "oracle":
         return f"{ORACLE}/moses.ini", f"{ORACLE}/dev.es", f"{ORACLE}/dev.en"
     return f"{TM}/model-test/moses.ini", "work/data/test.es", "work/data/test.en"
 
 
-def md_search_args(wildcards):
-    stack, pop, _ = MD_SEARCH[wildcards.search]
+def decoding_search_args(wildcards):
+    stack, pop, _ = MOSES_DECODE_SEARCH[wildcards.search]
     return f"--search {wildcards.search} -s {stack}" + (f" --pop-limit {pop}" if pop else "")

@@ -4,16 +4,16 @@
 # n-best ids made global (decode merge), and checked byte for byte against one unsharded run of the same decoder
 # (report shards: 1-best, scores, n-best). Every shard job is independent: the SLURM profiles spread them over nodes.
 # Not a timing experiment (no `bench` resource): the shards run side by side wherever there are cores.
-DS = P.get("decode_shards")
-if DS:
-    DSD = f"{OUT}/decode_shards"
-    DS_INI = f"{TM}/model-dev/moses.ini"
-    DS_PARTS = [f"shard{i}" for i in range(DS["shards"])]
+DECODE_SHARDS = GRID["decode_shards"] if "decode_shards" in GRID else None  # absent from the grid: not run
+if DECODE_SHARDS:
+    DECODE_SHARDS_DIR = f"{OUT}/decode_shards"
+    DECODE_SHARDS_INI = f"{TM}/model-dev/moses.ini"
+    DECODE_SHARDS_PARTS = [f"shard{i}" for i in range(DECODE_SHARDS["shards"])]
     # each search's options: the same for the shards and the one-job run
-    DS_ARGS = {
-        "normal": f"-s {DS['stack_size']}",
-        "cube": f"--pop-limit {DS['pop_limit']} -s {DS['stack_size']}",
-        "beam": f"--variant de+ep --beam-limit {DS['stack_size']} --ttable-limit 20",
+    DECODE_SHARDS_ARGS = {
+        "normal": f"-s {DECODE_SHARDS['stack_size']}",
+        "cube": f"--pop-limit {DECODE_SHARDS['pop_limit']} -s {DECODE_SHARDS['stack_size']}",
+        "beam": f"--variant de+ep --beam-limit {DECODE_SHARDS['stack_size']} --ttable-limit 20",
     }
     ALL.append(f"{OUT}/tables/decode_shards.md")
     METRICS.append(f"{OUT}/metrics/decode_shards.csv")
@@ -23,13 +23,13 @@ if DS:
         input:
             src="work/data/dev.es",
         output:
-            parts=expand(f"{DSD}/input/{{part}}.txt", part=DS_PARTS),
-            whole=f"{DSD}/input/whole.txt",
-            manifest=f"{DSD}/input/shards.json",
+            parts=expand(f"{DECODE_SHARDS_DIR}/input/{{part}}.txt", part=DECODE_SHARDS_PARTS),
+            whole=f"{DECODE_SHARDS_DIR}/input/whole.txt",
+            manifest=f"{DECODE_SHARDS_DIR}/input/shards.json",
         params:
             outdir=lambda wildcards, output: str(Path(output.manifest).parent),
-            shards=DS["shards"],
-            sentences=DS["sentences"],
+            shards=DECODE_SHARDS["shards"],
+            sentences=DECODE_SHARDS["sentences"],
         log:
             f"{OUT}/logs/decode_shards/split.log",
         shell:
@@ -40,18 +40,18 @@ if DS:
         """One shard (or `whole`: the one-job run) decoded by one search: its own job."""
         conda: CONDA_ENV
         input:
-            ini=DS_INI,
-            src=f"{DSD}/input/{{part}}.txt",
+            ini=DECODE_SHARDS_INI,
+            src=f"{DECODE_SHARDS_DIR}/input/{{part}}.txt",
         output:
-            out=f"{DSD}/{{search}}/{{part}}.out",
-            scores=f"{DSD}/{{search}}/{{part}}.scores",
-            nbest=f"{DSD}/{{search}}/{{part}}.nbest",
+            out=f"{DECODE_SHARDS_DIR}/{{search}}/{{part}}.out",
+            scores=f"{DECODE_SHARDS_DIR}/{{search}}/{{part}}.scores",
+            nbest=f"{DECODE_SHARDS_DIR}/{{search}}/{{part}}.nbest",
         wildcard_constraints:
             search="normal|cube|beam",
             part=r"shard\d+|whole",
         params:
-            args=lambda wildcards: DS_ARGS[wildcards.search],
-            nbest=DS["nbest"],
+            args=lambda wildcards: DECODE_SHARDS_ARGS[wildcards.search],
+            nbest=DECODE_SHARDS["nbest"],
         threads: 1
         log:
             f"{OUT}/logs/decode_shards/{{search}}-{{part}}.log",
@@ -63,13 +63,13 @@ if DS:
         conda: CONDA_ENV
         input:
             manifest=rules.decode_shards_split.output.manifest,
-            out=expand(f"{DSD}/{{{{search}}}}/{{part}}.out", part=DS_PARTS),
-            scores=expand(f"{DSD}/{{{{search}}}}/{{part}}.scores", part=DS_PARTS),
-            nbest=expand(f"{DSD}/{{{{search}}}}/{{part}}.nbest", part=DS_PARTS),
+            out=expand(f"{DECODE_SHARDS_DIR}/{{{{search}}}}/{{part}}.out", part=DECODE_SHARDS_PARTS),
+            scores=expand(f"{DECODE_SHARDS_DIR}/{{{{search}}}}/{{part}}.scores", part=DECODE_SHARDS_PARTS),
+            nbest=expand(f"{DECODE_SHARDS_DIR}/{{{{search}}}}/{{part}}.nbest", part=DECODE_SHARDS_PARTS),
         output:
-            out=f"{DSD}/{{search}}/merged.out",
-            scores=f"{DSD}/{{search}}/merged.scores",
-            nbest=f"{DSD}/{{search}}/merged.nbest",
+            out=f"{DECODE_SHARDS_DIR}/{{search}}/merged.out",
+            scores=f"{DECODE_SHARDS_DIR}/{{search}}/merged.scores",
+            nbest=f"{DECODE_SHARDS_DIR}/{{search}}/merged.nbest",
         wildcard_constraints:
             search="normal|cube|beam",
         log:
@@ -83,8 +83,8 @@ if DS:
         """Every search's merged 1-best, scores and n-best against its one-job run, byte for byte."""
         conda: CONDA_ENV
         input:
-            merged=expand(f"{DSD}/{{search}}/merged.{{ext}}", search=DS["searches"], ext=["out", "scores", "nbest"]),
-            whole=expand(f"{DSD}/{{search}}/whole.{{ext}}", search=DS["searches"], ext=["out", "scores", "nbest"]),
+            merged=expand(f"{DECODE_SHARDS_DIR}/{{search}}/merged.{{ext}}", search=DECODE_SHARDS["searches"], ext=["out", "scores", "nbest"]),
+            whole=expand(f"{DECODE_SHARDS_DIR}/{{search}}/whole.{{ext}}", search=DECODE_SHARDS["searches"], ext=["out", "scores", "nbest"]),
         output:
             table=f"{OUT}/tables/decode_shards.md",
             csv=f"{OUT}/tables/decode_shards.csv",

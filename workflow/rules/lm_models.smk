@@ -8,7 +8,7 @@
 # kenlm module), built when lmplz is there (`bash tools/build_lmplz.sh`, or `snakemake build/lmplz/bin/lmplz`).
 import re as _re
 
-LM_MODELS = {m["name"]: m for m in P.get("lm_models", [])}
+LM_MODELS = {m["name"]: m for m in GRID["lm_models"]}
 LM_TRAIN = "work/data/train.en"
 LM_HELDOUT = "work/data/test.en"
 LMPLZ = "build/lmplz/bin/lmplz"
@@ -63,10 +63,10 @@ rule lm_estimate_model:
         meta="work/lm/{lmname}.arpa.gz.json",
     params:
         order=lambda wc: LM_MODELS[wc.lmname]["order"],
-        memory=lambda wc: LM_MODELS[wc.lmname].get("memory", "4G"),
+        memory=lambda wc: LM_MODELS[wc.lmname]["memory"],
         fallback=lambda wc: "--discount-fallback" if "sample_from" in LM_MODELS[wc.lmname] else "",
     resources:
-        mem_mb=lambda wc: 6144 if LM_MODELS[wc.lmname].get("words", 0) > 20_000_000 else 2048,
+        mem_mb=lambda wc: 6144 if "sample_from" in LM_MODELS[wc.lmname] and LM_MODELS[wc.lmname]["words"] > 20_000_000 else 2048,
     log:
         "work/logs/lm/estimate-{lmname}.log",
     shell:

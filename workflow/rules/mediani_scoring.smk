@@ -2,12 +2,11 @@
 # own `score`/`consolidate` (system `moses`, built by `make moses`), timed in the same run as ours; without it
 # the Moses rows read "not built (make moses)". Table 2 decodes the dev set with Moses' table and with ours.
 
-MED = P["mediani"]
-_TM = TM  # from tm_train.smk (included before this file)
+MEDIANI_SCORING = GRID["mediani_scoring"]
 
-ALL += expand(f"{OUT}/tables/mediani_table{{t}}.md", t=[1, 2, 3, 4]) + [f"{OUT}/figures/mediani_scaling.png",
-                                                                   f"{_TM}/phrase-table.gz",
-                                                                   f"{_TM}/dist{MED.get('workflow_partitions', 4)}/phrase-table.gz"]
+ALL += expand(f"{OUT}/tables/mediani_table{{t}}.md", t=[1, 2, 3, 4]) + [
+    f"{OUT}/figures/mediani_scaling.png", f"{TM}/phrase-table.gz",
+    f"{TM}/dist{MEDIANI_SCORING['workflow_partitions']}/phrase-table.gz"]
 METRICS.append(f"{OUT}/metrics/mediani_scoring.csv")
 # §3.3's distributed form as workflow jobs (tm_train.smk: tm_partition, tm_score_partition per partition,
 # tm_merge_partitions; the SLURM profiles spread the partitions over nodes), checked against the one-job table.
@@ -21,25 +20,25 @@ rule mediani_bench:
     conda: CONDA_ENV
     input:
         BUILD,
-        extract=f"{_TM}/extract.gz",
-        extract_inv=f"{_TM}/extract.inv.gz",
-        lex=[f"{_TM}/lex.f2e", f"{_TM}/lex.e2f"],
+        extract=f"{TM}/extract.gz",
+        extract_inv=f"{TM}/extract.inv.gz",
+        lex=[f"{TM}/lex.f2e", f"{TM}/lex.e2f"],
         src="work/data/train.es",  # Moses' extract runs once on the corpus and is checked against ours
         tgt="work/data/train.en",
-        align=f"{_TM}/aligned.grow-diag-final-and",
+        align=f"{TM}/aligned.grow-diag-final-and",
     output:
         f"{OUT}/raw/mediani_scoring/rows.jsonl",
     params:
         expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-        fractions=",".join(map(str, MED["fractions"])),
-        threads=",".join(map(str, MED["threads"])),
-        memory=",".join(MED["memory"]),
-        systems=",".join(MED["systems"]),
-        partitions=",".join(map(str, MED["partitions"])),
-        mmax=MED.get("memory_max_fraction", 1.0),
-        repeats=MED["repeats"],
+        fractions=",".join(map(str, MEDIANI_SCORING["fractions"])),
+        threads=",".join(map(str, MEDIANI_SCORING["threads"])),
+        memory=",".join(MEDIANI_SCORING["memory"]),
+        systems=",".join(MEDIANI_SCORING["systems"]),
+        partitions=",".join(map(str, MEDIANI_SCORING["partitions"])),
+        mmax=MEDIANI_SCORING["memory_max_fraction"],
+        repeats=MEDIANI_SCORING["repeats"],
         protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
-        profile=PROFILE,
+        profile=GRID_NAME,
     threads: BENCH_THREADS  # the whole machine (see common.smk)
     resources:
         bench=1,
@@ -61,21 +60,21 @@ rule mediani_bleu:
     conda: CONDA_ENV
     input:
         BUILD,
-        extract=f"{_TM}/extract.gz",
-        extract_inv=f"{_TM}/extract.inv.gz",
-        lex=[f"{_TM}/lex.f2e", f"{_TM}/lex.e2f"],
-        ours=f"{_TM}/phrase-table.gz",
-        rt=f"{_TM}/reordering-table.wbe-msd-bidirectional-fe.gz",
-        lm=lm_model_path(MED["bleu_lm"]),
+        extract=f"{TM}/extract.gz",
+        extract_inv=f"{TM}/extract.inv.gz",
+        lex=[f"{TM}/lex.f2e", f"{TM}/lex.e2f"],
+        ours=f"{TM}/phrase-table.gz",
+        rt=f"{TM}/reordering-table.wbe-msd-bidirectional-fe.gz",
+        lm=lm_model_path(MEDIANI_SCORING["bleu_lm"]),
         src="work/data/dev.es",
         ref="work/data/dev.en",
     output:
         f"{OUT}/raw/mediani_scoring/bleu.jsonl",
     params:
         expect_build=expected_build,
-        order=LM_MODELS[MED["bleu_lm"]]["order"],
-        sentences=MED.get("bleu_sentences", 0),
-        workdir=f"work/tm/bleu-{PROFILE}",
+        order=LM_MODELS[MEDIANI_SCORING["bleu_lm"]]["order"],
+        sentences=MEDIANI_SCORING["bleu_sentences"],
+        workdir=f"work/tm/bleu-{GRID_NAME}",
     threads: BENCH_THREADS
     resources:
         bench=1,  # Moses' pipeline and the decoder use the whole machine
@@ -111,15 +110,15 @@ rule mediani_distributed_check:
     """The merged table of the distributed jobs equals tm_score's one-job table byte for byte (decompressed)."""
     conda: CONDA_ENV
     input:
-        merged=f"{_TM}/dist{MED.get('workflow_partitions', 4)}/phrase-table.gz",
-        single=f"{_TM}/phrase-table.gz",
+        merged=f"{TM}/dist{MEDIANI_SCORING['workflow_partitions']}/phrase-table.gz",
+        single=f"{TM}/phrase-table.gz",
     output:
         table=f"{OUT}/tables/mediani_distributed.md",
         csv=f"{OUT}/tables/mediani_distributed.csv",
         metrics=f"{OUT}/metrics/mediani_distributed.csv",
     params:
         stem=lambda wildcards, output: str(Path(output.table).with_suffix("")),
-        key=f"k={MED.get('workflow_partitions', 4)}",
+        key=f"k={MEDIANI_SCORING['workflow_partitions']}",
     log:
         f"{OUT}/logs/mediani/distributed_check.log",
     shell:

@@ -2,44 +2,44 @@
 # LM scored in full at item creation (off), lazily at pop (lazy), through the automaton queue (queue, per queue
 # size), or through it before the item queue (queue-exact, the thesis' future work), interleaved in one run;
 # optionally with larger LMs of our own in place of the model's (timing only: a synthetic LM's scores are not the
-# model's). The model (config mokry_decoder.model, as moses_decode.smk's md_model): `trained` = the workflow's own
+# model's). The model (config mokry_decoder.model, as moses_decode.smk's decoding_model): `trained` = the workflow's own
 # model (moses_training.smk's tm_model_filtered) on the test books (it tunes nothing), rows raw/mokry_decoder/
 # trained.jsonl; `oracle` = the Moses oracle's model on the dev books, rows oracle.jsonl (the committed run's).
 # Without the oracle, `oracle` follows the profile's oracle_absent (common.smk: experiment_model). Where the model is
 # `trained` and the oracle is present, the oracle's model is an extra table (mokry_table3_4_oracle, the model's own LM
 # only; no metrics), as moses_decode.smk's oracle tables.
-MDEC = P.get("mokry_decoder")
-MDEC_MODEL = experiment_model("mokry_decoder", MDEC, "the workflow's own model, test books") if MDEC else None
-MDEC_ORACLE_TOO = MDEC_MODEL == "trained" and HAVE_ORACLE
+MOKRY_DECODER = GRID["mokry_decoder"] if "mokry_decoder" in GRID else None  # absent from the grid: not run
+MOKRY_DECODER_MODEL = experiment_model("mokry_decoder", MOKRY_DECODER, "the workflow's own model, test books") if MOKRY_DECODER else None
+MOKRY_DECODER_ORACLE_TOO = MOKRY_DECODER_MODEL == "trained" and HAVE_ORACLE
 
 
-if MDEC_MODEL:
+if MOKRY_DECODER_MODEL:
     ALL += [f"{OUT}/tables/mokry_table3_4.md", f"{OUT}/figures/mokry_fig3_6.png"]
     METRICS.append(f"{OUT}/metrics/mokry_decoder.csv")
-    if MDEC_ORACLE_TOO:
+    if MOKRY_DECODER_ORACLE_TOO:
         ALL += [f"{OUT}/tables/mokry_table3_4_oracle.md"]
 
     rule mokry_decoder_bench:
         conda: CONDA_ENV
         input:
             BUILD,
-            _mdec_lm,
-            ini=lambda wildcards: _mdec_model(wildcards)[0],
-            src=lambda wildcards: _mdec_model(wildcards)[1],
-            ref=lambda wildcards: _mdec_model(wildcards)[2],
+            _mokry_decoder_lm,
+            ini=lambda wildcards: _mokry_decoder_model(wildcards)[0],
+            src=lambda wildcards: _mokry_decoder_model(wildcards)[1],
+            ref=lambda wildcards: _mokry_decoder_model(wildcards)[2],
         output:
             f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl",  # lm: the model's own (trained|oracle) or a name in lm_models
         wildcard_constraints:  # never the other model's file name
-            lm="|".join(re.escape(x) for x in [MDEC_MODEL] + MDEC.get("lms", []) + (["oracle"] if MDEC_ORACLE_TOO else [])),
+            lm="|".join(re.escape(x) for x in [MOKRY_DECODER_MODEL] + MOKRY_DECODER["lms"] + (["oracle"] if MOKRY_DECODER_ORACLE_TOO else [])),
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
             lm=lambda wc: "" if wc.lm in ("oracle", "trained") else f"--lm {lm_model_path(wc.lm)}",
-            queues=MDEC["queue_sizes"],
-            exact=MDEC.get("exact_queue_sizes", ""),
-            sentences=MDEC["sentences"],
-            repeats=MDEC["repeats"],
+            queues=MOKRY_DECODER["queue_sizes"],
+            exact=MOKRY_DECODER["exact_queue_sizes"],
+            sentences=MOKRY_DECODER["sentences"],
+            repeats=MOKRY_DECODER["repeats"],
             protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
-            pop_limit=MDEC["pop_limit"],
+            pop_limit=MOKRY_DECODER["pop_limit"],
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
             bench=1,
@@ -54,7 +54,7 @@ if MDEC_MODEL:
     rule mokry_decoder_report:
         conda: CONDA_ENV
         input:
-            expand(f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl", lm=[MDEC_MODEL] + MDEC.get("lms", [])),
+            expand(f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl", lm=[MOKRY_DECODER_MODEL] + MOKRY_DECODER["lms"]),
         output:
             shown_all(expand(f"{OUT}/tables/mokry_table3_4.{{ext}}", ext=["csv", "md"]), "mokry_decoder"),
             figure=shown(f"{OUT}/figures/mokry_fig3_6.png", "mokry_decoder"),
@@ -67,7 +67,7 @@ if MDEC_MODEL:
             "smtbench report mokry-decoder --rows {input} --table {params.table} "
             "--figure {output.figure} --metrics {output.metrics} 2> {log}"
 
-    if MDEC_ORACLE_TOO:
+    if MOKRY_DECODER_ORACLE_TOO:
         rule mokry_decoder_oracle_report:
             """The oracle's model beside the trained one (its own LM, same settings): Table 3.4 and Fig 3.6 again."""
             conda: CONDA_ENV

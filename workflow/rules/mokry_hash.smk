@@ -1,6 +1,6 @@
 # Mokry 2016 §3.1: hash-table lookups with a prefetch queue → Table 3.2, Fig 3.2.
-H = P["mokry_hash"]
-HASH_ROWS = expand(f"{OUT}/raw/mokry_hash/mib{{mib}}.jsonl", mib=H["table_mib"])
+MOKRY_HASH = GRID["mokry_hash"]
+HASH_ROWS = expand(f"{OUT}/raw/mokry_hash/mib{{mib}}.jsonl", mib=MOKRY_HASH["table_mib"])
 
 ALL += [f"{OUT}/tables/mokry_table3_2.md", f"{OUT}/figures/mokry_fig3_2.png", f"{OUT}/tables/mokry_hash_layouts.md",
         f"{OUT}/figures/mokry_hash_layouts.png"]
@@ -17,15 +17,15 @@ rule hash_sweep:
         f"{OUT}/raw/mokry_hash/mib{{mib}}.jsonl",
     params:
         expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-        q=H["queue_sizes"],
+        q=MOKRY_HASH["queue_sizes"],
         variants=lambda wildcards: ",".join(hash_variants(wildcards.mib)),
-        threads=",".join(map(str, H["threads"])),
-        modes=",".join(H["modes"]),
-        lookups=H["lookups"],
-        repeats=H["repeats"],
+        threads=",".join(map(str, MOKRY_HASH["threads"])),
+        modes=",".join(MOKRY_HASH["modes"]),
+        lookups=MOKRY_HASH["lookups"],
+        repeats=MOKRY_HASH["repeats"],
         protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
-        lf=H.get("load_factor", 0.6667),
-        sizing=H.get("sizing", "pow2"),
+        lf=MOKRY_HASH["load_factor"],
+        sizing=MOKRY_HASH["sizing"],
     threads: BENCH_THREADS  # the whole machine (see common.smk)
     resources:
         bench=1,

@@ -7,22 +7,22 @@
 # table (config moore_quirk.model): `trained` = the workflow's own (our eflomal alignment, tm_train.smk's tm_score),
 # which needs nothing beside the checkout; `oracle` = ours from the oracle's shipped alignment (moses_training.smk's
 # tm_oracle_tables; the committed run's). Without the oracle, `oracle` follows the profile's oracle_absent (common.smk).
-# Second configuration (MQ["moses"]), the oracle's extra job wherever it is present, whatever the model: DE+EP in
+# Second configuration (MOORE_QUIRK["moses"]), the oracle's extra job wherever it is present, whatever the model: DE+EP in
 # Moses mode on the oracle's own Moses model (dev verses) against our normal search and cube pruning (same
 # interleaved passes) and the oracle's recorded Moses2 / Moses v1 runs, at equal BLEU (bench beam has no live Moses
 # peer: Moses2 / Moses v1 decode the trained model live in moses_decode.smk). Without the oracle it is in NOT_RUN.
-MQ = P.get("moore_quirk")
-MQ_MODEL = experiment_model("moore_quirk", MQ, "the paper-faithful model on the workflow's own phrase table, test "
+MOORE_QUIRK = GRID["moore_quirk"] if "moore_quirk" in GRID else None  # absent from the grid: not run
+MOORE_QUIRK_MODEL = experiment_model("moore_quirk", MOORE_QUIRK, "the paper-faithful model on the workflow's own phrase table, test "
                             "books", oracle="the paper-faithful model on our phrase table from the oracle's "
-                            "alignment, test books") if MQ else None
-MQ_DIR = "work/moore-quirk" if MQ_MODEL == "oracle" else "work/moore-quirk/trained"
-MQM = MQ.get("moses") if MQ_MODEL else None
-MQM = MQM if MQM and needs_oracle("moore_quirk_moses") else None
-MQ_TABLE_LIMIT = 25  # the model loads the paper's largest t-table limit in every profile (one shared model)
-if MQ and max(MQ["limits"]) > MQ_TABLE_LIMIT:
-    raise ValueError(f"moore_quirk.limits: at most {MQ_TABLE_LIMIT} (the model's table-limit)")
+                            "alignment, test books") if MOORE_QUIRK else None
+MOORE_QUIRK_DIR = "work/moore-quirk" if MOORE_QUIRK_MODEL == "oracle" else "work/moore-quirk/trained"
+MOORE_QUIRK_MOSES = MOORE_QUIRK["moses"] if MOORE_QUIRK_MODEL and "moses" in MOORE_QUIRK else None
+MOORE_QUIRK_MOSES = MOORE_QUIRK_MOSES if MOORE_QUIRK_MOSES and needs_oracle("moore_quirk_moses") else None
+MOORE_QUIRK_TABLE_LIMIT = 25  # the model loads the paper's largest t-table limit in every profile (one shared model)
+if MOORE_QUIRK and max(MOORE_QUIRK["limits"]) > MOORE_QUIRK_TABLE_LIMIT:
+    raise ValueError(f"moore_quirk.limits: at most {MOORE_QUIRK_TABLE_LIMIT} (the model's table-limit)")
 
-if MQ_MODEL:
+if MOORE_QUIRK_MODEL:
     ALL += [f"{OUT}/tables/moore_quirk_ratios.md", f"{OUT}/figures/moore_quirk_fig2.png",
             f"{OUT}/figures/moore_quirk_fig3.png"]
     METRICS.append(f"{OUT}/metrics/moore_quirk.csv")
@@ -30,19 +30,19 @@ if MQ_MODEL:
     rule moore_quirk_model:
         conda: CONDA_ENV
         input:
-            pt=rules.tm_oracle_tables.output.pt if MQ_MODEL == "oracle" else rules.tm_score.output[0],
-            lm=lm_model_path(MQ["lm"]),
+            pt=rules.tm_oracle_tables.output.pt if MOORE_QUIRK_MODEL == "oracle" else rules.tm_score.output[0],
+            lm=lm_model_path(MOORE_QUIRK["lm"]),
             test="work/data/test.es",
         output:
-            ini=f"{MQ_DIR}/model/moses.ini",
+            ini=f"{MOORE_QUIRK_DIR}/model/moses.ini",
         params:
-            order=LM_MODELS[MQ["lm"]]["order"],
+            order=LM_MODELS[MOORE_QUIRK["lm"]]["order"],
             tables=lambda wildcards, output: str(Path(output.ini).parent.parent / "tables"),
             model=lambda wildcards, output: str(Path(output.ini).parent),
-            dl=MQ["distortion_limit"],
-            tl=MQ_TABLE_LIMIT,
+            dl=MOORE_QUIRK["distortion_limit"],
+            tl=MOORE_QUIRK_TABLE_LIMIT,
         log:
-            f"{MQ_DIR}/logs/model.log",
+            f"{MOORE_QUIRK_DIR}/logs/model.log",
         shell:
             "(smtbench tm filter --input {input.test} --table {input.pt} --outdir {params.tables} "
             "&& smtbench tm model --phrase-table {params.tables}/phrase-table.gz --lm {input.lm} "
@@ -60,15 +60,15 @@ if MQ_MODEL:
             f"{OUT}/raw/moore_quirk/rows.jsonl",
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            thresholds=",".join(map(str, MQ["thresholds"])),
-            limits=",".join(map(str, MQ["limits"])),
-            pharaoh=",".join(map(str, MQ["pharaoh_beam_limits"])),
-            search=MQ["search"],
-            sentences=MQ["sentences"],
-            every=MQ.get("every", 1),
-            repeats=MQ["repeats"],
+            thresholds=",".join(map(str, MOORE_QUIRK["thresholds"])),
+            limits=",".join(map(str, MOORE_QUIRK["limits"])),
+            pharaoh=",".join(map(str, MOORE_QUIRK["pharaoh_beam_limits"])),
+            search=MOORE_QUIRK["search"],
+            sentences=MOORE_QUIRK["sentences"],
+            every=MOORE_QUIRK["every"],
+            repeats=MOORE_QUIRK["repeats"],
             protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
-            dl=MQ["distortion_limit"],
+            dl=MOORE_QUIRK["distortion_limit"],
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
             bench=1,
@@ -80,7 +80,7 @@ if MQ_MODEL:
             "--thresholds {params.thresholds} --limits {params.limits} --pharaoh-beam-limits {params.pharaoh} "
             "--every {params.every} --sentences {params.sentences} --repeats {params.repeats} {params.protocol} --out {output} 2> {log}"
 
-    if MQM:
+    if MOORE_QUIRK_MOSES:
         ALL += [f"{OUT}/tables/moore_quirk_moses.md", f"{OUT}/figures/moore_quirk_moses.png"]
 
         rule moore_quirk_moses_bench:
@@ -94,12 +94,12 @@ if MQ_MODEL:
                 f"{OUT}/raw/moore_quirk/moses.jsonl",
             params:
                 expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-                thresholds=",".join(map(str, MQM["thresholds"])),
-                limits=",".join(map(str, MQM["limits"])),
-                peers=",".join(MQM["peers"]),
-                extra=",".join(map(str, MQM.get("extra_beam_limits", []))) or "''",
-                sentences=MQM["sentences"],
-                repeats=MQM["repeats"],
+                thresholds=",".join(map(str, MOORE_QUIRK_MOSES["thresholds"])),
+                limits=",".join(map(str, MOORE_QUIRK_MOSES["limits"])),
+                peers=",".join(MOORE_QUIRK_MOSES["peers"]),
+                extra=",".join(map(str, MOORE_QUIRK_MOSES["extra_beam_limits"])) or "''",
+                sentences=MOORE_QUIRK_MOSES["sentences"],
+                repeats=MOORE_QUIRK_MOSES["repeats"],
                 protocol=PROTOCOL_ARGS,
                 oracle=lambda wildcards, input: str(Path(input.ini).parent),
             threads: BENCH_THREADS  # the whole machine (see common.smk)
@@ -118,13 +118,13 @@ if MQ_MODEL:
         conda: CONDA_ENV
         input:
             rows=rules.moore_quirk_bench.output,
-            moses=f"{OUT}/raw/moore_quirk/moses.jsonl" if MQM else [],
+            moses=f"{OUT}/raw/moore_quirk/moses.jsonl" if MOORE_QUIRK_MOSES else [],
         output:
             shown_all(expand(f"{OUT}/tables/moore_quirk_{{t}}.{{ext}}",
                              t=["ratios", "same_settings", "points", "score_ratios"], ext=["csv", "md"]),
                       "moore_quirk"),
             moses=shown_all([f"{OUT}/tables/moore_quirk_moses.csv", f"{OUT}/tables/moore_quirk_moses.md",
-                             f"{OUT}/figures/moore_quirk_moses.png"] if MQM else [], "moore_quirk"),
+                             f"{OUT}/figures/moore_quirk_moses.png"] if MOORE_QUIRK_MOSES else [], "moore_quirk"),
             fig2=shown(f"{OUT}/figures/moore_quirk_fig2.png", "moore_quirk"),
             fig3=shown(f"{OUT}/figures/moore_quirk_fig3.png", "moore_quirk"),
             score_fig=shown(f"{OUT}/figures/moore_quirk_score.png", "moore_quirk"),
@@ -135,7 +135,7 @@ if MQ_MODEL:
             points=lambda wildcards, output: output[4].removesuffix(".csv"),
             score=lambda wildcards, output: output[6].removesuffix(".csv"),
             moses=(f"--moses-rows {OUT}/raw/moore_quirk/moses.jsonl --moses-table {OUT}/tables/moore_quirk_moses "
-                   f"--moses-figure {OUT}/figures/moore_quirk_moses.png --oracle {ORACLE}") if MQM else "",
+                   f"--moses-figure {OUT}/figures/moore_quirk_moses.png --oracle {ORACLE}") if MOORE_QUIRK_MOSES else "",
         log:
             f"{OUT}/logs/moore_quirk/report.log",
         shell:

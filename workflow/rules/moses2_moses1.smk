@@ -5,37 +5,37 @@
 # alignment, tables, LM; `tm model`'s moses.ini filtered to the dev verses: moses_training.smk's tm_model_filtered,
 # defined in every profile), and the Moses oracle's model as an extra row where ../shared has it.
 # Without Moses v1 (`make moses`) every row reads "not built (make moses)".
-M1 = P.get("moses2_moses1")
+MOSES2_MOSES1 = GRID["moses2_moses1"] if "moses2_moses1" in GRID else None  # absent from the grid: not run
 
-if M1:
+if MOSES2_MOSES1:
     ALL += expand(f"{OUT}/tables/moses2_fig{{f}}.md", f=[1, 2, 10])
     METRICS.append(f"{OUT}/metrics/moses2_moses1.csv")
 
-    M1_INI = f"{TM}/model-dev/moses.ini"  # the workflow's model filtered to the dev verses (moses_training.smk)
+    MOSES2_MOSES1_INI = f"{TM}/model-dev/moses.ini"  # the workflow's model filtered to the dev verses (moses_training.smk)
 
-    M1_EXTRA = {"oracle": f"{ORACLE}/moses.ini"} if M1.get("oracle_row") and HAVE_ORACLE else {}
+    MOSES2_MOSES1_EXTRA = {"oracle": f"{ORACLE}/moses.ini"} if MOSES2_MOSES1["oracle_row"] and HAVE_ORACLE else {}
 
     rule moses2_moses1_bench:
         conda: CONDA_ENV
         input:
             BUILD,
-            ini=M1_INI,
+            ini=MOSES2_MOSES1_INI,
             src="work/data/dev.es",
-            extra=list(M1_EXTRA.values()),
+            extra=list(MOSES2_MOSES1_EXTRA.values()),
         output:
             f"{OUT}/raw/moses2_moses1/rows.jsonl",
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            extra=" ".join(f"--model {k}={v}" for k, v in M1_EXTRA.items()),
-            threads=",".join(map(str, M1["threads"])),
-            pts=",".join(M1["phrase_tables"]),
-            lrs=",".join(M1["reorderings"]),
-            search=M1["search"],
-            stack=M1["stack_size"],
-            pop_limit=M1.get("pop_limit", 400),
-            sentences=M1["sentences"],
-            repeats=M1["repeats"],
-            workdir=f"work/moses2_moses1/{PROFILE}",
+            extra=" ".join(f"--model {k}={v}" for k, v in MOSES2_MOSES1_EXTRA.items()),
+            threads=",".join(map(str, MOSES2_MOSES1["threads"])),
+            pts=",".join(MOSES2_MOSES1["phrase_tables"]),
+            lrs=",".join(MOSES2_MOSES1["reorderings"]),
+            search=MOSES2_MOSES1["search"],
+            stack=MOSES2_MOSES1["stack_size"],
+            pop_limit=MOSES2_MOSES1["pop_limit"],
+            sentences=MOSES2_MOSES1["sentences"],
+            repeats=MOSES2_MOSES1["repeats"],
+            workdir=f"work/moses2_moses1/{GRID_NAME}",
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
             bench=1,

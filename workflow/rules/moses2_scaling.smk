@@ -1,6 +1,6 @@
 # The Moses2 paper ("Fast, scalable phrase-based decoding") sections 4.1 and 4.3-4.5: sentence-level threads, memory
 # pools, the binarized phrase table (static cache, compression, reordering integrated or separate), the component
-# profile. The model (config moses2_scaling.model, as moses_decode.smk's md_model): `trained` = the workflow's own
+# profile. The model (config moses2_scaling.model, as moses_decode.smk's decoding_model): `trained` = the workflow's own
 # model (tm_model_filtered) on the test books (nothing is tuned); `oracle` = the Moses oracle's model on the dev
 # verses (the committed run's). Binarized (`table`): the model's full table (trained: the workflow's; oracle: our
 # pipeline's from the oracle's alignment, moses_training.smk's tm_oracle_tables) or its table filtered to the decoded
@@ -8,47 +8,47 @@
 # recorded m2-cube400 run and runs-quiet.tsv, which exist only for the oracle's model: with `trained` those columns
 # are empty and the notes say so (bench scaling has no live Moses2 peer; Moses2 decodes the trained model live in
 # moses_decode.smk's cube table). Without the oracle, `oracle` follows the profile's oracle_absent (common.smk).
-MSC = P.get("moses2_scaling")
-MSC_TABLES = ["plain-int", "comp-int", "plain-sep", "comp-sep"]
-MSC_MODEL = experiment_model("moses2_scaling", MSC, "the workflow's own model, test books") if MSC else None
+MOSES2_SCALING = GRID["moses2_scaling"] if "moses2_scaling" in GRID else None  # absent from the grid: not run
+MOSES2_SCALING_TABLES = ["plain-int", "comp-int", "plain-sep", "comp-sep"]
+MOSES2_SCALING_MODEL = experiment_model("moses2_scaling", MOSES2_SCALING, "the workflow's own model, test books") if MOSES2_SCALING else None
 
-if MSC_MODEL:
+if MOSES2_SCALING_MODEL:
     ALL += [f"{OUT}/tables/moses2_scaling_acceptance.md", f"{OUT}/figures/moses2_fig9.png"]
     METRICS.append(f"{OUT}/metrics/moses2_scaling.csv")
-    MSC_INI, MSC_SRC, MSC_REF = md_model(MSC_MODEL)
+    MOSES2_SCALING_INI, MOSES2_SCALING_SRC, MOSES2_SCALING_REF = decoding_model(MOSES2_SCALING_MODEL)
     # the binarized tables' sources (work/moses2_scaling/<source>/): the oracle's model's full table (ours from its
     # alignment) and its dev-filtered table; the trained model's full table and its test-filtered one (the tables
     # tm_model_filtered writes beside its moses.ini, made by that rule)
-    MSC_SOURCES = {
-        "full": (f"{TMO}/phrase-table.gz", f"{TMO}/reordering-table.wbe-msd-bidirectional-fe.gz"),
+    MOSES2_SCALING_SOURCES = {
+        "full": (f"{TM_ORACLE}/phrase-table.gz", f"{TM_ORACLE}/reordering-table.wbe-msd-bidirectional-fe.gz"),
         "dev": (f"{ORACLE}/phrase-table.dev.gz", f"{ORACLE}/reordering-table.dev.gz"),
         "trained-full": (f"{TM}/phrase-table.gz", f"{TM}/reordering-table.wbe-msd-bidirectional-fe.gz"),
-        "trained-dev": (str(Path(md_model("trained")[0]).parent / "phrase-table.gz"),
-                        str(Path(md_model("trained")[0]).parent / "reordering-table.wbe-msd-bidirectional-fe.gz")),
+        "trained-dev": (str(Path(decoding_model("trained")[0]).parent / "phrase-table.gz"),
+                        str(Path(decoding_model("trained")[0]).parent / "reordering-table.wbe-msd-bidirectional-fe.gz")),
     }
-    MSC_DEPS = {"trained-dev": [md_model("trained")[0]]}  # files no rule names: their rule's output instead
-    MSC_KEY = "" if MSC_MODEL == "oracle" else "trained-"
+    MOSES2_SCALING_DEPS = {"trained-dev": [decoding_model("trained")[0]]}  # files no rule names: their rule's output instead
+    MOSES2_SCALING_KEY = "" if MOSES2_SCALING_MODEL == "oracle" else "trained-"
     # text tables with the binarized tables' numbers (every timed point must reproduce their decoding exactly): the
     # oracle model's full table filtered to the dev verses, or its own dev tables; the trained model's ini tables
     # (filtered from the full table: the same numbers)
-    MSC_SAME = {"full": (f"{TMO}/dev/phrase-table.gz", f"{TMO}/dev/reordering-table.wbe-msd-bidirectional-fe.gz"),
-                "dev": (f"{ORACLE}/phrase-table.dev.gz", f"{ORACLE}/reordering-table.dev.gz")}[MSC["table"]] \
-        if MSC_MODEL == "oracle" else ()
+    MOSES2_SCALING_SAME = {"full": (f"{TM_ORACLE}/dev/phrase-table.gz", f"{TM_ORACLE}/dev/reordering-table.wbe-msd-bidirectional-fe.gz"),
+                "dev": (f"{ORACLE}/phrase-table.dev.gz", f"{ORACLE}/reordering-table.dev.gz")}[MOSES2_SCALING["table"]] \
+        if MOSES2_SCALING_MODEL == "oracle" else ()
 
     rule moses2_scaling_binarize:
-        """One binarized table per source (MSC_SOURCES) and storage: {plain,comp} target side x reordering {int,sep}."""
+        """One binarized table per source (MOSES2_SCALING_SOURCES) and storage: {plain,comp} target side x reordering {int,sep}."""
         conda: CONDA_ENV
         input:
             BUILD,  # the file format is this checkout's C
-            tables=lambda wildcards: MSC_DEPS.get(wildcards.source, MSC_SOURCES[wildcards.source]),
+            tables=lambda wildcards: MOSES2_SCALING_DEPS.get(wildcards.source, MOSES2_SCALING_SOURCES[wildcards.source]),
         output:
             "work/moses2_scaling/{source}/{variant}.bin",
         wildcard_constraints:
             source="full|dev|trained-full|trained-dev",
             variant="(plain|comp)-(int|sep)",
         params:
-            pt=lambda wildcards: MSC_SOURCES[wildcards.source][0],
-            rt=lambda wildcards: MSC_SOURCES[wildcards.source][1],
+            pt=lambda wildcards: MOSES2_SCALING_SOURCES[wildcards.source][0],
+            rt=lambda wildcards: MOSES2_SCALING_SOURCES[wildcards.source][1],
             compress=lambda wildcards: "--no-compress" if wildcards.variant.startswith("plain") else "",
             ro=lambda wildcards: "integrated" if wildcards.variant.endswith("int") else "separate",
         log:
@@ -61,29 +61,29 @@ if MSC_MODEL:
         conda: CONDA_ENV
         input:
             BUILD,
-            ini=MSC_INI,
-            src=MSC_SRC,
-            ref=MSC_REF,
-            tables=expand(f"work/moses2_scaling/{MSC_KEY}{MSC['table']}/{{v}}.bin", v=MSC_TABLES),
-            same=f"work/moses2_scaling/{MSC_KEY}dev/plain-int.bin",  # peak RSS on exactly the ini's (filtered) model
-            same_tables=list(MSC_SAME),
+            ini=MOSES2_SCALING_INI,
+            src=MOSES2_SCALING_SRC,
+            ref=MOSES2_SCALING_REF,
+            tables=expand(f"work/moses2_scaling/{MOSES2_SCALING_KEY}{MOSES2_SCALING['table']}/{{v}}.bin", v=MOSES2_SCALING_TABLES),
+            same=f"work/moses2_scaling/{MOSES2_SCALING_KEY}dev/plain-int.bin",  # peak RSS on exactly the ini's (filtered) model
+            same_tables=list(MOSES2_SCALING_SAME),
         output:
             f"{OUT}/raw/moses2_scaling/rows.jsonl",
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            oracle=f"--oracle {ORACLE}/m2-cube400" if MSC_MODEL == "oracle" else "",  # Moses2's recorded run
+            oracle=f"--oracle {ORACLE}/m2-cube400" if MOSES2_SCALING_MODEL == "oracle" else "",  # Moses2's recorded run
             same_tables=lambda wildcards, input: f"--same-tables {input.same_tables[0]} {input.same_tables[1]}"
             if input.same_tables else "",
-            tables=lambda wildcards, input: " ".join(f"--table {v} {p}" for v, p in zip(MSC_TABLES, input.tables)),
-            threads=",".join(map(str, MSC["threads"])),
-            caches=",".join(map(str, MSC["caches"])),
-            cache=MSC["cache"],
-            pop_limit=MSC["pop_limit"],
-            stack=MSC["stack_size"],
-            sentences=MSC["sentences"],
-            repeats=MSC["repeats"],
+            tables=lambda wildcards, input: " ".join(f"--table {v} {p}" for v, p in zip(MOSES2_SCALING_TABLES, input.tables)),
+            threads=",".join(map(str, MOSES2_SCALING["threads"])),
+            caches=",".join(map(str, MOSES2_SCALING["caches"])),
+            cache=MOSES2_SCALING["cache"],
+            pop_limit=MOSES2_SCALING["pop_limit"],
+            stack=MOSES2_SCALING["stack_size"],
+            sentences=MOSES2_SCALING["sentences"],
+            repeats=MOSES2_SCALING["repeats"],
             protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
-            profile_us=MSC["profile_us"],
+            profile_us=MOSES2_SCALING["profile_us"],
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
             bench=1,
@@ -101,7 +101,7 @@ if MSC_MODEL:
         conda: CONDA_ENV
         input:
             rows=rules.moses2_scaling_bench.output,
-            quiet=f"{ORACLE}/runs-quiet.tsv" if MSC_MODEL == "oracle" else [],  # Moses2's timings: oracle model only
+            quiet=f"{ORACLE}/runs-quiet.tsv" if MOSES2_SCALING_MODEL == "oracle" else [],  # Moses2's timings: oracle model only
         output:
             shown_all(expand(f"{OUT}/tables/moses2_{{t}}.{{ext}}",
                              t=["table3", "table6", "table7", "fig3", "fig8", "fig9", "scaling_acceptance"],

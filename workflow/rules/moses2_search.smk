@@ -1,41 +1,41 @@
 # The Moses2 paper ("Fast, scalable phrase-based decoding") section 4.2: cube pruning's stack configurations against
 # the pop limit (Table 4, Fig 6) and its queue configurations (Table 5), with a column no paper reports: search
 # errors on the short verses against a near-exact reference. The model (config moses2_search.model, as
-# moses_decode.smk's md_model): `trained` = the workflow's own model (tm_model_filtered) on the test books (the sweep
+# moses_decode.smk's decoding_model): `trained` = the workflow's own model (tm_model_filtered) on the test books (the sweep
 # tunes nothing); `oracle` = the Moses oracle's model on the dev verses (the committed run's). Without the oracle,
 # `oracle` follows the profile's oracle_absent (common.smk: experiment_model). Where the model is `trained` and the
 # oracle is present, the oracle's model is an extra run and tables (rows-oracle.jsonl, moses2_table{4,5}_oracle; no
 # metrics), as moses_decode.smk's oracle tables.
-MS2 = P.get("moses2_search")
-MS2_MODEL = experiment_model("moses2_search", MS2, "the workflow's own model, test books") if MS2 else None
-MS2_ORACLE_TOO = MS2_MODEL == "trained" and HAVE_ORACLE
-MS2_RUNS = {"rows": MS2_MODEL, "rows-oracle": "oracle"} if MS2_ORACLE_TOO else {"rows": MS2_MODEL}  # rows file: model
+MOSES2_SEARCH = GRID["moses2_search"] if "moses2_search" in GRID else None  # absent from the grid: not run
+MOSES2_SEARCH_MODEL = experiment_model("moses2_search", MOSES2_SEARCH, "the workflow's own model, test books") if MOSES2_SEARCH else None
+MOSES2_SEARCH_ORACLE_TOO = MOSES2_SEARCH_MODEL == "trained" and HAVE_ORACLE
+MOSES2_SEARCH_RUNS = {"rows": MOSES2_SEARCH_MODEL, "rows-oracle": "oracle"} if MOSES2_SEARCH_ORACLE_TOO else {"rows": MOSES2_SEARCH_MODEL}  # rows file: model
 
-if MS2_MODEL:
+if MOSES2_SEARCH_MODEL:
     ALL += [f"{OUT}/tables/moses2_table4.md", f"{OUT}/tables/moses2_table5.md", f"{OUT}/figures/moses2_fig6.png"]
     METRICS.append(f"{OUT}/metrics/moses2_search.csv")
-    if MS2_ORACLE_TOO:
+    if MOSES2_SEARCH_ORACLE_TOO:
         ALL += [f"{OUT}/tables/moses2_table4_oracle.md", f"{OUT}/tables/moses2_table5_oracle.md"]
 
     rule moses2_search_bench:
         conda: CONDA_ENV
         input:
             BUILD,
-            ini=lambda wildcards: md_model(MS2_RUNS[wildcards.run])[0],
-            src=lambda wildcards: md_model(MS2_RUNS[wildcards.run])[1],
-            ref=lambda wildcards: md_model(MS2_RUNS[wildcards.run])[2],
+            ini=lambda wildcards: decoding_model(MOSES2_SEARCH_RUNS[wildcards.run])[0],
+            src=lambda wildcards: decoding_model(MOSES2_SEARCH_RUNS[wildcards.run])[1],
+            ref=lambda wildcards: decoding_model(MOSES2_SEARCH_RUNS[wildcards.run])[2],
         output:
             f"{OUT}/raw/moses2_search/{{run}}.jsonl",
         wildcard_constraints:
-            run="|".join(MS2_RUNS),
+            run="|".join(MOSES2_SEARCH_RUNS),
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            pops=",".join(map(str, MS2["pop_limits"])),
-            queue_pop=MS2["queue_pop_limit"],
-            sentences=MS2["sentences"],
-            short=MS2["short_words"],
-            widths=",".join(map(str, MS2["reference_widths"])),
-            repeats=MS2["repeats"],
+            pops=",".join(map(str, MOSES2_SEARCH["pop_limits"])),
+            queue_pop=MOSES2_SEARCH["queue_pop_limit"],
+            sentences=MOSES2_SEARCH["sentences"],
+            short=MOSES2_SEARCH["short_words"],
+            widths=",".join(map(str, MOSES2_SEARCH["reference_widths"])),
+            repeats=MOSES2_SEARCH["repeats"],
             protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
@@ -65,7 +65,7 @@ if MS2_MODEL:
             "smtbench report moses2-search --rows {input} --table4 {params.table4} "
             "--table5 {params.table5} --figure {output.figure} --metrics {output.metrics} 2> {log}"
 
-    if MS2_ORACLE_TOO:
+    if MOSES2_SEARCH_ORACLE_TOO:
         rule moses2_search_oracle_report:
             """The oracle's model beside the trained one (same settings): Tables 4-5 and Fig 6 again."""
             conda: CONDA_ENV

@@ -6,42 +6,42 @@
 # moses.ini, moses_training.smk's tm_model_filtered) on the test books, which needs nothing beside the checkout;
 # `oracle` = the Moses-trained oracle model on the dev books. Where the oracle is present and the model is
 # `trained`, the oracle run is added as a second table (1-best against its recorded Moses2 / Moses v1 outputs).
-MD = P.get("moses_decode")
-MD_MODEL = experiment_model("moses_decode", MD, "the workflow's own model, test books") if MD else None  # common.smk
-MD_SEARCH = {  # search -> (stack size, pop limit, live peers)
-    "normal": (MD["stack_size"], None, MD.get("peers", {}).get("normal", ["moses2", "moses"])),
-    "cube": (MD["cube"]["stack_size"], MD["cube"]["pop_limit"], MD.get("peers", {}).get("cube", ["moses2"])),
-} if MD else {}
-MD_ORACLE_RUNS = {"normal": "m2-normal200 m1-normal200", "cube": "m2-cube400"}
+MOSES_DECODE = GRID["moses_decode"] if "moses_decode" in GRID else None  # absent from the grid: not run
+MOSES_DECODE_MODEL = experiment_model("moses_decode", MOSES_DECODE, "the workflow's own model, test books") if MOSES_DECODE else None  # common.smk
+MOSES_DECODE_SEARCH = {  # search -> (stack size, pop limit, live peers)
+    "normal": (MOSES_DECODE["stack_size"], None, MOSES_DECODE["peers"]["normal"]),
+    "cube": (MOSES_DECODE["cube"]["stack_size"], MOSES_DECODE["cube"]["pop_limit"], MOSES_DECODE["peers"]["cube"]),
+} if MOSES_DECODE else {}
+MOSES_DECODE_ORACLE_RUNS = {"normal": "m2-normal200 m1-normal200", "cube": "m2-cube400"}
 
 
-if MD_MODEL:
-    MD_ORACLE_TOO = MD_MODEL == "trained" and HAVE_ORACLE
+if MOSES_DECODE_MODEL:
+    MOSES_DECODE_ORACLE_TOO = MOSES_DECODE_MODEL == "trained" and HAVE_ORACLE
     ALL += [f"{OUT}/tables/moses_decode_normal.md", f"{OUT}/tables/moses_decode_cube.md"]
-    if MD_ORACLE_TOO:
+    if MOSES_DECODE_ORACLE_TOO:
         ALL += [f"{OUT}/tables/moses_decode_normal_oracle.md", f"{OUT}/tables/moses_decode_cube_oracle.md"]
     METRICS.append(f"{OUT}/metrics/moses_decode.csv")
 
     rule moses_decode_run:
-        """Ours and the live peers on md_model(MD_MODEL), the first MD['sentences'] lines (0 = all)."""
+        """Ours and the live peers on decoding_model(MOSES_DECODE_MODEL), the first MOSES_DECODE['sentences'] lines (0 = all)."""
         conda: CONDA_ENV
         input:
             BUILD,
-            ini=md_model(MD_MODEL)[0],
-            src=md_model(MD_MODEL)[1],
-            ref=md_model(MD_MODEL)[2],
+            ini=decoding_model(MOSES_DECODE_MODEL)[0],
+            src=decoding_model(MOSES_DECODE_MODEL)[1],
+            ref=decoding_model(MOSES_DECODE_MODEL)[2],
         output:
             f"{OUT}/raw/moses_decode/{{search}}.jsonl",
         wildcard_constraints:
             search="normal|cube",
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            search=md_search_args,
-            peers=lambda wildcards: " ".join(MD_SEARCH[wildcards.search][2]),
-            oracle=lambda wildcards: " ".join(f"{ORACLE}/{r}" for r in MD_ORACLE_RUNS[wildcards.search].split())
-            if MD_MODEL == "oracle" else "",
-            sentences=MD["sentences"],
-            repeats=MD["repeats"],
+            search=decoding_search_args,
+            peers=lambda wildcards: " ".join(MOSES_DECODE_SEARCH[wildcards.search][2]),
+            oracle=lambda wildcards: " ".join(f"{ORACLE}/{r}" for r in MOSES_DECODE_ORACLE_RUNS[wildcards.search].split())
+            if MOSES_DECODE_MODEL == "oracle" else "",
+            sentences=MOSES_DECODE["sentences"],
+            repeats=MOSES_DECODE["repeats"],
             outputs=lambda wildcards, output: output[0].removesuffix(".jsonl") + "-outputs",
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
@@ -54,25 +54,25 @@ if MD_MODEL:
             "--sentences {params.sentences} --repeats {params.repeats} --outputs {params.outputs} --out {output} "
             "2> {log}"
 
-    if MD_ORACLE_TOO:
+    if MOSES_DECODE_ORACLE_TOO:
         rule moses_decode_oracle_run:
             """The oracle's model and dev books, 1-best against its recorded Moses2 / Moses v1 runs (correctness;
             its timing rows are ours only)."""
             conda: CONDA_ENV
             input:
                 BUILD,
-                ini=md_model("oracle")[0],
-                src=md_model("oracle")[1],
-                ref=md_model("oracle")[2],
+                ini=decoding_model("oracle")[0],
+                src=decoding_model("oracle")[1],
+                ref=decoding_model("oracle")[2],
             output:
                 f"{OUT}/raw/moses_decode/{{search}}-oracle.jsonl",
             wildcard_constraints:
                 search="normal|cube",
             params:
                 expect_build=expected_build,
-                search=md_search_args,
-                oracle=lambda wildcards: " ".join(f"{ORACLE}/{r}" for r in MD_ORACLE_RUNS[wildcards.search].split()),
-                sentences=MD.get("oracle_sentences", MD["sentences"]),
+                search=decoding_search_args,
+                oracle=lambda wildcards: " ".join(f"{ORACLE}/{r}" for r in MOSES_DECODE_ORACLE_RUNS[wildcards.search].split()),
+                sentences=MOSES_DECODE["oracle_sentences"],
                 outputs=lambda wildcards, output: output[0].removesuffix(".jsonl") + "-outputs",
             threads: BENCH_THREADS
             resources:
@@ -90,10 +90,10 @@ if MD_MODEL:
             normal=f"{OUT}/raw/moses_decode/normal.jsonl",
             cube=f"{OUT}/raw/moses_decode/cube.jsonl",
             oracle=[f"{OUT}/raw/moses_decode/normal-oracle.jsonl", f"{OUT}/raw/moses_decode/cube-oracle.jsonl"]
-            if MD_ORACLE_TOO else [],
+            if MOSES_DECODE_ORACLE_TOO else [],
         output:
             shown_all(expand(f"{OUT}/tables/moses_decode_{{t}}.{{ext}}",
-                             t=["normal", "cube"] + (["normal_oracle", "cube_oracle"] if MD_ORACLE_TOO else []),
+                             t=["normal", "cube"] + (["normal_oracle", "cube_oracle"] if MOSES_DECODE_ORACLE_TOO else []),
                              ext=["csv", "md"]), "moses_decode"),
             metrics=f"{OUT}/metrics/moses_decode.csv",
         params:
@@ -102,7 +102,7 @@ if MD_MODEL:
                 f"--oracle-rows {input.oracle[0]} --oracle-cube-rows {input.oracle[1]}" if input.oracle else ""),
             oracle_tables=lambda wildcards, output: (
                 f"--oracle-table {output[0].removesuffix('normal.csv')}normal_oracle "
-                f"--oracle-cube-table {output[0].removesuffix('normal.csv')}cube_oracle") if MD_ORACLE_TOO else "",
+                f"--oracle-cube-table {output[0].removesuffix('normal.csv')}cube_oracle") if MOSES_DECODE_ORACLE_TOO else "",
         log:
             f"{OUT}/logs/moses_decode/report.log",
         shell:

@@ -3,8 +3,8 @@
 #     to the dev books as Moses' filter-model-given-input.pl does, against Moses' own dev-filtered tables;
 #  2. a full Moses-style model our pipeline trains end to end (eflomal alignment, our tables, our 5-gram LM) in
 #     work/tm/model, decoded on the dev books by the normal search, BLEU beside the oracle model's.
-MT = P.get("moses_training")
-TMO = "work/tm-oracle"
+MOSES_TRAINING = GRID["moses_training"] if "moses_training" in GRID else None  # absent from the grid: not run
+TM_ORACLE = "work/tm-oracle"
 
 # Our tables from the oracle's alignment: defined in every profile (rules run only when something asks for them:
 # moses_training below, moore_quirk.smk's paper-faithful model).
@@ -15,14 +15,14 @@ rule tm_oracle_extract:
         tgt=f"{ORACLE}/train.en.xz",
         align=f"{ORACLE}/train.aligned.grow-diag-final-and.xz",
     output:
-        f"{TMO}/extract.gz",
-        f"{TMO}/extract.inv.gz",
-        f"{TMO}/extract.o.gz",
-        lex=[f"{TMO}/lex.f2e", f"{TMO}/lex.e2f"],
+        f"{TM_ORACLE}/extract.gz",
+        f"{TM_ORACLE}/extract.inv.gz",
+        f"{TM_ORACLE}/extract.o.gz",
+        lex=[f"{TM_ORACLE}/lex.f2e", f"{TM_ORACLE}/lex.e2f"],
     params:
         tmo=lambda wildcards, output: str(Path(output.lex[0]).parent),
     log:
-        f"{TMO}/logs/extract.log",
+        f"{TM_ORACLE}/logs/extract.log",
     shell:
         "smtbench tm extract --src {input.src} --tgt {input.tgt} --align {input.align} --outdir {params.tmo} "
         "--max-length 7 --orientation > {log} 2>&1"
@@ -31,20 +31,20 @@ rule tm_oracle_extract:
 rule tm_oracle_tables:
     conda: CONDA_ENV
     input:
-        extract=f"{TMO}/extract.gz",
-        orientations=f"{TMO}/extract.o.gz",
-        lex=[f"{TMO}/lex.f2e", f"{TMO}/lex.e2f"],
+        extract=f"{TM_ORACLE}/extract.gz",
+        orientations=f"{TM_ORACLE}/extract.o.gz",
+        lex=[f"{TM_ORACLE}/lex.f2e", f"{TM_ORACLE}/lex.e2f"],
         dev=f"{ORACLE}/dev.es",
     output:
-        pt=f"{TMO}/phrase-table.gz",
-        rt=f"{TMO}/reordering-table.wbe-msd-bidirectional-fe.gz",
-        fpt=f"{TMO}/dev/phrase-table.gz",
-        frt=f"{TMO}/dev/reordering-table.wbe-msd-bidirectional-fe.gz",
+        pt=f"{TM_ORACLE}/phrase-table.gz",
+        rt=f"{TM_ORACLE}/reordering-table.wbe-msd-bidirectional-fe.gz",
+        fpt=f"{TM_ORACLE}/dev/phrase-table.gz",
+        frt=f"{TM_ORACLE}/dev/reordering-table.wbe-msd-bidirectional-fe.gz",
     params:
         dev=lambda wildcards, output: str(Path(output.fpt).parent),
     threads: workflow.cores
     log:
-        f"{TMO}/logs/tables.log",
+        f"{TM_ORACLE}/logs/tables.log",
     shell:
         "(smtbench tm score --extract {input.extract} --lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} "
         "--out {output.pt} --threads {threads} --memory 256M "
@@ -57,7 +57,11 @@ rule tm_oracle_tables:
 # does not ask for the oracle's (moses_decode.smk), decoded by Moses2 / Moses too. Defined in every profile; built
 # only when something asks for it. Its LM: config `moses_training.lm`, else (profiles without moses_training)
 # `moses2_moses1.lm`, else bible.o5.
-TRAINED_LM = (MT or P.get("moses2_moses1") or {}).get("lm", "bible.o5")
+# the LM of the workflow's trained model: moses_training's, else moses2_moses1's
+_TRAINED_LM_FROM = next((k for k in ("moses_training", "moses2_moses1") if k in GRID), None)
+if _TRAINED_LM_FROM is None:
+    raise ValueError("config: the trained model's LM is moses_training.lm (or moses2_moses1.lm): the grid has neither")
+TRAINED_LM = GRID[_TRAINED_LM_FROM]["lm"]
 
 
 rule tm_model:
@@ -91,7 +95,7 @@ rule tm_model_filtered:
     params:
         model=lambda wildcards, input: str(Path(input.ini).parent),
         outdir=lambda wildcards, output: str(Path(output.ini).parent),
-        order=LM_MODELS.get(TRAINED_LM, {}).get("order", 5),
+        order=LM_MODELS[TRAINED_LM]["order"],
     log:
         f"{TM}/logs/model-{{split}}.log",
     shell:
@@ -102,7 +106,7 @@ rule tm_model_filtered:
         "--lm {input.lm} --order {params.order} --outdir {params.outdir}) > {log} 2>&1"
 
 
-if MT and needs_oracle("moses_training"):
+if MOSES_TRAINING and needs_oracle("moses_training"):
     ALL += [f"{OUT}/tables/moses_training.md"]
     METRICS.append(f"{OUT}/metrics/moses_training.csv")
 
@@ -133,8 +137,8 @@ if MT and needs_oracle("moses_training"):
             f"{OUT}/raw/moses_training/decode-ours.jsonl",
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            stack=MT["stack_size"],
-            sentences=MT["sentences"],
+            stack=MOSES_TRAINING["stack_size"],
+            sentences=MOSES_TRAINING["sentences"],
             outputs=f"{OUT}/raw/moses_training/decode-ours-outputs",
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
@@ -150,7 +154,7 @@ if MT and needs_oracle("moses_training"):
         input:
             fidelity=rules.moses_training_fidelity.output,
             ours=rules.moses_training_decode.output,
-            oracle=f"{OUT}/raw/moses_decode/normal-oracle.jsonl" if MD_MODEL == "trained" else f"{OUT}/raw/moses_decode/normal.jsonl",
+            oracle=f"{OUT}/raw/moses_decode/normal-oracle.jsonl" if MOSES_DECODE_MODEL == "trained" else f"{OUT}/raw/moses_decode/normal.jsonl",
         output:
             shown_all(expand(f"{OUT}/tables/moses_training.{{ext}}", ext=["csv", "md"]), "moses_training"),
             metrics=f"{OUT}/metrics/moses_training.csv",

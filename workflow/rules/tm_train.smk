@@ -4,7 +4,7 @@
 # then merge the partial counts and re-estimate. Outputs under work/tm/ (gitignored), shared by profiles.
 TM = "work/tm"
 TM_LEX = [f"{TM}/lex.f2e", f"{TM}/lex.e2f"]
-TM_PARTS = P.get("mediani", {}).get("workflow_partitions", 4)
+TM_PARTS = GRID["mediani_scoring"]["workflow_partitions"]
 # The steps below are `smtbench tm train`'s (one code path for the workflow and a user's one-command training);
 # work/data/train.{es,en} is prepared already (data.smk), so tm train's corpus step (tokenize/case/clean) is off.
 TM_TRAIN = "smtbench tm train --corpus work/data/train --f es --e en --max-length 0 --ratio 0 --quiet"

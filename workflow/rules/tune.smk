@@ -4,38 +4,38 @@
 # filtered to the dev and test books; tuned on the dev books by `smtbench tune` (MERT and k-best batch MIRA, our cube pruning for the
 # n-best lists), evaluated on the dev and test books beside the untuned train-model.perl weights; our optimisers
 # beside Moses' mert/kbmira on the tuning run's n-best lists (needs make moses-test; NOT_BUILT rows otherwise).
-TU = P.get("tune")
-TUNE = "work/tune"
+TUNE = GRID["tune"] if "tune" in GRID else None  # absent from the grid: not run
+TUNE_DIR = "work/tune"
 # never switched where the oracle is absent (its rows name only work/tune's ini, not which tables): not run
-TU_MODEL = experiment_model("tune", TU, "the workflow's own tables and LM", fallback=False,
-                            oracle="our tables from the oracle's alignment + its 5-gram LM") if TU else None
-TU_ORACLE = TU_MODEL == "oracle"
-if TU_ORACLE:
-    TU_TABLES, TU_LM, TU_ORDER = TMO, f"{ORACLE}/lm-en5.arpa.xz", 5
-elif TU_MODEL:
-    TU_TABLES, TU_LM, TU_ORDER = TM, lm_model_path(TRAINED_LM), LM_MODELS[TRAINED_LM]["order"]
+TUNE_MODEL = experiment_model("tune", TUNE, "the workflow's own tables and LM", fallback=False,
+                            oracle="our tables from the oracle's alignment + its 5-gram LM") if TUNE else None
+TUNE_ORACLE = TUNE_MODEL == "oracle"
+if TUNE_ORACLE:
+    TUNE_TABLES, TUNE_LM, TUNE_ORDER = TM_ORACLE, f"{ORACLE}/lm-en5.arpa.xz", 5
+elif TUNE_MODEL:
+    TUNE_TABLES, TUNE_LM, TUNE_ORDER = TM, lm_model_path(TRAINED_LM), LM_MODELS[TRAINED_LM]["order"]
 
-if TU_MODEL:
+if TUNE_MODEL:
     ALL += [f"{OUT}/tables/tune_bleu.md", f"{OUT}/tables/tune_optimizers.md"]
     METRICS.append(f"{OUT}/metrics/tune.csv")
-    TU_DECODER = f"--pop-limit {TU['pop_limit']} -s {TU['stack_size']}"
+    TUNE_DECODER = f"--pop-limit {TUNE['pop_limit']} -s {TUNE['stack_size']}"
 
     rule tune_model:
         conda: CONDA_ENV
         input:
-            pt=f"{TU_TABLES}/phrase-table.gz",
-            rt=f"{TU_TABLES}/reordering-table.wbe-msd-bidirectional-fe.gz",
-            lm=TU_LM,
+            pt=f"{TUNE_TABLES}/phrase-table.gz",
+            rt=f"{TUNE_TABLES}/reordering-table.wbe-msd-bidirectional-fe.gz",
+            lm=TUNE_LM,
             dev="work/data/dev.es",
             test="work/data/test.es",
         output:
-            ini=f"{TUNE}/model/moses.ini",
+            ini=f"{TUNE_DIR}/model/moses.ini",
         params:
             tables=lambda wildcards, output: str(Path(output.ini).parent.parent / "tables"),
             model=lambda wildcards, output: str(Path(output.ini).parent),
-            order=TU_ORDER,
+            order=TUNE_ORDER,
         log:
-            f"{TUNE}/logs/model.log",
+            f"{TUNE_DIR}/logs/model.log",
         shell:
             "(smtbench tm filter --input {input.dev} {input.test} --table {input.pt} {input.rt} --outdir {params.tables} "
             "&& smtbench tm model --phrase-table {params.tables}/phrase-table.gz "
@@ -50,21 +50,21 @@ if TU_MODEL:
             src="work/data/dev.es",
             ref="work/data/dev.en",
         output:
-            ini=f"{TUNE}/{{optimizer}}/tuned.ini",
+            ini=f"{TUNE_DIR}/{{optimizer}}/tuned.ini",
             summary=f"{OUT}/raw/tune/{{optimizer}}.iterations.jsonl",
         wildcard_constraints:
             optimizer="mert|mira",
         params:
             workdir=lambda wildcards, output: str(Path(output.ini).parent / "work"),
-            seed=TU["seed"],
-            nbest=TU["nbest"],
-            factor=TU["nbest_factor"],
-            iterations=TU["max_iterations"],
-            sentences=TU["sentences"],
-            decoder=TU_DECODER,
+            seed=TUNE["seed"],
+            nbest=TUNE["nbest"],
+            factor=TUNE["nbest_factor"],
+            iterations=TUNE["max_iterations"],
+            sentences=TUNE["sentences"],
+            decoder=TUNE_DECODER,
         threads: 1
         log:
-            f"{TUNE}/logs/{{optimizer}}.log",
+            f"{TUNE_DIR}/logs/{{optimizer}}.log",
         shell:
             "smtbench tune -f {input.ini} --input {input.src} --reference {input.ref} --decoder cube "
             "--optimizer {wildcards.optimizer} --seed {params.seed} --nbest {params.nbest} --nbest-factor {params.factor} "
@@ -76,7 +76,7 @@ if TU_MODEL:
         conda: CONDA_ENV
         input:
             ini=lambda wildcards: (rules.tune_model.output.ini if wildcards.weights == "default"
-                                   else f"{TUNE}/{wildcards.weights}/tuned.ini"),
+                                   else f"{TUNE_DIR}/{wildcards.weights}/tuned.ini"),
             src="work/data/{split}.es",
             ref="work/data/{split}.en",
         output:
@@ -85,8 +85,8 @@ if TU_MODEL:
             weights="default|mert|mira",
             split="dev|test",
         params:
-            sentences=lambda wildcards: TU["sentences"] if wildcards.split == "dev" else TU["test_sentences"],
-            decoder=TU_DECODER,
+            sentences=lambda wildcards: TUNE["sentences"] if wildcards.split == "dev" else TUNE["test_sentences"],
+            decoder=TUNE_DECODER,
         log:
             f"{OUT}/logs/tune/{{weights}}.{{split}}.log",
         shell:
@@ -97,13 +97,13 @@ if TU_MODEL:
         """Our MERT/MIRA and Moses' mert/kbmira on the MERT run's merged n-best lists."""
         conda: CONDA_ENV
         input:
-            ini=f"{TUNE}/mert/tuned.ini",
+            ini=f"{TUNE_DIR}/mert/tuned.ini",
         output:
             f"{OUT}/raw/tune/peers.jsonl",
         params:
             workdir=lambda wildcards, input: str(Path(input.ini).parent / "work"),
-            seed=TU["seed"],
-            runs=TU["peer_runs"],
+            seed=TUNE["seed"],
+            runs=TUNE["peer_runs"],
         log:
             f"{OUT}/logs/tune/peers.log",
         shell:
@@ -113,9 +113,9 @@ if TU_MODEL:
     rule tune_report:
         conda: CONDA_ENV
         input:
-            evals=expand(f"{OUT}/raw/tune/{{weights}}.{{split}}.json", weights=["default", *TU["optimizers"]],
+            evals=expand(f"{OUT}/raw/tune/{{weights}}.{{split}}.json", weights=["default", *TUNE["optimizers"]],
                          split=["dev", "test"]),
-            iterations=expand(f"{OUT}/raw/tune/{{optimizer}}.iterations.jsonl", optimizer=TU["optimizers"]),
+            iterations=expand(f"{OUT}/raw/tune/{{optimizer}}.iterations.jsonl", optimizer=TUNE["optimizers"]),
             peers=rules.tune_peers.output,
         output:
             shown_all(expand(f"{OUT}/tables/tune_{{t}}.{{ext}}", t=["bleu", "iterations", "optimizers"],
