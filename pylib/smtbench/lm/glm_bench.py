@@ -100,7 +100,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
     from .arpa import read_arpa
     from .btree import BTreeLM, check_node_size, stream_queries
     from .kenlm_peer import INCLUDES as PEER_INCLUDES, KenlmPeer
-    from .lmbench import plain_arpa, synthetic_label
+    from .arpa import plain_arpa, synthetic_label
 
     cores = os.cpu_count() or 1
     threads = sorted({cores if t == 0 else t for t in parse_int_list(cfg.threads, 0, 1024, "--threads")})
