@@ -79,7 +79,7 @@ def test_score_moses_not_built_is_one_line(corpus, tmp_path, no_moses):
 def test_tmscore_bench_moses_rows_say_not_built(corpus, tmp_path, no_moses):
     from smtbench.report import mediani as M
     from smtbench.report import metrics
-    from smtbench.tm.bench import TmScoreSweep, run_sweep
+    from smtbench.experiments.mediani_scoring import TmScoreSweep, run_sweep
     rows_path = tmp_path / "rows.jsonl"
     s = TmScoreSweep(extract=str(corpus / "extract.gz"), extract_inv=str(corpus / "extract.inv.gz"),
                      lex_f2e=str(corpus / "lex.f2e"), lex_e2f=str(corpus / "lex.e2f"), workdir=str(tmp_path / "w"),
@@ -114,7 +114,7 @@ def test_moses_score_consolidate_table_equals_ours(corpus, tmp_path, threads):
 
 def test_moses_extract_equals_ours(corpus, tmp_path):
     _need("extract")
-    from smtbench.tm.bench import multiset_diff
+    from smtbench.experiments.mediani_scoring import multiset_diff
     subprocess.run([str(moses_peer.program("extract")), str(corpus / "e"), str(corpus / "f"), str(corpus / "al"),
                     str(tmp_path / "extract"), "7"], check=True, capture_output=True)
     for ours, theirs in (("extract.gz", "extract"), ("extract.inv.gz", "extract.inv")):
@@ -125,7 +125,7 @@ def test_moses_extract_equals_ours(corpus, tmp_path):
 # ------------------------------------------------------------------ Mediani Table 2 (BLEU)
 def test_tmscore_bleu_ours_row_and_moses_not_built(corpus, tmp_path, toy_arpa, no_moses):
     from smtbench.report import mediani as M
-    from smtbench.tm.bench import TmBleuRun, run_bleu
+    from smtbench.experiments.mediani_scoring import TmBleuRun, run_bleu
     from smtbench.tm.reordering import score_reordering
     rt = tmp_path / "rt.gz"
     score_reordering([str(corpus / "extract.o.gz")], str(rt))
