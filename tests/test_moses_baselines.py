@@ -77,7 +77,7 @@ def test_score_moses_not_built_is_one_line(corpus, tmp_path, no_moses):
 
 
 def test_tmscore_bench_moses_rows_say_not_built(corpus, tmp_path, no_moses):
-    from smtbench.report import mediani as M
+    from smtbench.report import mediani_scoring as M
     from smtbench.report import metrics
     from smtbench.experiments.mediani_scoring import TmScoreSweep, run_sweep
     rows_path = tmp_path / "rows.jsonl"
@@ -124,7 +124,7 @@ def test_moses_extract_equals_ours(corpus, tmp_path):
 
 # ------------------------------------------------------------------ Mediani Table 2 (BLEU)
 def test_tmscore_bleu_ours_row_and_moses_not_built(corpus, tmp_path, toy_arpa, no_moses):
-    from smtbench.report import mediani as M
+    from smtbench.report import mediani_scoring as M
     from smtbench.experiments.mediani_scoring import TmBleuRun, run_bleu
     from smtbench.tm.reordering import score_reordering
     rt = tmp_path / "rt.gz"
@@ -200,7 +200,7 @@ def test_moses1_table_implementations_translate_alike(tmp_path):
     _need("moses", "CreateProbingPT", "processLexicalTable")
     if not (ORACLE / "moses.ini").exists():
         pytest.skip("Moses oracle not present")
-    from smtbench.decode.moses1 import Moses1Sweep, run_sweep
+    from smtbench.experiments.moses2_moses1 import Moses1Sweep, run_sweep
     (tmp_path / "src").write_text("".join(x + "\n" for x in (ORACLE / "dev.es").read_text().splitlines()[:4]))
     rows = run_sweep(Moses1Sweep(models={"oracle": str(ORACLE / "moses.ini")}, input=str(tmp_path / "src"),
                                  workdir=str(tmp_path / "w"), threads=[1, 2], search="cube", stack_size=50,
