@@ -110,7 +110,7 @@ def with_interval(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     return add_interval(table, "vs_moses2_quiet", per)
 
 
-# --- live peers: Moses2 / Moses v1 decoding the same model and input in the same run (`bench decode --peers`)
+# --- live peers: Moses2 / Moses v1 decoding the same model and input in the same run (`bench moses_decode --peers`)
 
 PEER_LABELS = {"ours": "ours", "moses2": "Moses2", "moses": "Moses v1"}
 
@@ -122,13 +122,14 @@ def _search_label(q: pd.Series) -> str:
 
 
 def live_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per system of `bench decode --peers`: words per second (median over the repeats; each repeat times
+    """One row per system of `bench moses_decode --peers`: words per second (median over the repeats; each repeat times
     every system once, as a process, loading excluded alike), ours / theirs per repeat (median, min, max over the
     repeats: the ratio is taken within a repeat, never across), BLEU, and the 1-best agreement with ours. A peer
     that was not built reads so instead of numbers."""
     q = rows[rows.kind == "quality"].iloc[-1]
     peers = rows[rows.kind == "peer"] if "system" in rows else rows.iloc[0:0]
-    timing = rows[rows.kind == "peer_timing"] if "system" in rows else rows.iloc[0:0]
+    from ..protocol import kept
+    timing = kept(rows[rows.kind == "peer_timing"]) if "system" in rows else rows.iloc[0:0]  # retaken: left out
     label = _search_label(q)
     ours_t = timing[timing.system == "ours"].set_index("repeat").words_per_second
     out = []
