@@ -1,7 +1,7 @@
 """`smtbench bench mediani_scoring` (old name: `bench tmscore`; Table 2: `bench mediani_scoring_bleu`, old name
-`bench tmscore-bleu`; the sweeps: experiments/mediani_scoring.py): Mediani Tables 1/3/4 analogues (phrase-scoring time vs threads, memory budget,
-corpus size; ours vs Moses' own score/consolidate, the in-memory baseline and the sort pipeline; the distributed
-form with K partitions)."""
+`bench tmscore-bleu`; the sweeps: experiments/mediani_scoring.py): Mediani Tables 1/3/4 analogues (phrase-scoring
+time vs threads, memory budget, corpus size; ours vs Moses' own score/consolidate, the in-memory baseline and the
+sort pipeline; the distributed form with K partitions)."""
 from __future__ import annotations
 
 import argparse
@@ -10,7 +10,8 @@ from ..experiments import add_verb
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = add_verb(groups["bench"], "mediani_scoring", ["tmscore"], help="phrase scoring: ours vs in-memory vs sort pipeline (Mediani)")
+    p = add_verb(groups["bench"], "mediani_scoring", ["tmscore"],
+                 help="phrase scoring: ours vs in-memory vs sort pipeline (Mediani)")
     p.add_argument("--extract", required=True)
     p.add_argument("--extract-inv", required=True)
     p.add_argument("--lex-f2e", required=True)
@@ -35,7 +36,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--progress", action="store_true")
     p.set_defaults(func=run)
 
-    p = add_verb(groups["bench"], "mediani_scoring_bleu", ["tmscore-bleu"], help="Mediani Table 2: BLEU of our cube decoder with Moses' phrase table and with ours")
+    p = add_verb(groups["bench"], "mediani_scoring_bleu", ["tmscore-bleu"],
+                 help="Mediani Table 2: BLEU of our cube decoder with Moses' phrase table and with ours")
     p.add_argument("--extract", required=True)
     p.add_argument("--extract-inv", required=True)
     p.add_argument("--lex-f2e", required=True)

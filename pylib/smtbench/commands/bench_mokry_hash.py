@@ -9,7 +9,7 @@ from ..experiments import add_verb
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p = add_verb(groups["bench"], "mokry_hash", ["hash"],
-        help="hash-table lookups with and without a prefetch queue (Mokry §3.1, Table 3.2, Fig 3.2)")
+                 help="hash-table lookups with and without a prefetch queue (Mokry §3.1, Table 3.2, Fig 3.2)")
     p.add_argument("--table-mib", type=int, required=True,
                    help="table size in MiB (16 bytes per bucket; 8 in layout 'keys')")
     p.add_argument("--variants", default="kv",

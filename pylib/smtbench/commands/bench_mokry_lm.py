@@ -10,7 +10,7 @@ from ..experiments import add_verb
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p = add_verb(groups["bench"], "mokry_lm", ["lm"],
-        help="LM scoring: sequential vs. automaton queue (Mokry §3.2, Table 3.3, Fig 3.5)")
+                 help="LM scoring: sequential vs. automaton queue (Mokry §3.2, Table 3.3, Fig 3.5)")
     p.add_argument("--arpa", required=True, help="ARPA model (plain, .gz or .xz)")
     p.add_argument("--text", required=True, help="test document, one tokenized sentence per line")
     p.add_argument("--name", help="model label in the rows (default: the file name)")

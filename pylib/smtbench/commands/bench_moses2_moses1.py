@@ -1,6 +1,6 @@
-"""`smtbench bench moses2_moses1` (old name: `bench moses1`; the sweep: experiments/moses2_moses1.py): the Moses2 paper's Figs 1, 2, 10 with the live Moses v1 (its phrase-table and
-lexicalized-reordering implementations, its speed against threads), decoding time = whole input minus a one-line
-run of the same command."""
+"""`smtbench bench moses2_moses1` (old name: `bench moses1`; the sweep: experiments/moses2_moses1.py): the Moses2
+paper's Figs 1, 2, 10 with the live Moses v1 (its phrase-table and lexicalized-reordering implementations, its speed
+against threads), decoding time = whole input minus a one-line run of the same command."""
 from __future__ import annotations
 
 import argparse

@@ -84,7 +84,6 @@ def run_bench(cfg: BTreeBench) -> int:
 
 def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
     import gc
-    import math
     import os
     import sys
     import threading
@@ -93,7 +92,6 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
 
     import numpy as np
 
-    from ..ioutil import open_text
     from ..lm import backends, cuda
     from ..lm.arpa import plain_arpa, read_arpa, synthetic_label
     from ..lm.btree import BTreeLM, check_node_size, stream_queries
@@ -109,14 +107,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
 
     name = cfg.name or Path(cfg.arpa).name.split(".arpa")[0]
     model = read_arpa(cfg.arpa)
-    with open_text(cfg.text) as fh:
-        lines = [line.rstrip("\n") for line in fh]
-    if cfg.max_lines:
-        lines = lines[:cfg.max_lines]
-    if not lines:
-        raise ValueError(f"{cfg.text}: no lines to score")
-    enc = backends.encode_lines(model, lines)
-    reps = max(1, math.ceil(cfg.min_queries / enc.queries)) if cfg.min_queries else 1
+    lines, enc, reps = backends.read_document(model, cfg.text, cfg.max_lines, cfg.min_queries)
     # the tiled stream, its query rows (order ids + a row each) and 8 bytes a query: checked before tiling
     require_memory(enc.tokens.nbytes * reps * (2 + model.order) + enc.queries * reps * 8, "the query rows")
     tokens = np.tile(enc.tokens, reps)

@@ -1,8 +1,10 @@
-"""`smtbench bench mokry_hash`: the hash-table prefetch sweep (Mokry §3.1, Table 3.2,
-Fig 3.2): one table per (size, layout variant), all held at once, then every (variant, mode, threads, queue size) point, repeats interleaved so that drift hits every point alike.
+"""`smtbench bench mokry_hash`: the hash-table prefetch sweep (Mokry §3.1, Table 3.2, Fig 3.2): one table per (size,
+layout variant), all held at once, then every (variant, mode, threads, queue size) point, repeats interleaved so that
+drift hits every point alike.
 
-A variant is a layout of csrc/hashprobe.h (``kv`` = Mokry's table, ``keys`` = KenLM's benchmark protocol, ``kv-line``,
-``split``, ``split-pf``, and with a per-line overflow mark ``split-ovf``, ``split-ovf-pf``, ``kv-line-ovf``), optionally suffixed ``:nohuge`` (plain 4 KiB pages instead of transparent huge pages)."""
+A variant is a layout of csrc/hashprobe.h (``kv`` = Mokry's table, ``keys`` = KenLM's benchmark protocol,
+``kv-line``, ``split``, ``split-pf``, and with a per-line overflow mark ``split-ovf``, ``split-ovf-pf``,
+``kv-line-ovf``), optionally suffixed ``:nohuge`` (plain 4 KiB pages instead of transparent huge pages)."""
 from __future__ import annotations
 
 import argparse

@@ -1,5 +1,5 @@
-"""`smtbench bench mokry_lm`: the LM scoring sweep (Mokry §3.2, Table 3.3, Fig 3.5): one
-model, one test document pre-converted to ids, every backend point (sequential; automaton with each queue size; any other registered backend),
+"""`smtbench bench mokry_lm`: the LM scoring sweep (Mokry §3.2, Table 3.3, Fig 3.5): one model, one test document
+pre-converted to ids, every backend point (sequential; automaton with each queue size; any other registered backend),
 repeats interleaved; then the `kenlm` module's ``Model.score`` on the same lines for reference.
 
 Every row carries the log10 sum as a checksum; all of our backends must agree bit for bit (the
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import math
 import os
 import sys
 import time
@@ -18,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..ioutil import open_text
 from ..lm import backends
 from ..lm.arpa import plain_arpa, read_arpa, synthetic_label
 from ..lm.probing import MAX_QUEUE, ProbingLM
@@ -88,14 +86,7 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
     name = b.name or Path(b.arpa).name.split(".arpa")[0]
     synth = synthetic_label(b.arpa)
     model = read_arpa(b.arpa)
-    with open_text(b.text) as fh:
-        lines = [line.rstrip("\n") for line in fh]
-    if b.max_lines:
-        lines = lines[:b.max_lines]
-    if not lines:
-        raise ValueError(f"{b.text}: no lines to score")
-    enc = backends.encode_lines(model, lines)
-    reps = max(1, math.ceil(b.min_queries / enc.queries)) if b.min_queries else 1
+    lines, enc, reps = backends.read_document(model, b.text, b.max_lines, b.min_queries)
     queries = enc.queries * reps
     require_memory(enc.tokens.nbytes * reps + queries * 5, "the test document")  # before tiling
     tokens = np.tile(enc.tokens, reps)

@@ -1,9 +1,9 @@
-"""`smtbench bench moses2_moses1` (old name: `bench moses1`): the Moses2 paper's Figs 1, 2 and 10 with the live Moses v1: Moses' decoding time with its
-phrase-table implementations (in-memory text ``PhraseDictionaryMemory``, the probing table of ``CreateProbingPT``,
-the compact table where cmph was built), with its lexicalized-reordering implementations (in-memory text, the
-binarized tree table of ``processLexicalTable``, the compact table where cmph was built), and its speed against
-threads. Every variant is the same model (one moses.ini, the workflow's own by default) with only the feature's
-storage changed; the binaries are made here from the ini's own text tables.
+"""`smtbench bench moses2_moses1` (old name: `bench moses1`): the Moses2 paper's Figs 1, 2 and 10 with the live Moses
+v1: Moses' decoding time with its phrase-table implementations (in-memory text ``PhraseDictionaryMemory``, the
+probing table of ``CreateProbingPT``, the compact table where cmph was built), with its lexicalized-reordering
+implementations (in-memory text, the binarized tree table of ``processLexicalTable``, the compact table where cmph
+was built), and its speed against threads. Every variant is the same model (one moses.ini, the workflow's own by
+default) with only the feature's storage changed; the binaries are made here from the ini's own text tables.
 
 How decoding time is measured (every point alike): the wall time of ``moses`` on the whole input minus the wall
 time of the same command on the input's first line only (loading the model, starting the process, decoding one

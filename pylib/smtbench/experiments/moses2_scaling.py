@@ -1,8 +1,8 @@
-"""`smtbench bench moses2_scaling` (old name: `bench scaling`): the Moses2 paper's scalability experiments (sections 4.1,
-4.3-4.5) on a Moses model -- threads, memory pools, the binarized table's static cache, compression and reordering
-storage, short against long sentences, a sampled component profile, load time and peak RSS; every timed point's
-1-best and scores checked identical to the single-threaded text-table decoder (a mismatch fails the run: a broken
-fast path), which is compared with Moses2's own run. The points' rows and their repeats: the harness."""
+"""`smtbench bench moses2_scaling` (old name: `bench scaling`): the Moses2 paper's scalability experiments (sections
+4.1, 4.3-4.5) on a Moses model -- threads, memory pools, the binarized table's static cache, compression and
+reordering storage, short against long sentences, a sampled component profile, load time and peak RSS; every timed
+point's 1-best and scores checked identical to the single-threaded text-table decoder (a mismatch fails the run: a
+broken fast path), which is compared with Moses2's own run. The points' rows and their repeats: the harness."""
 from __future__ import annotations
 
 import argparse
@@ -23,7 +23,7 @@ def main(args: argparse.Namespace) -> int:
     from ..decode.compare import bleu, read_lines, read_scores
     from ..decode.cube import CubeDecoder
     from ..decode.model import PhraseModel
-    from ..decode.threads import PHASES, ThreadedCubeDecoder
+    from ..decode.threads import ThreadedCubeDecoder
 
     threads = parse_int_list(args.threads, 1, 256, "--threads")
     caches = parse_int_list(args.caches, 0, 10**8, "--caches")

@@ -1,6 +1,7 @@
-"""`smtbench bench moses2_search` (old name: `bench cube-configs`): the Moses2 paper's search experiments (Table 4
-/ Fig 6: stack configurations against the pop limit; Table 5: queue configurations at one pop limit): every point decoded on one model in one process, the timed passes
-interleaved (alternating direction), quality and search errors measured once per point outside the timing."""
+"""`smtbench bench moses2_search` (old name: `bench cube-configs`): the Moses2 paper's search experiments (Table 4 /
+Fig 6: stack configurations against the pop limit; Table 5: queue configurations at one pop limit): every point
+decoded on one model in one process, the timed passes interleaved (alternating direction), quality and search errors
+measured once per point outside the timing."""
 from __future__ import annotations
 
 import argparse

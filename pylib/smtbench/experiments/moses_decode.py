@@ -1,5 +1,5 @@
-"""`smtbench bench moses_decode` (old name: `bench decode`): decode a test set with one of our decoders on a Moses model,
-check it against the Moses oracle's outputs and the independent derivation scorer, and time it (model loading
+"""`smtbench bench moses_decode` (old name: `bench decode`): decode a test set with one of our decoders on a Moses
+model, check it against the Moses oracle's outputs and the independent derivation scorer, and time it (model loading
 excluded); with `--peers`, the live Moses2 / Moses v1 decode the same input with the same model and settings, their
 outputs compared with ours, and every system (ours included) is timed as a process in every repeat of the harness'
 repeat protocol (loading subtracted alike: `harness.loading_subtracted`). moses_training's timed decode on the
