@@ -9,13 +9,18 @@ import argparse
 from ..experiments import add_verb
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = add_verb(groups["bench"], "mediani_scoring", ["tmscore"],
-                 help="phrase scoring: ours vs in-memory vs sort pipeline (Mediani)")
+def _scoring_inputs(p: argparse.ArgumentParser) -> None:
+    """The extract files and lexical tables both verbs score."""
     p.add_argument("--extract", required=True)
     p.add_argument("--extract-inv", required=True)
     p.add_argument("--lex-f2e", required=True)
     p.add_argument("--lex-e2f", required=True)
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    p = add_verb(groups["bench"], "mediani_scoring", ["tmscore"],
+                 help="phrase scoring: ours vs in-memory vs sort pipeline (Mediani)")
+    _scoring_inputs(p)
     p.add_argument("--workdir", required=True, help="inputs per fraction, tables, sorted runs")
     p.add_argument("--fractions", default="0.25,0.5,1,4", help="corpus fractions; integers > 1 replicate")
     p.add_argument("--threads", default="1,2")
@@ -38,10 +43,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
     p = add_verb(groups["bench"], "mediani_scoring_bleu", ["tmscore-bleu"],
                  help="Mediani Table 2: BLEU of our cube decoder with Moses' phrase table and with ours")
-    p.add_argument("--extract", required=True)
-    p.add_argument("--extract-inv", required=True)
-    p.add_argument("--lex-f2e", required=True)
-    p.add_argument("--lex-e2f", required=True)
+    _scoring_inputs(p)
     p.add_argument("--ours", required=True, help="our phrase table (`tm score` on the same extract)")
     p.add_argument("--reordering-table", required=True)
     p.add_argument("--lm", required=True, help="ARPA LM")
