@@ -136,7 +136,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
 
     probing = None
     if not cfg.no_probing:
-        from .probing import ProbingLM
+        from ..lm.probing import ProbingLM
 
         probing = ProbingLM(model, source=cfg.arpa)
     vocab_size = len(model.vocab)
