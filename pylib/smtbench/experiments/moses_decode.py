@@ -7,6 +7,10 @@ trained model is this verb too (its rule writes results/raw/moses_training/)."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .harness import Protocol
 
 
 def main(args: argparse.Namespace) -> int:
@@ -100,7 +104,7 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _peers(args: argparse.Namespace, protocol: "Protocol", rows, config: dict, src: list[str], refs: list[str],
+def _peers(args: argparse.Namespace, protocol: Protocol, rows, config: dict, src: list[str], refs: list[str],
            best: list[str], best_scores: list[float]) -> None:
     """Moses2 / Moses on the same model and input: one checked run each, then timed process runs of every system
     (ours included, as a process) in every repeat of the repeat protocol (paired: the ratios ours/Moses2 and
