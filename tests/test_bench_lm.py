@@ -13,7 +13,7 @@ import pytest
 from smtbench.cli import main
 from smtbench.lm import backends
 from smtbench.lm.backends import StreamScores
-from smtbench.lm.lmbench import LmBench, run_bench
+from smtbench.experiments.mokry_lm import LmBench, run_bench
 
 pytest.importorskip("kenlm")
 ROOT = Path(__file__).resolve().parents[1]

@@ -204,7 +204,7 @@ def test_upper_hull_and_reading_it() -> None:
 
 
 def test_hill_climb_walks_to_the_tightest_setting() -> None:
-    from smtbench.decode.moore_quirk import Grid, hill_climb
+    from smtbench.experiments.moore_quirk import Grid, hill_climb
     grid = Grid([0.5, 1.0], [5, 10], [20])
     calls = []
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from smtbench.hash.bench import HashSweep, run_sweep
+from smtbench.experiments.mokry_hash import HashSweep, run_sweep
 from smtbench.hash.table import LAYOUTS, LINE_SLOTS, MAX_QUEUE, ProbingHashTable, plan
 
 keys64 = st.integers(min_value=1, max_value=2**64 - 1)

@@ -77,9 +77,9 @@ def test_score_moses_not_built_is_one_line(corpus, tmp_path, no_moses):
 
 
 def test_tmscore_bench_moses_rows_say_not_built(corpus, tmp_path, no_moses):
-    from smtbench.report import mediani as M
+    from smtbench.report import mediani_scoring as M
     from smtbench.report import metrics
-    from smtbench.tm.bench import TmScoreSweep, run_sweep
+    from smtbench.experiments.mediani_scoring import TmScoreSweep, run_sweep
     rows_path = tmp_path / "rows.jsonl"
     s = TmScoreSweep(extract=str(corpus / "extract.gz"), extract_inv=str(corpus / "extract.inv.gz"),
                      lex_f2e=str(corpus / "lex.f2e"), lex_e2f=str(corpus / "lex.e2f"), workdir=str(tmp_path / "w"),
@@ -114,7 +114,7 @@ def test_moses_score_consolidate_table_equals_ours(corpus, tmp_path, threads):
 
 def test_moses_extract_equals_ours(corpus, tmp_path):
     _need("extract")
-    from smtbench.tm.bench import multiset_diff
+    from smtbench.experiments.mediani_scoring import multiset_diff
     subprocess.run([str(moses_peer.program("extract")), str(corpus / "e"), str(corpus / "f"), str(corpus / "al"),
                     str(tmp_path / "extract"), "7"], check=True, capture_output=True)
     for ours, theirs in (("extract.gz", "extract"), ("extract.inv.gz", "extract.inv")):
@@ -124,8 +124,8 @@ def test_moses_extract_equals_ours(corpus, tmp_path):
 
 # ------------------------------------------------------------------ Mediani Table 2 (BLEU)
 def test_tmscore_bleu_ours_row_and_moses_not_built(corpus, tmp_path, toy_arpa, no_moses):
-    from smtbench.report import mediani as M
-    from smtbench.tm.bench import TmBleuRun, run_bleu
+    from smtbench.report import mediani_scoring as M
+    from smtbench.experiments.mediani_scoring import TmBleuRun, run_bleu
     from smtbench.tm.reordering import score_reordering
     rt = tmp_path / "rt.gz"
     score_reordering([str(corpus / "extract.o.gz")], str(rt))
@@ -200,10 +200,11 @@ def test_moses1_table_implementations_translate_alike(tmp_path):
     _need("moses", "CreateProbingPT", "processLexicalTable")
     if not (ORACLE / "moses.ini").exists():
         pytest.skip("Moses oracle not present")
-    from smtbench.decode.moses1 import Moses1Sweep, run_sweep
+    from smtbench.experiments.moses2_moses1 import Moses1Sweep, run_sweep
+    from smtbench.protocol import Protocol
     (tmp_path / "src").write_text("".join(x + "\n" for x in (ORACLE / "dev.es").read_text().splitlines()[:4]))
     rows = run_sweep(Moses1Sweep(models={"oracle": str(ORACLE / "moses.ini")}, input=str(tmp_path / "src"),
                                  workdir=str(tmp_path / "w"), threads=[1, 2], search="cube", stack_size=50,
-                                 pop_limit=50, repeats=1), None)
-    assert len(rows) == 8
+                                 pop_limit=50, repeats=1, protocol=Protocol(repeats=1, probe_mib=0)), None)
+    assert len(rows) == 8  # no probe: no slow-spell retakes (a correctness test)
     assert all(r["lines_differing_from_reference"] == 0 for r in rows), json.dumps(rows)[:2000]

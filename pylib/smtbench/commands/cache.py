@@ -9,7 +9,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "cache", help="show or clean smtbench's cache (decompressed ARPA copies; root: $SMTBENCH_CACHE, else "
                       "~/.cache/smtbench)",
         description="smtbench keeps decompressed copies of .gz/.xz ARPA models (the kenlm module reads only plain "
-                    "ARPA) under CACHE/arpa/, keyed by the compressed file's content hash; `bench decode` and "
+                    "ARPA) under CACHE/arpa/, keyed by the compressed file's content hash; `bench moses_decode` and "
                     "`decode rescore` make them. CACHE is $SMTBENCH_CACHE if set, else $XDG_CACHE_HOME/smtbench, "
                     "else ~/.cache/smtbench. Without an action: print the root and what it holds.")
     p.add_argument("action", nargs="?", choices=["info", "clean"], default="info",

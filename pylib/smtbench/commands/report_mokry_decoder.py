@@ -1,11 +1,14 @@
-"""`smtbench report mokry-decoder`: Mokry Table 3.4 and Fig 3.6 from `bench pipeline` rows."""
+"""`smtbench report mokry_decoder`: Mokry Table 3.4 and Fig 3.6 from `bench mokry_decoder` rows."""
 from __future__ import annotations
 
 import argparse
 
+from ..experiments import add_verb
+
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["report"].add_parser("mokry-decoder", help="Mokry Table 3.4 / Fig 3.6 (pipeline-tolerant decoder)")
+    p = add_verb(groups["report"], "mokry_decoder", [],
+                 help="Mokry Table 3.4 / Fig 3.6 (pipeline-tolerant decoder)")
     p.add_argument("--rows", nargs="+", required=True)
     p.add_argument("--table", required=True)
     p.add_argument("--figure", required=True)

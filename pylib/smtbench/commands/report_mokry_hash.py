@@ -1,13 +1,15 @@
-"""`smtbench report mokry-hash`: Mokry 2016 Table 3.2 and Fig 3.2 from `bench hash` rows."""
+"""`smtbench report mokry_hash`: Mokry 2016 Table 3.2 and Fig 3.2 from `bench mokry_hash` rows."""
 from __future__ import annotations
 
 import argparse
 
+from ..experiments import add_verb
+
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["report"].add_parser("mokry-hash",
-                                    help="Mokry Table 3.2 and Fig 3.2 (and smoke metrics) from hash rows")
-    p.add_argument("--rows", nargs="+", required=True, help="JSON-lines rows of `smtbench bench hash`")
+    p = add_verb(groups["report"], "mokry_hash", [],
+                 help="Mokry Table 3.2 and Fig 3.2 (and smoke metrics) from hash rows")
+    p.add_argument("--rows", nargs="+", required=True, help="JSON-lines rows of `smtbench bench mokry_hash`")
     p.add_argument("--table", help="output stem for Table 3.2 (.csv and .md)")
     p.add_argument("--figure", help="output PNG for Fig 3.2")
     p.add_argument("--layouts-table", help="output stem for the layout table (.csv and .md)")

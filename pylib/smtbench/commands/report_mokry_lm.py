@@ -1,13 +1,16 @@
-"""`smtbench report mokry-lm`: Mokry 2016 Table 3.3 and Fig 3.5 (and smoke metrics) from `smtbench bench lm` rows."""
+"""`smtbench report mokry_lm`: Mokry 2016 Table 3.3 and Fig 3.5 (and smoke metrics) from `smtbench bench mokry_lm`
+rows."""
 from __future__ import annotations
 
 import argparse
 
+from ..experiments import add_verb
+
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["report"].add_parser(
-        "mokry-lm", help="Mokry Table 3.3 (best automaton speed-up per model size) and Fig 3.5 from LM rows")
-    p.add_argument("--rows", nargs="+", required=True, help="JSON-lines rows of `smtbench bench lm`")
+    p = add_verb(groups["report"], "mokry_lm", [],
+                 help="Mokry Table 3.3 (best automaton speed-up per model size) and Fig 3.5 from LM rows")
+    p.add_argument("--rows", nargs="+", required=True, help="JSON-lines rows of `smtbench bench mokry_lm`")
     p.add_argument("--table", help="output stem for Table 3.3 (.csv and .md)")
     p.add_argument("--figure", help="output PNG for Fig 3.5")
     p.add_argument("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.mokry_lm)")

@@ -1,12 +1,15 @@
-"""`smtbench report moore-quirk`: Moore & Quirk (2007) Figs 2-3 and the ratio table from `bench beam` rows."""
+"""`smtbench report moore_quirk`: Moore & Quirk (2007) Figs 2-3 and the ratio table from `bench moore_quirk` rows."""
 from __future__ import annotations
 
 import argparse
 
+from ..experiments import add_verb
+
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["report"].add_parser("moore-quirk", help="Moore & Quirk 2007: Fig 2 (BLEU vs ms/word), Fig 3 (BLEU vs "
-                                                        "hypotheses/word), ratios on the upper hulls at equal BLEU")
+    p = add_verb(groups["report"], "moore_quirk", [],
+                 help="Moore & Quirk 2007: Fig 2 (BLEU vs ms/word), Fig 3 (BLEU vs "
+                      "hypotheses/word), ratios on the upper hulls at equal BLEU")
     p.add_argument("--rows", nargs="+", required=True)
     p.add_argument("--ratios", required=True, help="stem of the ratio table (.csv and .md)")
     p.add_argument("--score-ratios", default=None,

@@ -1,11 +1,15 @@
-"""`smtbench report moses2-moses1`: the Moses2 paper's Figs 1, 2 and 10 (Moses v1 alone) from `bench moses1` rows."""
+"""`smtbench report moses2_moses1`: the Moses2 paper's Figs 1, 2 and 10 (Moses v1 alone) from `bench moses2_moses1`
+rows."""
 from __future__ import annotations
 
 import argparse
 
+from ..experiments import add_verb
+
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["report"].add_parser("moses2-moses1", help="the Moses2 paper's Figs 1, 2, 10 (live Moses v1)")
+    p = add_verb(groups["report"], "moses2_moses1", [],
+                 help="the Moses2 paper's Figs 1, 2, 10 (live Moses v1)")
     p.add_argument("--rows", nargs="+", required=True)
     p.add_argument("--tables", required=True, help="folder for moses2_fig{1,2,10}.{csv,md}")
     p.add_argument("--figures", required=True, help="folder for moses2_fig{1,2,10}.png")

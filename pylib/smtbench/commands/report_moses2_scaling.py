@@ -1,12 +1,15 @@
-"""`smtbench report moses2-scaling`: the Moses2 paper's Tables 3, 6, 7 and Figs 3, 8, 9/11 from `bench scaling`
+"""`smtbench report moses2_scaling`: the Moses2 paper's Tables 3, 6, 7 and Figs 3, 8, 9/11 from `bench moses2_scaling`
 rows, with the acceptance figures against Moses2 (the oracle's runs-quiet.tsv, read live, for the oracle's model)."""
 from __future__ import annotations
 
 import argparse
 
+from ..experiments import add_verb
+
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["report"].add_parser("moses2-scaling", help="the Moses2 paper's scalability tables and figures")
+    p = add_verb(groups["report"], "moses2_scaling", [],
+                 help="the Moses2 paper's scalability tables and figures")
     p.add_argument("--rows", nargs="+", required=True)
     p.add_argument("--oracle", default=None,
                    help="the Moses oracle folder (runs-quiet.tsv): Moses2's figures, for rows of the oracle's model "

@@ -1,12 +1,15 @@
-"""`smtbench report moses2-search`: the Moses2 paper's Tables 4-5 and Fig 6 from `bench cube-configs` rows."""
+"""`smtbench report moses2_search`: the Moses2 paper's Tables 4-5 and Fig 6 from `bench moses2_search` rows."""
 from __future__ import annotations
 
 import argparse
 
+from ..experiments import add_verb
+
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["report"].add_parser("moses2-search", help="the Moses2 paper's Tables 4-5 / Fig 6 (stack and queue "
-                                                          "configurations, search errors)")
+    p = add_verb(groups["report"], "moses2_search", [],
+                 help="the Moses2 paper's Tables 4-5 / Fig 6 (stack and queue "
+                      "configurations, search errors)")
     p.add_argument("--rows", nargs="+", required=True)
     p.add_argument("--table4", required=True, help="stem of Table 4 (.csv and .md)")
     p.add_argument("--table5", required=True, help="stem of Table 5 (.csv and .md)")

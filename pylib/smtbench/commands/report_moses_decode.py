@@ -1,19 +1,21 @@
-"""`smtbench report moses-decode`: our decoders beside the live Moses2 / Moses v1 (same model, same run), and
+"""`smtbench report moses_decode`: our decoders beside the live Moses2 / Moses v1 (same model, same run), and
 beside the oracle's runs where those rows exist."""
 from __future__ import annotations
 
 import argparse
 
+from ..experiments import add_verb
+
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["report"].add_parser(
-        "moses-decode", help="ours vs live Moses2/Moses v1 tables from `bench decode --peers` rows",
-        description="--rows/--cube-rows: rows of `bench decode --search normal|cube --peers ...` (the live "
-                    "comparison); --oracle-rows/--oracle-cube-rows: rows of `bench decode --oracle ...` on the "
-                    "oracle's model, added as a second table where present.")
-    p.add_argument("--rows", nargs="+", required=True, help="rows of `bench decode --search normal`")
+    p = add_verb(groups["report"], "moses_decode", [],
+                 help="ours vs live Moses2/Moses v1 tables from `bench moses_decode --peers` rows",
+                 description="--rows/--cube-rows: rows of `bench moses_decode --search normal|cube --peers ...` (the live "
+                             "comparison); --oracle-rows/--oracle-cube-rows: rows of `bench moses_decode --oracle ...` on the "
+                             "oracle's model, added as a second table where present.")
+    p.add_argument("--rows", nargs="+", required=True, help="rows of `bench moses_decode --search normal`")
     p.add_argument("--table", required=True, help="output stem (.csv and .md)")
-    p.add_argument("--cube-rows", nargs="+", default=None, help="rows of `bench decode --search cube`")
+    p.add_argument("--cube-rows", nargs="+", default=None, help="rows of `bench moses_decode --search cube`")
     p.add_argument("--cube-table", default=None, help="output stem for the cube-pruning table")
     p.add_argument("--oracle-rows", default=None, help="rows of the oracle-model normal run (optional)")
     p.add_argument("--oracle-cube-rows", default=None, help="rows of the oracle-model cube run (optional)")
@@ -34,7 +36,7 @@ def _table(rows, stem: str, title: str) -> None:
         write_table(md.with_interval(fn(rows), rows), stem, title + " (the oracle's recorded runs)",
                     notes=md.NOTES + " " + INTERVAL_NOTE)
     else:
-        raise ValueError(f"{stem}: the rows have neither live peers (bench decode --peers) nor oracle runs")
+        raise ValueError(f"{stem}: the rows have neither live peers (bench moses_decode --peers) nor oracle runs")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,13 +8,18 @@ log10 p = -100 (KenLM's default). Malformed input raises :class:`ArpaFormatError
 """
 from __future__ import annotations
 
+import contextlib
 import lzma
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
-from ..ioutil import atomic_open, open_binary
+from ..ioutil import atomic_open, open_binary, open_text
 from ..native import check, ffi, lib
 from ..resources import require_memory
 
@@ -186,3 +191,33 @@ def missing_context(model: ArpaModel) -> tuple[int, int] | None:
         if not found.all():
             return n, int(np.argmin(found))
     return None
+
+
+def synthetic_label(arpa: str) -> str:
+    """The '# SYNTHETIC ...' comment the estimator writes above \\data\\ (empty for real models)."""
+    with open_text(arpa) as fh:
+        for _ in range(20):
+            line = fh.readline()
+            if not line or line.startswith("\\data\\"):
+                break
+            if line.startswith("#") and "SYNTHETIC" in line.upper():
+                return line.lstrip("# ").strip()
+    return ""
+
+
+@contextlib.contextmanager
+def plain_arpa(path: str) -> Iterator[str]:
+    """kenlm's module here reads no .gz/.xz: decompress into a temporary file when needed."""
+    if not (path.endswith(".gz") or path.endswith(".xz")):
+        yield path
+        return
+    from ..ioutil import removed_on_signal
+    d = tempfile.mkdtemp(prefix="smtbench-arpa-", dir=os.environ.get("TMPDIR") or str(Path(path).parent))
+    try:
+        with removed_on_signal(d):  # a decompressed model is large: SIGTERM/SIGINT remove it too
+            plain = os.path.join(d, "model.arpa")
+            with open_binary(path) as src, open(plain, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 24)
+            yield plain
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""Scorer backends for `smtbench lm ppl` / `smtbench bench lm`: a registry name -> factory.
+"""Scorer backends for `smtbench lm ppl` / `smtbench bench mokry_lm`: a registry name -> factory.
 
 A factory takes an :class:`~smtbench.lm.arpa.ArpaModel` (plus keyword options, e.g.
 ``queue_size``) and returns a :class:`Scorer`, whose ``score_stream(tokens)`` scores a token
@@ -88,6 +88,25 @@ def specials(model: ArpaModel) -> tuple[int, int, int]:
         if w not in model.word_id:
             raise ValueError(f"the model has no {w} unigram (KenLM refuses such models too)")
     return model.word_id["<s>"], model.word_id["</s>"], model.word_id["<unk>"]
+
+
+def read_document(model: ArpaModel, text: str, max_lines: int = 0,
+                  min_queries: int = 0) -> tuple[list[str], EncodedText, int]:
+    """A benchmark's test document: the lines of ``text`` (the first ``max_lines``, 0 = all), encoded with the
+    model's vocabulary, and how many times to tile them for at least ``min_queries`` queries (at least once)."""
+    import math
+
+    from ..ioutil import open_text
+
+    with open_text(text) as fh:
+        lines = [line.rstrip("\n") for line in fh]
+    if max_lines:
+        lines = lines[:max_lines]
+    if not lines:
+        raise ValueError(f"{text}: no lines to score")
+    enc = encode_lines(model, lines)
+    reps = max(1, math.ceil(min_queries / enc.queries)) if min_queries else 1
+    return lines, enc, reps
 
 
 def encode_lines(model: ArpaModel, lines: Iterable[str]) -> EncodedText:

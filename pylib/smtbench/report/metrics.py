@@ -72,7 +72,7 @@ def _ratios(exp: str, key: str, pairs: dict[str, object], intervals: object = No
 
 
 def mokry_hash(rows: pd.DataFrame) -> list[Record]:
-    """`bench hash` rows. exact per (table size, mode): the lookup checksum of hits and misses (found values, or
+    """`bench mokry_hash` rows. exact per (table size, mode): the lookup checksum of hits and misses (found values, or
     the key of a miss: independent of layout, thread count, queue size and fill order). Mode 'line' (random line
     reads, the machine's floor) is left out: it folds whatever the lines hold, and the table is filled by several
     threads, so it differs from run to run. ratio: best prefetch-queue speed-up per (table size, mode, threads),
@@ -90,7 +90,7 @@ def mokry_hash(rows: pd.DataFrame) -> list[Record]:
 
 
 def mokry_lm(rows: pd.DataFrame) -> list[Record]:
-    """`bench lm` rows. exact: our score checksum per model (the log10 sum in query order as a hex float;
+    """`bench mokry_lm` rows. exact: our score checksum per model (the log10 sum in query order as a hex float;
     every sequential/automaton point must agree). ratio: best automaton speed-up over our sequential path,
     and our sequential path against the kenlm module; ours against KenLM's C++ probing model when measured."""
     from .mokry_lm import best_speedups
@@ -109,11 +109,11 @@ def mokry_lm(rows: pd.DataFrame) -> list[Record]:
 
 
 def glm_btree(rows: pd.DataFrame) -> list[Record]:
-    """`bench btree` rows. exact per model: the CPU B-tree score checksum (every node size, batch and thread
+    """`bench glm_btree` rows. exact per model: the CPU B-tree score checksum (every node size, batch and thread
     count gives bit-identical scores) and the probing LM's. ratio per model: B-tree / probing throughput at
     one thread (also for the stream-reuse B-tree rows) and over KenLM's C++ trie when measured, and B-tree and probing throughput at the most
     threads measured over one thread (best of the repeats). GPU rows are left out."""
-    from .glm import per_point
+    from .glm_btree import per_point
 
     recs: list[Record] = []
     cpu = rows[(rows.sweep != "stats") & rows.backend.isin(["btree", "probing"])]
@@ -156,13 +156,13 @@ def glm_btree(rows: pd.DataFrame) -> list[Record]:
 
 
 def mediani(rows: pd.DataFrame) -> list[Record]:
-    """`bench tmscore` rows. exact per corpus fraction: how many distinct phrase tables (MD5 of the bytes) our
+    """`bench mediani_scoring` rows. exact per corpus fraction: how many distinct phrase tables (MD5 of the bytes) our
     thread counts and the distributed form wrote: 1. The digest itself, the extract's line count and the pair
     count are NOT exact: the corpus is aligned by eflomal, which is unseeded, so the extract (and so the
     phrase table) changes from one fresh run to the next. ratio: our most-threads speed-up over one thread
     and over the sort pipeline per fraction (Table 3), and the distributed form's critical path against the
     sort pipeline (Table 4)."""
-    from .mediani import table3, table4
+    from .mediani_scoring import table3, table4
 
     recs: list[Record] = []
     if "table_md5" in rows:
@@ -170,7 +170,7 @@ def mediani(rows: pd.DataFrame) -> list[Record]:
             n = g.table_md5.dropna().nunique()
             if n:
                 recs.append(("mediani_scoring", f"fraction={frac:g}", "distinct_tables", str(n), "exact"))
-    from .mediani import moses_checks
+    from .mediani_scoring import moses_checks
     for r in moses_checks(rows).itertuples():
         for m in ("only_ours", "only_moses", "value_mismatches", "alignment_mismatches", "count_mismatches"):
             recs.append(("mediani_scoring", f"fraction={r.fraction:g}", f"moses_{m}", str(int(getattr(r, m))),
@@ -215,7 +215,7 @@ def lm_estimator_parity(table: pd.DataFrame) -> list[Record]:
 
 
 def moses_decode(rows: pd.DataFrame) -> list[Record]:
-    """`bench decode` rows. exact: identical lines and scores >= Moses2's, n-best rescoring mismatches, BLEU (2
+    """`bench moses_decode` rows. exact: identical lines and scores >= Moses2's, n-best rescoring mismatches, BLEU (2
     decimals) and the digest of the 1-best output (the search is deterministic). No ratio: the Moses figures come
     from another run."""
     out: list[Record] = []
@@ -228,14 +228,15 @@ def moses_decode(rows: pd.DataFrame) -> list[Record]:
                 v = q[metric]
                 out.append(("moses_decode", key, metric, str(int(v)) if not isinstance(v, str) else v, "exact"))
         out.append(("moses_decode", key, "bleu", f"{float(q.bleu):.2f}", "exact"))
-    if "system" in rows:  # live peers (bench decode --peers): agreement exact, speed-up a ratio of the same run
+    if "system" in rows:  # live peers (bench moses_decode --peers): agreement exact, speed-up a ratio of the same run
         for _, p in rows[(rows.kind == "peer") & (rows.get("status") == "ok")].iterrows():
             pop = p.get("pop_limit")
             key = (f"{p.search}-s{int(p.stack_size)}" + (f"-p{int(pop)}" if pd.notna(pop) else "")
                    + f"-n{int(p.sentences)}-{p.system}")
             out.append(("moses_decode", key, "identical_with_ours", str(int(p.ours_vs_identical)), "exact"))
             out.append(("moses_decode", key, "bleu", f"{float(p.bleu):.2f}", "exact"))
-            t = rows[(rows.kind == "peer_timing") & (rows.search == p.search)]
+            from ..protocol import kept
+            t = kept(rows[(rows.kind == "peer_timing") & (rows.search == p.search)])  # retaken repeats left out
             ours = t[t.system == "ours"].set_index("repeat").words_per_second
             theirs = t[t.system == p.system].set_index("repeat").words_per_second
             r = (ours / theirs).dropna()
@@ -245,7 +246,7 @@ def moses_decode(rows: pd.DataFrame) -> list[Record]:
 
 
 def mokry_decoder(rows: pd.DataFrame) -> list[Record]:
-    """`bench pipeline` rows. exact: BLEU and the output digest per point (deterministic; every queue size equals
+    """`bench mokry_decoder` rows. exact: BLEU and the output digest per point (deterministic; every queue size equals
     lazy scoring, checked in the run); ratio: lazy/queue and off/queue time at the best queue size (one run)."""
     out: list[Record] = []
     for (lm, pt), g in rows.groupby(["lm", "point"]):
@@ -263,7 +264,7 @@ def mokry_decoder(rows: pd.DataFrame) -> list[Record]:
 
 
 def moses2_search(rows: pd.DataFrame) -> list[Record]:
-    """`bench cube-configs` rows. exact per point: BLEU, output digest, search errors (deterministic); ratio: each
+    """`bench moses2_search` rows. exact per point: BLEU, output digest, search errors (deterministic); ratio: each
     queue configuration's time over the cardinality queue's, and coverage-end stacks' over cardinality's at the
     largest pop limit (one run)."""
     out: list[Record] = []
@@ -288,7 +289,7 @@ def moses2_search(rows: pd.DataFrame) -> list[Record]:
 
 
 def moses2_scaling(rows: pd.DataFrame) -> list[Record]:
-    """`bench scaling` rows. exact: BLEU, output digest and oracle-identical count of the reference pass, and per
+    """`bench moses2_scaling` rows. exact: BLEU, output digest and oracle-identical count of the reference pass, and per
     timed point the count of sentences identical to it (every point must reproduce the reference: thread counts,
     pools, cache sizes, compression, reordering storage); cache hits per cache size (deterministic). ratio: 2/1
     threads of our configuration, pools on/off, integrated/separate reordering, plain/compressed (one run)."""
@@ -326,7 +327,7 @@ def moses2_scaling(rows: pd.DataFrame) -> list[Record]:
 
 
 def moses2_moses1(rows: pd.DataFrame) -> list[Record]:
-    """`bench moses1` rows (Moses v1). exact: the number of points of the grid (measured or not built: whether
+    """`bench moses2_moses1` rows (Moses v1). exact: the number of points of the grid (measured or not built: whether
     Moses v1 is built is the machine's business, not a regression), and per timed point the count of 1-best lines
     differing from the model's in-memory reference (Moses is deterministic; "new" where the baseline machine had no
     Moses v1). ratio: probing over in-memory phrase table, tree over in-memory reordering table, 2 over 1 threads."""
@@ -362,7 +363,7 @@ POINT_M1 = ["model", "phrase_table", "reordering", "threads"]
 
 
 def moore_quirk(rows: pd.DataFrame, peers: bool = False) -> list[Record]:
-    """`bench beam` rows. exact per variant and setting (the settings themselves are chosen on deterministic
+    """`bench moore_quirk` rows. exact per variant and setting (the settings themselves are chosen on deterministic
     measures): BLEU, output digest, hypotheses evaluated (a count); ratio: Pharaoh's and DE's time over DE+EP's at
     the highest BLEU all variants reach, read on the upper hulls (one run); with ``peers`` (the Moses-mode
     configuration) each of our other searches' time over DE+EP's at that search's BLEU."""

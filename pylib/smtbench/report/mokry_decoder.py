@@ -1,4 +1,4 @@
-"""Mokry 2016 Table 3.4 and Fig 3.6: the pipeline-tolerant decoder (`smtbench bench pipeline` rows)."""
+"""Mokry 2016 Table 3.4 and Fig 3.6: the pipeline-tolerant decoder (`smtbench bench mokry_decoder` rows)."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt

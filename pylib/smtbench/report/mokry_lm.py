@@ -1,5 +1,5 @@
 """Mokry 2016 §3.2: Table 3.3 (best automaton-queue speed-up and its queue size per model size) and
-Fig 3.5 (time against prefetches in flight, one line per model), from `smtbench bench lm` rows."""
+Fig 3.5 (time against prefetches in flight, one line per model), from `smtbench bench mokry_lm` rows."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,4 @@
-"""Moore & Quirk (2007), "Faster Beam-Search Decoding for Phrasal SMT" (`smtbench bench beam` rows): Fig 2 (BLEU
+"""Moore & Quirk (2007), "Faster Beam-Search Decoding for Phrasal SMT" (`smtbench bench moore_quirk` rows): Fig 2 (BLEU
 against ms/word), Fig 3 (BLEU against hypotheses evaluated per word), each point and the upper convex hull per
 variant on a log x axis; the ratio table read on the hulls at equal BLEU; the same-settings comparisons."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Moses2 paper's Figs 1, 2 and 10 from `bench moses1` rows (the live Moses v1): decoding time with its
+"""The Moses2 paper's Figs 1, 2 and 10 from `bench moses2_moses1` rows (the live Moses v1): decoding time with its
 phrase-table implementations (Fig 1), with its lexicalized-reordering implementations (Fig 2), and words per second
 against threads (Fig 10). The paper's figures carry no numbers; its text's statements about them are rows of
 resources/paper_values.csv (fast_scalable fig1/fig2/fig10) and are shown beside ours as paper_* columns."""
@@ -22,7 +22,8 @@ def _status(rows: pd.DataFrame) -> pd.Series:
 def per_point(rows: pd.DataFrame) -> pd.DataFrame:
     """Timed points: min and median decoding seconds over repeats, words/s from the min, the loading-only run's
     median, and the most 1-best lines any repeat had different from the model's reference variant."""
-    t = rows[_status(rows).isna()]
+    from ..protocol import kept
+    t = kept(rows[_status(rows).isna()])  # attempts retaken in a slow spell are left out
     if t.empty:
         return pd.DataFrame(columns=POINT + ["decode_min_s", "decode_median_s", "words_per_second",
                                              "load_median_s", "lines_differing", "repeats"])

@@ -1,4 +1,4 @@
-"""The Moses2 paper's scalability experiments (`smtbench bench scaling` rows): Table 3 (component profile), Table 6
+"""The Moses2 paper's scalability experiments (`smtbench bench moses2_scaling` rows): Table 3 (component profile), Table 6
 (static cache sizes), Table 7 (compressed or plain targets per thread count), Fig 8 (reordering separate or
 integrated), Figs 9 and 11 (words per second against threads; short and long verses), Fig 3 (ours, the plain
 configuration, our text-table decoder and Moses2's own quiet timings read live from the oracle's runs-quiet.tsv),

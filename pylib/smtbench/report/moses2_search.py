@@ -1,4 +1,4 @@
-"""The Moses2 paper's search experiments (`smtbench bench cube-configs` rows): Table 4 and Fig 6 (stack
+"""The Moses2 paper's search experiments (`smtbench bench moses2_search` rows): Table 4 and Fig 6 (stack
 configurations against the pop limit), Table 5 (queue configurations), each with search errors on short verses."""
 from __future__ import annotations
 

@@ -66,37 +66,6 @@ NOTES = ("Ours: `smtbench bench decode` on the oracle's model (moses.ini, dev bo
          "figure on this machine type (a different run, not interleaved); paper_* columns: the oracle's figures.")
 
 
-def training_table(fidelity: dict, ours: pd.DataFrame, oracle: pd.DataFrame) -> pd.DataFrame:
-    """Training fidelity (our tables from the oracle's alignment vs Moses' own) and BLEU of an end-to-end model."""
-    rows = []
-    for name, r in fidelity.items():
-        rows.append({"check": f"{name.replace('_', ' ')} (dev-filtered) vs Moses'", "ours": r["ours"],
-                     "moses": r["theirs"], "common": r["common"], "value_mismatches": r["value_mismatches"],
-                     "alignment_mismatches": r["alignment_mismatches"], "count_mismatches": r["count_mismatches"],
-                     "bleu": None})
-    qo = ours[ours.kind == "quality"].iloc[-1]
-    qm = oracle[oracle.kind == "quality"].iloc[-1]
-    rows.append({"check": "dev BLEU, our end-to-end model (eflomal + our tables + our 5-gram LM), normal search",
-                 "bleu": qo.bleu, "ours": None, "moses": None, "common": None, "value_mismatches": None,
-                 "alignment_mismatches": None, "count_mismatches": None})
-    rows.append({"check": "dev BLEU, the oracle's Moses-trained model, same search", "bleu": qm.bleu, "ours": None,
-                 "moses": None, "common": None, "value_mismatches": None, "alignment_mismatches": None,
-                 "count_mismatches": None})
-    df = pd.DataFrame(rows)
-    for col in ("ours", "moses", "common", "value_mismatches", "alignment_mismatches", "count_mismatches"):
-        df[col] = df[col].astype("Int64")
-    return df
-
-
-TRAINING_NOTES = ("Fidelity: the oracle's shipped symmetrised alignment -> our extraction (max length 7, wbe-msd "
-                  "orientations), phrase scoring (C, Mediani's kernel) and reordering scoring (0.5 smoothing), "
-                  "filtered to the dev source as filter-model-given-input.pl does, compared pair by pair with "
-                  "the oracle's phrase-table.dev.gz and reordering-table.dev.gz (values to the printed 6 "
-                  "significant digits, +-1 in the last; alignments and counts exactly). BLEU: sacrebleu "
-                  "--tokenize none on the tokenized lowercased dev books; our alignment comes from eflomal, "
-                  "which is not seedable, so this BLEU varies slightly between clones.")
-
-
 def with_interval(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     """vs_moses2_quiet's 95% interval for our row (the first): each timed repeat's words/s over the oracle's fixed
     Moses2 figure (that figure is a number from another run, so only our repeats vary); n_repeats."""
@@ -110,7 +79,7 @@ def with_interval(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     return add_interval(table, "vs_moses2_quiet", per)
 
 
-# --- live peers: Moses2 / Moses v1 decoding the same model and input in the same run (`bench decode --peers`)
+# --- live peers: Moses2 / Moses v1 decoding the same model and input in the same run (`bench moses_decode --peers`)
 
 PEER_LABELS = {"ours": "ours", "moses2": "Moses2", "moses": "Moses v1"}
 
@@ -122,13 +91,14 @@ def _search_label(q: pd.Series) -> str:
 
 
 def live_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per system of `bench decode --peers`: words per second (median over the repeats; each repeat times
+    """One row per system of `bench moses_decode --peers`: words per second (median over the repeats; each repeat times
     every system once, as a process, loading excluded alike), ours / theirs per repeat (median, min, max over the
     repeats: the ratio is taken within a repeat, never across), BLEU, and the 1-best agreement with ours. A peer
     that was not built reads so instead of numbers."""
     q = rows[rows.kind == "quality"].iloc[-1]
     peers = rows[rows.kind == "peer"] if "system" in rows else rows.iloc[0:0]
-    timing = rows[rows.kind == "peer_timing"] if "system" in rows else rows.iloc[0:0]
+    from ..protocol import kept
+    timing = kept(rows[rows.kind == "peer_timing"]) if "system" in rows else rows.iloc[0:0]  # retaken: left out
     label = _search_label(q)
     ours_t = timing[timing.system == "ours"].set_index("repeat").words_per_second
     out = []

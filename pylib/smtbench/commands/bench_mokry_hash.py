@@ -1,14 +1,15 @@
-"""`smtbench bench hash`: Mokry §3.1 — linear-probing lookups, plain vs. through a prefetch queue."""
+"""`smtbench bench mokry_hash` (old name: `bench hash`): Mokry §3.1 — linear-probing lookups, plain vs.
+through a prefetch queue. The sweep: experiments/mokry_hash.py."""
 from __future__ import annotations
 
 import argparse
 
-from ..benchutil import parse_int_list
+from ..experiments import add_verb
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["bench"].add_parser(
-        "hash", help="hash-table lookups with and without a prefetch queue (Mokry §3.1, Table 3.2, Fig 3.2)")
+    p = add_verb(groups["bench"], "mokry_hash", ["hash"],
+                 help="hash-table lookups with and without a prefetch queue (Mokry §3.1, Table 3.2, Fig 3.2)")
     p.add_argument("--table-mib", type=int, required=True,
                    help="table size in MiB (16 bytes per bucket; 8 in layout 'keys')")
     p.add_argument("--variants", default="kv",
@@ -37,23 +38,5 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..benchutil import require_range
-    from ..hash.bench import HashSweep, run_sweep
-    from ..protocol import Protocol
-
-    require_range("--table-mib", args.table_mib, 1, 1 << 24)
-    require_range("--seed", args.seed, 0, 2**63 - 1)
-    require_range("--burnin", args.burnin, 0, 1 << 30)
-    require_range("--lookups", args.lookups, 1, 1 << 40)
-    require_range("--repeats", args.repeats, 1, 1000)
-    require_range("--fill-threads", args.fill_threads, 0, 1024)
-    require_range("--load-factor", args.load_factor, 0.01, 0.99)
-    sweep = HashSweep(
-        table_mib=args.table_mib, queue_sizes=parse_int_list(args.queue_sizes, 0, 64, "--queue-sizes"),
-        threads=parse_int_list(args.threads, 1, 1024, "--threads"), lookups=args.lookups,
-        modes=[m.strip() for m in args.mode.split(",") if m.strip()], repeats=args.repeats,
-        load_factor=args.load_factor, sizing=args.sizing, burnin=args.burnin, pin=args.pin,
-        seed=args.seed, fill_threads=args.fill_threads,
-        variants=[v.strip() for v in args.variants.split(",") if v.strip()], protocol=Protocol.from_args(args))
-    run_sweep(sweep, out=args.out, progress=args.progress)
-    return 0
+    from ..experiments import mokry_hash
+    return mokry_hash.main(args)

@@ -1,20 +1,20 @@
-"""The hash-table prefetch sweep (Mokry §3.1): one table per (size, layout variant), all held at once, then every
-(variant, mode, threads, queue size) point, repeats interleaved so that drift hits every point alike.
+"""`smtbench bench mokry_hash`: the hash-table prefetch sweep (Mokry §3.1, Table 3.2, Fig 3.2): one table per (size,
+layout variant), all held at once, then every (variant, mode, threads, queue size) point, repeats interleaved so that
+drift hits every point alike.
 
-A variant is a layout of csrc/hashprobe.h (``kv`` = Mokry's table, ``keys`` = KenLM's benchmark protocol, ``kv-line``,
-``split``, ``split-pf``, and with a per-line overflow mark ``split-ovf``, ``split-ovf-pf``, ``kv-line-ovf``), optionally suffixed ``:nohuge`` (plain 4 KiB pages instead of transparent huge pages)."""
+A variant is a layout of csrc/hashprobe.h (``kv`` = Mokry's table, ``keys`` = KenLM's benchmark protocol,
+``kv-line``, ``split``, ``split-pf``, and with a per-line overflow mark ``split-ovf``, ``split-ovf-pf``,
+``kv-line-ovf``), optionally suffixed ``:nohuge`` (plain 4 KiB pages instead of transparent huge pages)."""
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from dataclasses import dataclass, field
 
-from tqdm import tqdm
-
-from ..benchutil import RowWriter
-from ..protocol import Protocol, Ratio, RepeatLoop, Task, describe
-from .table import LAYOUTS, MAX_QUEUE, ProbingHashTable, plan
-from ..ioutil import output_or_stdout
+from ..benchutil import parse_int_list, require_range
+from ..hash.table import LAYOUTS, MAX_QUEUE, ProbingHashTable, plan
+from .harness import Protocol, Ratio, RepeatLoop, Task, agree, describe, progress as progress_bar, rows as open_rows
 from ..machine import HugePages
 from ..resources import require_memory
 
@@ -96,12 +96,10 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
                                               lookups=s.lookups, mode=m)  # type: ignore[arg-type]
              for v in s.variants for m in s.modes}
     rows: list[dict] = []
-    checksums: dict[str, set[int]] = {}
-    floors: dict[str, set[int]] = {}
-    with output_or_stdout(out) as fh:
-        writer = RowWriter("mokry_hash", fh)
-        bar = tqdm(total=len(points) * s.repeats, disable=not progress, desc=f"hash {s.table_mib} MiB",
-                   file=sys.stderr)
+    checksums: dict[str, list[tuple[str, int]]] = {}  # per mode: (point/repeat, checksum)
+    floors: dict[str, list[tuple[str, int]]] = {}
+    with open_rows("mokry_hash", out) as writer:
+        bar = progress_bar(len(points) * s.repeats, progress, f"hash {s.table_mib} MiB")
 
         def point(variant: str, mode: str, threads: int, q: int) -> Task:
             def fn(rep: int) -> float:
@@ -110,10 +108,11 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
                                 lookups=s.lookups, mode=mode, queue_size=q, threads=threads,  # type: ignore[arg-type]
                                 burnin=s.burnin, pin=s.pin)
                 per_thread = s.lookups / threads
+                at = f"{variant}/{threads}/{q}/repeat {rep}"
                 if mode == "line":
-                    floors.setdefault(variant, set()).add(r.checksum)
+                    floors.setdefault(variant, []).append((at, r.checksum))
                 else:
-                    checksums.setdefault(mode, set()).add(r.checksum)
+                    checksums.setdefault(mode, []).append((at, r.checksum))
                 st = stats.get((variant, mode), (1.0, 1.0))
                 rows.append(writer.emit(
                     table_mib=s.table_mib, table_bytes=table.nbytes, buckets=table.buckets,
@@ -146,8 +145,28 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
         # The checksum folds every found value (or the key of a miss): it must not depend on the layout, queue
         # size, thread count or repeat (the random-line floor folds whatever its table holds: per variant). A
         # mismatch is a wrong build: fail loudly.
-        bad = {m: c for m, c in checksums.items() if len(c) != 1}
-        bad.update({f"line {v}": c for v, c in floors.items() if len(c) != 1})
-        if bad:
-            raise RuntimeError(f"checksums differ across layouts/queue sizes/threads/repeats: {bad}")
+        for m, c in checksums.items():
+            agree(f"checksums of {m} lookups", c, "layouts/queue sizes/threads/repeats")
+        for v, c in floors.items():
+            agree(f"checksums of the random-line floor of {v}", c, "threads/repeats")
     return rows
+
+
+def main(args: argparse.Namespace) -> int:
+    """`bench mokry_hash` (options: commands/bench_mokry_hash.py)."""
+    require_range("--table-mib", args.table_mib, 1, 1 << 24)
+    require_range("--seed", args.seed, 0, 2**63 - 1)
+    require_range("--burnin", args.burnin, 0, 1 << 30)
+    require_range("--lookups", args.lookups, 1, 1 << 40)
+    require_range("--repeats", args.repeats, 1, 1000)
+    require_range("--fill-threads", args.fill_threads, 0, 1024)
+    require_range("--load-factor", args.load_factor, 0.01, 0.99)
+    sweep = HashSweep(
+        table_mib=args.table_mib, queue_sizes=parse_int_list(args.queue_sizes, 0, 64, "--queue-sizes"),
+        threads=parse_int_list(args.threads, 1, 1024, "--threads"), lookups=args.lookups,
+        modes=[m.strip() for m in args.mode.split(",") if m.strip()], repeats=args.repeats,
+        load_factor=args.load_factor, sizing=args.sizing, burnin=args.burnin, pin=args.pin,
+        seed=args.seed, fill_threads=args.fill_threads,
+        variants=[v.strip() for v in args.variants.split(",") if v.strip()], protocol=Protocol.from_args(args))
+    run_sweep(sweep, out=args.out, progress=args.progress)
+    return 0

@@ -1,4 +1,5 @@
-"""Moore & Quirk (2007) section 6: the pruning-parameter search of the three decoders (Pharaoh, DE, DE+EP).
+"""`smtbench bench moore_quirk` (old name: `bench beam`): Moore & Quirk (2007) section 6, Figs 2-3: the
+pruning-parameter search of the three decoders (Pharaoh, DE, DE+EP).
 
 A setting is the paper's vector (t-table threshold, beam threshold, t-table limit, beam limit); the early-pruning
 threshold is the t-table threshold (as in the paper). Settings are chosen either by the full grid (``paper``
@@ -20,15 +21,16 @@ pairs to compare.
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import statistics
 from dataclasses import asdict, dataclass, replace
 from typing import Callable, Iterable
 
-from ..protocol import NullWriter, Protocol, run_points
-from .beam import BeamDecoder
-from .compare import bleu
-from .model import PhraseModel
+from ..decode.beam import BeamDecoder
+from ..decode.compare import bleu
+from ..decode.model import PhraseModel
+from .harness import NullWriter, Protocol, run_points
 
 
 @dataclass(frozen=True, order=True)
@@ -139,10 +141,10 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterabl
         if s in decoders:
             return decoders[s]
         if s.variant == "normal":
-            from .normal import NormalDecoder
+            from ..decode.normal import NormalDecoder
             decoders[s] = NormalDecoder(model, stack_size=s.beam_limit, distortion_limit=distortion_limit)
         elif s.variant == "cube":
-            from .cube import CubeDecoder
+            from ..decode.cube import CubeDecoder
             decoders[s] = CubeDecoder(model, pop_limit=s.beam_limit, stack_size=s.beam_limit,
                                       distortion_limit=distortion_limit)
         else:
@@ -207,4 +209,61 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterabl
         return o.seconds * 1e9
 
     timed = replace(proto, repeats=proto.repeats - 1, max_repeats=max(0, proto.max_repeats - 1))
-    run_points(timed, writer or NullWriter(), order[::-1], time_point, key=str, label="beam")
+    run_points(timed, writer or NullWriter(), order[::-1], time_point, key=str, label="moore_quirk")
+
+
+PAPER_LIMITS = "5,10,15,20,25"
+
+
+def _floats(text: str, name: str) -> list[float]:
+    import math
+    try:
+        vals = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"{name} {text!r}: expected comma-separated numbers") from None
+    if not vals or any(math.isnan(v) or v < 0 or v > 1e6 for v in vals):
+        raise ValueError(f"{name} {text!r}: expected numbers in 0..1e6")
+    return sorted(set(vals))
+
+
+def main(args: argparse.Namespace) -> int:
+    """`bench moore_quirk` (options: commands/bench_moore_quirk.py)."""
+    from ..benchutil import model_path, parse_int_list, require_range
+    from ..decode.beam import VARIANTS
+    from ..decode.compare import read_lines
+    from ..decode.model import PhraseModel
+    from .harness import progress, rows as open_rows
+
+    protocol = Protocol.from_args(args)
+    require_range("--sentences", args.sentences, 0, 10**7)
+    require_range("--every", args.every, 1, 10**6)
+    variants = [v for v in args.variants.split(",") if v]
+    bad = [v for v in variants if v not in VARIANTS]
+    if bad or not variants:
+        raise ValueError(f"--variants {args.variants!r}: each one of {', '.join(VARIANTS)}")
+    from ..decode.ini import load_ini
+    table_limit = load_ini(args.config).feature("PhraseDictionaryMemory").table_limit  # before the slow load
+    limits = sorted(set(parse_int_list(args.limits or PAPER_LIMITS, 1, 10**6, "--limits")))
+    if args.limits is None and table_limit:
+        limits = [x for x in limits if x <= table_limit] or [table_limit]
+    if table_limit and max(limits) > table_limit:
+        raise ValueError(f"--limits {args.limits}: {args.config} loads table-limit={table_limit} translations "
+                         f"per source phrase; raise it to at least {max(limits)}")
+    grid = Grid(_floats(args.thresholds, "--thresholds"), limits,
+                sorted(set(parse_int_list(args.pharaoh_beam_limits, 1, 10**6, "--pharaoh-beam-limits"))),
+                tuple(sorted(set(parse_int_list(args.extra_beam_limits, 1, 10**6, "--extra-beam-limits"))))
+                if args.extra_beam_limits else ())
+    src, refs = read_lines(args.input), read_lines(args.reference)
+    if len(src) != len(refs):
+        raise ValueError(f"{args.input}: {len(src)} lines, but {args.reference} has {len(refs)}")
+    src, refs = src[::args.every], refs[::args.every]
+    n = args.sentences or len(src)
+    model = PhraseModel(args.config)
+    weights = {f.name: f.weights for f in model.config.features}
+    lm_order = next((int(f.args.get("order", 0)) for f in model.config.features if f.kind == "KENLM"), None)
+    fixed = {"model": model_path(args.config), "input": model_path(args.input)}
+    with open_rows("moore_quirk", args.out, fixed) as rows, progress(None, args.progress) as bar:
+        sweep(model, src[:n], refs[:n], variants, grid, args.search, args.mode, args.distortion_limit,
+              protocol, lambda **r: rows.emit(weights=weights, lm_order=lm_order, every=args.every, **r), bar.update,
+              cross=not args.no_cross, peers=[x for x in args.peers.split(",") if x], writer=rows)
+    return 0

@@ -1,13 +1,16 @@
-"""`smtbench bench lm`: Mokry §3.2 — scoring a document with the probing LM, sequentially and through
-the automaton queue (queue sizes 1-16), plus the `kenlm` module's `score` on the same text."""
+"""`smtbench bench mokry_lm` (old name: `bench lm`; the sweep: experiments/mokry_lm.py): Mokry §3.2 — scoring a
+document with the probing LM, sequentially and through the automaton queue (queue sizes 1-16), plus the `kenlm`
+module's `score` on the same text."""
 from __future__ import annotations
 
 import argparse
 
+from ..experiments import add_verb
+
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["bench"].add_parser(
-        "lm", help="LM scoring: sequential vs. automaton queue (Mokry §3.2, Table 3.3, Fig 3.5)")
+    p = add_verb(groups["bench"], "mokry_lm", ["lm"],
+                 help="LM scoring: sequential vs. automaton queue (Mokry §3.2, Table 3.3, Fig 3.5)")
     p.add_argument("--arpa", required=True, help="ARPA model (plain, .gz or .xz)")
     p.add_argument("--text", required=True, help="test document, one tokenized sentence per line")
     p.add_argument("--name", help="model label in the rows (default: the file name)")
@@ -34,17 +37,5 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..benchutil import parse_int_list
-    from ..lm.kenlm_peer import parse_binaries
-    from ..lm.lmbench import LmBench, run_bench
-    from ..protocol import Protocol
-
-    b = LmBench(arpa=args.arpa, text=args.text, name=args.name,
-                queue_sizes=parse_int_list(args.queue_sizes, 1, 16, "--queue-sizes"),
-                repeats=args.repeats, min_queries=args.min_queries, max_lines=args.max_lines,
-                backends=[x.strip() for x in args.backends.split(",") if x.strip()], kenlm=args.kenlm,
-                multiplier=args.multiplier, lock=args.lock, kenlm_binaries=parse_binaries(args.kenlm_binary),
-                protocol=Protocol.from_args(args))
-    run_bench(b, out=args.out, progress=args.progress)
-    return 0
-
+    from ..experiments import mokry_lm
+    return mokry_lm.main(args)

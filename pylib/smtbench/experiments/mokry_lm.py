@@ -1,5 +1,5 @@
-"""The LM scoring sweep (Mokry §3.2, Table 3.3, Fig 3.5): one model, one test document pre-converted to
-ids, every backend point (sequential; automaton with each queue size; any other registered backend),
+"""`smtbench bench mokry_lm`: the LM scoring sweep (Mokry §3.2, Table 3.3, Fig 3.5): one model, one test document
+pre-converted to ids, every backend point (sequential; automaton with each queue size; any other registered backend),
 repeats interleaved; then the `kenlm` module's ``Model.score`` on the same lines for reference.
 
 Every row carries the log10 sum as a checksum; all of our backends must agree bit for bit (the
@@ -7,29 +7,23 @@ per-word scores are summed in query order), and kenlm's total must agree within 
 otherwise the sweep fails."""
 from __future__ import annotations
 
-import contextlib
+import argparse
 import gc
-import math
 import os
-import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
-from tqdm import tqdm
 
-from ..benchutil import RowWriter
-from ..protocol import Protocol, Ratio, RepeatLoop, Task, describe
-from ..ioutil import open_binary, open_text, output_or_stdout
-from ..resources import require_memory
-from . import backends
-from .arpa import read_arpa
+from ..lm import backends
+from ..lm.arpa import plain_arpa, read_arpa, synthetic_label
+from ..lm.probing import MAX_QUEUE, ProbingLM
 from ..machine import HugePages
-from .probing import MAX_QUEUE, ProbingLM
+from ..resources import require_memory
+from .harness import (Protocol, Ratio, RepeatLoop, Task, agree, agree_close, describe, progress as progress_bar,
+                      rows as open_rows, timing_lock)
 
 OURS_INCLUDES = "ids pre-converted (no string handling); per-word log10 p and length written; sum in query order"
 KENLM_INCLUDES = ("kenlm module Model.score(line, bos, eos) per sentence: a Python call per sentence, string "
@@ -68,7 +62,7 @@ class LmBench:
         for p in (self.arpa, self.text):
             if not os.path.isfile(p):
                 raise FileNotFoundError(f"no such file: {p}")
-        from .kenlm_peer import KINDS
+        from ..lm.kenlm_peer import KINDS
         bad_kinds = [k for k in self.kenlm_binaries if k not in KINDS]
         if bad_kinds:
             raise ValueError(f"--kenlm-binary kinds {bad_kinds}: one of {', '.join(KINDS)}")
@@ -76,52 +70,6 @@ class LmBench:
         unknown = [b for b in self.backends if b not in known]
         if unknown or not self.backends:
             raise ValueError(f"unknown --backends {unknown}; known: {', '.join(known)}")
-
-
-def synthetic_label(arpa: str) -> str:
-    """The '# SYNTHETIC ...' comment the estimator writes above \\data\\ (empty for real models)."""
-    with open_text(arpa) as fh:
-        for _ in range(20):
-            line = fh.readline()
-            if not line or line.startswith("\\data\\"):
-                break
-            if line.startswith("#") and "SYNTHETIC" in line.upper():
-                return line.lstrip("# ").strip()
-    return ""
-
-
-@contextlib.contextmanager
-def timing_lock(path: str | None) -> Iterator[None]:
-    """flock(LOCK_EX) on ``path`` for the timed part only, so that two timings never overlap."""
-    if not path:
-        yield
-        return
-    import fcntl
-
-    with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-@contextlib.contextmanager
-def plain_arpa(path: str) -> Iterator[str]:
-    """kenlm's module here reads no .gz/.xz: decompress into a temporary file when needed."""
-    if not (path.endswith(".gz") or path.endswith(".xz")):
-        yield path
-        return
-    from ..ioutil import removed_on_signal
-    d = tempfile.mkdtemp(prefix="smtbench-arpa-", dir=os.environ.get("TMPDIR") or str(Path(path).parent))
-    try:
-        with removed_on_signal(d):  # a decompressed model is large: SIGTERM/SIGINT remove it too
-            plain = os.path.join(d, "model.arpa")
-            with open_binary(path) as src, open(plain, "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 24)
-            yield plain
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
 
 
 def run_bench(b: LmBench, out: str | None = None, progress: bool = False) -> list[dict]:
@@ -138,14 +86,7 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
     name = b.name or Path(b.arpa).name.split(".arpa")[0]
     synth = synthetic_label(b.arpa)
     model = read_arpa(b.arpa)
-    with open_text(b.text) as fh:
-        lines = [line.rstrip("\n") for line in fh]
-    if b.max_lines:
-        lines = lines[:b.max_lines]
-    if not lines:
-        raise ValueError(f"{b.text}: no lines to score")
-    enc = backends.encode_lines(model, lines)
-    reps = max(1, math.ceil(b.min_queries / enc.queries)) if b.min_queries else 1
+    lines, enc, reps = backends.read_document(model, b.text, b.max_lines, b.min_queries)
     queries = enc.queries * reps
     require_memory(enc.tokens.nbytes * reps + queries * 5, "the test document")  # before tiling
     tokens = np.tile(enc.tokens, reps)
@@ -184,11 +125,10 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
                   text_repeats=reps, queries=queries, oovs=oovs)
     rows: list[dict] = []
     sums: dict[str, float] = {}
-    with output_or_stdout(out) as fh:
-        writer = RowWriter("mokry_lm", fh)
-        bar = tqdm(total=len(points) * b.repeats + (b.repeats if b.kenlm else 0), disable=not progress,
-                   desc=f"lm {name}", file=sys.stderr)  # the repeat loop raises the total as it retakes / goes on
-        from .kenlm_peer import INCLUDES as PEER_INCLUDES, KenlmPeer
+    with open_rows("mokry_lm", out) as writer:
+        # the repeat loop raises the total as it retakes / goes on
+        bar = progress_bar(len(points) * b.repeats + (b.repeats if b.kenlm else 0), progress, f"lm {name}")
+        from ..lm.kenlm_peer import INCLUDES as PEER_INCLUDES, KenlmPeer
         peers = opened
         for kind, path in sorted(b.kenlm_binaries.items()):
             peers.append(KenlmPeer(kind, path, lines, reps))
@@ -281,15 +221,23 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
             print(f"lm {name}: {describe(summary)}", file=sys.stderr)
             module_sums = {key: sums.pop(key) for key in [x for x in sums if x.startswith("kenlm-module/")]}
             kenlm_sums = {key: sums.pop(key) for key in [x for x in sums if x.startswith("kenlm-")]}
-            distinct = set(sums.values())
-            if len(distinct) != 1:
-                raise RuntimeError(f"{b.arpa}: log10 sums differ across backends/queue sizes/repeats: {sums}")
-            ours = distinct.pop()
-            for key, v in kenlm_sums.items():  # KenLM sums in float per 4,096-word buffer
-                if not math.isclose(v, ours, rel_tol=1e-4):
-                    raise RuntimeError(f"{b.arpa}: {key}: KenLM's log10 sum {v!r} differs from ours {ours!r}")
-            for key, total in module_sums.items():
-                if not math.isclose(total, ours, rel_tol=1e-5, abs_tol=1e-3):
-                    raise RuntimeError(f"{b.arpa}: kenlm's log10 sum {total!r} differs from ours {ours!r}")
+            ours = agree(f"{b.arpa}: log10 sums", sums, "backends/queue sizes/repeats")
+            agree_close(f"{b.arpa}: KenLM's log10 sum", ours, kenlm_sums, rel_tol=1e-4)  # float per 4,096 words
+            agree_close(f"{b.arpa}: kenlm's log10 sum", ours, module_sums, rel_tol=1e-5, abs_tol=1e-3)
         bar.close()
     return rows
+
+
+def main(args: argparse.Namespace) -> int:
+    """`bench mokry_lm` (options: commands/bench_mokry_lm.py)."""
+    from ..benchutil import parse_int_list
+    from ..lm.kenlm_peer import parse_binaries
+
+    b = LmBench(arpa=args.arpa, text=args.text, name=args.name,
+                queue_sizes=parse_int_list(args.queue_sizes, 1, 16, "--queue-sizes"),
+                repeats=args.repeats, min_queries=args.min_queries, max_lines=args.max_lines,
+                backends=[x.strip() for x in args.backends.split(",") if x.strip()], kenlm=args.kenlm,
+                multiplier=args.multiplier, lock=args.lock, kenlm_binaries=parse_binaries(args.kenlm_binary),
+                protocol=Protocol.from_args(args))
+    run_bench(b, out=args.out, progress=args.progress)
+    return 0

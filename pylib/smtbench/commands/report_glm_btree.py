@@ -1,8 +1,10 @@
-"""`smtbench report glm`: gLM (Bogoychev & Lopez 2016) Tables 3-5, B-stump shares, Figs 9-10 from
-`smtbench bench btree` rows."""
+"""`smtbench report glm_btree` (old name: `report glm`): gLM (Bogoychev & Lopez 2016) Tables 3-5, B-stump shares,
+Figs 9-10 from `smtbench bench glm_btree` rows."""
 from __future__ import annotations
 
 import argparse
+
+from ..experiments import add_verb
 
 NOTES = ("Ours: n-gram queries of the test text (each word and </s> with its context back to <s>), ids "
          "pre-converted, the text repeated to the run's query count; throughput = queries / time, best of the "
@@ -19,8 +21,9 @@ NOTES = ("Ours: n-gram queries of the test text (each word and </s> with its con
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["report"].add_parser("glm", help="gLM Tables 3-5, B-stump shares, Figs 9-10 from btree rows")
-    p.add_argument("--rows", nargs="+", required=True, help="JSON-lines rows of `smtbench bench btree`")
+    p = add_verb(groups["report"], "glm_btree", ["glm"],
+                 help="gLM Tables 3-5, B-stump shares, Figs 9-10 from btree rows")
+    p.add_argument("--rows", nargs="+", required=True, help="JSON-lines rows of `smtbench bench glm_btree`")
     p.add_argument("--model", help="the Table 3 / Fig 9 / Fig 10 model (default: the one with sweeps)")
     p.add_argument("--big-model", help="Table 4: the ~5x larger model")
     p.add_argument("--order-models", default="", help="Table 5: e.g. 3=bible.o3,4=bible.o4,5=bible.o5")
@@ -34,28 +37,28 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ..report import glm
+    from ..report import glm_btree
     from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows)
     tables, figures = Path(args.tables), Path(args.figures)
     tables.mkdir(parents=True, exist_ok=True)
     figures.mkdir(parents=True, exist_ok=True)
-    model = args.model or glm._main_model(rows)
-    write_table(glm.table3(rows, model), tables / "glm_table3",
+    model = args.model or glm_btree._main_model(rows)
+    write_table(glm_btree.table3(rows, model), tables / "glm_table3",
                 f"gLM Table 3: throughput (n-gram queries/s) and size on {model}",
                 notes=NOTES + " " + INTERVAL_NOTE)
-    write_table(glm.bstumps(rows, model, args.node_size), tables / "glm_bstumps",
+    write_table(glm_btree.bstumps(rows, model, args.node_size), tables / "glm_bstumps",
                 f"gLM §5.2: B-stump share of trie nodes per order ({model})", notes=NOTES)
     if args.big_model:
-        write_table(glm.table4(rows, model, args.big_model), tables / "glm_table4",
+        write_table(glm_btree.table4(rows, model, args.big_model), tables / "glm_table4",
                     f"gLM Table 4: throughput on {model} and the larger {args.big_model}", notes=NOTES)
     if args.order_models:
         by_order = {int(k): v for k, v in (part.split("=", 1) for part in args.order_models.split(",") if part)}
-        write_table(glm.table5(rows, by_order), tables / "glm_table5",
+        write_table(glm_btree.table5(rows, by_order), tables / "glm_table5",
                     "gLM Table 5: throughput by n-gram order", notes=NOTES)
-    save_figure(glm.fig9(rows, model), figures / "glm_fig9.png")
-    save_figure(glm.fig10(rows, model), figures / "glm_fig10.png")
+    save_figure(glm_btree.fig9(rows, model), figures / "glm_fig9.png")
+    save_figure(glm_btree.fig10(rows, model), figures / "glm_fig10.png")
     if args.metrics:
         from ..report import metrics
 

@@ -1,4 +1,4 @@
-"""The sweep behind `smtbench bench btree`: gLM's B-tree trie LM (Bogoychev & Lopez 2016, §5) against our
+"""`smtbench bench glm_btree` (old name: `bench btree`): gLM's B-tree trie LM (Bogoychev & Lopez 2016, §5) against our
 probing LM, KenLM's C++ models and the kenlm module — Table 3 (throughput and size, 1 and all threads), Fig 9
 (node size K), Fig 10 (batch size, GPU with and without copies), and the rows Tables 4 and 5 read.
 
@@ -9,10 +9,11 @@ and the kenlm module's total within float rounding — otherwise the run fails. 
 when `smtbench.lm.cuda.available()`; otherwise one row per GPU point says why (no GPU lent)."""
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass, field
 
 from ..benchutil import parse_int_list
-from ..protocol import Protocol
+from .harness import Protocol
 
 INCLUDES_CPU = "ids pre-converted to query rows; batch query in C (one call per batch); no string handling"
 INCLUDES_REUSE = (INCLUDES_CPU + "; stream reuse: a row that continues the previous row takes its back-offs "
@@ -48,8 +49,8 @@ def run_bench(cfg: BTreeBench) -> int:
     """Validate, then run the sweep; KenLM peers' temporary id streams are removed whatever happens."""
     import os
 
-    from .btree import MAX_INTERLEAVE, check_node_size
-    from .kenlm_peer import parse_binaries
+    from ..lm.btree import MAX_INTERLEAVE, check_node_size
+    from ..lm.kenlm_peer import parse_binaries
 
     cores = os.cpu_count() or 1
     threads = sorted({cores if t == 0 else t for t in parse_int_list(cfg.threads, 0, 1024, "--threads")})
@@ -83,7 +84,6 @@ def run_bench(cfg: BTreeBench) -> int:
 
 def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
     import gc
-    import math
     import os
     import sys
     import threading
@@ -91,16 +91,13 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
     from pathlib import Path
 
     import numpy as np
-    from tqdm import tqdm
 
-    from ..benchutil import RowWriter
-    from ..ioutil import open_text, output_or_stdout
+    from ..lm import backends, cuda
+    from ..lm.arpa import plain_arpa, read_arpa, synthetic_label
+    from ..lm.btree import BTreeLM, check_node_size, stream_queries
+    from ..lm.kenlm_peer import INCLUDES as PEER_INCLUDES, KenlmPeer
     from ..resources import require_memory
-    from . import backends, cuda
-    from .arpa import read_arpa
-    from .btree import BTreeLM, check_node_size, stream_queries
-    from .kenlm_peer import INCLUDES as PEER_INCLUDES, KenlmPeer
-    from .lmbench import plain_arpa, synthetic_label
+    from .harness import agree_close, progress as progress_bar, rows as open_rows
 
     cores = os.cpu_count() or 1
     threads = sorted({cores if t == 0 else t for t in parse_int_list(cfg.threads, 0, 1024, "--threads")})
@@ -110,14 +107,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
 
     name = cfg.name or Path(cfg.arpa).name.split(".arpa")[0]
     model = read_arpa(cfg.arpa)
-    with open_text(cfg.text) as fh:
-        lines = [line.rstrip("\n") for line in fh]
-    if cfg.max_lines:
-        lines = lines[:cfg.max_lines]
-    if not lines:
-        raise ValueError(f"{cfg.text}: no lines to score")
-    enc = backends.encode_lines(model, lines)
-    reps = max(1, math.ceil(cfg.min_queries / enc.queries)) if cfg.min_queries else 1
+    lines, enc, reps = backends.read_document(model, cfg.text, cfg.max_lines, cfg.min_queries)
     # the tiled stream, its query rows (order ids + a row each) and 8 bytes a query: checked before tiling
     require_memory(enc.tokens.nbytes * reps * (2 + model.order) + enc.queries * reps * 8, "the query rows")
     tokens = np.tile(enc.tokens, reps)
@@ -146,7 +136,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
 
     probing = None
     if not cfg.no_probing:
-        from .probing import ProbingLM
+        from ..lm.probing import ProbingLM
 
         probing = ProbingLM(model, source=cfg.arpa)
     vocab_size = len(model.vocab)
@@ -214,10 +204,9 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
 
     rows: list[dict] = []
 
-    with output_or_stdout(cfg.out) as fh:
-        w = RowWriter("glm_btree", fh)
+    with open_rows("glm_btree", cfg.out) as w:
         total = cfg.repeats * (len(points) + len(gpu_points) + len(peers)) + (0 if cfg.no_kenlm else cfg.repeats)
-        bar = tqdm(total=total, disable=not cfg.progress, desc=f"btree {name}", file=sys.stderr)
+        bar = progress_bar(total, cfg.progress, f"btree {name}")
         lms[cfg.node_size].query_into(q, prob, cfg.interleave, 1)  # warm-up
 
         def cpu_point(rep: int, sweep: str, be: str, k: int, t: int, b: int) -> None:
@@ -275,8 +264,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
             ours = float(reference["btree"].astype(np.float64).sum())
             if k.queries != nq:
                 raise RuntimeError(f"{peer.model}: kenlm_benchmark counted {k.queries} queries, we {nq}")
-            if not math.isclose(k.log10_sum, ours, rel_tol=1e-4):  # KenLM sums in float per buffer
-                raise RuntimeError(f"{peer.model}: KenLM's log10 sum {k.log10_sum!r} differs from ours {ours!r}")
+            agree_close(f"{peer.model}: KenLM's log10 sum", ours, {peer.kind: k.log10_sum}, rel_tol=1e-4)  # float sums
             rows.append(w.emit(**common, sweep="table", backend=f"kenlm-{peer.kind}-cpp",
                                path="kenlm_benchmark -q -t 1", node_size=None, threads=1, batch=nq, repeat=rep,
                                model_bytes=peer.nbytes, elapsed_ns=k.wall_s * 1e9, qps=nq / k.wall_s,
@@ -335,8 +323,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
                 for line in tiled:
                     tot_k += score(line, bos=True, eos=True)
                 ns = time.perf_counter_ns() - t0
-                if not math.isclose(tot_k, ours, rel_tol=1e-5, abs_tol=1e-3):
-                    raise RuntimeError(f"{cfg.arpa}: kenlm's log10 sum {tot_k!r} differs from ours {ours!r}")
+                agree_close(f"{cfg.arpa}: kenlm's log10 sum", ours, {"kenlm-module": tot_k}, rel_tol=1e-5, abs_tol=1e-3)
                 rows.append(w.emit(**common, sweep="table", backend="kenlm-module", path="Model.score",
                                    node_size=None, threads=1, batch=nq, repeat=rep, model_bytes=None,
                                    elapsed_ns=ns, qps=nq / ns * 1e9, checksum=float(tot_k).hex(),
@@ -346,3 +333,11 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
         bar.close()
     del vocab_size
     return 0
+
+
+def main(args: argparse.Namespace) -> int:
+    """`bench glm_btree` (options: commands/bench_glm_btree.py)."""
+    from dataclasses import fields
+
+    return run_bench(BTreeBench(**{f.name: getattr(args, f.name) for f in fields(BTreeBench) if f.name != "protocol"},
+                                protocol=Protocol.from_args(args)))

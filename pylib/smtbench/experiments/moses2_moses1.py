@@ -1,31 +1,33 @@
-"""The Moses2 paper's Figs 1, 2 and 10 with the live Moses v1 (`bench moses1`): Moses' decoding time with its
-phrase-table implementations (in-memory text ``PhraseDictionaryMemory``, the probing table of ``CreateProbingPT``,
-the compact table where cmph was built), with its lexicalized-reordering implementations (in-memory text, the
-binarized tree table of ``processLexicalTable``, the compact table where cmph was built), and its speed against
-threads. Every variant is the same model (one moses.ini, the workflow's own by default) with only the feature's
-storage changed; the binaries are made here from the ini's own text tables.
+"""`smtbench bench moses2_moses1` (old name: `bench moses1`): the Moses2 paper's Figs 1, 2 and 10 with the live Moses
+v1: Moses' decoding time with its phrase-table implementations (in-memory text ``PhraseDictionaryMemory``, the
+probing table of ``CreateProbingPT``, the compact table where cmph was built), with its lexicalized-reordering
+implementations (in-memory text, the binarized tree table of ``processLexicalTable``, the compact table where cmph
+was built), and its speed against threads. Every variant is the same model (one moses.ini, the workflow's own by
+default) with only the feature's storage changed; the binaries are made here from the ini's own text tables.
 
 How decoding time is measured (every point alike): the wall time of ``moses`` on the whole input minus the wall
 time of the same command on the input's first line only (loading the model, starting the process, decoding one
 sentence), both in the same repeat, one right after the other; words/s counts the words of every line but the
-first. Repeats are interleaved over the points, in reverse order on odd repeats. Each point's 1-best lines are
+first. Repeats follow the harness' repeat protocol (:mod:`smtbench.protocol`: interleaved over the points, in
+reverse order on odd repeats or shuffled, the slow-spell probe, adaptive repeats). Each point's 1-best lines are
 compared with the reference variant's (in-memory text tables at one thread): the tables hold the same numbers,
 so the translations should agree; the count of differing lines is kept in the row."""
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 import re
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import moses_peer
-from ..benchutil import RowWriter
 from ..ioutil import atomic_open, atomic_path, open_text
+from .harness import (Protocol, RepeatLoop, Task, describe, loading_subtracted, not_built, peer_missing,
+                      progress as progress_bar, rows as open_rows, timed_process)
 
 PHRASE_TABLES = ("memory", "probing", "compact")
 REORDERINGS = ("memory", "tree", "compact")
@@ -51,6 +53,10 @@ class Moses1Sweep:
     stack_size: int = 200
     pop_limit: int = 400
     repeats: int = 2
+    protocol: Protocol | None = None  # the repeat protocol (default: exactly `repeats` alternating repeats)
+
+    def proto(self) -> Protocol:
+        return self.protocol or Protocol(repeats=self.repeats)
 
     def validate(self) -> None:
         if not self.models:
@@ -179,20 +185,13 @@ def write_variant(m: ModelTables, pt: str, lr: str, pt_path: str, lr_path: str |
 
 
 def _decode(argv: list[str], input_path: str) -> tuple[float, list[str]]:
-    with open(input_path, "rb") as src, tempfile.TemporaryFile() as out:
-        t0 = time.perf_counter()
-        r = subprocess.run(argv, stdin=src, stdout=out, stderr=subprocess.PIPE)
-        wall = time.perf_counter() - t0
-        if r.returncode:
-            raise RuntimeError(f"{' '.join(argv)} < {input_path}: exit {r.returncode}: "
-                               f"{r.stderr.decode(errors='replace').strip()[-1200:]}")
-        out.seek(0)
-        return wall, [x.decode("utf-8", errors="replace").strip() for x in out.read().splitlines()]
+    wall, out = timed_process(argv, input_path)
+    return wall, [x.decode("utf-8", errors="replace").strip() for x in out.splitlines()]
 
 
 def run_sweep(s: Moses1Sweep, out: str | None, progress: bool = False) -> list[dict]:
-    from tqdm import tqdm
     s.validate()
+    s.proto().validate()
     work = Path(s.workdir).resolve()
     work.mkdir(parents=True, exist_ok=True)
     with open_text(s.input) as fh:
@@ -209,20 +208,17 @@ def run_sweep(s: Moses1Sweep, out: str | None, progress: bool = False) -> list[d
     config = dict(search=s.search, stack_size=s.stack_size, pop_limit=s.pop_limit if s.search == "cube" else None,
                   sentences=len(src), words_timed=words)
     rows: list[dict] = []
-    with (atomic_open(out, "w") if out else open(os.devnull, "w")) as fh:
-        writer = RowWriter("moses2_moses1", fh if out else sys.stdout)
+    with open_rows("moses2_moses1", out, stdout_when_none=True) as writer:
         points: list[dict] = []
         for name, ini in s.models.items():
             m = read_model(ini)
             for pt in s.phrase_tables:
                 for lr in s.reorderings:
-                    need = [p for p in ("moses", NEEDS[("pt", pt)], NEEDS[("lr", lr)] if m.lr_path else None)
-                            if p and not moses_peer.available(p)]
+                    need = peer_missing("moses", NEEDS[("pt", pt)], NEEDS[("lr", lr)] if m.lr_path else None)
                     base = dict(model=name, phrase_table=pt, reordering=lr, **config)
                     if need:
                         for t in s.threads:
-                            rows.append(writer.emit(**base, threads=t, repeat=0, status=moses_peer.NOT_BUILT,
-                                                    missing=",".join(need)))
+                            rows.append(not_built(writer, need, **base, threads=t, repeat=0))
                         continue
                     mdir = work / name
                     pt_path = build_storage("pt", pt, m.pt_path, mdir)
@@ -236,16 +232,21 @@ def run_sweep(s: Moses1Sweep, out: str | None, progress: bool = False) -> list[d
                             argv += ["-cube-pruning-pop-limit", str(s.pop_limit)]
                         points.append(dict(base, threads=t, argv=argv))
         refs: dict[str, list[str]] = {}
-        bar = tqdm(total=len(points) * s.repeats, disable=not progress, desc="moses1", file=sys.stderr)
-        for rep in range(s.repeats):
-            for p in (points if rep % 2 == 0 else points[::-1]):
-                whole, lines = _decode(p["argv"], str(inp))
-                load, _ = _decode(p["argv"], str(first))
+        bar = progress_bar(len(points) * s.repeats, progress, "moses2_moses1")
+
+        def task(p: dict) -> Task:
+            def fn(rep: int) -> float:
+                got: dict[str, list[str]] = {}
+
+                def run(path: str) -> float:
+                    wall, got[path] = _decode(p["argv"], path)
+                    return wall
+                whole, load, secs = loading_subtracted(run, str(inp), str(first))
+                lines = got[str(inp)]
                 if len(lines) != len(src):
                     raise RuntimeError(f"{' '.join(p['argv'])}: {len(lines)} output lines for {len(src)} inputs")
                 ref = refs.setdefault(p["model"], lines)  # the first point of the model: memory/memory, 1 thread
                 differ = sum(a != b for a, b in zip(lines, ref))
-                secs = whole - load
                 rows.append(writer.emit(**{k: v for k, v in p.items() if k != "argv"}, repeat=rep,
                                         whole_seconds=round(whole, 4), load_seconds=round(load, 4),
                                         decode_seconds=round(secs, 4),
@@ -253,6 +254,32 @@ def run_sweep(s: Moses1Sweep, out: str | None, progress: bool = False) -> list[d
                                         lines_differing_from_reference=differ,
                                         output_sha=hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16],
                                         command=" ".join([Path(p["argv"][0]).name, *p["argv"][1:]])))
-                bar.update()
+                return secs * 1e9
+            return Task(f"{p['model']}/{p['phrase_table']}/{p['reordering']}/{p['threads']}", fn)
+
+        if points:
+            summary = RepeatLoop(s.proto(), writer, [task(p) for p in points], progress=bar).run()
+            print(f"moses2_moses1: {describe(summary)}", file=sys.stderr)
         bar.close()
     return rows
+
+
+def main(args: argparse.Namespace) -> int:
+    """`bench moses2_moses1` (options: commands/bench_moses2_moses1.py)."""
+    from ..benchutil import parse_int_list
+    models = {}
+    for spec in args.model:
+        name, sep, ini = spec.partition("=")
+        if not sep or not name or not ini:
+            raise ValueError(f"--model {spec!r}: expected NAME=moses.ini")
+        if name in models:
+            raise ValueError(f"--model {name}: given twice")
+        models[name] = ini
+    s = Moses1Sweep(models=models, input=args.input, workdir=args.workdir, sentences=args.sentences,
+                    threads=parse_int_list(args.threads),
+                    phrase_tables=[x for x in args.phrase_tables.split(",") if x],
+                    reorderings=[x for x in args.reorderings.split(",") if x], search=args.search,
+                    stack_size=args.stack_size, pop_limit=args.pop_limit, repeats=args.repeats,
+                    protocol=Protocol.from_args(args))
+    run_sweep(s, args.out, progress=args.progress)
+    return 0

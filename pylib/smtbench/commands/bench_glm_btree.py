@@ -1,13 +1,16 @@
-"""`smtbench bench btree`: gLM's B-tree trie LM (Bogoychev & Lopez 2016, §5) against our probing LM, KenLM's C++
-models and the kenlm module -- Table 3, Figs 9-10, and the rows Tables 4-5 read. The sweep: lm/glm_bench.py."""
+"""`smtbench bench glm_btree` (old name: `bench btree`): gLM's B-tree trie LM (Bogoychev & Lopez 2016, §5) against
+our probing LM, KenLM's C++ models and the kenlm module -- Table 3, Figs 9-10, and the rows Tables 4-5 read. The
+sweep: experiments/glm_btree.py."""
 from __future__ import annotations
 
 import argparse
 
+from ..experiments import add_verb
+
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["bench"].add_parser(
-        "btree", help="gLM B-tree trie LM: throughput vs probing LM / kenlm, node size, batch size (gLM §5)")
+    p = add_verb(groups["bench"], "glm_btree", ["btree"],
+                 help="gLM B-tree trie LM: throughput vs probing LM / kenlm, node size, batch size (gLM §5)")
     p.add_argument("--arpa", required=True, help="ARPA model (plain, .gz or .xz)")
     p.add_argument("--text", required=True, help="tokenized text whose n-grams are the queries")
     p.add_argument("--name", help="model name in the rows (default: from the file name)")
@@ -34,10 +37,5 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dataclasses import fields
-
-    from ..lm.glm_bench import BTreeBench, run_bench
-    from ..protocol import Protocol
-
-    return run_bench(BTreeBench(**{f.name: getattr(args, f.name) for f in fields(BTreeBench) if f.name != "protocol"},
-                                protocol=Protocol.from_args(args)))
+    from ..experiments import glm_btree
+    return glm_btree.main(args)

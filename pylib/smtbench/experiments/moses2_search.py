@@ -1,18 +1,20 @@
-"""The Moses2 paper's search experiments (Table 4 / Fig 6: stack configurations against the pop limit; Table 5:
-queue configurations at one pop limit): every point decoded on one model in one process, the timed passes
-interleaved (alternating direction), quality and search errors measured once per point outside the timing."""
+"""`smtbench bench moses2_search` (old name: `bench cube-configs`): the Moses2 paper's search experiments (Table 4 /
+Fig 6: stack configurations against the pop limit; Table 5: queue configurations at one pop limit): every point
+decoded on one model in one process, the timed passes interleaved (alternating direction), quality and search errors
+measured once per point outside the timing."""
 from __future__ import annotations
 
+import argparse
 import hashlib
 import statistics
 from dataclasses import dataclass
 from typing import Callable
 
-from ..protocol import NullWriter, Protocol, Ratio, run_points
-from .compare import bleu
-from .cube import CubeDecoder
-from .model import PhraseModel
-from .reference import Reference, search_errors
+from ..decode.compare import bleu
+from ..decode.cube import CubeDecoder
+from ..decode.model import PhraseModel
+from ..decode.reference import Reference, search_errors
+from .harness import NullWriter, Protocol, Ratio, run_points
 
 
 @dataclass(frozen=True)
@@ -71,4 +73,43 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], short: list[str],
     key = {p: f"{p.table}/{p.stacks}/{p.queues}/{p.pop_limit}" for p in pts}
     ratios = [Ratio.speedup("first_vs_second", key[pts[0]], key[pts[1]])] if len(pts) > 1 else []
     run_points(proto, writer or NullWriter(), pts, time_point, key=key.__getitem__, ratios=ratios,
-               progress=progress, label="cube-configs")
+               progress=progress, label="moses2_search")
+
+
+def main(args: argparse.Namespace) -> int:
+    """`bench moses2_search` (options: commands/bench_moses2_search.py)."""
+    from ..benchutil import model_path, parse_int_list, require_range
+    from ..decode.compare import read_lines
+    from ..decode.cube import QUEUES, STACKS
+    from ..decode.model import PhraseModel
+    from ..decode.reference import near_exact
+    from .harness import progress, rows as open_rows
+
+    protocol = Protocol.from_args(args)
+    require_range("--sentences", args.sentences, 0, 10**7)
+    require_range("--short-words", args.short_words, 0, 100)
+    require_range("--queue-pop-limit", args.queue_pop_limit, 1, 10**7)
+    require_range("--stack-size", args.stack_size, 0, 10**6)
+    pops = parse_int_list(args.pop_limits, 1, 10**7, "--pop-limits")
+    widths = tuple(parse_int_list(args.reference_widths, 1, 10**6, "--reference-widths"))
+    stacks = [s for s in args.stacks.split(",") if s]
+    queues = [q for q in args.queues.split(",") if q]
+    for name, got, known in (("--stacks", stacks, STACKS), ("--queues", queues, QUEUES)):
+        bad = [x for x in got if x not in known]
+        if bad:
+            raise ValueError(f"{name}: unknown {', '.join(bad)} (one of {', '.join(known)})")
+    src, refs = read_lines(args.input), read_lines(args.reference)
+    if len(src) != len(refs):
+        raise ValueError(f"{args.input}: {len(src)} lines, but {args.reference} has {len(refs)}")
+    n = args.sentences or len(src)
+    short = [x for x in src if 0 < len(x.split()) <= args.short_words]
+    model = PhraseModel(args.config)
+    pts = points(pops, stacks, args.queue_pop_limit, queues)
+    refs_short = near_exact(model, short, widths) if short else []
+    fixed = {"model": model_path(args.config), "input": model_path(args.input)}
+    with open_rows("moses2_search", args.out, fixed) as rows, progress(len(pts) * args.repeats, args.progress) as bar:
+        sweep(model, src[:n], refs[:n], short, refs_short, pts, protocol, args.stack_size,
+              lambda **r: rows.emit(reference_widths=",".join(map(str, widths)),
+                                    reference_seconds=round(sum(x.seconds for x in refs_short), 3), **r),
+              bar, rows)
+    return 0

@@ -1,4 +1,5 @@
-"""`smtbench bench tmscore`: Mediani Tables 1, 3 and 4 analogues on this machine.
+"""`smtbench bench mediani_scoring` (old name: `bench tmscore`): Mediani Tables 1, 3 and 4 analogues on this
+machine; `smtbench bench mediani_scoring_bleu` (old name: `bench tmscore-bleu`): Table 2 (:func:`run_bleu`).
 
 Every measurement runs as a child process (`smtbench tm score ...`), timed by wall clock with its peak RSS
 from wait4(); repeats are interleaved over the points. Correctness is checked inside the benchmark: every
@@ -26,11 +27,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
+import argparse
 
 from ..benchutil import RowWriter, parse_size
-from ..protocol import Protocol, Ratio, RepeatLoop, Task, describe
 from ..ioutil import atomic_open, open_text
+from .harness import (Protocol, Ratio, RepeatLoop, Task, describe, not_built, peer_missing, progress as progress_bar,
+                      rows as open_rows)
 
 
 @dataclass
@@ -122,7 +124,7 @@ def _md5(path: Path) -> str:
 
 
 def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[dict]:
-    from .score import compare_tables, read_table
+    from ..tm.score import compare_tables, read_table
     s.validate()
     work = Path(s.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -162,12 +164,10 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
     refs: dict[float, Path] = {}     # the table each fraction's outputs are checked against
     ours_md5: dict[float, str] = {}
     moses_checked: dict[float, dict] = {}  # per fraction: Moses' table digest -> its comparison with ours
-    fh = atomic_open(out, "w") if out else None
-    try:
-        writer = RowWriter("mediani_scoring", fh.__enter__() if fh else sys.stdout)
+    with open_rows("mediani_scoring", out) as writer:
         if "moses" in s.systems:
             points = _moses_preamble(s, points, writer, rows, work)
-        bar = tqdm(total=len(points) * s.repeats, disable=not progress, desc="tmscore", file=sys.stderr)
+        bar = progress_bar(len(points) * s.repeats, progress, "mediani_scoring")
         def point(p: dict) -> Task:
             def fn(rep: int) -> float:
                 frac = p["fraction"]
@@ -258,14 +258,8 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
                                                                   ("speedup_vs_moses", moses_k))
                   if {ours_k, k} <= keys]
         summary = RepeatLoop(s.proto(), writer, tasks, ratios, progress=bar).run()
-        print(f"tmscore: {describe(summary)}", file=sys.stderr)
+        print(f"mediani_scoring: {describe(summary)}", file=sys.stderr)
         bar.close()
-        if fh:
-            fh.__exit__(None, None, None)
-    except BaseException as exc:
-        if fh:
-            fh.__exit__(type(exc), exc, exc.__traceback__)
-        raise
     return rows
 
 
@@ -279,17 +273,17 @@ def _moses_preamble(s: TmScoreSweep, points: list[dict], writer: RowWriter, rows
     dropped from the timed list, never silently)."""
     from .. import moses_peer
     if s.src:
-        if moses_peer.available("extract"):
+        if not peer_missing("extract"):
             rows.append(writer.emit(**_moses_extract_check(s, work)))
         else:
-            rows.append(writer.emit(system="moses-extract", status=moses_peer.NOT_BUILT, repeat=0))
-    missing = [p for p in MOSES_POINT_PROGRAMS if not moses_peer.available(p)]
+            rows.append(not_built(writer, system="moses-extract", repeat=0))
+    missing = peer_missing(*MOSES_POINT_PROGRAMS)
     if not missing:
         return points
     for p in points:
         if p["system"] == "moses":
-            rows.append(writer.emit(**p, repeat=0, status=moses_peer.NOT_BUILT, missing=",".join(missing)))
-    print(f"bench tmscore: Moses' {', '.join(missing)} not built in {moses_peer.bin_dir()}: its rows read "
+            rows.append(not_built(writer, missing, **p, repeat=0))
+    print(f"bench mediani_scoring: Moses' {', '.join(missing)} not built in {moses_peer.bin_dir()}: its rows read "
           f"{moses_peer.NOT_BUILT!r}", file=sys.stderr)
     return [p for p in points if p["system"] != "moses"]
 
@@ -363,7 +357,7 @@ def _check_moses(table: Path, ref: Path, rep: int, work: Path, checked: dict) ->
         check, more = checked[md5]
         return ("same bytes as Moses' table checked above: " + check if rep == 0 else "checked in repeat 0"), \
             ({**more} if rep == 0 else {"moses_table_md5": md5})
-    from .model import compare_tables
+    from ..tm.model import compare_tables
     c = compare_tables(str(ref), str(table), columns=4, tmpdir=str(work))
     more = {"moses_table_md5": md5, "pairs_ours": c["ours"], "pairs_moses": c["theirs"],
             "only_ours": c["only_ours"], "only_moses": c["only_theirs"], "value_mismatches": c["value_mismatches"],
@@ -412,8 +406,8 @@ def run_bleu(r: TmBleuRun, out: str) -> list[dict]:
     from ..decode.compare import best_of, bleu, read_lines
     from ..decode.cube import CubeDecoder
     from ..decode.model import PhraseModel
-    from .model import compare_tables, filter_table, input_phrases, write_ini
-    from .score import MOSES_SCORE_PROGRAMS, score_moses
+    from ..tm.model import compare_tables, filter_table, input_phrases, write_ini
+    from ..tm.score import MOSES_SCORE_PROGRAMS, score_moses
 
     for p in (r.extract, r.extract_inv, r.lex_f2e, r.lex_e2f, r.ours, r.reordering_table, r.lm, r.input,
               r.reference):
@@ -475,3 +469,34 @@ def run_bleu(r: TmBleuRun, out: str) -> list[dict]:
                     row.setdefault("pairs", None)
             rows.append(writer.emit(**base, **row))
     return rows
+
+
+def _floats(t: str) -> list[float]:
+    return [float(x) for x in t.split(",") if x.strip()]
+
+
+def main(args: argparse.Namespace) -> int:
+    """`bench mediani_scoring` (options: commands/bench_mediani_scoring.py)."""
+    from ..benchutil import parse_int_list
+    s = TmScoreSweep(
+        extract=args.extract, extract_inv=args.extract_inv, lex_f2e=args.lex_f2e, lex_e2f=args.lex_e2f,
+        workdir=args.workdir, fractions=_floats(args.fractions), threads=parse_int_list(args.threads),
+        memory=[m for m in args.memory.split(",") if m], systems=[x for x in args.systems.split(",") if x],
+        memory_max_fraction=args.memory_max_fraction, sort_memory=args.sort_memory,
+        partitions=parse_int_list(args.partitions) if args.partitions.strip() else [],
+        partition_fraction=args.partition_fraction, repeats=args.repeats, src=args.src, tgt=args.tgt,
+        align=args.align, protocol=Protocol.from_args(args))
+    run_sweep(s, args.out, progress=args.progress)
+    return 0
+
+
+def main_bleu(args: argparse.Namespace) -> int:
+    """`bench mediani_scoring_bleu` (options: commands/bench_mediani_scoring.py)."""
+    if not 1 <= args.order <= 8:
+        raise ValueError(f"--order {args.order}: must be in 1..8")
+    run_bleu(TmBleuRun(extract=args.extract, extract_inv=args.extract_inv, lex_f2e=args.lex_f2e,
+                       lex_e2f=args.lex_e2f, ours=args.ours, reordering_table=args.reordering_table, lm=args.lm,
+                       order=args.order, input=args.input, reference=args.reference, workdir=args.workdir,
+                       sentences=args.sentences, pop_limit=args.pop_limit, stack_size=args.stack_size,
+                       threads=args.threads, memory=args.memory), args.out)
+    return 0

@@ -1,47 +1,24 @@
-"""`smtbench bench pipeline`: Mokry 3.3 (Table 3.4, Fig 3.6) -- cube pruning with the LM scored in full at item
-creation (off, Moses2), lazily at pop (lazy), through the automaton queue (queue, per queue size), or through it
-before the item queue (queue-exact, the thesis' future work), interleaved in one run on one model; the queue's
-outputs are checked to equal lazy scoring's in the run."""
+"""`smtbench bench mokry_decoder` (old name: `bench pipeline`): Mokry 3.3 (Table 3.4, Fig 3.6), the pipeline-tolerant
+decoder. Cube pruning with the LM scored in full at item creation (off, Moses2), lazily at pop (lazy), through the
+automaton queue (queue, per queue size), or through it before the item queue (queue-exact, the thesis' future work),
+interleaved in one run on one model (the harness' repeat protocol); the queue's outputs must equal lazy scoring's
+(a mismatch fails the run)."""
 from __future__ import annotations
 
 import argparse
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["bench"].add_parser("pipeline", help="pipeline-tolerant decoder: LM off/lazy/queue x queue sizes "
-                                                    "(Mokry Table 3.4, Fig 3.6)")
-    p.add_argument("-f", "--config", required=True, help="moses.ini")
-    p.add_argument("--input", required=True)
-    p.add_argument("--reference", required=True)
-    p.add_argument("--pop-limit", type=int, default=400)
-    p.add_argument("-s", "--stack-size", type=int, default=400)
-    p.add_argument("--queue-sizes", default="1-16")
-    p.add_argument("--exact-queue-sizes", default="",
-                   help="queue sizes of the queue-exact rows (the thesis' future work: items through the automaton "
-                        "queue before the item queue; empty = none)")
-    p.add_argument("--sentences", type=int, default=0, help="first N lines (0 = all)")
-    from ..protocol import Protocol
-    Protocol.add_arguments(p)
-    p.add_argument("--lm", default=None, help="replace the ini's LM by this ARPA (larger models: timing only)")
-    p.add_argument("--out", required=True)
-    p.add_argument("--progress", action="store_true")
-    p.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
+    """`bench mokry_decoder` (options: commands/bench_mokry_decoder.py)."""
     import hashlib
     import statistics
 
-    from tqdm import tqdm
-
-    from ..benchutil import RowWriter, model_path, parse_int_list, require_range
+    from ..benchutil import model_path, parse_int_list, require_range
     from ..decode.compare import bleu, read_lines
     from ..decode.cube import CubeDecoder
     from ..decode.ini import load_ini
     from ..decode.model import PhraseModel
-    from ..ioutil import atomic_open
-
-    from ..protocol import Protocol, Ratio, run_points
+    from .harness import Protocol, Ratio, progress, rows as open_rows, run_points
 
     protocol = Protocol.from_args(args)
     require_range("--sentences", args.sentences, 0, 10**7)
@@ -64,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
                                 queue_size=pt[1] or 8) for pt in points}
     quality: dict[tuple[str, int], dict] = {}
     outputs: dict[tuple[str, int], list] = {}
-    with atomic_open(args.out) as out, tqdm(total=len(points) * args.repeats, disable=not args.progress) as bar:
-        rows = RowWriter("mokry_decoder", out, fixed={"model": model_path(args.config), "input": model_path(args.input)})
+    fixed = {"model": model_path(args.config), "input": model_path(args.input)}
+    with open_rows("mokry_decoder", args.out, fixed) as rows, progress(len(points) * args.repeats, args.progress, "mokry_decoder") as bar:
 
         def time_point(rep: int, pt: tuple[str, int]) -> float:
             dec = decoders[pt]
@@ -96,5 +73,5 @@ def run(args: argparse.Namespace) -> int:
             return t["lazy/0"] / best if best and "lazy/0" in t else None
 
         run_points(protocol, rows, points, time_point, key=lambda pt: f"{pt[0]}/{pt[1]}",
-                   ratios=[Ratio("queue_vs_lazy", best_queue)], progress=bar, label="pipeline")
+                   ratios=[Ratio("queue_vs_lazy", best_queue)], progress=bar, label="mokry_decoder")
     return 0

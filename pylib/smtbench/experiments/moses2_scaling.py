@@ -1,53 +1,15 @@
-"""`smtbench bench scaling`: the Moses2 paper's scalability experiments (sections 4.1, 4.3-4.5) on a Moses model --
-threads, memory pools, the binarized table's static cache, compression and reordering storage, short against long
-sentences, a sampled component profile, load time and peak RSS; every timed point's 1-best and scores checked
-identical to the single-threaded text-table decoder, which is compared with Moses2's own run."""
+"""`smtbench bench moses2_scaling` (old name: `bench scaling`): the Moses2 paper's scalability experiments (sections
+4.1, 4.3-4.5) on a Moses model -- threads, memory pools, the binarized table's static cache, compression and
+reordering storage, short against long sentences, a sampled component profile, load time and peak RSS; every timed
+point's 1-best and scores checked identical to the single-threaded text-table decoder (a mismatch fails the run: a
+broken fast path), which is compared with Moses2's own run. The points' rows and their repeats: the harness."""
 from __future__ import annotations
 
 import argparse
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["bench"].add_parser(
-        "scaling", help="Moses2 paper 4.1/4.3-4.5: threads, pools, cache, compression, reordering storage, profile",
-        description="Loads the text-table model and the binarized tables (every --caches size on the main table), "
-                    "decodes the reference pass single-threaded on the text model (compared with --oracle where given), then "
-                    "--repeats interleaved rounds over every point (table, cache, pool, threads, subset), each "
-                    "checked to give the reference's 1-best and scores; then profiled runs (Table 3) and, with "
-                    "--rss, peak-RSS runs in child processes.")
-    p.add_argument("-f", "--config", required=True, help="moses.ini (recorded in every row as `model`)")
-    p.add_argument("--input", required=True)
-    p.add_argument("--reference", required=True, help="reference translations (BLEU)")
-    p.add_argument("--oracle", default=None,
-                   help="Moses2's recorded run of this model and input (PREFIX.1best, PREFIX.1best-score; the Moses "
-                        "oracle's m2-cube400); without it the oracle_* fields are empty")
-    p.add_argument("--table", nargs=2, action="append", required=True, metavar=("NAME", "PATH"),
-                   help="a binarized table: NAME is {plain,comp}-{int,sep} (compression, reordering storage)")
-    p.add_argument("--same-tables", nargs=2, default=None, metavar=("PT", "RT"),
-                   help="text phrase and reordering tables with exactly the binarized tables' numbers (e.g. the "
-                        "full table filtered to the input), for the reference every point must reproduce; default: "
-                        "the ini's tables (then the binarized tables must have been built from them)")
-    p.add_argument("--main", default="plain-int", help="the table of our configuration")
-    p.add_argument("--cache", type=int, default=10000, help="our configuration's cache size")
-    p.add_argument("--caches", default="0,1000,2000,4000,10000", help="Table 6's cache sizes")
-    p.add_argument("--threads", default="1,2", help="thread counts")
-    p.add_argument("--pop-limit", type=int, default=400)
-    p.add_argument("-s", "--stack-size", type=int, default=400)
-    p.add_argument("--sentences", type=int, default=0, help="first N input lines (0 = all)")
-    p.add_argument("--long-words", type=int, default=0,
-                   help="Fig 11: verses of more words are 'long', the others 'short' (0 = the median length)")
-    from ..protocol import Protocol
-    Protocol.add_arguments(p)
-    p.add_argument("--profile-us", type=int, default=100, help="profile sampling period (0 = no profile rows)")
-    p.add_argument("--rss", action="store_true", help="also measure peak RSS of `decode cube` child processes")
-    p.add_argument("--rss-same-model", default=None, metavar="PATH",
-                   help="with --rss: also a binarized table of exactly the ini's (filtered) tables, the model "
-                        "Moses2's peak RSS was measured on")
-    p.add_argument("--out", required=True, help="JSON-lines rows")
-    p.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
+    """`bench moses2_scaling` (options: commands/bench_moses2_scaling.py)."""
     import hashlib
     import os
     import statistics
@@ -57,16 +19,15 @@ def run(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from ..benchutil import RowWriter, model_path, parse_int_list
+    from ..benchutil import model_path, parse_int_list
     from ..decode.compare import bleu, read_lines, read_scores
     from ..decode.cube import CubeDecoder
     from ..decode.model import PhraseModel
-    from ..decode.threads import PHASES, ThreadedCubeDecoder
-    from ..ioutil import atomic_open
+    from ..decode.threads import ThreadedCubeDecoder
 
     threads = parse_int_list(args.threads, 1, 256, "--threads")
     caches = parse_int_list(args.caches, 0, 10**8, "--caches")
-    from ..protocol import Protocol, run_points
+    from .harness import Protocol, rows as open_rows, run_points
 
     protocol = Protocol.from_args(args)
     tables = dict(args.table)
@@ -180,8 +141,7 @@ def run(args: argparse.Namespace) -> int:
         return {"table": table, "cache": cache, "pool": "on" if pool else "off", "threads": t, "subset": subset,
                 "groups": ",".join(sorted(points[key])), "pop_limit": args.pop_limit, "stack_size": args.stack_size}
 
-    with atomic_open(args.out) as out:
-        rows = RowWriter("moses2_scaling", out, fixed={"model": model_path(args.config), "input": model_path(args.input)})
+    with open_rows("moses2_scaling", args.out, {"model": model_path(args.config), "input": model_path(args.input)}) as rows:
         rows.emit(kind="quality", **quality)
         for ld in loads:
             rows.emit(kind="load", **ld)
@@ -195,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
                       ro_lookups=info["ro_lookups"])
             return secs * 1e9 * sents / max(1, len(src))  # per whole input: subsets compare with the full run
 
-        run_points(protocol, rows, keys, time_point, key=lambda k: "/".join(map(str, k)), label="scaling")
+        run_points(protocol, rows, keys, time_point, key=lambda k: "/".join(map(str, k)), label="moses2_scaling")
         if args.profile_us > 0:
             for config, key in (("ours", (args.main, C, True)), ("plain", ("comp-sep", 0, False))):
                 if key[0] not in tables:

@@ -1,6 +1,6 @@
 """Bogoychev & Lopez 2016 (gLM) §5: Table 3 (throughput and size), the B-stump shares of §5.2, Table 4
 (a ~5x larger model), Table 5 (orders 3-5), Fig 9 (throughput vs node size K) and Fig 10 (throughput vs
-batch size), from `smtbench bench btree` rows. Throughput = n-gram queries per second, the best (min time)
+batch size), from `smtbench bench glm_btree` rows. Throughput = n-gram queries per second, the best (min time)
 over repeats of one run; GPU columns say "no GPU lent" where the run had no GPU."""
 from __future__ import annotations
 

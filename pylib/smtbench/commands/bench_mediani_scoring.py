@@ -1,21 +1,26 @@
-"""`smtbench bench tmscore`: Mediani Tables 1/3/4 analogues (phrase-scoring time vs threads, memory budget,
-corpus size; ours vs Moses' own score/consolidate, the in-memory baseline and the sort pipeline; the distributed
-form with K partitions)."""
+"""`smtbench bench mediani_scoring` (old name: `bench tmscore`; Table 2: `bench mediani_scoring_bleu`, old name
+`bench tmscore-bleu`; the sweeps: experiments/mediani_scoring.py): Mediani Tables 1/3/4 analogues (phrase-scoring
+time vs threads, memory budget, corpus size; ours vs Moses' own score/consolidate, the in-memory baseline and the
+sort pipeline; the distributed form with K partitions)."""
 from __future__ import annotations
 
 import argparse
 
-
-def _floats(t: str) -> list[float]:
-    return [float(x) for x in t.split(",") if x.strip()]
+from ..experiments import add_verb
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["bench"].add_parser("tmscore", help="phrase scoring: ours vs in-memory vs sort pipeline (Mediani)")
+def _scoring_inputs(p: argparse.ArgumentParser) -> None:
+    """The extract files and lexical tables both verbs score."""
     p.add_argument("--extract", required=True)
     p.add_argument("--extract-inv", required=True)
     p.add_argument("--lex-f2e", required=True)
     p.add_argument("--lex-e2f", required=True)
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    p = add_verb(groups["bench"], "mediani_scoring", ["tmscore"],
+                 help="phrase scoring: ours vs in-memory vs sort pipeline (Mediani)")
+    _scoring_inputs(p)
     p.add_argument("--workdir", required=True, help="inputs per fraction, tables, sorted runs")
     p.add_argument("--fractions", default="0.25,0.5,1,4", help="corpus fractions; integers > 1 replicate")
     p.add_argument("--threads", default="1,2")
@@ -36,12 +41,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--progress", action="store_true")
     p.set_defaults(func=run)
 
-    p = groups["bench"].add_parser(
-        "tmscore-bleu", help="Mediani Table 2: BLEU of our cube decoder with Moses' phrase table and with ours")
-    p.add_argument("--extract", required=True)
-    p.add_argument("--extract-inv", required=True)
-    p.add_argument("--lex-f2e", required=True)
-    p.add_argument("--lex-e2f", required=True)
+    p = add_verb(groups["bench"], "mediani_scoring_bleu", ["tmscore-bleu"],
+                 help="Mediani Table 2: BLEU of our cube decoder with Moses' phrase table and with ours")
+    _scoring_inputs(p)
     p.add_argument("--ours", required=True, help="our phrase table (`tm score` on the same extract)")
     p.add_argument("--reordering-table", required=True)
     p.add_argument("--lm", required=True, help="ARPA LM")
@@ -59,28 +61,10 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def run_bleu(args: argparse.Namespace) -> int:
-    from ..tm.bench import TmBleuRun, run_bleu as go
-    if not 1 <= args.order <= 8:
-        raise ValueError(f"--order {args.order}: must be in 1..8")
-    go(TmBleuRun(extract=args.extract, extract_inv=args.extract_inv, lex_f2e=args.lex_f2e, lex_e2f=args.lex_e2f,
-                 ours=args.ours, reordering_table=args.reordering_table, lm=args.lm, order=args.order,
-                 input=args.input, reference=args.reference, workdir=args.workdir, sentences=args.sentences,
-                 pop_limit=args.pop_limit, stack_size=args.stack_size, threads=args.threads, memory=args.memory),
-       args.out)
-    return 0
+    from ..experiments import mediani_scoring
+    return mediani_scoring.main_bleu(args)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..benchutil import parse_int_list
-    from ..protocol import Protocol
-    from ..tm.bench import TmScoreSweep, run_sweep
-    s = TmScoreSweep(
-        extract=args.extract, extract_inv=args.extract_inv, lex_f2e=args.lex_f2e, lex_e2f=args.lex_e2f,
-        workdir=args.workdir, fractions=_floats(args.fractions), threads=parse_int_list(args.threads),
-        memory=[m for m in args.memory.split(",") if m], systems=[x for x in args.systems.split(",") if x],
-        memory_max_fraction=args.memory_max_fraction, sort_memory=args.sort_memory,
-        partitions=parse_int_list(args.partitions) if args.partitions.strip() else [],
-        partition_fraction=args.partition_fraction, repeats=args.repeats, src=args.src, tgt=args.tgt,
-        align=args.align, protocol=Protocol.from_args(args))
-    run_sweep(s, args.out, progress=args.progress)
-    return 0
+    from ..experiments import mediani_scoring
+    return mediani_scoring.main(args)

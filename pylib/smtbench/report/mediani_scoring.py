@@ -1,6 +1,6 @@
 """Mediani et al. (2012), parallel phrase scoring: Table 1 (time per system on the largest corpus), Table 2 (BLEU
 with Moses' table and with ours), Table 3 (time against corpus size), Table 4 (the distributed form) and a scaling
-figure, from `bench tmscore` / `bench tmscore-bleu` rows.
+figure, from `bench mediani_scoring` / `bench mediani_scoring_bleu` rows.
 
 Ours ("Multithreaded" = `smtbench tm score`, C, external memory); "Moses" = Moses' own `score` (per direction) and
 `consolidate` with GNU sort between, as train-model.perl runs them (`tm score-moses`, measured in the same run);
@@ -150,7 +150,7 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def table2(bleu_rows: pd.DataFrame) -> pd.DataFrame:
-    """BLEU of our cube decoder with the phrase table from Moses' scorer and with ours (`bench tmscore-bleu`
+    """BLEU of our cube decoder with the phrase table from Moses' scorer and with ours (`bench mediani_scoring_bleu`
     rows): identical tables give identical translations, so identical BLEU; the output digests show it."""
     out = []
     for r in bleu_rows.to_dict("records"):

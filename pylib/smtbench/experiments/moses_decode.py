@@ -1,46 +1,23 @@
-"""`smtbench bench decode`: decode a test set with one of our decoders on a Moses model, check it against the
-Moses oracle's outputs and the independent derivation scorer, and time it (model loading excluded)."""
+"""`smtbench bench moses_decode` (old name: `bench decode`): decode a test set with one of our decoders on a Moses
+model, check it against the Moses oracle's outputs and the independent derivation scorer, and time it (model loading
+excluded); with `--peers`, the live Moses2 / Moses v1 decode the same input with the same model and settings, their
+outputs compared with ours, and every system (ours included) is timed as a process in every repeat of the harness'
+repeat protocol (loading subtracted alike: `harness.loading_subtracted`). moses_training's timed decode on the
+trained model is this verb too (its rule writes results/raw/moses_training/)."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .harness import Protocol
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["bench"].add_parser(
-        "decode", help="decode + check against Moses' outputs + time (rows: one per timed repeat, one quality row)",
-        description="A correctness pass (n-best with segmentation, every entry rescored by the independent "
-                    "derivation scorer; 1-best compared with each --oracle run: identical lines, model score "
-                    "ours >= theirs - 1e-3, BLEU), then --repeats timed passes without n-best (as the oracle's "
-                    "quiet timings), each checked to give the same 1-best.")
-    p.add_argument("-f", "--config", required=True, help="moses.ini")
-    p.add_argument("--search", choices=["normal", "cube"], default="normal")
-    p.add_argument("-s", "--stack-size", type=int, default=200)
-    p.add_argument("--pop-limit", type=int, default=1000, help="cube pruning's pop limit")
-    p.add_argument("--input", required=True, help="source sentences")
-    p.add_argument("--reference", required=True, help="reference translations (for BLEU)")
-    p.add_argument("--oracle", nargs="*", default=[], metavar="PREFIX",
-                   help="reference runs: PREFIX.1best and PREFIX.1best-score (e.g. the oracle's m2-normal200)")
-    p.add_argument("--sentences", type=int, default=0, help="decode only the first N lines (0 = all)")
-    p.add_argument("--nbest", type=int, default=10, help="n-best size of the correctness pass")
-    from ..protocol import Protocol
-    Protocol.add_arguments(p, repeats=1)  # timed passes
-    p.add_argument("--outputs", required=True, help="folder for the correctness pass' 1-best, scores, n-best")
-    p.add_argument("--peers", nargs="*", default=[], choices=["moses2", "moses"],
-                   help="live peers (tools/build_moses.sh): decode the same input with the same model and search "
-                        "settings, compare 1-best lines and model scores with ours, and time each beside ours as "
-                        "a process in every repeat (alternating order; loading excluded alike: a run on the first "
-                        "line only is subtracted). A peer that is not built gets a row saying so")
-    p.add_argument("--peer-threads", type=int, default=1, help="threads of every process-timed system (ours: 0 = "
-                   "the single-threaded path when 1)")
-    p.add_argument("--out", required=True, help="JSON-lines rows")
-    p.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
+    """`bench moses_decode` (options: commands/bench_moses_decode.py)."""
     import hashlib
     from pathlib import Path
 
-    from ..benchutil import RowWriter
     from ..decode.compare import bleu, compare, read_lines, read_scores
     from ..decode.derivation import DerivationScorer, parse_segmentation
     from ..decode.model import PhraseModel
@@ -48,8 +25,7 @@ def run(args: argparse.Namespace) -> int:
     from ..decode.cube import CubeDecoder
     from ..decode.normal import NormalDecoder, nbest_line
     from ..ioutil import atomic_open
-
-    from ..protocol import Protocol, run_points
+    from .harness import Protocol, rows as open_rows, run_points
 
     protocol = Protocol.from_args(args)
     if args.sentences < 0:
@@ -104,8 +80,7 @@ def run(args: argparse.Namespace) -> int:
         c = compare(best, best_scores, theirs, read_scores(prefix + ".1best-score")[:n])
         quality.update(c.as_dict(name))
         quality[f"{name}_bleu"] = round(bleu(theirs, refs), 2)
-    with atomic_open(args.out) as out:
-        rows = RowWriter("decode_" + args.search, out)
+    with open_rows("decode_" + args.search, args.out) as rows:
         rows.emit(kind="quality", **config, load_seconds=round(model.stats.seconds, 3), **quality)
         dec = decoder(0)
 
@@ -123,28 +98,30 @@ def run(args: argparse.Namespace) -> int:
                       words_per_second=round(words / secs, 3) if secs else None, **counters)
             return secs * 1e9
 
-        run_points(protocol, rows, ["ours"], time_point, label="decode")  # smtbench.protocol
+        run_points(protocol, rows, ["ours"], time_point, label="moses_decode")  # smtbench.protocol
         if args.peers:
-            _peers(args, rows, config, src, refs, best, best_scores)
+            _peers(args, protocol, rows, config, src, refs, best, best_scores)
     return 0
 
 
-def _peers(args: argparse.Namespace, rows, config: dict, src: list[str], refs: list[str], best: list[str],
-           best_scores: list[float]) -> None:
-    """Moses2 / Moses on the same model and input: one checked run each, then ``--repeats`` timed process runs of
-    every system (ours included, as a process) in an order that alternates between repeats."""
+def _peers(args: argparse.Namespace, protocol: Protocol, rows, config: dict, src: list[str], refs: list[str],
+           best: list[str], best_scores: list[float]) -> None:
+    """Moses2 / Moses on the same model and input: one checked run each, then timed process runs of every system
+    (ours included, as a process) in every repeat of the repeat protocol (paired: the ratios ours/Moses2 and
+    ours/Moses per repeat drive the adaptive stop)."""
+    import sys
     import tempfile
 
-    from .. import moses_peer
     from ..decode import moses_run
     from ..decode.compare import bleu, compare
+    from .harness import Ratio, RepeatLoop, Task, describe, loading_subtracted, not_built, peer_missing
 
     pop = args.pop_limit if args.search == "cube" else None
     systems = [moses_run.our_decoder(args.config, args.search, args.stack_size, pop,
                                      threads=args.peer_threads if args.peer_threads > 1 else 0)]
     for name in args.peers:
-        if not moses_peer.available(name):
-            rows.emit(kind="peer", system=name, **config, status=moses_peer.NOT_BUILT)
+        if peer_missing(name):
+            not_built(rows, kind="peer", system=name, **config)
             continue
         systems.append(moses_run.moses_decoder(name, args.config, args.search, args.stack_size, pop,
                                                threads=args.peer_threads))
@@ -164,13 +141,18 @@ def _peers(args: argparse.Namespace, rows, config: dict, src: list[str], refs: l
             c = compare(best, best_scores, r.lines, r.scores or [0.0] * len(src), tolerance=2e-3)
             rows.emit(kind="peer", system=dec.name, **config, status="ok", command=dec.describe(),
                       threads=args.peer_threads, bleu=round(bleu(r.lines, refs), 2), **c.as_dict("ours_vs"))
-        for rep in range(args.repeats):
-            order = systems if rep % 2 == 0 else systems[::-1]
-            for dec in order:
-                full = moses_run.run(dec, inp, keep_output=False).wall_s
-                first = moses_run.run(dec, one, keep_output=False).wall_s
-                secs = full - first
+
+        def task(dec) -> Task:
+            def fn(rep: int) -> float:
+                full, first, secs = loading_subtracted(lambda path: moses_run.run(dec, path, keep_output=False).wall_s,
+                                                       inp, one)
                 rows.emit(kind="peer_timing", system=dec.name, repeat=rep, **config, threads=args.peer_threads,
-                          position=order.index(dec), wall_seconds=round(full, 4),
+                          position=rows.context.get("order_pos"), wall_seconds=round(full, 4),
                           first_line_seconds=round(first, 4), decode_seconds=round(secs, 4), timed_words=words,
                           words_per_second=round(words / secs, 3) if secs > 0 else None)
+                return secs * 1e9
+            return Task(dec.name, fn)
+
+        ratios = [Ratio.speedup(f"ours_vs_{d.name}", "ours", d.name) for d in systems if d.name != "ours"]
+        summary = RepeatLoop(protocol, rows, [task(d) for d in systems], ratios).run()
+        print(f"moses_decode peers: {describe(summary)}", file=sys.stderr)

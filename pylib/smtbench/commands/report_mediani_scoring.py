@@ -1,13 +1,17 @@
-"""`smtbench report mediani`: Mediani et al. 2012 Tables 1-4 and the scaling figure from `bench tmscore(-bleu)` rows."""
+"""`smtbench report mediani_scoring`: Mediani et al. 2012 Tables 1-4 and the scaling figure from `bench
+mediani_scoring(_bleu)` rows."""
 from __future__ import annotations
 
 import argparse
 
+from ..experiments import add_verb
+
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    p = groups["report"].add_parser("mediani", help="Mediani Tables 1-4 and the scaling figure")
+    p = add_verb(groups["report"], "mediani_scoring", ["mediani"],
+                 help="Mediani Tables 1-4 and the scaling figure")
     p.add_argument("--rows", nargs="+", required=True)
-    p.add_argument("--bleu", nargs="*", default=[], help="`bench tmscore-bleu` rows (Table 2)")
+    p.add_argument("--bleu", nargs="*", default=[], help="`bench mediani_scoring_bleu` rows (Table 2)")
     p.add_argument("--outdir", required=True, help="writes tables/mediani_table{1,2,3,4}.{csv,md}, figures/")
     p.add_argument("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.mediani)")
     p.set_defaults(func=run)
@@ -15,7 +19,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
-    from ..report import mediani as M
+    from ..report import mediani_scoring as M
     from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
     rows = read_rows(args.rows)
     out = Path(args.outdir)
