@@ -1,6 +1,7 @@
 /* pbmodel.c - see pbmodel.h. */
 #include "pbmodel.h"
 #include "pbbin.h"
+#include "pb/table_reader.h"
 #include "probing.h"
 
 #include <errno.h>
@@ -12,86 +13,7 @@
 #define LN10 2.30258509299404568402
 #define FLOOR_LN (-100.0)   /* Moses' FloorScore: ln(0) and anything below becomes -100 */
 #define OOV_BIT 0x80000000u
-#define NO_WORD UINT32_MAX
-
-/* ---------------------------------------------------------------- string interning */
-typedef struct {
-    char *chars;      /* NUL-terminated words back to back */
-    size_t chars_len, chars_cap;
-    uint64_t *off;    /* id -> offset into chars */
-    uint32_t n, cap;
-    sb_index ix;      /* the ids */
-} vocab_t;
-
-static void vocab_free(vocab_t *v) {
-    free(v->chars);
-    free(v->off);
-    sb_index_free(&v->ix);
-    memset(v, 0, sizeof(*v));
-}
-
-static const char *vocab_str(const vocab_t *v, uint32_t id) { return v->chars + v->off[id]; }
-
-/* id of s (hash h), or NO_WORD with *end = the empty slot the probe ended at */
-static uint32_t vocab_probe(const vocab_t *v, const char *s, size_t len, uint64_t h, uint64_t *end) {
-    uint64_t b = sb_index_start(&v->ix, h);
-    for (uint32_t id; (id = sb_index_at(&v->ix, b)) != UINT32_MAX; b = sb_index_step(&v->ix, b)) {
-        const char *w = vocab_str(v, (uint32_t)id);
-        if (strncmp(w, s, len) == 0 && w[len] == '\0') return (uint32_t)id;
-    }
-    *end = b;
-    return NO_WORD;
-}
-
-static uint32_t vocab_find(const vocab_t *v, const char *s, size_t len) {
-    uint64_t end;
-    if (!sb_index_slots(&v->ix)) return NO_WORD;
-    return vocab_probe(v, s, len, sb_str_hash(s, len), &end);
-}
-
-static int vocab_grow(vocab_t *v) {
-    uint64_t slots = sb_index_slots(&v->ix) ? sb_index_slots(&v->ix) * 2 : 1024;
-    int rc = sb_index_reset(&v->ix, slots);
-    if (rc != SB_OK) return rc;
-    for (uint32_t id = 0; id < v->n; id++) {
-        const char *w = vocab_str(v, id);
-        sb_index_add(&v->ix, sb_str_hash(w, strlen(w)), id);
-    }
-    return SB_OK;
-}
-
-/* id of s (added if new); NO_WORD on allocation failure. */
-static uint32_t vocab_intern(vocab_t *v, const char *s, size_t len) {
-    uint64_t h = sb_str_hash(s, len), end = 0;
-    uint32_t id = sb_index_slots(&v->ix) ? vocab_probe(v, s, len, h, &end) : NO_WORD;
-    if (id != NO_WORD) return id;
-    if (sb_index_crowded(&v->ix, 50)) {
-        if (vocab_grow(v) != SB_OK) return NO_WORD;
-        vocab_probe(v, s, len, h, &end);
-    }
-    if (v->n == v->cap) {
-        uint32_t cap = v->cap ? v->cap * 2 : 1024;
-        uint64_t *off = realloc(v->off, (size_t)cap * sizeof(uint64_t));
-        if (!off) return NO_WORD;
-        v->off = off;
-        v->cap = cap;
-    }
-    if (v->chars_len + len + 1 > v->chars_cap) {
-        size_t cap = v->chars_cap ? v->chars_cap * 2 : 65536;
-        while (cap < v->chars_len + len + 1) cap *= 2;
-        char *c = realloc(v->chars, cap);
-        if (!c) return NO_WORD;
-        v->chars = c;
-        v->chars_cap = cap;
-    }
-    memcpy(v->chars + v->chars_len, s, len);
-    v->chars[v->chars_len + len] = '\0';
-    v->off[v->n] = v->chars_len;
-    v->chars_len += len + 1;
-    id = v->n++;
-    sb_index_put(&v->ix, end, id);
-    return id;
-}
+#define NO_WORD SB_PB_NO_WORD
 
 /* ---------------------------------------------------------------- the model */
 typedef struct {
@@ -112,7 +34,7 @@ struct sb_pb_model {
     uint32_t eos;
     double w[SB_PB_NFEAT];
     int table_limit;
-    vocab_t src_vocab, tgt_vocab;
+    sb_pb_vocab src_vocab, tgt_vocab;
     uint32_t *src_words; size_t src_words_len, src_words_cap;
     uint32_t *tgt_words; size_t tgt_words_len, tgt_words_cap;
     srcphrase_t *phr; uint32_t n_phr, cap_phr;
@@ -121,23 +43,17 @@ struct sb_pb_model {
     sb_pb_option *opt; uint64_t n_opt;
     int max_len;
     int phase;           /* 0 loading phrases, 1 loading reordering, 2 ready */
-    uint64_t pt_lines, ro_lines, ro_attached;
-    uint64_t err_line;
-    char err[512];
+    uint64_t pt_lines, ro_attached;
+    sb_pb_reader rd;     /* the text tables' reader, this model its sink; its error is the model's */
     sb_pb_bin *bin;      /* binarized table (sb_pb_load_binary), or NULL; phr/opt then hold its cache */
     uint32_t *bin_tmap;  /* the file's target ids -> ours */
 };
 
 const sb_lm *sb_pb_lm(const sb_pb_model *m) { return m->lm; }
 const double *sb_pb_weights(const sb_pb_model *m) { return m->w; }
-uint64_t sb_pb_error_line(const sb_pb_model *m) { return m->err_line; }
-const char *sb_pb_error_message(const sb_pb_model *m) { return m->err; }
+uint64_t sb_pb_error_line(const sb_pb_model *m) { return m->rd.err_line; }
+const char *sb_pb_error_message(const sb_pb_model *m) { return m->rd.err; }
 
-static int fail(sb_pb_model *m, uint64_t line, const char *fmt, const char *detail) {
-    m->err_line = line;
-    snprintf(m->err, sizeof m->err, fmt, detail ? detail : "");
-    return SB_EFORMAT;
-}
 
 int sb_pb_set_weights(sb_pb_model *m, const double *weights) {
     for (int i = 0; i < SB_PB_NFEAT; i++)
@@ -145,6 +61,9 @@ int sb_pb_set_weights(sb_pb_model *m, const double *weights) {
     memcpy(m->w, weights, sizeof m->w);
     return SB_OK;
 }
+
+static int phrase_record(sb_pb_reader *rd, const sb_pb_record *rec);
+static int reordering_record(sb_pb_reader *rd, const sb_pb_record *rec);
 
 int sb_pb_new(const sb_lm *lm, const char *lm_vocab, size_t vocab_len, const double *weights,
               int table_limit, sb_pb_model **out) {
@@ -161,13 +80,15 @@ int sb_pb_new(const sb_lm *lm, const char *lm_vocab, size_t vocab_len, const dou
         size_t j = i;
         while (j < vocab_len && lm_vocab[j] != '\n') j++;
         uint32_t before = m->tgt_vocab.n;
-        uint32_t id = vocab_intern(&m->tgt_vocab, lm_vocab + i, j - i);
+        uint32_t id = sb_pb_vocab_intern(&m->tgt_vocab, lm_vocab + i, j - i);
         if (id == NO_WORD) { sb_pb_free(m); return SB_ENOMEM; }
         if (id != before) { sb_pb_free(m); return SB_EINVAL; } /* duplicate word in the LM vocabulary */
         i = j + 1;
     }
     m->lm_vocab = m->tgt_vocab.n;
-    m->eos = vocab_find(&m->tgt_vocab, "</s>", 4);
+    m->rd = (sb_pb_reader){.src = &m->src_vocab, .tgt = &m->tgt_vocab, .phrase = phrase_record,
+                           .reordering = reordering_record, .sink = m};
+    m->eos = sb_pb_vocab_find(&m->tgt_vocab, "</s>", 4);
     if (m->eos == NO_WORD) { sb_pb_free(m); return SB_EINVAL; } /* an LM vocabulary has </s> */
     *out = m;
     return SB_OK;
@@ -175,8 +96,8 @@ int sb_pb_new(const sb_lm *lm, const char *lm_vocab, size_t vocab_len, const dou
 
 void sb_pb_free(sb_pb_model *m) {
     if (!m) return;
-    vocab_free(&m->src_vocab);
-    vocab_free(&m->tgt_vocab);
+    sb_pb_vocab_free(&m->src_vocab);
+    sb_pb_vocab_free(&m->tgt_vocab);
     free(m->src_words);
     free(m->tgt_words);
     free(m->phr);
@@ -259,213 +180,22 @@ static int phrase_intern(sb_pb_model *m, size_t off, uint32_t n, uint32_t *index
     return SB_OK;
 }
 
-/* ---- line parsing ---- */
-typedef struct { const char *p; size_t len; } field_t;
-
-/* Split a line at " ||| " into at most max fields; returns the count. */
-static int split_fields(const char *line, size_t len, field_t *f, int max) {
-    int n = 0;
-    size_t start = 0;
-    for (size_t i = 0; i + 5 <= len && n < max - 1; i++) {
-        if (line[i] == ' ' && memcmp(line + i, " ||| ", 5) == 0) {
-            f[n].p = line + start;
-            f[n].len = i - start;
-            n++;
-            start = i + 5;
-            i += 4;
-        }
-    }
-    if (n < max) {
-        size_t end = len;
-        /* a trailing " |||" (no blank after it) closes the last field */
-        if (end - start >= 4 && memcmp(line + end - 4, " |||", 4) == 0) end -= 4;
-        f[n].p = line + start;
-        f[n].len = end - start;
-        n++;
-    }
-    return n;
-}
-
-static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-
-/* Tokenise a field into ids of vocab v (interning when `add`); returns count, -1 if too long,
- * -2 allocation failure, -3 unknown word (only when !add). */
-static int tokens(vocab_t *v, const char *p, size_t len, int add, uint32_t *ids, int max) {
-    int n = 0;
-    size_t i = 0;
-    while (i < len) {
-        while (i < len && is_blank(p[i])) i++;
-        if (i == len) break;
-        size_t j = i;
-        while (j < len && !is_blank(p[j])) j++;
-        if (n == max) return -1;
-        uint32_t id = add ? vocab_intern(v, p + i, j - i) : vocab_find(v, p + i, j - i);
-        if (id == NO_WORD) return add ? -2 : -3;
-        ids[n++] = id;
-        i = j;
-    }
-    return n;
-}
-
-static int parse_scores(const char *p, size_t len, float *out, int want, int *got) {
-    char buf[64];
-    int n = 0;
-    size_t i = 0;
-    while (i < len) {
-        while (i < len && is_blank(p[i])) i++;
-        if (i == len) break;
-        size_t j = i;
-        while (j < len && !is_blank(p[j])) j++;
-        if (n == want) {   /* too many: count them all, for the message */
-            int c = n;
-            for (size_t k = i; k < len;) {
-                while (k < len && is_blank(p[k])) k++;
-                if (k == len) break;
-                c++;
-                while (k < len && !is_blank(p[k])) k++;
-            }
-            *got = c;
-            return -1;
-        }
-        if (j - i >= sizeof buf) { *got = n; return -2; }   /* no number is that long */
-        memcpy(buf, p + i, j - i);
-        buf[j - i] = '\0';
-        char *end;
-        errno = 0;
-        double x = strtod(buf, &end);
-        if (*end != '\0' || errno == ERANGE || !isfinite(x) || x < 0) { *got = n; return -2; }
-        double l = x > 0 ? log(x) : FLOOR_LN;
-        out[n++] = (float)(l < FLOOR_LN ? FLOOR_LN : l);
-        i = j;
-    }
-    *got = n;
-    return n == want ? 0 : -1;
-}
-
-int sb_pb_split_fields(const char *line, size_t len, sb_pb_field *f, int max) {
-    return split_fields(line, len, (field_t *)f, max);
-}
-int sb_pb_parse_scores(const char *p, size_t len, float *out, int want, int *got) {
-    return parse_scores(p, len, out, want, got);
-}
-struct sb_pb_vocab { vocab_t v; };
-sb_pb_vocab *sb_pb_vocab_new(void) { return calloc(1, sizeof(sb_pb_vocab)); }
-void sb_pb_vocab_free(sb_pb_vocab *v) {
-    if (!v) return;
-    vocab_free(&v->v);
-    free(v);
-}
-uint32_t sb_pb_vocab_size(const sb_pb_vocab *v) { return v->v.n; }
-const char *sb_pb_vocab_str(const sb_pb_vocab *v, uint32_t id) { return vocab_str(&v->v, id); }
-int sb_pb_tokens(sb_pb_vocab *v, const char *p, size_t len, int add, uint32_t *ids, int max) {
-    return tokens(&v->v, p, len, add, ids, max);
-}
-
-size_t sb_pb_utf8_valid_prefix(const char *s, size_t len) {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len) {
-        if (i + 8 <= len) {   /* ASCII fast path */
-            uint64_t w;
-            memcpy(&w, p + i, 8);
-            if (!(w & 0x8080808080808080ULL)) { i += 8; continue; }
-        }
-        unsigned c = p[i];
-        if (c < 0x80) { i++; continue; }
-        int n;
-        unsigned lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) n = 1;
-        else if (c == 0xE0) { n = 2; lo = 0xA0; }
-        else if (c == 0xED) { n = 2; hi = 0x9F; }   /* no surrogates */
-        else if (c >= 0xE1 && c <= 0xEF) n = 2;
-        else if (c == 0xF0) { n = 3; lo = 0x90; }
-        else if (c >= 0xF1 && c <= 0xF3) n = 3;
-        else if (c == 0xF4) { n = 3; hi = 0x8F; }
-        else return i;
-        if (len - i <= (size_t)n) return i;
-        if (p[i + 1] < lo || p[i + 1] > hi) return i;
-        for (int k = 2; k <= n; k++) if (p[i + (size_t)k] < 0x80 || p[i + (size_t)k] > 0xBF) return i;
-        i += (size_t)n + 1;
-    }
-    return len;
-}
-
-int sb_pb_each_line(const char *buf, size_t len, uint64_t first_line, sb_pb_line_fn fn, void *ctx,
-                    uint64_t *nul_line, char *why, size_t whylen) {
-    size_t i = 0;
-    uint64_t lineno = first_line;
-    *nul_line = UINT64_MAX;
-    while (i < len) {
-        const char *nl = memchr(buf + i, '\n', len - i);
-        size_t end = nl ? (size_t)(nl - buf) : len;
-        size_t l = end - i;
-        if (l && buf[i + l - 1] == '\r') l--;
-        if (memchr(buf + i, '\0', l)) {
-            *nul_line = lineno;
-            snprintf(why, whylen, "a NUL byte inside the line");
-            return SB_EFORMAT;
-        }
-        size_t ok = sb_pb_utf8_valid_prefix(buf + i, l);
-        if (ok != l) {
-            *nul_line = lineno;
-            snprintf(why, whylen, "invalid UTF-8 (byte 0x%02x at column %zu)", (unsigned char)buf[i + ok], ok + 1);
-            return SB_EFORMAT;
-        }
-        int only_blank = 1;
-        for (size_t k = 0; k < l; k++) if (!is_blank(buf[i + k])) { only_blank = 0; break; }
-        if (!only_blank) {
-            int rc = fn(ctx, buf + i, l, lineno);
-            if (rc != SB_OK) return rc;
-        }
-        i = end + 1;
-        lineno++;
-    }
-    return SB_OK;
-}
-
-static int feed_lines(sb_pb_model *m, const char *buf, size_t len, uint64_t first_line, sb_pb_line_fn fn) {
-    uint64_t bad;
-    char why[96];
-    int rc = sb_pb_each_line(buf, len, first_line, fn, m, &bad, why, sizeof why);
-    if (bad != UINT64_MAX) return fail(m, bad, "%s", why);
-    return rc;
-}
-
-static int phrase_line(void *ctx, const char *line, size_t len, uint64_t lineno) {
-    sb_pb_model *m = ctx;
-    field_t f[4];
-    int nf = split_fields(line, len, f, 4);
-    if (nf < 3) return fail(m, lineno, "expected 'source ||| target ||| 4 scores [||| ...]'%s", NULL);
-    uint32_t ids[SB_PB_MAX_PHRASE + 1];
-    int ns = tokens(&m->src_vocab, f[0].p, f[0].len, 1, ids, SB_PB_MAX_PHRASE);
-    if (ns == -1) return fail(m, lineno, "source phrase longer than 20 words (Moses' maximum)%s", NULL);
-    if (ns == -2) return SB_ENOMEM;
-    if (ns == 0) return fail(m, lineno, "empty source phrase%s", NULL);
+/* ---- the reader's sink (table_reader.h): phrase pairs become options, reordering scores attach to them */
+static int phrase_record(sb_pb_reader *rd, const sb_pb_record *rec) {
+    sb_pb_model *m = rd->sink;
     size_t src_off = m->src_words_len;
-    for (int k = 0; k < ns; k++)
-        if (push_u32(&m->src_words, &m->src_words_len, &m->src_words_cap, ids[k])) return SB_ENOMEM;
+    for (int k = 0; k < rec->ns; k++)
+        if (push_u32(&m->src_words, &m->src_words_len, &m->src_words_cap, rec->src[k])) return SB_ENOMEM;
     uint32_t phr;
-    if (phrase_intern(m, src_off, (uint32_t)ns, &phr) != SB_OK) return SB_ENOMEM;
+    if (phrase_intern(m, src_off, (uint32_t)rec->ns, &phr) != SB_OK) return SB_ENOMEM;
     rawopt_t r;
     memset(&r, 0, sizeof r);
-    int got;
-    int rc = parse_scores(f[2].p, f[2].len, r.o.tm, 4, &got);
-    if (rc == -2) return fail(m, lineno, "scores must be probabilities (finite numbers >= 0)%s", NULL);
-    if (rc == -1) {
-        char d[64];
-        snprintf(d, sizeof d, "%d", got);
-        return fail(m, lineno, "expected 4 scores (PhraseDictionaryMemory num-features=4), found %s", d);
-    }
-    uint32_t tids[256];
-    int nt = tokens(&m->tgt_vocab, f[1].p, f[1].len, 1, tids, 255);
-    if (nt == -1) return fail(m, lineno, "target phrase longer than 255 words%s", NULL);
-    if (nt == -2) return SB_ENOMEM;
-    if (nt == 0) return fail(m, lineno, "empty target phrase%s", NULL);
+    memcpy(r.o.tm, rec->scores, sizeof r.o.tm);
     r.o.tgt_off = (uint32_t)m->tgt_words_len;
-    r.o.tgt_len = (uint16_t)nt;
-    for (int k = 0; k < nt; k++)
-        if (push_u32(&m->tgt_words, &m->tgt_words_len, &m->tgt_words_cap, tids[k])) return SB_ENOMEM;
-    if (m->tgt_words_len > UINT32_MAX - 256) return fail(m, lineno, "phrase table too large%s", NULL);
+    r.o.tgt_len = (uint16_t)rec->nt;
+    for (int k = 0; k < rec->nt; k++)
+        if (push_u32(&m->tgt_words, &m->tgt_words_len, &m->tgt_words_cap, rec->tgt[k])) return SB_ENOMEM;
+    if (m->tgt_words_len > UINT32_MAX - 256) return sb_pb_reader_fail(rd, rec->line, "phrase table too large");
     r.src = phr;
     r.seq = (uint32_t)m->n_raw;
     if (m->n_raw == m->cap_raw) {
@@ -476,14 +206,14 @@ static int phrase_line(void *ctx, const char *line, size_t len, uint64_t lineno)
         m->cap_raw = cap;
     }
     m->raw[m->n_raw++] = r;
-    if (ns > m->max_len) m->max_len = ns;
+    if (rec->ns > m->max_len) m->max_len = rec->ns;
     m->pt_lines++;
     return SB_OK;
 }
 
 int sb_pb_feed_phrases(sb_pb_model *m, const char *buf, size_t len, uint64_t first_line) {
     if (m->phase != 0) return SB_EINVAL;
-    return feed_lines(m, buf, len, first_line, phrase_line);
+    return sb_pb_read_phrases(&m->rd, buf, len, first_line);
 }
 
 static uint32_t lm_id(const sb_pb_model *m, uint32_t w) {
@@ -548,31 +278,12 @@ int sb_pb_finish_phrases(sb_pb_model *m) {
     return SB_OK;
 }
 
-static int reordering_line(void *ctx, const char *line, size_t len, uint64_t lineno) {
-    sb_pb_model *m = ctx;
-    field_t f[4];
-    int nf = split_fields(line, len, f, 4);
-    if (nf < 3) return fail(m, lineno, "expected 'source ||| target ||| 6 scores'%s", NULL);
-    float ro[6];
-    int got;
-    int rc = parse_scores(f[2].p, f[2].len, ro, 6, &got);
-    if (rc == -2) return fail(m, lineno, "scores must be probabilities (finite numbers >= 0)%s", NULL);
-    if (rc == -1) {
-        char d[64];
-        snprintf(d, sizeof d, "%d", got);
-        return fail(m, lineno, "expected 6 scores (wbe-msd-bidirectional-fe-allff), found %s", d);
-    }
-    m->ro_lines++;
-    uint32_t ids[SB_PB_MAX_PHRASE + 1];
-    int ns = tokens(&m->src_vocab, f[0].p, f[0].len, 0, ids, SB_PB_MAX_PHRASE);
-    if (ns == 0) return fail(m, lineno, "empty source phrase%s", NULL);
-    if (ns < 0) return SB_OK;  /* not a source phrase of the table */
-    uint32_t k = phrase_find(m, ids, (uint32_t)ns);
+static int reordering_record(sb_pb_reader *rd, const sb_pb_record *rec) {
+    sb_pb_model *m = rd->sink;
+    uint32_t k = phrase_find(m, rec->src, (uint32_t)rec->ns);
     if (k == NO_WORD) return SB_OK;
-    uint32_t tids[256];
-    int nt = tokens(&m->tgt_vocab, f[1].p, f[1].len, 0, tids, 255);
-    if (nt == 0) return fail(m, lineno, "empty target phrase%s", NULL);
-    if (nt < 0) return SB_OK;
+    const uint32_t *tids = rec->tgt;
+    const int nt = rec->nt;
     /* every copy of a pair the phrase table repeats gets the scores, as Moses2 looks them up by (source, target) */
     const srcphrase_t *p = &m->phr[k];
     for (int pass = 0; pass < 2; pass++) {
@@ -580,10 +291,10 @@ static int reordering_line(void *ctx, const char *line, size_t len, uint64_t lin
             sb_pb_option *o = &m->opt[p->first + i];
             if (o->tgt_len != (uint16_t)nt || memcmp(m->tgt_words + o->tgt_off, tids, (size_t)nt * 4) != 0) continue;
             if (pass == 0) {
-                if (o->has_ro) return fail(m, lineno, "the pair appears twice in the reordering table%s", NULL);
+                if (o->has_ro) return sb_pb_reader_fail(rd, rec->line, "the pair appears twice in the reordering table");
                 continue;
             }
-            memcpy(o->ro, ro, sizeof ro);
+            memcpy(o->ro, rec->scores, sizeof o->ro);
             o->has_ro = 1;
             m->ro_attached++;
         }
@@ -593,7 +304,7 @@ static int reordering_line(void *ctx, const char *line, size_t len, uint64_t lin
 
 int sb_pb_feed_reordering(sb_pb_model *m, const char *buf, size_t len, uint64_t first_line) {
     if (m->phase != 1) return SB_EINVAL;
-    return feed_lines(m, buf, len, first_line, reordering_line);
+    return sb_pb_read_reordering(&m->rd, buf, len, first_line);
 }
 
 int sb_pb_finish(sb_pb_model *m) {
@@ -609,13 +320,11 @@ void sb_pb_counts(const sb_pb_model *m, uint64_t *c) {
     c[0] = m->pt_lines;
     c[1] = m->n_phr;
     c[2] = m->n_opt;
-    c[3] = m->ro_lines;
+    c[3] = m->rd.ro_lines;
     c[4] = m->ro_attached;
     c[5] = m->n_opt - m->ro_attached;
     c[6] = (uint64_t)m->max_len;
-    c[7] = sizeof *m + m->src_vocab.chars_cap + m->tgt_vocab.chars_cap
-         + (uint64_t)(m->src_vocab.cap + m->tgt_vocab.cap) * 8
-         + (sb_index_slots(&m->src_vocab.ix) + sb_index_slots(&m->tgt_vocab.ix)) * 4
+    c[7] = sizeof *m + sb_pb_vocab_bytes(&m->src_vocab) + sb_pb_vocab_bytes(&m->tgt_vocab)
          + m->src_words_cap * 4 + m->tgt_words_cap * 4 + (uint64_t)m->cap_phr * sizeof(srcphrase_t)
          + sb_index_slots(&m->phr_ix) * 4 + m->n_opt * sizeof(sb_pb_option);
 }
@@ -623,7 +332,7 @@ void sb_pb_counts(const sb_pb_model *m, uint64_t *c) {
 /* ---------------------------------------------------------------- sentences */
 const char *sb_pb_word(const sb_pb_sentence *s, uint32_t w) {
     if (w & OOV_BIT) return s->text + s->tok_off[w & ~OOV_BIT];
-    return vocab_str(&s->model->tgt_vocab, w);
+    return sb_pb_vocab_str(&s->model->tgt_vocab, w);
 }
 
 const uint32_t *sb_pb_option_words(const sb_pb_sentence *s, const sb_pb_option *o) {
@@ -730,15 +439,15 @@ int sb_pb_sentence_new_ctx(const sb_pb_model *m, const char *text, size_t len, s
     int n = 0;
     size_t i = 0, w = 0;
     while (i < len) {
-        while (i < len && (is_blank(text[i]) || text[i] == '\n')) i++;
+        while (i < len && (sb_pb_is_blank(text[i]) || text[i] == '\n')) i++;
         if (i == len) break;
         size_t j = i;
-        while (j < len && !is_blank(text[j]) && text[j] != '\n') j++;
+        while (j < len && !sb_pb_is_blank(text[j]) && text[j] != '\n') j++;
         if (n == SB_PB_MAX_WORDS) { sb_pb_sentence_free(s); return SB_EINVAL; }
         s->tok_off[n] = (uint32_t)w;
         memcpy(s->text + w, text + i, j - i);
         s->text[w + (j - i)] = '\0';
-        s->src[n] = m->bin ? sb_pb_bin_src_word(m->bin, text + i, j - i) : vocab_find(&m->src_vocab, text + i, j - i);
+        s->src[n] = m->bin ? sb_pb_bin_src_word(m->bin, text + i, j - i) : sb_pb_vocab_find(&m->src_vocab, text + i, j - i);
         w += j - i + 1;
         n++;
         i = j;
@@ -780,7 +489,7 @@ int sb_pb_sentence_new_ctx(const sb_pb_model *m, const char *text, size_t len, s
         if (s->spans[a * SB_PB_MAX_PHRASE].n == 0) {
             /* pass-through: the source word as target, UnknownWordPenalty -100, TM/reordering 0 */
             const char *tok = s->text + s->tok_off[a];
-            uint32_t t = vocab_find(&m->tgt_vocab, tok, strlen(tok));
+            uint32_t t = sb_pb_vocab_find(&m->tgt_vocab, tok, strlen(tok));
             s->pass_words[a] = t != NO_WORD ? t : (OOV_BIT | (uint32_t)a);
             sb_pb_option *o = &s->pass[a];
             o->tgt_off = (uint32_t)a;
@@ -1083,7 +792,7 @@ int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache) {
     if (m->phase != 0 || m->pt_lines || m->bin) return SB_EINVAL;
     char why[200] = "";
     int rc = sb_pb_bin_open(path, &m->bin, why, sizeof why);
-    if (rc == SB_EFORMAT) return fail(m, 0, "%s", why);
+    if (rc == SB_EFORMAT) return sb_pb_reader_fail(&m->rd, 0, "%s", why);
     if (rc) return rc;
     m->max_len = sb_pb_bin_max_len(m->bin);
     /* the file's target vocabulary -> our target ids (LM ids for LM words) */
@@ -1093,7 +802,7 @@ int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache) {
     if (!m->bin_tmap) return SB_ENOMEM;
     for (uint32_t i = 0; i < nv; i++) {
         size_t l = strlen(str);
-        uint32_t id = vocab_intern(&m->tgt_vocab, str, l);
+        uint32_t id = sb_pb_vocab_intern(&m->tgt_vocab, str, l);
         if (id == NO_WORD) return SB_ENOMEM;
         m->bin_tmap[i] = id;
         str += l + 1;
@@ -1108,13 +817,13 @@ int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache) {
         const uint8_t *p;
         if (i && i % 512 == 0) sb_pb_bin_release(m->bin);  /* the records read so far are not needed again */
         uint32_t nt;
-        if ((rc = sb_pb_bin_cache_entry(m->bin, i, ids, &n, &p, &nt))) { fail(m, 0, "%s", "corrupted phrase record"); break; }
+        if ((rc = sb_pb_bin_cache_entry(m->bin, i, ids, &n, &p, &nt))) { sb_pb_reader_fail(&m->rd, 0, "corrupted phrase record"); break; }
         L.n = 0;
         L.nw = 0;
         uint64_t first;
         int cnt;
         if ((rc = bin_span(m, ids, n, &L, NULL, &first, &cnt))) {
-            if (rc == SB_EFORMAT) fail(m, 0, "%s", "corrupted phrase record");
+            if (rc == SB_EFORMAT) sb_pb_reader_fail(&m->rd, 0, "corrupted phrase record");
             break;
         }
         size_t off = m->src_words_len;

@@ -17,13 +17,13 @@
 
 #include "common.h"
 #include "lmprobe.h"
+#include "pb/table_reader.h"
 
 /* CFFI-BEGIN */
 typedef struct sb_pb_model sb_pb_model;
 typedef struct sb_pb_sentence sb_pb_sentence;
 enum {
     SB_PB_MAX_WORDS = 256,  /* longest sentence a search accepts */
-    SB_PB_MAX_PHRASE = 20,  /* longest source phrase (Moses' default maximum phrase length) */
     SB_PB_F_UNK = 0, SB_PB_F_WP = 1, SB_PB_F_PP = 2, SB_PB_F_TM = 3, SB_PB_F_RO = 7,
     SB_PB_F_DIST = 13, SB_PB_F_LM = 14, SB_PB_NFEAT = 15
 };
@@ -64,28 +64,6 @@ enum { SB_PB_PH_IDLE = 0, SB_PB_PH_LM = 1, SB_PB_PH_PT = 2, SB_PB_PH_RO = 3, SB_
 
 /* ---- internal API shared by the searches (not for cffi) ---- */
 #include <stdatomic.h>
-
-/* table parsing, shared with the binarizer (pbbin.c) */
-typedef struct { const char *p; size_t len; } sb_pb_field;
-int sb_pb_split_fields(const char *line, size_t len, sb_pb_field *f, int max);
-/* Call fn(ctx, line, length, line number) on each non-blank line of buf (whole lines; '\r\n' endings; the first
- * line numbered first_line); stops at fn's first non-SB_OK code. A line holding a NUL byte or invalid UTF-8 (checked
- * here, at load, so decoding never meets it): SB_EFORMAT with *bad_line = its number (else UINT64_MAX) and the
- * reason in why[whylen]. */
-typedef int (*sb_pb_line_fn)(void *ctx, const char *line, size_t len, uint64_t lineno);
-int sb_pb_each_line(const char *buf, size_t len, uint64_t first_line, sb_pb_line_fn fn, void *ctx,
-                    uint64_t *bad_line, char *why, size_t whylen);
-/* the length of the longest valid (strict) UTF-8 prefix of p[0..len) */
-size_t sb_pb_utf8_valid_prefix(const char *p, size_t len);
-/* want scores as ln (floored at -100): 0 ok, -1 wrong count (*got), -2 not a probability */
-int sb_pb_parse_scores(const char *p, size_t len, float *out, int want, int *got);
-typedef struct sb_pb_vocab sb_pb_vocab;
-sb_pb_vocab *sb_pb_vocab_new(void);
-void sb_pb_vocab_free(sb_pb_vocab *v);
-uint32_t sb_pb_vocab_size(const sb_pb_vocab *v);
-const char *sb_pb_vocab_str(const sb_pb_vocab *v, uint32_t id);
-/* ids of a field's tokens (interned when add): count, -1 more than max, -2 no memory, -3 unknown word */
-int sb_pb_tokens(sb_pb_vocab *v, const char *p, size_t len, int add, uint32_t *ids, int max);
 
 /* Per-sentence context of a search: the profile's current component (NULL: no profile) and the binarized
  * table's counters. */
