@@ -1,4 +1,4 @@
-"""Moore & Quirk's beam search (csrc/pbbeam.c): the DE = Pharaoh distortion identity, early pruning at an infinite
+"""Moore & Quirk's beam search (csrc/pb/beam.c): the DE = Pharaoh distortion identity, early pruning at an infinite
 threshold = DE, every output rescored by the independent derivation scorer, DE in Moses mode against Moses v1's
 -early-distortion-cost (the oracle), and clear errors for bad parameters."""
 from __future__ import annotations

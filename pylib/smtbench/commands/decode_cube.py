@@ -40,7 +40,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--queue-size", type=int, default=8,
                    help="automaton queue size for --lm-pipeline queue / queue-exact (1-16)")
     p.add_argument("--threads", type=int, default=0,
-                   help="decode on this many threads (csrc/pbthreads.c; output in input order, streamed); 0 = the "
+                   help="decode on this many threads (csrc/pb/threads.c; output in input order, streamed); 0 = the "
                         "single-threaded path")
     p.add_argument("--pin", action="store_true", help="pin thread i to cpu --pin-offset + i * --pin-increment")
     p.add_argument("--pin-offset", type=int, default=0, help="Moses2's cpu-affinity-offset")

@@ -1,5 +1,5 @@
 """Pharaoh's beam search and Moore & Quirk's (2007) distortion-penalty estimation (DE) and early pruning (EP)
-over a :class:`~smtbench.decode.model.PhraseModel` (csrc/pbbeam.c; see its header for the algorithms).
+over a :class:`~smtbench.decode.model.PhraseModel` (csrc/pb/beam.c; see its header for the algorithms).
 
 Thresholds are differences of weighted natural-log model scores after one fixed weight normalisation:
 the weights are read as if scaled so that the sum of their absolute values, UnknownWordPenalty's excepted, is 1

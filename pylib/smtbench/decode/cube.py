@@ -1,4 +1,4 @@
-"""Moses2's cube pruning (csrc/pbcube.c): ministacks by (coverage, last end), one queue per stack, pop limit."""
+"""Moses2's cube pruning (csrc/pb/cube.c): ministacks by (coverage, last end), one queue per stack, pop limit."""
 from __future__ import annotations
 
 from ..native import ffi, lib

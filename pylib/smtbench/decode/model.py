@@ -1,4 +1,4 @@
-"""The phrase-based model in C (csrc/pbmodel.c) loaded from a moses.ini: what every decoder here searches.
+"""The phrase-based model in C (csrc/pb/) loaded from a moses.ini: what every decoder here searches.
 
 Feature values inside C use a fixed order (``INTERNAL``); :class:`PhraseModel` maps them to and from the
 ini's order, which is the order of Moses2's n-best lists.

@@ -1,4 +1,4 @@
-"""Moses' normal stack search (csrc/pbnormal.c) over a :class:`~smtbench.decode.model.PhraseModel`, and the
+"""Moses' normal stack search (csrc/pb/normal.c) over a :class:`~smtbench.decode.model.PhraseModel`, and the
 decoding loop shared by the decoders' CLIs (1-best, n-best in Moses2's format, segmentation, counters)."""
 from __future__ import annotations
 

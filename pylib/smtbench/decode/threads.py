@@ -1,4 +1,4 @@
-"""Sentence-level threads for cube pruning (csrc/pbthreads.c): T workers, each with its own workspace (pools and
+"""Sentence-level threads for cube pruning (csrc/pb/threads.c): T workers, each with its own workspace (pools and
 recyclers, or plain malloc/free), optionally pinned; sentences streamed in, results taken back in input order."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-/* pbthreads.h - sentence-level multi-threaded decoding as Moses2 does it (the Moses2 paper, sections 2.1 and 4.5):
+/* pb/threads.h - sentence-level multi-threaded decoding as Moses2 does it (the Moses2 paper, sections 2.1 and 4.5):
  * a pool of T worker threads, each with its own workspace (pbcube.h: kept scratch, a pool reset per sentence and
  * a hypothesis recycler, the paper's 4.1), optionally pinned to cpu offset + i * increment (Moses2's
  * cpu-affinity-offset / cpu-affinity-increment). The caller streams: it submits sentences (at most `window` in
@@ -7,10 +7,10 @@
  * Profile (the paper's Table 3, no hardware counters here): with profile on, each worker publishes the component
  * it is in (LM, phrase table, reordering, search, memory, other; pbmodel.h SB_PB_PH_*) with one relaxed store at
  * every change, and a sampler thread reads them every profile_us microseconds into a histogram. */
-#ifndef SMTBENCH_PBTHREADS_H
-#define SMTBENCH_PBTHREADS_H
+#ifndef SMTBENCH_PB_THREADS_H
+#define SMTBENCH_PB_THREADS_H
 
-#include "pbcube.h"
+#include "pb/cube.h"
 
 /* CFFI-BEGIN */
 typedef struct sb_pb_mt sb_pb_mt;

@@ -1,6 +1,6 @@
-/* pbthreads.c - see pbthreads.h. */
+/* pb/threads.c - see threads.h. */
 #define _GNU_SOURCE
-#include "pbthreads.h"
+#include "pb/threads.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

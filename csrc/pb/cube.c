@@ -1,5 +1,5 @@
-/* pbcube.c - see pbcube.h. */
-#include "pbcube.h"
+/* pb/cube.c - see cube.h. */
+#include "pb/cube.h"
 #include "probing.h"
 
 #include <math.h>

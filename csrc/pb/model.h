@@ -1,4 +1,4 @@
-/* pbmodel.h - the phrase-based model every decoder here searches, scored as Moses/Moses2 score it
+/* pb/model.h - the phrase-based model every decoder here searches, scored as Moses/Moses2 score it
  * (shared/notes/moses-decoder-semantics.md): a phrase table (PhraseDictionaryMemory: 4 scores, table
  * limit by stand-alone score), a lexicalized reordering table (wbe-msd-bidirectional-fe-allff: 6
  * scores), word/phrase/unknown-word penalties, distortion, and a KenLM-exact probing LM (lmprobe.h).
@@ -7,10 +7,10 @@
  * feed the phrase table's text (whole lines, any chunking), sb_pb_finish_phrases (stand-alone
  * scores, table limit), feed the reordering table, sb_pb_finish. Each sentence is prepared by
  * sb_pb_sentence_new (translation options per span, pass-through options for unknown words, future
- * costs); the searches (pbnormal.h, ...) extend hypotheses with sb_pb_extend below, so that every
- * decoder scores identically. Feature values are natural logs in the fixed order SB_PB_F_*. */
-#ifndef SMTBENCH_PBMODEL_H
-#define SMTBENCH_PBMODEL_H
+ * costs: pb/lattice.c); the searches (pb/normal.h, ...) extend hypotheses with sb_pb_extend, so that every
+ * decoder scores identically (pb/hyp.h). Feature values are natural logs in the fixed order SB_PB_F_*. */
+#ifndef SMTBENCH_PB_MODEL_H
+#define SMTBENCH_PB_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -52,7 +52,7 @@ int sb_pb_set_weights(sb_pb_model *m, const double *weights);
 int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb_sentence **out);
 void sb_pb_sentence_free(sb_pb_sentence *s);
 
-/* The binarized phrase table (pbbin.h) instead of the text tables: after sb_pb_new, instead of the feed/finish
+/* The binarized phrase table (pb/bin.h) instead of the text tables: after sb_pb_new, instead of the feed/finish
  * calls. The file is memory-mapped and read on demand; the `cache` most frequent source phrases are decoded,
  * scored and kept at load (the static cache of the Moses2 paper, 4.3). SB_EIO / SB_EFORMAT (message set). */
 int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache);
@@ -97,21 +97,6 @@ typedef struct {
     int n;
 } sb_pb_span;
 
-typedef struct sb_pb_hyp {
-    const struct sb_pb_hyp *prev;
-    const sb_pb_option *opt;
-    struct sb_pb_hyp *arcs;      /* recombined worse hypotheses (n-best) */
-    struct sb_pb_hyp *next_arc;
-    uint64_t cov[SB_PB_COVW];
-    sb_lm_state lm;
-    double score;                /* model score so far */
-    double total;                /* score + future-cost estimate of the uncovered words */
-    int16_t start, end;          /* source span of the last phrase; -1, -1 in the empty hypothesis */
-    int16_t ncov;
-    int16_t tgt_len;             /* target words so far */
-    uint32_t id;                 /* creation order (deterministic tie-break) */
-} sb_pb_hyp;
-
 struct sb_pb_model;
 const sb_lm *sb_pb_lm(const sb_pb_model *m);
 const double *sb_pb_weights(const sb_pb_model *m);
@@ -131,50 +116,11 @@ struct sb_pb_sentence {
     uint32_t *lwords;        /* their target word ids */
 };
 
-/* Empty hypothesis (coverage empty, LM state <s>). */
-void sb_pb_hyp_init(const sb_pb_sentence *s, sb_pb_hyp *h);
-/* Distortion-limit check with Moses' semantics (distortion_limit < 0: none). */
-int sb_pb_can_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, int start, int end, int distortion_limit);
-/* The same check once overlap is excluded, with the hypothesis' first uncovered position `gap` given. */
-int sb_pb_distortion_ok(const sb_pb_hyp *h, int start, int end, int gap, int distortion_limit);
-int sb_pb_first_gap(const sb_pb_sentence *s, const uint64_t *cov);
-/* Lexicalized reordering orientation of [start, end] after [pstart, pend] (-1, -1: none): 0 M, 1 S, 2 D. */
-int sb_pb_orientation(int pstart, int pend, int start, int end);
-/* Fill `out` as `h` extended by option `o` over [start, end]; `est` = future cost of the new coverage. */
-void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
-                  double est, sb_pb_hyp *out);
-/* the same, marking the LM queries as the profile's LM component (ph may be NULL) */
-void sb_pb_extend_ph(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
-                     double est, sb_pb_hyp *out, _Atomic int *ph);
-/* An upper bound of the total sb_pb_extend would give (the LM terms still to compute are <= 0). */
-double sb_pb_extend_bound(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
-                          double est);
-/* Deferred LM (the pipeline-tolerant decoders): everything but the LM of the first order-1 words (in context)
- * and </s>; then either sb_pb_score_lm_now, or the queries (sb_pb_lm_queries: LM ids of the words to score in
- * context, in order) answered elsewhere (e.g. a batch through the automaton queue), the state after them set
- * by sb_pb_set_lm_state, </s> queried from it if the coverage is complete, and the sum added by sb_pb_add_lm. */
-void sb_pb_extend_nolm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
-                       double est, sb_pb_hyp *out);
-int sb_pb_lm_queries(const sb_pb_sentence *s, const sb_pb_hyp *h, uint32_t *words);
-/* the LM state after a hypothesis' context words (given the state after them), then its LM score (log10, the
- * context words' and, for a complete hypothesis, </s>'s summed in that order as sb_pb_extend does) */
-void sb_pb_set_lm_state(const sb_pb_sentence *s, sb_pb_hyp *h, const sb_lm_state *after_ctx);
-void sb_pb_add_lm(const sb_pb_sentence *s, sb_pb_hyp *h, double lm_log10);
-void sb_pb_score_lm_now(const sb_pb_sentence *s, sb_pb_hyp *h);
 uint32_t sb_pb_eos(const sb_pb_model *m);
-/* Future cost of the uncovered words of a coverage. */
-double sb_pb_estimate(const sb_pb_sentence *s, const uint64_t *cov);
-/* Recombination: same coverage, LM state, last span (and, if forward & 1, the previous pair's forward scores).
- * forward & SB_PB_RECOMB_END_ONLY: compare only the end of the last span, not its start (Pharaoh's key, exact
- * when no lexicalized reordering is weighted: Moore & Quirk 2007 section 3). */
-#define SB_PB_RECOMB_END_ONLY 2
-int sb_pb_hyp_equal(const sb_pb_hyp *a, const sb_pb_hyp *b, int forward);
-uint64_t sb_pb_hyp_hash(const sb_pb_hyp *h, int forward);
 /* Target word string of id w in sentence s. */
 const char *sb_pb_word(const sb_pb_sentence *s, uint32_t w);
 const uint32_t *sb_pb_option_words(const sb_pb_sentence *s, const sb_pb_option *o);
-/* Recompute the feature values of the path ending in h (walked back to the empty hypothesis). */
-void sb_pb_path_features(const sb_pb_sentence *s, const sb_pb_hyp *h, double *features);
+/* the weighted sum of SB_PB_NFEAT feature values */
 double sb_pb_weighted(const sb_pb_model *m, const double *features);
 
 static inline int sb_pb_cov_get(const uint64_t *c, int i) { return (int)((c[i >> 6] >> (i & 63)) & 1u); }

@@ -1,6 +1,6 @@
-/* pbbin.c - see pbbin.h. */
+/* pb/bin.c - see bin.h. */
 #define _GNU_SOURCE
-#include "pbbin.h"
+#include "pb/bin.h"
 
 #include <fcntl.h>
 #include <stddef.h>

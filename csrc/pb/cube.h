@@ -1,4 +1,4 @@
-/* pbcube.h - cube pruning over the phrase-based model (pbmodel.h), as Moses2 implements it
+/* pb/cube.h - cube pruning over the phrase-based model (pb/model.h), as Moses2 implements it
  * (moses2/PhraseBased/CubePruningMiniStack/{Search,Misc,Stack}.cpp): one stack per number of covered
  * source words, made of "ministacks" keyed by (coverage, end of the last source phrase), each a Moses2
  * HypothesisColl cut to the stack size -s; after a stack is complete, every ministack x every source span it
@@ -6,10 +6,11 @@
  * stack its coverage leads to; a stack is then built by one priority queue of items over its edges: each
  * edge's corner (0, 0), then up to pop-limit pops, each popped hypothesis entering its ministack and pushing
  * its two neighbours (next hypothesis, next option) if not seen. Items are scored in full when created. */
-#ifndef SMTBENCH_PBCUBE_H
-#define SMTBENCH_PBCUBE_H
+#ifndef SMTBENCH_PB_CUBE_H
+#define SMTBENCH_PB_CUBE_H
 
-#include "pbnormal.h"
+#include "pb/nbest.h"
+#include "pb/stack.h"
 
 /* CFFI-BEGIN */
 enum { SB_PB_STACKS_COVERAGE_END = 0, SB_PB_STACKS_COVERAGE = 1, SB_PB_STACKS_CARDINALITY = 2 };

@@ -1,5 +1,5 @@
-/* pbbeam.c - see pbbeam.h. */
-#include "pbbeam.h"
+/* pb/beam.c - see beam.h. */
+#include "pb/beam.h"
 
 #include <math.h>
 #include <stdlib.h>
