@@ -31,8 +31,7 @@
 #ifndef SMTBENCH_PB_BEAM_H
 #define SMTBENCH_PB_BEAM_H
 
-#include "pb/nbest.h"
-#include "pb/stack.h"
+#include "pb/search.h"
 
 /* CFFI-BEGIN */
 enum {
@@ -61,8 +60,9 @@ typedef struct {
     uint64_t failed;          /* sentences without a complete hypothesis (empty output) */
 } sb_pb_beam_stats;
 
+/* ws: the thread's workspace (pb/search.h), or NULL; stats may be NULL */
 int sb_pb_decode_beam(const sb_pb_model *m, const char *text, size_t len, const sb_pb_beam_opts *opts,
-                      sb_pb_result **out, sb_pb_counters *counters, sb_pb_beam_stats *stats);
+                      sb_pb_ws *ws, sb_pb_result **out, sb_pb_counters *counters, sb_pb_beam_stats *stats);
 /* The distortion of a segmentation given as source spans in target order (k phrases over n words, which must
  * cover 0..n-1 exactly once): Pharaoh's (Koehn's distances, the final jump to the sentence end included) and the
  * sum of the DE estimates, both computed by the functions the search uses. SB_EINVAL if not a segmentation. */

@@ -113,9 +113,8 @@ void sb_pb_extend_nolm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_
     out->total = out->score + est;
 }
 
-
-static inline void extend_impl(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start,
-                               int end, double est, sb_pb_hyp *out, _Atomic int *ph) {
+void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end, double est,
+                  sb_pb_hyp *out, _Atomic int *ph) {
     const sb_pb_model *m = s->model;
     sb_pb_extend_nolm(s, h, o, start, end, est, out);
     sb_pb_phase(ph, SB_PB_PH_LM);
@@ -136,16 +135,6 @@ static inline void extend_impl(const sb_pb_sentence *s, const sb_pb_hyp *h, cons
     out->score += m->w[SB_PB_F_LM] * LN10 * lm;
     out->total = out->score + est;
     sb_pb_phase(ph, SB_PB_PH_SEARCH);
-}
-
-void sb_pb_extend_ph(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
-                     double est, sb_pb_hyp *out, _Atomic int *ph) {
-    extend_impl(s, h, o, start, end, est, out, ph);
-}
-
-void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
-                  double est, sb_pb_hyp *out) {
-    extend_impl(s, h, o, start, end, est, out, NULL);
 }
 
 int sb_pb_lm_queries(const sb_pb_sentence *s, const sb_pb_hyp *h, uint32_t *words) {

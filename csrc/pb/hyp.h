@@ -30,12 +30,10 @@ int sb_pb_distortion_ok(const sb_pb_hyp *h, int start, int end, int gap, int dis
 int sb_pb_first_gap(const sb_pb_sentence *s, const uint64_t *cov);
 /* Lexicalized reordering orientation of [start, end] after [pstart, pend] (-1, -1: none): 0 M, 1 S, 2 D. */
 int sb_pb_orientation(int pstart, int pend, int start, int end);
-/* Fill `out` as `h` extended by option `o` over [start, end]; `est` = future cost of the new coverage. */
-void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
-                  double est, sb_pb_hyp *out);
-/* the same, marking the LM queries as the profile's LM component (ph may be NULL) */
-void sb_pb_extend_ph(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
-                     double est, sb_pb_hyp *out, _Atomic int *ph);
+/* Fill `out` as `h` extended by option `o` over [start, end]; `est` = future cost of the new coverage; the LM
+ * queries marked as the profile's LM component (ph may be NULL). */
+void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end, double est,
+                  sb_pb_hyp *out, _Atomic int *ph);
 /* An upper bound of the total sb_pb_extend would give (the LM terms still to compute are <= 0). */
 double sb_pb_extend_bound(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
                           double est);

@@ -29,12 +29,7 @@ void sb_pb_sentence_free(sb_pb_sentence *s) {
     free(s);
 }
 
-int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb_sentence **out) {
-    return sb_pb_sentence_new_ctx(m, text, len, NULL, out);
-}
-
-int sb_pb_sentence_new_ctx(const sb_pb_model *m, const char *text, size_t len, sb_pb_sent_ctx *ctx,
-                           sb_pb_sentence **out) {
+int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb_sent_ctx *ctx, sb_pb_sentence **out) {
     *out = NULL;
     if (m->phase != 2) return SB_EINVAL;
     sb_pb_sentence *s = calloc(1, sizeof *s);

@@ -48,10 +48,6 @@ const char *sb_pb_error_message(const sb_pb_model *m);
 void sb_pb_counts(const sb_pb_model *m, uint64_t *counts);
 int sb_pb_set_weights(sb_pb_model *m, const double *weights);
 
-/* A sentence: tokens separated by blanks. SB_EINVAL if longer than SB_PB_MAX_WORDS. */
-int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb_sentence **out);
-void sb_pb_sentence_free(sb_pb_sentence *s);
-
 /* The binarized phrase table (pb/bin.h) instead of the text tables: after sb_pb_new, instead of the feed/finish
  * calls. The file is memory-mapped and read on demand; the `cache` most frequent source phrases are decoded,
  * scored and kept at load (the static cache of the Moses2 paper, 4.3). SB_EIO / SB_EFORMAT (message set). */
@@ -74,8 +70,9 @@ typedef struct {
 static inline void sb_pb_phase(_Atomic int *ph, int x) {
     if (ph) atomic_store_explicit(ph, x, memory_order_relaxed);
 }
-int sb_pb_sentence_new_ctx(const sb_pb_model *m, const char *text, size_t len, sb_pb_sent_ctx *ctx,
-                           sb_pb_sentence **out);
+/* A sentence: tokens separated by blanks. SB_EINVAL if longer than SB_PB_MAX_WORDS. ctx may be NULL. */
+int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb_sent_ctx *ctx, sb_pb_sentence **out);
+void sb_pb_sentence_free(sb_pb_sentence *s);
 #define SB_PB_COVW 4 /* uint64 words of coverage: SB_PB_MAX_WORDS / 64 */
 
 typedef struct {

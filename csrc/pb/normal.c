@@ -5,28 +5,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-int sb_pb_decode_normal(const sb_pb_model *m, const char *text, size_t len, const sb_pb_normal_opts *o,
+int sb_pb_decode_normal(const sb_pb_model *m, const char *text, size_t len, const sb_pb_normal_opts *o, sb_pb_ws *ws,
                         sb_pb_result **out, sb_pb_counters *counters) {
     *out = NULL;
     memset(counters, 0, sizeof *counters);
     if (o->stack_size < 1 || o->nbest < 0 || isnan(o->beam_width) || o->beam_width > 0) return SB_EINVAL;
-    sb_pb_sentence *s;
-    int rc = sb_pb_sentence_new(m, text, len, &s);
+    sb_pb_frame f;
+    sb_pb_stack_ctx x0 = {o->stack_size, o->beam_width, o->recombine_forward, NULL, NULL, o->nbest > 0};
+    int rc = sb_pb_frame_begin(&f, m, text, len, ws, 1, x0, counters);
     if (rc != SB_OK) return rc;
+    const sb_pb_sentence *s = f.s;
     const int n = s->n;
-    sb_pb_pool *pool = sb_pb_pool_new();
-    sb_pb_stack *stacks = calloc((size_t)n + 1, sizeof *stacks);
-    if (!pool || !stacks) { rc = SB_ENOMEM; goto done; }
-    for (int i = 0; i <= n; i++) sb_pb_stack_reset(&stacks[i]);
-    sb_pb_stack_ctx x = {o->stack_size, o->beam_width, o->recombine_forward, pool, counters, o->nbest > 0};
-    sb_pb_hyp *init = sb_pb_pool_get(pool);
-    if (!init) { rc = SB_ENOMEM; goto done; }
-    sb_pb_hyp_init(s, init);
-    rc = sb_pb_stack_add(&stacks[0], init, &x);
+    sb_pb_stack *stacks = f.stacks;
+    sb_pb_stack_ctx *x = &f.x;
+    rc = sb_pb_stack_add(&stacks[0], f.init, x);
     const int maxlen = SB_PB_MAX_PHRASE;
     for (int k = 0; k < n && rc == SB_OK; k++) {
         sb_pb_stack *st = &stacks[k];
-        rc = sb_pb_stack_cut(st, o->stack_size, &x);
+        rc = sb_pb_stack_cut(st, o->stack_size, x);
         if (rc != SB_OK) break;
         counters->expanded += (uint64_t)st->n;
         int *gaps = malloc((size_t)(st->n ? st->n : 1) * sizeof(int));
@@ -58,11 +54,11 @@ int sb_pb_decode_normal(const sb_pb_model *m, const char *text, size_t len, cons
                             counters->beam_discarded++;
                             continue;
                         }
-                        sb_pb_hyp *nh = sb_pb_pool_get(pool);
+                        sb_pb_hyp *nh = sb_pb_pool_get(f.pool);
                         if (!nh) { rc = SB_ENOMEM; break; }
-                        sb_pb_extend(s, h, &sp->opt[t], a, b, est, nh);
+                        sb_pb_extend(s, h, &sp->opt[t], a, b, est, nh, f.ws->phase);
                         counters->created++;
-                        rc = sb_pb_stack_add(&stacks[dest], nh, &x);
+                        rc = sb_pb_stack_add(&stacks[dest], nh, x);
                         if (rc != SB_OK) break;
                     }
                 }
@@ -70,17 +66,7 @@ int sb_pb_decode_normal(const sb_pb_model *m, const char *text, size_t len, cons
         }
         free(gaps);
     }
-    if (rc == SB_OK) {
-        sb_pb_stack *last = &stacks[n];
-        rc = sb_pb_stack_cut(last, o->stack_size, &x);
-        if (rc == SB_OK) rc = sb_pb_make_result(s, last->h, last->n, o->nbest, out);
-    }
-done:
-    if (stacks) {
-        for (int i = 0; i <= n; i++) sb_pb_stack_free(&stacks[i]);
-        free(stacks);
-    }
-    sb_pb_pool_free(pool);
-    sb_pb_sentence_free(s);
+    if (rc == SB_OK) rc = sb_pb_frame_result_stack(&f, &stacks[n], o->stack_size, o->nbest, out);
+    sb_pb_frame_end(&f);
     return rc;
 }

@@ -7,8 +7,7 @@
 #ifndef SMTBENCH_PB_NORMAL_H
 #define SMTBENCH_PB_NORMAL_H
 
-#include "pb/nbest.h"
-#include "pb/stack.h"
+#include "pb/search.h"
 
 /* CFFI-BEGIN */
 typedef struct {
@@ -18,8 +17,9 @@ typedef struct {
     int nbest;               /* entries wanted (0: the 1-best only) */
     int recombine_forward;   /* also compare the previous pair's forward reordering scores */
 } sb_pb_normal_opts;
+/* ws: the thread's workspace (pb/search.h), or NULL */
 int sb_pb_decode_normal(const sb_pb_model *m, const char *text, size_t len, const sb_pb_normal_opts *opts,
-                        sb_pb_result **out, sb_pb_counters *counters);
+                        sb_pb_ws *ws, sb_pb_result **out, sb_pb_counters *counters);
 /* CFFI-END */
 
 #endif

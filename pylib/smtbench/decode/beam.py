@@ -50,6 +50,8 @@ def _limit(name: str, value: int) -> int:
 class BeamDecoder:
     """One variant x mode at fixed pruning settings. Thresholds in normalised units (module doc)."""
 
+    kind = int(lib.SB_PB_SEARCH_BEAM)
+
     def __init__(self, model: PhraseModel, variant: str = "de+ep", mode: str = "paper",
                  beam_threshold: float = 1.0, beam_limit: int = 10, ttable_threshold: float = 1.5,
                  ttable_limit: int = 20, ep_threshold: float | None = None, distortion_limit: int | None = None,
@@ -99,13 +101,17 @@ class BeamDecoder:
         c = ffi.new("sb_pb_counters *")
         st = ffi.new("sb_pb_beam_stats *")
         t0 = time.perf_counter()
-        check(lib.sb_pb_decode_beam(self.model._m, text, len(text), self.opts, out, c, st), f"{where}: decoding")
+        check(lib.sb_pb_decode_beam(self.model._m, text, len(text), self.opts, ffi.NULL, out, c, st),
+              f"{where}: decoding")
         seconds = time.perf_counter() - t0
         res = ffi.gc(out[0], lib.sb_pb_result_free)
+        return Translation(_entries(res), self.counters(c, st), seconds)
+
+    def counters(self, c, st) -> dict[str, int]:
         counters = {"hypotheses_evaluated": int(c.created)}
         counters.update({k: int(getattr(c, k)) for k in ("recombined", "beam_discarded", "pruned", "expanded")})
         counters.update({k: int(getattr(st, k)) for k in STATS})
-        return Translation(_entries(res), counters, seconds)
+        return counters
 
 
 def distortion_totals(n: int, spans: list[tuple[int, int]]) -> tuple[int, int]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..native import ffi, lib
 from .model import PhraseModel
-from .normal import Translation, common_opts, run_search
+from .normal import COUNTERS, Translation, common_opts, run_search
 
 
 #: --lm-pipeline: off = Moses2 (items scored in full when created); lazy = items ordered without the LM of their
@@ -26,6 +26,8 @@ QUEUES = {"cardinality": int(lib.SB_PB_QUEUES_CARDINALITY), "coverage": int(lib.
 
 class CubeDecoder:
     """``-search-algorithm 1``: ``pop_limit`` = -cube-pruning-pop-limit, ``stack_size`` = -s (per ministack)."""
+
+    kind = int(lib.SB_PB_SEARCH_CUBE)
 
     def __init__(self, model: PhraseModel, pop_limit: int = 1000, stack_size: int = 200, beam_threshold: float = 1e-5,
                  distortion_limit: int | None = None, nbest: int = 0, recombine_forward: bool = False,
@@ -54,3 +56,6 @@ class CubeDecoder:
 
     def translate(self, line: str, where: str = "<input>") -> Translation:
         return run_search(lib.sb_pb_decode_cube, self.model, self.opts, line, where)
+
+    def counters(self, c, stats) -> dict[str, int]:
+        return {k: int(getattr(c, k)) for k in COUNTERS}

@@ -12,6 +12,8 @@ from ..native import check, ffi, lib
 from .model import PhraseModel
 
 MAX_WORDS = int(lib.SB_PB_MAX_WORDS)
+#: the counters of the normal and the cube search (sb_pb_counters)
+COUNTERS = ("created", "recombined", "beam_discarded", "pruned", "expanded")
 
 
 class InputError(ValueError):
@@ -135,20 +137,23 @@ def common_opts(opts, model: PhraseModel, stack_size: int, beam_threshold: float
 
 
 def run_search(fn, model: PhraseModel, opts, line: str, where: str) -> Translation:
-    """One sentence through a C search ``fn(model, text, len, opts, out, counters)``."""
+    """One sentence through a C search ``fn(model, text, len, opts, workspace, out, counters)`` (no workspace: one
+    of its own)."""
     text = check_sentence(line, where)
     out = ffi.new("sb_pb_result **")
     c = ffi.new("sb_pb_counters *")
     t0 = time.perf_counter()
-    check(fn(model._m, text, len(text), opts, out, c), f"{where}: decoding")
+    check(fn(model._m, text, len(text), opts, ffi.NULL, out, c), f"{where}: decoding")
     seconds = time.perf_counter() - t0
     res = ffi.gc(out[0], lib.sb_pb_result_free)
-    counters = {k: int(getattr(c, k)) for k in ("created", "recombined", "beam_discarded", "pruned", "expanded")}
+    counters = {k: int(getattr(c, k)) for k in COUNTERS}
     return Translation(_entries(res), counters, seconds)
 
 
 class NormalDecoder:
     """``-search-algorithm 0``. ``beam_threshold`` is Moses' ratio (1e-5 = ln −11.51; 0 = no beam)."""
+
+    kind = int(lib.SB_PB_SEARCH_NORMAL)
 
     def __init__(self, model: PhraseModel, stack_size: int = 200, beam_threshold: float = 1e-5,
                  distortion_limit: int | None = None, nbest: int = 0, recombine_forward: bool = False):
@@ -158,6 +163,9 @@ class NormalDecoder:
 
     def translate(self, line: str, where: str = "<input>") -> Translation:
         return run_search(lib.sb_pb_decode_normal, self.model, self.opts, line, where)
+
+    def counters(self, c, stats) -> dict[str, int]:
+        return {k: int(getattr(c, k)) for k in COUNTERS}
 
 
 def _g(x: float) -> str:
