@@ -160,7 +160,7 @@ def test_bad_parameters(any_model) -> None:
     dec = BeamDecoder(model)
     assert dec.translate("").best.text == ""
     assert dec.translate("qqzx").best.text == "qqzx"
-    from smtbench.decode.normal import InputError
+    from smtbench.decode.search import InputError
     with pytest.raises(InputError, match="in.txt:3"):
         dec.translate(" ".join(["y"] * 300), "in.txt:3")
 

@@ -10,11 +10,10 @@ applied as T x that sum). ``none`` applies the thresholds to the model's scores 
 from __future__ import annotations
 
 import math
-import time
 
 from ..native import check, ffi, lib
 from .model import PhraseModel
-from .normal import Translation, _entries, check_sentence
+from .search import Search
 
 VARIANTS = {"pharaoh": int(lib.SB_PB_BEAM_PHARAOH), "de": int(lib.SB_PB_BEAM_DE), "de+ep": int(lib.SB_PB_BEAM_DE_EP)}
 MODES = {"paper": int(lib.SB_PB_BEAM_MODE_PAPER), "moses": int(lib.SB_PB_BEAM_MODE_MOSES)}
@@ -47,7 +46,7 @@ def _limit(name: str, value: int) -> int:
     return value
 
 
-class BeamDecoder:
+class BeamDecoder(Search):
     """One variant x mode at fixed pruning settings. Thresholds in normalised units (module doc)."""
 
     kind = int(lib.SB_PB_SEARCH_BEAM)
@@ -95,17 +94,8 @@ class BeamDecoder:
         o.nbest = nbest
         self.opts = o
 
-    def translate(self, line: str, where: str = "<input>") -> Translation:
-        text = check_sentence(line, where)
-        out = ffi.new("sb_pb_result **")
-        c = ffi.new("sb_pb_counters *")
-        st = ffi.new("sb_pb_beam_stats *")
-        t0 = time.perf_counter()
-        check(lib.sb_pb_decode_beam(self.model._m, text, len(text), self.opts, ffi.NULL, out, c, st),
-              f"{where}: decoding")
-        seconds = time.perf_counter() - t0
-        res = ffi.gc(out[0], lib.sb_pb_result_free)
-        return Translation(_entries(res), self.counters(c, st), seconds)
+    def decode(self, text: bytes, out, counters, stats) -> int:
+        return lib.sb_pb_decode_beam(self.model._m, text, len(text), self.opts, ffi.NULL, out, counters, stats)
 
     def counters(self, c, st) -> dict[str, int]:
         counters = {"hypotheses_evaluated": int(c.created)}

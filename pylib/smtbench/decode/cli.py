@@ -114,7 +114,7 @@ def run_decoder(args: argparse.Namespace, make: Callable[[PhraseModel, int], obj
 
     from ..ioutil import atomic_open, check_distinct_outputs
     from ..progress import heartbeat
-    from .normal import check_sentence, input_lines, run
+    from .search import check_sentence, input_lines, run
 
     nb = nbest_size(args)
     check_distinct_outputs({"-o": args.output, "--scores": args.scores,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..native import ffi, lib
 from .model import PhraseModel
-from .normal import COUNTERS, Translation, common_opts, run_search
+from .search import Search, common_opts
 
 
 #: --lm-pipeline: off = Moses2 (items scored in full when created); lazy = items ordered without the LM of their
@@ -24,7 +24,7 @@ QUEUES = {"cardinality": int(lib.SB_PB_QUEUES_CARDINALITY), "coverage": int(lib.
           "coverage-end": int(lib.SB_PB_QUEUES_COVERAGE_END)}
 
 
-class CubeDecoder:
+class CubeDecoder(Search):
     """``-search-algorithm 1``: ``pop_limit`` = -cube-pruning-pop-limit, ``stack_size`` = -s (per ministack)."""
 
     kind = int(lib.SB_PB_SEARCH_CUBE)
@@ -54,8 +54,5 @@ class CubeDecoder:
         self.opts.lm_mode = LM_PIPELINES[lm_pipeline]
         self.opts.queue_size = queue_size
 
-    def translate(self, line: str, where: str = "<input>") -> Translation:
-        return run_search(lib.sb_pb_decode_cube, self.model, self.opts, line, where)
-
-    def counters(self, c, stats) -> dict[str, int]:
-        return {k: int(getattr(c, k)) for k in COUNTERS}
+    def decode(self, text: bytes, out, counters, stats) -> int:
+        return lib.sb_pb_decode_cube(self.model._m, text, len(text), self.opts, ffi.NULL, out, counters)

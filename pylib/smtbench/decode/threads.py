@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from ..native import check, ffi, lib
-from .normal import Translation, _entries, check_sentence
+from .search import Translation, check_sentence, entries
 
 if TYPE_CHECKING:
     from .beam import BeamDecoder
@@ -19,7 +19,8 @@ PHASES = ["idle", "lm", "phrase_table", "reordering", "search", "memory", "other
 
 class ThreadedDecoder:
     """A decoder's search (``NormalDecoder``, ``CubeDecoder`` or ``BeamDecoder``: its options, its counters) on
-    ``threads`` workers; output identical to the decoder's own. ``pin``: worker i on cpu ``pin_offset + i * pin_increment``
+    ``threads`` workers; output identical to the decoder's own. ``pin``: worker i on cpu
+    ``pin_offset + i * pin_increment``
     (Moses2's cpu-affinity-offset / -increment); ``pool``: the Moses2 paper's 4.1 memory management (False = plain
     malloc/free); ``window``: sentences in flight (0 = 8 per thread); ``profile_us`` > 0: sample each worker's
     component at that period (:meth:`profile`)."""
@@ -57,7 +58,7 @@ class ThreadedDecoder:
         rc = lib.sb_pb_mt_take(self._t, out, c, st, ns)
         res = ffi.gc(out[0], lib.sb_pb_result_free) if out[0] != ffi.NULL else None
         check(rc, f"{where}: decoding")
-        return Translation(_entries(res), self._decoder.counters(c, st), int(ns[0]) / 1e9)
+        return Translation(entries(res), self._decoder.counters(c, st), int(ns[0]) / 1e9)
 
     def translate_many(self, lines: Iterable[str], name: str = "<input>") -> Iterator[tuple[str, Translation]]:
         """(line, translation) in input order; at most the window's sentences are held."""
