@@ -61,11 +61,6 @@ int sb_pb_distortion_ok(const sb_pb_hyp *h, int start, int end, int gap, int lim
     return 1;
 }
 
-int sb_pb_can_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, int start, int end, int limit) {
-    if (next_with(h->cov, start, end + 1, 1) <= end) return 0;  /* overlap */
-    return sb_pb_distortion_ok(h, start, end, sb_pb_first_gap(s, h->cov), limit);
-}
-
 /* orientation of [start, end] after [pstart, pend]: 0 monotone, 1 swap, 2 discontinuous */
 static int orientation(int pstart, int pend, int start, int end) {
     if (pend < 0) return start == 0 ? 0 : 2;

@@ -23,9 +23,8 @@ typedef struct sb_pb_hyp {
 
 /* Empty hypothesis (coverage empty, LM state <s>). */
 void sb_pb_hyp_init(const sb_pb_sentence *s, sb_pb_hyp *h);
-/* Distortion-limit check with Moses' semantics (distortion_limit < 0: none). */
-int sb_pb_can_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, int start, int end, int distortion_limit);
-/* The same check once overlap is excluded, with the hypothesis' first uncovered position `gap` given. */
+/* Distortion-limit check with Moses' semantics (distortion_limit < 0: none), overlap excluded, with the hypothesis'
+ * first uncovered position `gap` given. */
 int sb_pb_distortion_ok(const sb_pb_hyp *h, int start, int end, int gap, int distortion_limit);
 int sb_pb_first_gap(const sb_pb_sentence *s, const uint64_t *cov);
 /* Lexicalized reordering orientation of [start, end] after [pstart, pend] (-1, -1: none): 0 M, 1 S, 2 D. */

@@ -20,8 +20,6 @@ struct sb_pb_pool {
     mhdr_t live;        /* malloc mode: ring of the live hypotheses */
 };
 
-sb_pb_pool *sb_pb_pool_new(void) { return sb_pb_pool_new_mode(0); }
-
 sb_pb_pool *sb_pb_pool_new_mode(int malloc_mode) {
     sb_pb_pool *p = calloc(1, sizeof(sb_pb_pool));
     if (!p) return NULL;

@@ -7,8 +7,7 @@
 #include "pb/hyp.h"
 
 typedef struct sb_pb_pool sb_pb_pool;
-sb_pb_pool *sb_pb_pool_new(void);
-/* malloc_mode 0: blocks + a last-in-first-out recycler (sb_pb_pool_new); 1: plain malloc/free per hypothesis */
+/* malloc_mode 0: blocks + a last-in-first-out recycler; 1: plain malloc/free per hypothesis */
 sb_pb_pool *sb_pb_pool_new_mode(int malloc_mode);
 /* every hypothesis given out is released at once; blocks are kept for re-use; ids restart at 0 */
 void sb_pb_pool_reset(sb_pb_pool *p);
