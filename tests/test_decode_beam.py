@@ -1,4 +1,4 @@
-"""Moore & Quirk's beam search (csrc/pbbeam.c): the DE = Pharaoh distortion identity, early pruning at an infinite
+"""Moore & Quirk's beam search (csrc/pb/beam.c): the DE = Pharaoh distortion identity, early pruning at an infinite
 threshold = DE, every output rescored by the independent derivation scorer, DE in Moses mode against Moses v1's
 -early-distortion-cost (the oracle), and clear errors for bad parameters."""
 from __future__ import annotations
@@ -160,7 +160,7 @@ def test_bad_parameters(any_model) -> None:
     dec = BeamDecoder(model)
     assert dec.translate("").best.text == ""
     assert dec.translate("qqzx").best.text == "qqzx"
-    from smtbench.decode.normal import InputError
+    from smtbench.decode.search import InputError
     with pytest.raises(InputError, match="in.txt:3"):
         dec.translate(" ".join(["y"] * 300), "in.txt:3")
 

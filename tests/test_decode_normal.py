@@ -81,7 +81,8 @@ def test_derivation_scorer_reproduces_moses2(oracle_model, dev) -> None:
 
 
 def test_edge_sentences(oracle_model, dev) -> None:
-    from smtbench.decode.normal import InputError, NormalDecoder
+    from smtbench.decode.normal import NormalDecoder
+    from smtbench.decode.search import InputError
     dec = NormalDecoder(oracle_model, stack_size=10)
     assert dec.translate("").best.text == ""
     tr = dec.translate("qqzx zzqy")

@@ -1,4 +1,4 @@
-"""The Moses2 paper's scalability machinery (csrc/pbthreads.c, pbcube.c workspaces, pbbin.c): every thread count,
+"""The Moses2 paper's scalability machinery (csrc/pb/threads.c, pb/search.c workspaces, pb/bin.c): every thread count,
 pinning, pool setting, binarized-table cache size, compression and reordering storage gives exactly the output of
 the single-threaded text-table decoder (n-best texts, feature values and scores, bit for bit)."""
 from __future__ import annotations
@@ -70,6 +70,25 @@ def test_threads_pools_and_pinning_give_identical_output(model, src, reference) 
         got = [_key(tr) for _, tr in dec.translate_many(src)]
         assert got == reference, (threads, pool, pin, window)
         dec.close()
+
+
+@pytest.mark.parametrize("search", ["normal", "beam"])
+def test_threads_run_normal_and_beam_identically(model, src, search) -> None:
+    """csrc/pb/threads.c runs any search: normal and beam on 2 threads (pooled or not, with the profile on) give
+    the single-threaded entries and counters."""
+    from smtbench.decode.beam import BeamDecoder
+    from smtbench.decode.normal import NormalDecoder
+    from smtbench.decode.threads import PHASES, ThreadedDecoder
+    dec = (NormalDecoder(model, stack_size=50, nbest=3) if search == "normal" else
+           BeamDecoder(model, variant="de+ep", beam_limit=20, nbest=3))
+    one = [dec.translate(line) for line in src]
+    for pool, profile_us in [(True, 50), (False, 0)]:
+        th = ThreadedDecoder(dec, threads=2, pool=pool, profile_us=profile_us)
+        got = [tr for _, tr in th.translate_many(src)]
+        assert [_key(tr) for tr in got] == [_key(tr) for tr in one], (search, pool)
+        assert [tr.counters for tr in got] == [tr.counters for tr in one], (search, pool)
+        assert set(th.profile()) == set(PHASES)
+        th.close()
 
 
 def test_streaming_holds_only_the_window(model, src) -> None:

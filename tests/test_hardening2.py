@@ -44,7 +44,7 @@ def _one_line_error(r, *needles):
 
 # ---------------------------------------------------------------- input lines
 def test_input_words_and_factors():
-    from smtbench.decode.normal import InputError, check_sentence, input_words
+    from smtbench.decode.search import InputError, check_sentence, input_words
     assert input_words("s0\rs1 \t s2\u00a0x\r") == ["s0", "s1", "s2\u00a0x"]  # NBSP stays inside its word
     assert check_sentence("s0|NN s1||x |s2", "in:1") == b"s0 s1 s2"           # Moses2: factor 0 of each word
     with pytest.raises(InputError, match=r"in:3: the word '\|\|\|' is only factor separators"):

@@ -1,4 +1,4 @@
-"""cffi API-mode builder: every csrc/*.c compiles into one extension, ``smtbench._native``.
+"""cffi API-mode builder: every csrc/*.c and csrc/pb/*.c compiles into one extension, ``smtbench._native``.
 
 The public declarations of each kernel are the lines between ``/* CFFI-BEGIN */`` and
 ``/* CFFI-END */`` in its header. Flags are portable by default; ``SMTBENCH_NATIVE=1`` adds
@@ -23,6 +23,9 @@ from cffi import FFI
 PKG = Path(__file__).resolve().parent
 ROOT = PKG.parent.parent
 CSRC = ROOT / "csrc"
+#: the C folders: the kernels, and the phrase-based model and its searches (csrc/pb/); every #include "x.h" is
+#: relative to csrc/
+C_DIRS = (CSRC, CSRC / "pb")
 _BLOCK = re.compile(r"/\*\s*CFFI-BEGIN\s*\*/(.*?)/\*\s*CFFI-END\s*\*/", re.S)
 
 
@@ -41,7 +44,7 @@ _INCLUDE = re.compile(r'^#include "([^"]+\.h)"', re.M)
 def headers() -> list[Path]:
     """Headers with a CFFI block, each after the headers it includes (so its block may use their types); ties
     by name."""
-    by_name = {p.name: p for p in sorted(CSRC.glob("*.h"))}
+    by_name = {p.relative_to(CSRC).as_posix(): p for d in C_DIRS for p in sorted(d.glob("*.h"))}
     order: list[Path] = []
     state: dict[str, int] = {}
 
@@ -79,11 +82,11 @@ def make_builder(absolute: bool = False) -> FFI:
     ffi.cdef(cdefs(hs))
     flags = compile_flags()
     # setuptools wants paths relative to the project; ffi.compile() changes directory, so absolute.
-    sources = sorted(str(p if absolute else p.relative_to(ROOT)) for p in CSRC.glob("*.c"))
+    sources = sorted(str(p if absolute else p.relative_to(ROOT)) for d in C_DIRS for p in d.glob("*.c"))
     flag_str = " ".join(flags).replace('"', "")
     ffi.set_source(
         "smtbench._native",
-        "\n".join(f'#include "{h.name}"' for h in hs),
+        "\n".join(f'#include "{h.relative_to(CSRC).as_posix()}"' for h in hs),
         sources=sources,
         include_dirs=[str(CSRC)],
         extra_compile_args=flags,

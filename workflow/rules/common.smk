@@ -40,7 +40,7 @@ for _profile, _keys in _overridden_profile_keys(sys.argv).items():
                         f"machine's local executor, which Snakemake lays over every run) overrides its {', '.join(_keys)}")
 
 NATIVE_BUILD = f"build/native/{GRID_NAME}/buildinfo.json"
-NATIVE_SOURCES = sorted(str(p) for p in Path("csrc").glob("*.[ch]")) + ["pylib/smtbench/_build.py"]
+NATIVE_SOURCES = sorted(str(p) for d in ("csrc", "csrc/pb") for p in Path(d).glob("*.[ch]")) + ["pylib/smtbench/_build.py"]
 MACHINE = f"{OUT}/machine.json"
 BUILD = [NATIVE_BUILD, MACHINE]  # the input of every measurement: both, so that a missing stamp reruns them
 ALL.append(MACHINE)

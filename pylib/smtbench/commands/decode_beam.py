@@ -10,7 +10,7 @@ _UNITS = ("Thresholds are differences of weighted natural-log model scores (NOT 
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    from ..decode.cli import add_io_args, add_model_args  # light: argparse only
+    from ..decode.cli import add_io_args, add_model_args, add_thread_args  # light: argparse only
 
     p = groups["decode"].add_parser(
         "beam", help="Pharaoh's beam search, + distortion-penalty estimation (de), + early pruning (de+ep) "
@@ -46,15 +46,17 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                    help="distortion limit (default: the ini's [distortion-limit], else 6; negative = none)")
     p.add_argument("--weight-normalization", choices=["sum-abs", "none"], default="sum-abs",
                    help="how thresholds relate to the model's weights (see above); default sum-abs")
+    add_thread_args(p)
     add_io_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..decode.beam import BeamDecoder
-    from ..decode.cli import run_decoder
+    from ..decode.cli import check_threads, run_decoder, threaded
 
-    extra: dict = {"search": "beam"}
+    check_threads(args)
+    extra: dict = {"search": "beam", "threads": args.threads, "pool": args.pool}
 
     def make(model, nbest):
         import math
@@ -72,6 +74,6 @@ def run(args: argparse.Namespace) -> int:
                           distortion_limit=args.distortion_limit, nbest=nbest,
                           normalization=args.weight_normalization)
         extra.update(dec.settings)
-        return dec
+        return threaded(dec, args)
 
     return run_decoder(args, make, extra)

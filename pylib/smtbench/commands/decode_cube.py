@@ -5,7 +5,7 @@ import argparse
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    from ..decode.cli import add_io_args, add_model_args
+    from ..decode.cli import add_io_args, add_model_args, add_thread_args
 
     p = groups["decode"].add_parser(
         "cube", help="Moses2's cube pruning (-search-algorithm 1): ministacks by (coverage, last end)",
@@ -39,14 +39,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                         "(exact scores; pops in rounds of --queue-size)")
     p.add_argument("--queue-size", type=int, default=8,
                    help="automaton queue size for --lm-pipeline queue / queue-exact (1-16)")
-    p.add_argument("--threads", type=int, default=0,
-                   help="decode on this many threads (csrc/pbthreads.c; output in input order, streamed); 0 = the "
-                        "single-threaded path")
-    p.add_argument("--pin", action="store_true", help="pin thread i to cpu --pin-offset + i * --pin-increment")
-    p.add_argument("--pin-offset", type=int, default=0, help="Moses2's cpu-affinity-offset")
-    p.add_argument("--pin-increment", type=int, default=1, help="Moses2's cpu-affinity-increment")
-    p.add_argument("--pool", choices=["on", "off"], default="on",
-                   help="with --threads: per-thread pools and hypothesis recyclers (on) or plain malloc/free (off)")
+    add_thread_args(p)
     p.add_argument("--binary", default=None, metavar="TABLE",
                    help="a table from `smtbench tm binarize` instead of the ini's text tables")
     p.add_argument("--cache", type=int, default=0,
@@ -56,11 +49,10 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..decode.cli import run_decoder
+    from ..decode.cli import check_threads, run_decoder, threaded
     from ..decode.cube import CubeDecoder
 
-    if args.threads < 0:
-        raise ValueError(f"--threads {args.threads}: must be >= 0")
+    check_threads(args)
     if args.cache and not args.binary:
         raise ValueError("--cache needs --binary")
 
@@ -69,11 +61,7 @@ def run(args: argparse.Namespace) -> int:
                            beam_threshold=args.beam_threshold, distortion_limit=args.distortion_limit, nbest=nbest,
                            recombine_forward=args.recombine_forward, lm_pipeline=args.lm_pipeline,
                            queue_size=args.queue_size, stacks=args.stacks, queues=args.queues)
-        if not args.threads:
-            return cube
-        from ..decode.threads import ThreadedCubeDecoder
-        return ThreadedCubeDecoder(cube, threads=args.threads, pin=args.pin, pin_offset=args.pin_offset,
-                                   pin_increment=args.pin_increment, pool=args.pool == "on")
+        return threaded(cube, args)
 
     return run_decoder(args, make, {"search": "cube", "pop_limit": args.pop_limit, "stack_size": args.stack_size,
                                     "lm_pipeline": args.lm_pipeline, "queue_size": args.queue_size,

@@ -5,7 +5,7 @@ import argparse
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    from ..decode.cli import add_io_args, add_model_args  # light: argparse only
+    from ..decode.cli import add_io_args, add_model_args, add_thread_args  # light: argparse only
 
     p = groups["decode"].add_parser(
         "normal", help="Moses' normal stack search (-search-algorithm 0), as Moses2 implements it",
@@ -23,18 +23,22 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--recombine-forward", action="store_true",
                    help="keep hypotheses apart whose previous pair's forward reordering scores differ "
                         "(Moses2 recombines them)")
+    add_thread_args(p)
     add_io_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..decode.cli import run_decoder
+    from ..decode.cli import check_threads, run_decoder, threaded
     from ..decode.normal import NormalDecoder
 
+    check_threads(args)
+
     def make(model, nbest):
-        return NormalDecoder(model, stack_size=args.stack_size, beam_threshold=args.beam_threshold,
-                             distortion_limit=args.distortion_limit, nbest=nbest,
-                             recombine_forward=args.recombine_forward)
+        return threaded(NormalDecoder(model, stack_size=args.stack_size, beam_threshold=args.beam_threshold,
+                                      distortion_limit=args.distortion_limit, nbest=nbest,
+                                      recombine_forward=args.recombine_forward), args)
 
     return run_decoder(args, make, {"search": "normal", "stack_size": args.stack_size,
-                                    "beam_threshold": args.beam_threshold})
+                                    "beam_threshold": args.beam_threshold, "threads": args.threads,
+                                    "pool": args.pool})

@@ -1,5 +1,5 @@
 """Pharaoh's beam search and Moore & Quirk's (2007) distortion-penalty estimation (DE) and early pruning (EP)
-over a :class:`~smtbench.decode.model.PhraseModel` (csrc/pbbeam.c; see its header for the algorithms).
+over a :class:`~smtbench.decode.model.PhraseModel` (csrc/pb/beam.c; see its header for the algorithms).
 
 Thresholds are differences of weighted natural-log model scores after one fixed weight normalisation:
 the weights are read as if scaled so that the sum of their absolute values, UnknownWordPenalty's excepted, is 1
@@ -10,11 +10,10 @@ applied as T x that sum). ``none`` applies the thresholds to the model's scores 
 from __future__ import annotations
 
 import math
-import time
 
 from ..native import check, ffi, lib
 from .model import PhraseModel
-from .normal import Translation, _entries, check_sentence
+from .search import Search
 
 VARIANTS = {"pharaoh": int(lib.SB_PB_BEAM_PHARAOH), "de": int(lib.SB_PB_BEAM_DE), "de+ep": int(lib.SB_PB_BEAM_DE_EP)}
 MODES = {"paper": int(lib.SB_PB_BEAM_MODE_PAPER), "moses": int(lib.SB_PB_BEAM_MODE_MOSES)}
@@ -47,8 +46,10 @@ def _limit(name: str, value: int) -> int:
     return value
 
 
-class BeamDecoder:
+class BeamDecoder(Search):
     """One variant x mode at fixed pruning settings. Thresholds in normalised units (module doc)."""
+
+    kind = int(lib.SB_PB_SEARCH_BEAM)
 
     def __init__(self, model: PhraseModel, variant: str = "de+ep", mode: str = "paper",
                  beam_threshold: float = 1.0, beam_limit: int = 10, ttable_threshold: float = 1.5,
@@ -93,19 +94,14 @@ class BeamDecoder:
         o.nbest = nbest
         self.opts = o
 
-    def translate(self, line: str, where: str = "<input>") -> Translation:
-        text = check_sentence(line, where)
-        out = ffi.new("sb_pb_result **")
-        c = ffi.new("sb_pb_counters *")
-        st = ffi.new("sb_pb_beam_stats *")
-        t0 = time.perf_counter()
-        check(lib.sb_pb_decode_beam(self.model._m, text, len(text), self.opts, out, c, st), f"{where}: decoding")
-        seconds = time.perf_counter() - t0
-        res = ffi.gc(out[0], lib.sb_pb_result_free)
+    def decode(self, text: bytes, out, counters, stats) -> int:
+        return lib.sb_pb_decode_beam(self.model._m, text, len(text), self.opts, ffi.NULL, out, counters, stats)
+
+    def counters(self, c, st) -> dict[str, int]:
         counters = {"hypotheses_evaluated": int(c.created)}
         counters.update({k: int(getattr(c, k)) for k in ("recombined", "beam_discarded", "pruned", "expanded")})
         counters.update({k: int(getattr(st, k)) for k in STATS})
-        return Translation(_entries(res), counters, seconds)
+        return counters
 
 
 def distortion_totals(n: int, spans: list[tuple[int, int]]) -> tuple[int, int]:

@@ -34,6 +34,32 @@ def add_io_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
+def add_thread_args(p: argparse.ArgumentParser) -> None:
+    """--threads and its settings, the same for every search (csrc/pb/threads.c)."""
+    p.add_argument("--threads", type=int, default=0,
+                   help="decode on this many threads (csrc/pb/threads.c; output in input order, streamed, identical "
+                        "to one thread's); 0 = the single-threaded path")
+    p.add_argument("--pin", action="store_true", help="pin thread i to cpu --pin-offset + i * --pin-increment")
+    p.add_argument("--pin-offset", type=int, default=0, help="Moses2's cpu-affinity-offset")
+    p.add_argument("--pin-increment", type=int, default=1, help="Moses2's cpu-affinity-increment")
+    p.add_argument("--pool", choices=["on", "off"], default="on",
+                   help="with --threads: per-thread pools and hypothesis recyclers (on) or plain malloc/free (off)")
+
+
+def check_threads(args: argparse.Namespace) -> None:
+    if args.threads < 0:
+        raise ValueError(f"--threads {args.threads}: must be >= 0")
+
+
+def threaded(decoder, args: argparse.Namespace):
+    """The decoder itself (--threads 0), or its search on --threads workers."""
+    if not args.threads:
+        return decoder
+    from .threads import ThreadedDecoder
+    return ThreadedDecoder(decoder, threads=args.threads, pin=args.pin, pin_offset=args.pin_offset,
+                           pin_increment=args.pin_increment, pool=args.pool == "on")
+
+
 def load_model(args: argparse.Namespace) -> PhraseModel:
     from .ini import parse_weight_overwrite
     from .model import PhraseModel
@@ -88,7 +114,7 @@ def run_decoder(args: argparse.Namespace, make: Callable[[PhraseModel, int], obj
 
     from ..ioutil import atomic_open, check_distinct_outputs
     from ..progress import heartbeat
-    from .normal import check_sentence, input_lines, run
+    from .search import check_sentence, input_lines, run
 
     nb = nbest_size(args)
     check_distinct_outputs({"-o": args.output, "--scores": args.scores,

@@ -1,9 +1,9 @@
-"""Moses2's cube pruning (csrc/pbcube.c): ministacks by (coverage, last end), one queue per stack, pop limit."""
+"""Moses2's cube pruning (csrc/pb/cube.c): ministacks by (coverage, last end), one queue per stack, pop limit."""
 from __future__ import annotations
 
 from ..native import ffi, lib
 from .model import PhraseModel
-from .normal import Translation, common_opts, run_search
+from .search import Search, common_opts
 
 
 #: --lm-pipeline: off = Moses2 (items scored in full when created); lazy = items ordered without the LM of their
@@ -24,8 +24,10 @@ QUEUES = {"cardinality": int(lib.SB_PB_QUEUES_CARDINALITY), "coverage": int(lib.
           "coverage-end": int(lib.SB_PB_QUEUES_COVERAGE_END)}
 
 
-class CubeDecoder:
+class CubeDecoder(Search):
     """``-search-algorithm 1``: ``pop_limit`` = -cube-pruning-pop-limit, ``stack_size`` = -s (per ministack)."""
+
+    kind = int(lib.SB_PB_SEARCH_CUBE)
 
     def __init__(self, model: PhraseModel, pop_limit: int = 1000, stack_size: int = 200, beam_threshold: float = 1e-5,
                  distortion_limit: int | None = None, nbest: int = 0, recombine_forward: bool = False,
@@ -52,5 +54,5 @@ class CubeDecoder:
         self.opts.lm_mode = LM_PIPELINES[lm_pipeline]
         self.opts.queue_size = queue_size
 
-    def translate(self, line: str, where: str = "<input>") -> Translation:
-        return run_search(lib.sb_pb_decode_cube, self.model, self.opts, line, where)
+    def decode(self, text: bytes, out, counters, stats) -> int:
+        return lib.sb_pb_decode_cube(self.model._m, text, len(text), self.opts, ffi.NULL, out, counters)

@@ -1,7 +1,7 @@
 """An independent derivation scorer: the model score of a given segmentation, written apart from the C search.
 
 Plain, slow Python over the text tables (only the pairs of the given sentences are kept) and the ``kenlm``
-Python module for the LM, so that rescoring a decoder's output checks the C model (csrc/pbmodel.c) and the
+Python module for the LM, so that rescoring a decoder's output checks the C model (csrc/pb/) and the
 search with code that shares nothing with them but the reading of the Moses fact sheet.
 
 A segmentation is a list of (source start, source end, target words) in target order, 0-based inclusive spans.

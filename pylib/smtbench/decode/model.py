@@ -1,4 +1,4 @@
-"""The phrase-based model in C (csrc/pbmodel.c) loaded from a moses.ini: what every decoder here searches.
+"""The phrase-based model in C (csrc/pb/) loaded from a moses.ini: what every decoder here searches.
 
 Feature values inside C use a fixed order (``INTERNAL``); :class:`PhraseModel` maps them to and from the
 ini's order, which is the order of Moses2's n-best lists.
@@ -9,9 +9,10 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from ..native import ffi, lib, check
+from ..tm.binarize import BinaryTableError, check_identity, header_reordering, provenance
 from .ini import IniError, MosesConfig, load_ini
 
 #: the C kernel's feature order (SB_PB_F_*): (ini class, index within the feature)
@@ -24,7 +25,6 @@ INTERNAL: list[tuple[str, int]] = (
 assert len(INTERNAL) == lib.SB_PB_NFEAT
 _REQUIRED = ("PhraseDictionaryMemory", "KENLM")
 _OPTIONAL = ("UnknownWordPenalty", "WordPenalty", "PhrasePenalty", "LexicalReordering", "Distortion")
-_CHUNK = 1 << 22
 
 
 class ModelFormatError(ValueError):
@@ -42,34 +42,6 @@ class LoadStats:
     max_phrase_length: int
     nbytes: int
     seconds: float
-
-
-def _open_binary(path: Path):
-    if path.is_dir():
-        raise ModelFormatError(f"{path}: is a directory, expected a table file")
-    from ..ioutil import open_binary
-    return open_binary(path)
-
-
-def _chunks(path: Path) -> Iterator[tuple[bytes, int]]:
-    """(whole lines as bytes, line number of the first) from a plain/.gz/.xz text file."""
-    lineno = 1
-    rest = b""
-    with _open_binary(path) as fh:
-        while True:
-            block = fh.read(_CHUNK)
-            if not block:
-                break
-            block = rest + block
-            cut = block.rfind(b"\n")
-            if cut < 0:
-                rest = block
-                continue
-            whole, rest = block[: cut + 1], block[cut + 1:]
-            yield whole, lineno
-            lineno += whole.count(b"\n")
-    if rest:
-        yield rest, lineno
 
 
 class PhraseModel:
@@ -108,7 +80,6 @@ class PhraseModel:
         ro = [f for f in self.config.features if f.kind == "LexicalReordering"]
         t1 = time.perf_counter()
         if binary is not None:
-            from ..tm.binarize import load_binary
             load_binary(self, Path(binary), cache, need_reordering=bool(ro))
         else:
             self._feed(tm.path, lib.sb_pb_feed_phrases)
@@ -122,12 +93,10 @@ class PhraseModel:
         self.stats = LoadStats(*(int(c[i]) for i in range(8)), seconds=time.perf_counter() - t0)
 
     def _feed(self, path: Path, fn) -> None:
-        for buf, first in _chunks(path):
-            rc = fn(self._m, buf, len(buf), first)
-            if rc == lib.SB_EFORMAT:
-                msg = ffi.string(lib.sb_pb_error_message(self._m)).decode()
-                raise ModelFormatError(f"{path}:{int(lib.sb_pb_error_line(self._m))}: {msg}")
-            check(rc, f"reading {path}")
+        from ..tm.tables import feed
+        feed(Path(path), lambda buf, first: fn(self._m, buf, len(buf), first),
+             lambda: (int(lib.sb_pb_error_line(self._m)), ffi.string(lib.sb_pb_error_message(self._m)).decode()),
+             ModelFormatError)
 
     # ---- weights and feature order
     def _weights_c(self):
@@ -146,3 +115,29 @@ class PhraseModel:
     @property
     def order(self) -> int:
         return self.lm.order
+
+
+def load_binary(model: PhraseModel, path: Path, cache: int, need_reordering: bool) -> None:
+    """Attach a binarized table (``smtbench tm binarize``) to a model just created by sb_pb_new, instead of feeding
+    the text tables; checked against the ini's tables (provenance) and its reordering feature."""
+    if cache < 0:
+        raise ValueError(f"--cache {cache}: must be >= 0")
+    if path.is_dir():
+        raise BinaryTableError(f"{path}: is a directory, expected a binarized table (smtbench tm binarize)")
+    if not path.is_file():
+        raise BinaryTableError(f"{path}: no such binarized table (smtbench tm binarize)")
+    cache = min(cache, 2**63)  # more than every source phrase: every one
+    rc = lib.sb_pb_load_binary(model._m, str(path).encode(), cache)
+    if rc == lib.SB_EFORMAT:
+        raise BinaryTableError(f"{path}: {ffi.string(lib.sb_pb_error_message(model._m)).decode()}")
+    check(rc, f"loading {path}")
+    mode = header_reordering(path)
+    if need_reordering and mode == "none":
+        raise BinaryTableError(f"{path}: built without reordering scores but {model.config.path} has a "
+                               f"LexicalReordering feature (tm binarize --reordering-table ...)")
+    meta = provenance(path)
+    cfg = model.config
+    check_identity(path, meta, "phrase_table", Path(cfg.feature("PhraseDictionaryMemory").path), cfg.path)
+    ro = [f for f in cfg.features if f.kind == "LexicalReordering"]
+    if ro and mode != "none":
+        check_identity(path, meta, "reordering_table", Path(ro[0].path), cfg.path)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..ioutil import atomic_open, check_distinct_outputs
-from .normal import InputError, check_sentence, input_lines
+from .search import InputError, check_sentence, input_lines
 
 MANIFEST = "shards.json"
 WHOLE = "whole.txt"  # the same sentences unsplit: the input of the one-job run the merged output must equal

@@ -1,42 +1,48 @@
-"""Sentence-level threads for cube pruning (csrc/pbthreads.c): T workers, each with its own workspace (pools and
-recyclers, or plain malloc/free), optionally pinned; sentences streamed in, results taken back in input order."""
+"""Sentence-level threads for any of the searches (csrc/pb/threads.c): T workers, each with its own workspace (pools
+and recyclers, or plain malloc/free), optionally pinned; sentences streamed in, results taken back in input order."""
 from __future__ import annotations
 
 import time
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from ..native import check, ffi, lib
-from .cube import CubeDecoder
-from .normal import Translation, _entries, check_sentence
+from .search import Translation, check_sentence, entries
+
+if TYPE_CHECKING:
+    from .beam import BeamDecoder
+    from .cube import CubeDecoder
+    from .normal import NormalDecoder
 
 #: the profile's components (SB_PB_PH_*), in index order
 PHASES = ["idle", "lm", "phrase_table", "reordering", "search", "memory", "other"]
-_COUNTERS = ("created", "recombined", "beam_discarded", "pruned", "expanded")
 
 
-class ThreadedCubeDecoder:
-    """``CubeDecoder``'s search on ``threads`` workers. ``pin``: worker i on cpu ``pin_offset + i * pin_increment``
+class ThreadedDecoder:
+    """A decoder's search (``NormalDecoder``, ``CubeDecoder`` or ``BeamDecoder``: its options, its counters) on
+    ``threads`` workers; output identical to the decoder's own. ``pin``: worker i on cpu
+    ``pin_offset + i * pin_increment``
     (Moses2's cpu-affinity-offset / -increment); ``pool``: the Moses2 paper's 4.1 memory management (False = plain
     malloc/free); ``window``: sentences in flight (0 = 8 per thread); ``profile_us`` > 0: sample each worker's
     component at that period (:meth:`profile`)."""
 
-    def __init__(self, cube: CubeDecoder, threads: int = 1, pin: bool = False, pin_offset: int = 0,
-                 pin_increment: int = 1, pool: bool = True, window: int = 0, profile_us: int = 0):
+    def __init__(self, decoder: NormalDecoder | CubeDecoder | BeamDecoder, threads: int = 1, pin: bool = False,
+                 pin_offset: int = 0, pin_increment: int = 1, pool: bool = True, window: int = 0,
+                 profile_us: int = 0):
         if not 1 <= threads <= 256:
             raise ValueError(f"--threads {threads}: must be in 1..256")
         if pin_offset < 0 or pin_increment < 0:
             raise ValueError("--pin-offset / --pin-increment must be >= 0")
         if not 0 <= window <= 1_000_000:
             raise ValueError(f"window {window}: must be in 0..1000000")
-        self.model = cube.model
+        self.model = decoder.model
         self.threads = threads
         mo = ffi.new("sb_pb_mt_opts *")
         mo.threads, mo.pin, mo.pin_offset, mo.pin_increment = threads, int(pin), pin_offset, pin_increment
         mo.window, mo.pooled, mo.profile_us = window, int(pool), profile_us
         out = ffi.new("sb_pb_mt **")
-        check(lib.sb_pb_mt_new(self.model._m, cube.opts, mo, out), "starting the decoding threads")
+        check(lib.sb_pb_mt_new(self.model._m, decoder.kind, decoder.opts, mo, out), "starting the decoding threads")
         self._t = ffi.gc(out[0], lib.sb_pb_mt_free)
-        self._cube = cube  # keeps opts alive
+        self._decoder = decoder  # keeps opts alive
 
     def close(self) -> None:
         if self._t is not None:
@@ -47,12 +53,12 @@ class ThreadedCubeDecoder:
     def _take(self, where: str) -> Translation:
         out = ffi.new("sb_pb_result **")
         c = ffi.new("sb_pb_counters *")
+        st = ffi.new("sb_pb_beam_stats *")
         ns = ffi.new("uint64_t *")
-        rc = lib.sb_pb_mt_take(self._t, out, c, ns)
+        rc = lib.sb_pb_mt_take(self._t, out, c, st, ns)
         res = ffi.gc(out[0], lib.sb_pb_result_free) if out[0] != ffi.NULL else None
         check(rc, f"{where}: decoding")
-        counters = {k: int(getattr(c, k)) for k in _COUNTERS}
-        return Translation(_entries(res), counters, int(ns[0]) / 1e9)
+        return Translation(entries(res), self._decoder.counters(c, st), int(ns[0]) / 1e9)
 
     def translate_many(self, lines: Iterable[str], name: str = "<input>") -> Iterator[tuple[str, Translation]]:
         """(line, translation) in input order; at most the window's sentences are held."""
@@ -92,3 +98,7 @@ class ThreadedCubeDecoder:
     @property
     def pinned(self) -> bool:
         return bool(lib.sb_pb_mt_pinned(self._t))
+
+
+#: the name the experiments call it by (commands/bench_scaling.py: the cube's threads)
+ThreadedCubeDecoder = ThreadedDecoder

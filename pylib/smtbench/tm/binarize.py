@@ -1,19 +1,16 @@
-"""The binarized phrase table (csrc/pbbin.c): ``build`` from Moses text tables once, ``load_binary`` into a
-:class:`~smtbench.decode.model.PhraseModel` (memory-mapped, looked up on demand, static cache filled at load)."""
+"""The binarized phrase table (csrc/pb/bin.c): ``build`` from Moses text tables once; the model memory-maps it
+(:func:`smtbench.decode.model.load_binary`: looked up on demand, static cache filled at load) and checks it against
+the ini's tables with :func:`provenance`, :func:`check_identity` and :func:`header_reordering`."""
 from __future__ import annotations
 
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..native import check, ffi, lib
 
-if TYPE_CHECKING:
-    from ..decode.model import PhraseModel
-
 #: --reordering: where the lexicalized reordering scores go
-#: pbbin.c VERSION (the header's format version)
+#: pb/bin.c VERSION (the header's format version)
 FORMAT_VERSION = 2
 
 RO_MODES = {"none": int(lib.SB_PB_BIN_RO_NONE), "integrated": int(lib.SB_PB_BIN_RO_INTEGRATED),
@@ -24,7 +21,7 @@ class BinaryTableError(ValueError):
     """A table line the binarizer cannot read (file:line), or a file that is not a binarized table."""
 
 
-#: the header's layout (pbbin.c header_t): where the provenance section's offset and length are
+#: the header's layout (pb/bin.c header_t): where the provenance section's offset and length are
 _META_AT = 160
 _FINGER_BLOCK = 1 << 20
 
@@ -69,7 +66,7 @@ def provenance(path: str | os.PathLike[str]) -> dict:
     return meta
 
 
-def _check_identity(path: Path, meta: dict, key: str, table: Path, ini) -> None:
+def check_identity(path: Path, meta: dict, key: str, table: Path, ini) -> None:
     """The text table the ini names must be the one the binary was built from (when the text table is present:
     a binary may be deployed without it)."""
     built = meta.get(key)
@@ -84,16 +81,10 @@ def _check_identity(path: Path, meta: dict, key: str, table: Path, ini) -> None:
 
 
 def _feed(b, path: Path, fn) -> int:
-    from ..decode.model import _chunks
-    lines = 0
-    for buf, first in _chunks(path):
-        rc = fn(b, buf, len(buf), first)
-        if rc == lib.SB_EFORMAT:
-            msg = ffi.string(lib.sb_pb_binb_error_message(b)).decode()
-            raise BinaryTableError(f"{path}:{int(lib.sb_pb_binb_error_line(b))}: {msg}")
-        check(rc, f"reading {path}")
-        lines += buf.count(b"\n")
-    return lines
+    from .tables import feed
+    return feed(path, lambda buf, first: fn(b, buf, len(buf), first),
+                lambda: (int(lib.sb_pb_binb_error_line(b)), ffi.string(lib.sb_pb_binb_error_message(b)).decode()),
+                BinaryTableError)
 
 
 def build(phrase_table: str | os.PathLike[str], out: str | os.PathLike[str],
@@ -132,31 +123,6 @@ def build(phrase_table: str | os.PathLike[str], out: str | os.PathLike[str],
     return {"phrase_pairs": int(c[0]), "source_phrases": int(c[1]), "reordering_lines": int(c[2]),
             "reordering_attached": int(c[3]), "bytes": int(c[4]), "max_phrase_length": int(c[5]),
             "compressed": compressed, "reordering": reordering, "seconds": round(time.perf_counter() - t0, 3)}
-
-
-def load_binary(model: PhraseModel, path: Path, cache: int, need_reordering: bool) -> None:
-    """Attach a binarized table to a model just created by sb_pb_new (instead of feeding the text tables)."""
-    if cache < 0:
-        raise ValueError(f"--cache {cache}: must be >= 0")
-    if path.is_dir():
-        raise BinaryTableError(f"{path}: is a directory, expected a binarized table (smtbench tm binarize)")
-    if not path.is_file():
-        raise BinaryTableError(f"{path}: no such binarized table (smtbench tm binarize)")
-    cache = min(cache, 2**63)  # more than every source phrase: every one
-    rc = lib.sb_pb_load_binary(model._m, str(path).encode(), cache)
-    if rc == lib.SB_EFORMAT:
-        raise BinaryTableError(f"{path}: {ffi.string(lib.sb_pb_error_message(model._m)).decode()}")
-    check(rc, f"loading {path}")
-    mode = header_reordering(path)
-    if need_reordering and mode == "none":
-        raise BinaryTableError(f"{path}: built without reordering scores but {model.config.path} has a "
-                               f"LexicalReordering feature (tm binarize --reordering-table ...)")
-    meta = provenance(path)
-    cfg = model.config
-    _check_identity(path, meta, "phrase_table", Path(cfg.feature("PhraseDictionaryMemory").path), cfg.path)
-    ro = [f for f in cfg.features if f.kind == "LexicalReordering"]
-    if ro and mode != "none":
-        _check_identity(path, meta, "reordering_table", Path(ro[0].path), cfg.path)
 
 
 def header_reordering(path: Path) -> str:

@@ -1,4 +1,4 @@
-/* pbcube.h - cube pruning over the phrase-based model (pbmodel.h), as Moses2 implements it
+/* pb/cube.h - cube pruning over the phrase-based model (pb/model.h), as Moses2 implements it
  * (moses2/PhraseBased/CubePruningMiniStack/{Search,Misc,Stack}.cpp): one stack per number of covered
  * source words, made of "ministacks" keyed by (coverage, end of the last source phrase), each a Moses2
  * HypothesisColl cut to the stack size -s; after a stack is complete, every ministack x every source span it
@@ -6,10 +6,10 @@
  * stack its coverage leads to; a stack is then built by one priority queue of items over its edges: each
  * edge's corner (0, 0), then up to pop-limit pops, each popped hypothesis entering its ministack and pushing
  * its two neighbours (next hypothesis, next option) if not seen. Items are scored in full when created. */
-#ifndef SMTBENCH_PBCUBE_H
-#define SMTBENCH_PBCUBE_H
+#ifndef SMTBENCH_PB_CUBE_H
+#define SMTBENCH_PB_CUBE_H
 
-#include "pbnormal.h"
+#include "pb/search.h"
 
 /* CFFI-BEGIN */
 enum { SB_PB_STACKS_COVERAGE_END = 0, SB_PB_STACKS_COVERAGE = 1, SB_PB_STACKS_CARDINALITY = 2 };
@@ -40,19 +40,10 @@ typedef struct {
                               * popped up to pop_limit (the Moses2 paper, Fig 7 and Table 5); these need edges of
                               * one coverage, so not _CARDINALITY stacks */
 } sb_pb_cube_opts;
-int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *opts,
+/* ws: the thread's workspace (pb/search.h; pooled, it also keeps the cube's scratch and a pool reset per sentence
+ * for the edges' arrays), or NULL */
+int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *opts, sb_pb_ws *ws,
                       sb_pb_result **out, sb_pb_counters *counters);
-/* A thread's workspace (the Moses2 paper, 4.1). pooled 1: scratch kept across sentences, a pool reset per
- * sentence for the cube's edge arrays, hypotheses from blocks with a last-in-first-out recycler; 0: plain
- * malloc/free (every structure allocated per sentence, each hypothesis its own malloc). Output is the same. */
-typedef struct sb_pb_cube_ws sb_pb_cube_ws;
-int sb_pb_cube_ws_new(int pooled, sb_pb_cube_ws **out);
-void sb_pb_cube_ws_free(sb_pb_cube_ws *w);
-int sb_pb_decode_cube_ws(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *opts,
-                         sb_pb_cube_ws *ws, sb_pb_result **out, sb_pb_counters *counters);
-/* [0] binarized-table lookups, [1] of them cache hits, [2] separate reordering lookups, [3] arena bytes */
-void sb_pb_cube_ws_counts(const sb_pb_cube_ws *w, uint64_t *counts);
 /* CFFI-END */
-void sb_pb_cube_ws_set_phase(sb_pb_cube_ws *w, _Atomic int *phase);
 
 #endif

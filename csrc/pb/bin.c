@@ -1,6 +1,6 @@
-/* pbbin.c - see pbbin.h. */
+/* pb/bin.c - see bin.h. */
 #define _GNU_SOURCE
-#include "pbbin.h"
+#include "pb/bin.h"
 
 #include <fcntl.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pbmodel.h"
+#include "pb/table_reader.h"
 #include "probing.h"
 
 #define NO_ID UINT32_MAX
@@ -123,7 +123,8 @@ typedef struct {
 } pair_t;
 
 struct sb_pb_binb {
-    sb_pb_vocab *sv, *tv;
+    sb_pb_vocab sv, tv;
+    sb_pb_reader rd;     /* the text tables' reader, this builder its sink; its error is the builder's */
     uint32_t *src_words; uint64_t n_src_words, cap_src_words;
     uint64_t *src_off;   /* per source phrase: offset into src_words; length in src_len */
     uint8_t *src_len;
@@ -133,34 +134,28 @@ struct sb_pb_binb {
     uint32_t *tgt_words; uint64_t n_tgt_words, cap_tgt_words;
     pair_t *pair; uint64_t n_pair, cap_pair;
     sb_index pair_ix;    /* of the pairs, by (source, target); built before the reordering table */
-    uint64_t ro_lines, ro_attached, bytes;
+    uint64_t ro_attached, bytes;
     int max_len;
-    uint64_t err_line;
-    char err[256];
     char *meta; size_t meta_len;
 };
 
-static int bfail(sb_pb_binb *b, uint64_t line, const char *msg) {
-    b->err_line = line;
-    snprintf(b->err, sizeof b->err, "%s", msg);
-    return SB_EFORMAT;
-}
+static int phrase_record(sb_pb_reader *rd, const sb_pb_record *rec);
+static int reordering_record(sb_pb_reader *rd, const sb_pb_record *rec);
 
 int sb_pb_binb_new(sb_pb_binb **out) {
     *out = NULL;
     sb_pb_binb *b = calloc(1, sizeof *b);
     if (!b) return SB_ENOMEM;
-    b->sv = sb_pb_vocab_new();
-    b->tv = sb_pb_vocab_new();
-    if (!b->sv || !b->tv) { sb_pb_binb_free(b); return SB_ENOMEM; }
+    b->rd = (sb_pb_reader){.src = &b->sv, .tgt = &b->tv, .phrase = phrase_record, .reordering = reordering_record,
+                           .sink = b, .want_counts = 1};
     *out = b;
     return SB_OK;
 }
 
 void sb_pb_binb_free(sb_pb_binb *b) {
     if (!b) return;
-    sb_pb_vocab_free(b->sv);
-    sb_pb_vocab_free(b->tv);
+    sb_pb_vocab_free(&b->sv);
+    sb_pb_vocab_free(&b->tv);
     free(b->src_words); free(b->src_off); free(b->src_len); free(b->src_freq); sb_index_free(&b->src_ix);
     free(b->tgt_words); free(b->pair); sb_index_free(&b->pair_ix); free(b->meta);
     free(b);
@@ -176,10 +171,10 @@ int sb_pb_binb_set_meta(sb_pb_binb *b, const char *text, size_t len) {
     return SB_OK;
 }
 
-uint64_t sb_pb_binb_error_line(const sb_pb_binb *b) { return b->err_line; }
-const char *sb_pb_binb_error_message(const sb_pb_binb *b) { return b->err; }
+uint64_t sb_pb_binb_error_line(const sb_pb_binb *b) { return b->rd.err_line; }
+const char *sb_pb_binb_error_message(const sb_pb_binb *b) { return b->rd.err; }
 void sb_pb_binb_counts(const sb_pb_binb *b, uint64_t *c) {
-    c[0] = b->n_pair; c[1] = b->n_src; c[2] = b->ro_lines; c[3] = b->ro_attached; c[4] = b->bytes;
+    c[0] = b->n_pair; c[1] = b->n_src; c[2] = b->rd.ro_lines; c[3] = b->ro_attached; c[4] = b->bytes;
     c[5] = (uint64_t)b->max_len;
 }
 
@@ -250,69 +245,31 @@ static int src_intern(sb_pb_binb *b, const uint32_t *ids, int n, uint32_t *out) 
     return SB_OK;
 }
 
-static int each_line(sb_pb_binb *b, const char *buf, size_t len, uint64_t lineno, sb_pb_line_fn fn) {
-    uint64_t bad;
-    char why[96];
-    int rc = sb_pb_each_line(buf, len, lineno, fn, b, &bad, why, sizeof why);
-    if (bad != UINT64_MAX) return bfail(b, bad, why);
-    return rc;
-}
-
-static int phrase_line(void *ctx, const char *line, size_t len, uint64_t lineno) {
-    sb_pb_binb *b = ctx;
-    sb_pb_field f[5];
-    int nf = sb_pb_split_fields(line, len, f, 5);
-    if (nf < 3) return bfail(b, lineno, "expected 'source ||| target ||| 4 scores [||| ...]'");
-    uint32_t ids[SB_PB_MAX_PHRASE + 1], tids[256];
-    int ns = sb_pb_tokens(b->sv, f[0].p, f[0].len, 1, ids, SB_PB_MAX_PHRASE);
-    if (ns == -1) return bfail(b, lineno, "source phrase longer than 20 words (Moses' maximum)");
-    if (ns == -2) return SB_ENOMEM;
-    if (ns == 0) return bfail(b, lineno, "empty source phrase");
+static int phrase_record(sb_pb_reader *rd, const sb_pb_record *rec) {
+    sb_pb_binb *b = rd->sink;
     pair_t pr;
     memset(&pr, 0, sizeof pr);
-    int got, rc = sb_pb_parse_scores(f[2].p, f[2].len, pr.tm, 4, &got);
-    if (rc == -2) return bfail(b, lineno, "scores must be probabilities (finite numbers >= 0)");
-    if (rc == -1) {
-        char d[96];
-        snprintf(d, sizeof d, "expected 4 scores (PhraseDictionaryMemory num-features=4), found %d", got);
-        return bfail(b, lineno, d);
-    }
-    int nt = sb_pb_tokens(b->tv, f[1].p, f[1].len, 1, tids, 255);
-    if (nt == -1) return bfail(b, lineno, "target phrase longer than 255 words");
-    if (nt == -2) return SB_ENOMEM;
-    if (nt == 0) return bfail(b, lineno, "empty target phrase");
-    if ((rc = src_intern(b, ids, ns, &pr.src))) return rc;
+    memcpy(pr.tm, rec->scores, sizeof pr.tm);
+    int rc, nt = rec->nt;
+    if ((rc = src_intern(b, rec->src, rec->ns, &pr.src))) return rc;
     /* the source phrase's training count (Moses' counts field: target, source, pair) ranks the cache */
-    uint64_t freq = 0;
-    if (nf >= 5) {
-        const char *p = f[4].p, *e = f[4].p + f[4].len;
-        int k = 0;
-        while (p < e && k < 2) {
-            while (p < e && *p == ' ') p++;
-            char *q;
-            double v = strtod(p, &q);
-            if (q == p) break;
-            if (++k == 2 && v > 0) freq = (uint64_t)v;
-            p = q;
-        }
-    }
-    if (!freq) freq = 1;
+    uint64_t freq = rec->src_count ? rec->src_count : 1;
     if (freq > b->src_freq[pr.src]) b->src_freq[pr.src] = freq;
     if (grow((void **)&b->tgt_words, &b->cap_tgt_words, b->n_tgt_words + (uint64_t)nt, 4)) return SB_ENOMEM;
-    if (b->n_tgt_words + (uint64_t)nt > UINT32_MAX) return bfail(b, lineno, "phrase table too large");
-    memcpy(b->tgt_words + b->n_tgt_words, tids, (size_t)nt * 4);
+    if (b->n_tgt_words + (uint64_t)nt > UINT32_MAX) return sb_pb_reader_fail(rd, rec->line, "phrase table too large");
+    memcpy(b->tgt_words + b->n_tgt_words, rec->tgt, (size_t)nt * 4);
     pr.tgt_off = (uint32_t)b->n_tgt_words;
     pr.tgt_len = (uint16_t)nt;
     b->n_tgt_words += (uint64_t)nt;
     if (grow((void **)&b->pair, &b->cap_pair, b->n_pair + 1, sizeof *b->pair)) return SB_ENOMEM;
     b->pair[b->n_pair++] = pr;
-    if (ns > b->max_len) b->max_len = ns;
+    if (rec->ns > b->max_len) b->max_len = rec->ns;
     return SB_OK;
 }
 
 int sb_pb_binb_feed_phrases(sb_pb_binb *b, const char *buf, size_t len, uint64_t first_line) {
     if (sb_index_slots(&b->pair_ix)) return SB_EINVAL;  /* phrases first, then the reordering table */
-    return each_line(b, buf, len, first_line, phrase_line);
+    return sb_pb_read_phrases(&b->rd, buf, len, first_line);
 }
 
 static uint64_t pair_hash(const sb_pb_binb *b, uint32_t src, const uint32_t *tgt, int nt) {
@@ -350,36 +307,17 @@ static int pair_index(sb_pb_binb *b) {
     return SB_OK;
 }
 
-static int reordering_line(void *ctx, const char *line, size_t len, uint64_t lineno) {
-    sb_pb_binb *b = ctx;
-    sb_pb_field f[4];
-    int nf = sb_pb_split_fields(line, len, f, 4);
-    if (nf < 3) return bfail(b, lineno, "expected 'source ||| target ||| 6 scores'");
-    float ro[6];
-    int got, rc = sb_pb_parse_scores(f[2].p, f[2].len, ro, 6, &got);
-    if (rc == -2) return bfail(b, lineno, "scores must be probabilities (finite numbers >= 0)");
-    if (rc == -1) {
-        char d[96];
-        snprintf(d, sizeof d, "expected 6 scores (wbe-msd-bidirectional-fe-allff), found %d", got);
-        return bfail(b, lineno, d);
-    }
-    b->ro_lines++;
-    uint32_t ids[SB_PB_MAX_PHRASE + 1], tids[256];
-    int ns = sb_pb_tokens(b->sv, f[0].p, f[0].len, 0, ids, SB_PB_MAX_PHRASE);
-    if (ns == 0) return bfail(b, lineno, "empty source phrase");
-    if (ns < 0) return SB_OK;
-    uint32_t src = src_find(b, ids, ns);
+static int reordering_record(sb_pb_reader *rd, const sb_pb_record *rec) {
+    sb_pb_binb *b = rd->sink;
+    uint32_t src = src_find(b, rec->src, rec->ns);
     if (src == NO_ID) return SB_OK;
-    int nt = sb_pb_tokens(b->tv, f[1].p, f[1].len, 0, tids, 255);
-    if (nt == 0) return bfail(b, lineno, "empty target phrase");
-    if (nt < 0) return SB_OK;
     uint64_t end;
-    int64_t first = pair_probe(b, src, tids, nt, &end);
+    int64_t first = pair_probe(b, src, rec->tgt, rec->nt, &end);
     if (first < 0) return SB_OK;
     pair_t *q = &b->pair[first];
-    if (q->has_ro) return bfail(b, lineno, "the pair appears twice in the reordering table");
+    if (q->has_ro) return sb_pb_reader_fail(rd, rec->line, "the pair appears twice in the reordering table");
     for (;;) {
-        memcpy(q->ro, ro, sizeof ro);
+        memcpy(q->ro, rec->scores, sizeof q->ro);
         q->has_ro = 1;
         b->ro_attached++;
         if (!q->next_copy) break;
@@ -393,7 +331,7 @@ int sb_pb_binb_feed_reordering(sb_pb_binb *b, const char *buf, size_t len, uint6
         int rc = pair_index(b);
         if (rc) return rc;
     }
-    return each_line(b, buf, len, first_line, reordering_line);
+    return sb_pb_read_reordering(&b->rd, buf, len, first_line);
 }
 
 /* ---- writing ---- */
@@ -426,8 +364,8 @@ int sb_pb_binb_write(sb_pb_binb *b, const char *path, int compressed, int ro_mod
     h.compressed = compressed != 0;
     h.ro_mode = (uint32_t)ro_mode;
     h.max_len = (uint32_t)b->max_len;
-    h.n_src_vocab = sb_pb_vocab_size(b->sv);
-    h.n_tgt_vocab = sb_pb_vocab_size(b->tv);
+    h.n_src_vocab = b->sv.n;
+    h.n_tgt_vocab = b->tv.n;
     h.n_src_phrases = b->n_src;
     h.n_pairs = b->n_pair;
     FILE *f = fopen(path, "w+b");   /* read back for the checksum */
@@ -446,7 +384,7 @@ int sb_pb_binb_write(sb_pb_binb *b, const char *path, int compressed, int ro_mod
     if (!soff || !first || !order || !recoff || !buf) { rc = SB_ENOMEM; goto out; }
     h.off_src_strings = w.off;
     for (uint32_t i = 0; i < h.n_src_vocab; i++) {
-        const char *s = sb_pb_vocab_str(b->sv, i);
+        const char *s = sb_pb_vocab_str(&b->sv, i);
         soff[i] = (uint32_t)(w.off - h.off_src_strings);
         wr(&w, s, strlen(s) + 1);
     }
@@ -457,7 +395,7 @@ int sb_pb_binb_write(sb_pb_binb *b, const char *path, int compressed, int ro_mod
         vslot_t *vs = calloc(h.src_slots, sizeof *vs);
         if (!vs) { rc = SB_ENOMEM; goto out; }
         for (uint32_t i = 0; i < h.n_src_vocab; i++) {
-            const char *s = sb_pb_vocab_str(b->sv, i);
+            const char *s = sb_pb_vocab_str(&b->sv, i);
             uint64_t key = hash_str(s, strlen(s)), j = key & (h.src_slots - 1);
             while (vs[j].key) j = (j + 1) & (h.src_slots - 1);
             vs[j] = (vslot_t){key, i, soff[i]};
@@ -468,7 +406,7 @@ int sb_pb_binb_write(sb_pb_binb *b, const char *path, int compressed, int ro_mod
     }
     h.off_tgt_strings = w.off;
     for (uint32_t i = 0; i < h.n_tgt_vocab; i++) {
-        const char *s = sb_pb_vocab_str(b->tv, i);
+        const char *s = sb_pb_vocab_str(&b->tv, i);
         wr(&w, s, strlen(s) + 1);
     }
     h.len_tgt_strings = w.off - h.off_tgt_strings;

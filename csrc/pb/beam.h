@@ -1,4 +1,4 @@
-/* pbbeam.h - Pharaoh's beam search and Moore & Quirk's two modifications of it:
+/* pb/beam.h - Pharaoh's beam search and Moore & Quirk's two modifications of it:
  *   R. C. Moore and C. Quirk, "Faster Beam-Search Decoding for Phrasal Statistical Machine Translation",
  *   MT Summit XI, 2007 (shared/papers/moore-quirk-faster-beam-search.txt).
  *
@@ -20,7 +20,7 @@
  * MODE_PAPER: the paper's distortion limit (section 6, footnote 7): Koehn's distance |prev_end + 1 - start| at
  * most L forward and L + 1 backward, and no extension after which the jump back to the leftmost uncovered word
  * would break it; the final jump to the sentence end is charged (Pharaoh's variant: in the score and in the
- * Distortion feature of the result). MODE_MOSES: Moses' distortion limit (pbmodel.h sb_pb_distortion_ok), no
+ * Distortion feature of the result). MODE_MOSES: Moses' distortion limit (pb/hyp.h sb_pb_distortion_ok), no
  * final jump; there, DE is Moses v1's -early-distortion-cost (moses/FF/DistortionScoreProducer.cpp), whose
  * search score (sb_pb_result_search_score) is the front-loaded one while the result's features and total are the
  * model's (Moses' Distortion), as the derivation scorer computes them.
@@ -28,10 +28,10 @@
  * Scores, thresholds and the counters are in the model's units (natural logs times the weights as loaded);
  * normalising the weights is the caller's business (pylib/smtbench/decode/beam.py). "Hypotheses evaluated"
  * (counters->created) = hypotheses whose LM score was computed, the paper's measure of the search space. */
-#ifndef SMTBENCH_PBBEAM_H
-#define SMTBENCH_PBBEAM_H
+#ifndef SMTBENCH_PB_BEAM_H
+#define SMTBENCH_PB_BEAM_H
 
-#include "pbnormal.h"
+#include "pb/search.h"
 
 /* CFFI-BEGIN */
 enum {
@@ -60,8 +60,9 @@ typedef struct {
     uint64_t failed;          /* sentences without a complete hypothesis (empty output) */
 } sb_pb_beam_stats;
 
+/* ws: the thread's workspace (pb/search.h), or NULL; stats may be NULL */
 int sb_pb_decode_beam(const sb_pb_model *m, const char *text, size_t len, const sb_pb_beam_opts *opts,
-                      sb_pb_result **out, sb_pb_counters *counters, sb_pb_beam_stats *stats);
+                      sb_pb_ws *ws, sb_pb_result **out, sb_pb_counters *counters, sb_pb_beam_stats *stats);
 /* The distortion of a segmentation given as source spans in target order (k phrases over n words, which must
  * cover 0..n-1 exactly once): Pharaoh's (Koehn's distances, the final jump to the sentence end included) and the
  * sum of the DE estimates, both computed by the functions the search uses. SB_EINVAL if not a segmentation. */

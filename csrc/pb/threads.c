@@ -1,6 +1,6 @@
-/* pbthreads.c - see pbthreads.h. */
+/* pb/threads.c - see threads.h. */
 #define _GNU_SOURCE
-#include "pbthreads.h"
+#include "pb/threads.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,6 +13,7 @@ typedef struct {
     size_t len, cap;
     sb_pb_result *res;
     sb_pb_counters cnt;
+    sb_pb_beam_stats stats;
     uint64_t ns;
     int rc;
     int done;
@@ -21,7 +22,7 @@ typedef struct {
 typedef struct {
     struct sb_pb_mt *t;
     int index;
-    sb_pb_cube_ws *ws;
+    sb_pb_ws *ws;
     _Atomic int phase;
     uint64_t hist[SB_PB_NPH];   /* written by the sampler only */
     int pinned;
@@ -29,7 +30,8 @@ typedef struct {
 
 struct sb_pb_mt {
     const sb_pb_model *m;
-    sb_pb_cube_opts o;
+    int search;
+    union { sb_pb_normal_opts normal; sb_pb_cube_opts cube; sb_pb_beam_opts beam; } o;
     sb_pb_mt_opts mo;
     pthread_mutex_t mu;
     pthread_cond_t work, done;
@@ -45,6 +47,15 @@ struct sb_pb_mt {
     _Atomic int sampler_stop;
 };
 
+/* one sentence through the search the threads run */
+static int run(const struct sb_pb_mt *t, sb_pb_ws *ws, slot_t *s) {
+    if (t->search == SB_PB_SEARCH_NORMAL)
+        return sb_pb_decode_normal(t->m, s->text, s->len, &t->o.normal, ws, &s->res, &s->cnt);
+    if (t->search == SB_PB_SEARCH_CUBE)
+        return sb_pb_decode_cube(t->m, s->text, s->len, &t->o.cube, ws, &s->res, &s->cnt);
+    return sb_pb_decode_beam(t->m, s->text, s->len, &t->o.beam, ws, &s->res, &s->cnt, &s->stats);
+}
+
 static void *worker_main(void *arg) {
     worker_t *me = arg;
     struct sb_pb_mt *t = me->t;
@@ -56,7 +67,7 @@ static void *worker_main(void *arg) {
         slot_t *s = &t->ring[t->next++ % (uint64_t)t->cap];
         pthread_mutex_unlock(&t->mu);
         uint64_t t0 = sb_now_ns();
-        s->rc = sb_pb_decode_cube_ws(t->m, s->text, s->len, &t->o, me->ws, &s->res, &s->cnt);
+        s->rc = run(t, me->ws, s);
         s->ns = sb_now_ns() - t0;
         sb_pb_phase(&me->phase, SB_PB_PH_IDLE);
         pthread_mutex_lock(&t->mu);
@@ -80,15 +91,18 @@ static void *sampler_main(void *arg) {
     return NULL;
 }
 
-int sb_pb_mt_new(const sb_pb_model *m, const sb_pb_cube_opts *opts, const sb_pb_mt_opts *mo, sb_pb_mt **out) {
+int sb_pb_mt_new(const sb_pb_model *m, int search, const void *opts, const sb_pb_mt_opts *mo, sb_pb_mt **out) {
     *out = NULL;
-    if (mo->threads < 1 || mo->threads > 256 || mo->window < 0 || mo->profile_us < 0 ||
+    if (search < SB_PB_SEARCH_NORMAL || search > SB_PB_SEARCH_BEAM || mo->threads < 1 || mo->threads > 256 || mo->window < 0 || mo->profile_us < 0 ||
         mo->pin_offset < 0 || mo->pin_increment < 0)
         return SB_EINVAL;
     struct sb_pb_mt *t = calloc(1, sizeof *t);
     if (!t) return SB_ENOMEM;
     t->m = m;
-    t->o = *opts;
+    t->search = search;
+    if (search == SB_PB_SEARCH_NORMAL) t->o.normal = *(const sb_pb_normal_opts *)opts;
+    else if (search == SB_PB_SEARCH_CUBE) t->o.cube = *(const sb_pb_cube_opts *)opts;
+    else t->o.beam = *(const sb_pb_beam_opts *)opts;
     t->mo = *mo;
     if (!t->mo.window) t->mo.window = 8 * mo->threads;
     t->cap = t->mo.window;
@@ -103,9 +117,9 @@ int sb_pb_mt_new(const sb_pb_model *m, const sb_pb_cube_opts *opts, const sb_pb_
         t->w[i].t = t;
         t->w[i].index = i;
         atomic_init(&t->w[i].phase, SB_PB_PH_IDLE);
-        int rc = sb_pb_cube_ws_new(mo->pooled, &t->w[i].ws);
+        int rc = sb_pb_ws_new(mo->pooled, &t->w[i].ws);
         if (rc) { sb_pb_mt_free(t); return rc; }
-        if (mo->profile_us > 0) sb_pb_cube_ws_set_phase(t->w[i].ws, &t->w[i].phase);
+        if (mo->profile_us > 0) t->w[i].ws->phase = &t->w[i].phase;
     }
     for (int i = 0; i < mo->threads; i++) {
         if (pthread_create(&t->tid[i], NULL, worker_main, &t->w[i]) != 0) { sb_pb_mt_free(t); return SB_ETHREAD; }
@@ -146,7 +160,7 @@ int sb_pb_mt_submit(sb_pb_mt *t, const char *text, size_t len) {
     return SB_OK;
 }
 
-int sb_pb_mt_take(sb_pb_mt *t, sb_pb_result **out, sb_pb_counters *counters, uint64_t *ns) {
+int sb_pb_mt_take(sb_pb_mt *t, sb_pb_result **out, sb_pb_counters *counters, sb_pb_beam_stats *stats, uint64_t *ns) {
     *out = NULL;
     pthread_mutex_lock(&t->mu);
     if (t->head == t->tail) { pthread_mutex_unlock(&t->mu); return SB_EINVAL; }
@@ -155,6 +169,7 @@ int sb_pb_mt_take(sb_pb_mt *t, sb_pb_result **out, sb_pb_counters *counters, uin
     *out = s->res;
     s->res = NULL;
     *counters = s->cnt;
+    if (stats) *stats = s->stats;
     *ns = s->ns;
     int rc = s->rc;
     t->head++;
@@ -175,7 +190,7 @@ void sb_pb_mt_counts(sb_pb_mt *t, uint64_t *counts) {
     for (int i = 0; i < t->mo.threads; i++) {
         uint64_t c[4];
         if (!t->w[i].ws) continue;
-        sb_pb_cube_ws_counts(t->w[i].ws, c);
+        sb_pb_ws_counts(t->w[i].ws, c);
         for (int k = 0; k < 3; k++) counts[k] += c[k];
         counts[3] += c[3];
     }
@@ -207,7 +222,7 @@ void sb_pb_mt_free(sb_pb_mt *t) {
         }
     }
     if (t->w)
-        for (int i = 0; i < t->mo.threads; i++) sb_pb_cube_ws_free(t->w[i].ws);
+        for (int i = 0; i < t->mo.threads; i++) sb_pb_ws_free(t->w[i].ws);
     free(t->ring);
     free(t->w);
     free(t->tid);

@@ -1,5 +1,5 @@
-/* pbbeam.c - see pbbeam.h. */
-#include "pbbeam.h"
+/* pb/beam.c - see beam.h. */
+#include "pb/beam.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -58,7 +58,7 @@ int sb_pb_beam_distortion_totals(int n, const int *start, const int *end, int k,
 
 static int valid_threshold(double t) { return !isnan(t) && t >= 0; }
 
-int sb_pb_decode_beam(const sb_pb_model *m, const char *text, size_t len, const sb_pb_beam_opts *o,
+int sb_pb_decode_beam(const sb_pb_model *m, const char *text, size_t len, const sb_pb_beam_opts *o, sb_pb_ws *ws,
                       sb_pb_result **out, sb_pb_counters *counters, sb_pb_beam_stats *stats) {
     *out = NULL;
     sb_pb_beam_stats dummy;
@@ -78,14 +78,17 @@ int sb_pb_decode_beam(const sb_pb_model *m, const char *text, size_t len, const 
     int ro_weighted = 0;
     for (int i = 0; i < 6; i++) ro_weighted |= w[SB_PB_F_RO + i] != 0;
 
-    sb_pb_sentence *s;
-    int rc = sb_pb_sentence_new(m, text, len, &s);
+    sb_pb_frame f;
+    sb_pb_stack_ctx x0 = {o->beam_limit, -o->beam_threshold, ro_weighted ? 0 : SB_PB_RECOMB_END_ONLY, NULL, NULL,
+                          o->nbest > 0};
+    int rc = sb_pb_frame_begin(&f, m, text, len, ws, 1, x0, counters);
     if (rc != SB_OK) return rc;
+    const sb_pb_sentence *s = f.s;
     const int n = s->n;
-    sb_pb_pool *pool = sb_pb_pool_new();
-    sb_pb_stack *stacks = calloc((size_t)n + 1, sizeof *stacks);
+    sb_pb_stack *stacks = f.stacks;
+    sb_pb_stack_ctx *x = &f.x;
     int *keep = calloc((size_t)(n ? n : 1) * SB_PB_MAX_PHRASE, sizeof *keep);
-    if (!pool || !stacks || !keep) { rc = SB_ENOMEM; goto done; }
+    if (!keep) { rc = SB_ENOMEM; goto done; }
     /* t-table pruning: a span's translations within the threshold of its best estimate, at most the limit
      * (options are sorted by estimate, best first; the best is always kept, so future costs are unchanged) */
     for (int a = 0; a < n; a++) {
@@ -98,23 +101,17 @@ int sb_pb_decode_beam(const sb_pb_model *m, const char *text, size_t len, const 
             keep[a * SB_PB_MAX_PHRASE + l] = k;
         }
     }
-    for (int i = 0; i <= n; i++) sb_pb_stack_reset(&stacks[i]);
-    sb_pb_stack_ctx x = {o->beam_limit, -o->beam_threshold, ro_weighted ? 0 : SB_PB_RECOMB_END_ONLY, pool, counters,
-                         o->nbest > 0};
-    sb_pb_hyp *init = sb_pb_pool_get(pool);
-    if (!init) { rc = SB_ENOMEM; goto done; }
-    sb_pb_hyp_init(s, init);
-    rc = sb_pb_stack_add(&stacks[0], init, &x);
+    rc = sb_pb_stack_add(&stacks[0], f.init, x);
     for (int k = 0; k < n && rc == SB_OK; k++) {
         sb_pb_stack *st = &stacks[k];
         /* prune: the best beam_limit, then those within beam_threshold of the best */
-        rc = sb_pb_stack_cut(st, o->beam_limit, &x);
+        rc = sb_pb_stack_cut(st, o->beam_limit, x);
         if (rc != SB_OK) break;
         if (st->n > 1) {
             int kept = 1;
             const double floor_total = st->h[0]->total - o->beam_threshold;
             while (kept < st->n && st->h[kept]->total >= floor_total) kept++;
-            if (kept < st->n) rc = sb_pb_stack_cut(st, kept, &x);
+            if (kept < st->n) rc = sb_pb_stack_cut(st, kept, x);
             if (rc != SB_OK) break;
         }
         counters->expanded += (uint64_t)st->n;
@@ -176,18 +173,18 @@ int sb_pb_decode_beam(const sb_pb_model *m, const char *text, size_t len, const 
                                 break;
                             }
                         }
-                        sb_pb_hyp *nh = sb_pb_pool_get(pool);
+                        sb_pb_hyp *nh = sb_pb_pool_get(f.pool);
                         if (!nh) { rc = SB_ENOMEM; break; }
-                        sb_pb_extend(s, h, op, a, b, est, nh);
+                        sb_pb_extend(s, h, op, a, b, est, nh, f.ws->phase);
                         counters->created++;
                         nh->score += adj;
                         nh->total = nh->score + est;
                         if (nh->total < ds->best - o->beam_threshold) {  /* below the beam already */
                             counters->beam_discarded++;
-                            sb_pb_pool_put(pool, nh);
+                            sb_pb_pool_put(f.pool, nh);
                             continue;
                         }
-                        rc = sb_pb_stack_add(ds, nh, &x);
+                        rc = sb_pb_stack_add(ds, nh, x);
                         if (rc != SB_OK) break;
                     }
                 }
@@ -196,10 +193,10 @@ int sb_pb_decode_beam(const sb_pb_model *m, const char *text, size_t len, const 
     }
     if (rc == SB_OK) {
         sb_pb_stack *last = &stacks[n];
-        rc = sb_pb_stack_cut(last, o->beam_limit, &x);
+        rc = sb_pb_stack_cut(last, o->beam_limit, x);
         if (rc == SB_OK) {
             if (last->n == 0) stats->failed++;
-            rc = sb_pb_make_result(s, last->h, last->n, o->nbest, out);
+            rc = sb_pb_frame_result(&f, last->h, last->n, o->nbest, out);
         }
         if (rc == SB_OK && paper) {  /* the model's Distortion feature charges the final jump in paper mode */
             for (int i = 0; i < sb_pb_result_size(*out); i++)
@@ -207,13 +204,8 @@ int sb_pb_decode_beam(const sb_pb_model *m, const char *text, size_t len, const 
         }
     }
 done:
-    if (stacks) {
-        for (int i = 0; i <= n; i++) sb_pb_stack_free(&stacks[i]);
-        free(stacks);
-    }
     free(keep);
-    sb_pb_pool_free(pool);
-    sb_pb_sentence_free(s);
+    sb_pb_frame_end(&f);
     if (rc != SB_OK && *out) {
         sb_pb_result_free(*out);
         *out = NULL;

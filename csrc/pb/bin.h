@@ -1,4 +1,4 @@
-/* pbbin.h - a binarized phrase table, as the Moses2 paper's section 4.3-4.4 uses Moses' Probing phrase table
+/* pb/bin.h - a binarized phrase table, as the Moses2 paper's section 4.3-4.4 uses Moses' Probing phrase table
  * (Bogoychev 2014): built once from a Moses text phrase table (+ its lexicalized reordering table), memory-mapped,
  * source phrases found on demand through a probing hash of their (source-vocabulary) word ids; the target side
  * stored plain or compressed (LEB128 varint word ids; the scores stay 32-bit floats so decoding is exact); the
@@ -15,9 +15,9 @@
  * sequential pass, then reads only the target vocabulary and the records the cache asks for; every later read is
  * bounded by its section (varints <= 5 bytes, word ids < the vocabulary, probes <= the slot count), so even a
  * crafted file with valid checksums gives SB_EFORMAT, never a read outside the map or a hang.
- * The model side (scores in isolation, table limit, the cache) is in pbmodel.c (sb_pb_load_binary). */
-#ifndef SMTBENCH_PBBIN_H
-#define SMTBENCH_PBBIN_H
+ * The model side (scores in isolation, table limit, the cache) is in pb/model.c (sb_pb_load_binary) and pb/options.c. */
+#ifndef SMTBENCH_PB_BIN_H
+#define SMTBENCH_PB_BIN_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -43,7 +43,7 @@ const char *sb_pb_binb_error_message(const sb_pb_binb *b);
 void sb_pb_binb_counts(const sb_pb_binb *b, uint64_t *counts);
 /* CFFI-END */
 
-/* ---- reading (pbmodel.c) ---- */
+/* ---- reading (pb/model.c, pb/options.c, pb/lattice.c) ---- */
 typedef struct sb_pb_bin sb_pb_bin;
 typedef struct {
     int len;

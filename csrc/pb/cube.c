@@ -1,5 +1,5 @@
-/* pbcube.c - see pbcube.h. */
-#include "pbcube.h"
+/* pb/cube.c - see cube.h. */
+#include "pb/cube.h"
 #include "probing.h"
 
 #include <math.h>
@@ -297,7 +297,7 @@ static sb_pb_hyp *create(const sb_pb_sentence *s, const edge_t *e, int hi, int t
     sb_pb_phase(ph, SB_PB_PH_SEARCH);
     if (!h) return NULL;
     double est = e->ests ? e->ests[hi] : e->est;
-    if (lm_mode == 0) sb_pb_extend_ph(s, e->hyps[hi], &e->opt[ti], e->start, e->end, est, h, ph);
+    if (lm_mode == 0) sb_pb_extend(s, e->hyps[hi], &e->opt[ti], e->start, e->end, est, h, ph);
     else sb_pb_extend_nolm(s, e->hyps[hi], &e->opt[ti], e->start, e->end, est, h);
     cnt->created++;
     return h;
@@ -421,33 +421,16 @@ static int neighbours(const sb_pb_sentence *s, cube_t *c, const edge_t *edges, i
     return SB_OK;
 }
 
-struct sb_pb_cube_ws {
-    int pooled;              /* 1: the Moses2 paper's 4.1 (kept scratch, a pool reset per sentence, recyclers) */
-    sb_pb_pool *pool;        /* hypotheses: blocks + LIFO recycler, reset per sentence (pooled); else malloc mode */
-    cube_t c;                /* scratch kept across sentences (pooled) */
+/* the cube's own scratch in a thread's workspace (pb/search.h), kept across sentences when the workspace is pooled */
+typedef struct {
+    cube_t c;
     int cap_k;               /* c.edges / nedges / capedges have cap_k entries */
     sb_arena arena;          /* the per-sentence pool: edges' arrays */
     lmbuf_t lb;
     fresh_t fr;
     sb_pb_hyp **popped;
     int cappopped;
-    _Atomic int *phase;      /* the profile's current component, or NULL */
-    uint64_t lookups, cache_hits, ro_lookups;
-};
-
-int sb_pb_cube_ws_new(int pooled, sb_pb_cube_ws **out) {
-    *out = calloc(1, sizeof **out);
-    if (!*out) return SB_ENOMEM;
-    (*out)->pooled = pooled != 0;
-    return SB_OK;
-}
-
-void sb_pb_cube_ws_set_phase(sb_pb_cube_ws *w, _Atomic int *phase) { w->phase = phase; }
-
-void sb_pb_cube_ws_counts(const sb_pb_cube_ws *w, uint64_t *c) {
-    c[0] = w->lookups; c[1] = w->cache_hits; c[2] = w->ro_lookups;
-    c[3] = sb_arena_bytes(&w->arena);
-}
+} cube_ws_t;
 
 static void cube_scratch_free(cube_t *c, int n_k) {
     if (c->edges) {
@@ -466,31 +449,21 @@ static void cube_scratch_free(cube_t *c, int n_k) {
     memset(c, 0, sizeof *c);
 }
 
-void sb_pb_cube_ws_free(sb_pb_cube_ws *w) {
-    if (!w) return;
+static void cube_ws_free(void *p) {
+    cube_ws_t *w = p;
     cube_scratch_free(&w->c, w->cap_k);
     lmbuf_free(&w->lb);
     free(w->fr.it);
     free(w->fr.h);
     free(w->popped);
     sb_arena_free(&w->arena);
-    sb_pb_pool_free(w->pool);
     free(w);
 }
 
-int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *o,
-                      sb_pb_result **out, sb_pb_counters *counters) {
-    sb_pb_cube_ws *w;
-    *out = NULL;
-    int rc = sb_pb_cube_ws_new(1, &w);
-    if (rc) return rc;
-    rc = sb_pb_decode_cube_ws(m, text, len, o, w, out, counters);
-    sb_pb_cube_ws_free(w);
-    return rc;
-}
+static uint64_t cube_ws_bytes(const void *p) { return sb_arena_bytes(&((const cube_ws_t *)p)->arena); }
 
 /* make room for n + 1 destination stacks' edges in kept scratch */
-static int ws_edges(sb_pb_cube_ws *w, int n) {
+static int ws_edges(cube_ws_t *w, int n) {
     cube_t *c = &w->c;
     if (n + 1 > w->cap_k) {
         int cap = n + 1 > 2 * w->cap_k ? n + 1 : 2 * w->cap_k;
@@ -510,8 +483,8 @@ static int ws_edges(sb_pb_cube_ws *w, int n) {
     return SB_OK;
 }
 
-int sb_pb_decode_cube_ws(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *o,
-                         sb_pb_cube_ws *ws, sb_pb_result **out, sb_pb_counters *counters) {
+int sb_pb_decode_cube(const sb_pb_model *m, const char *text, size_t len, const sb_pb_cube_opts *o, sb_pb_ws *ws0,
+                      sb_pb_result **out, sb_pb_counters *counters) {
     *out = NULL;
     memset(counters, 0, sizeof *counters);
     if (o->pop_limit < 1 || o->stack_size < 1 || o->nbest < 0 || isnan(o->beam_width) || o->beam_width > 0 ||
@@ -519,22 +492,23 @@ int sb_pb_decode_cube_ws(const sb_pb_model *m, const char *text, size_t len, con
         o->stacks < 0 || o->stacks > 2 || o->queues < 0 || o->queues > 2 ||
         (o->stacks == SB_PB_STACKS_CARDINALITY && o->queues != SB_PB_QUEUES_CARDINALITY))
         return SB_EINVAL;
-    _Atomic int *ph = ws->phase;
-    sb_pb_sentence *s;
-    sb_pb_sent_ctx sctx = {ph, 0, 0, 0};
-    sb_pb_phase(ph, SB_PB_PH_PT);
-    int rc = sb_pb_sentence_new_ctx(m, text, len, &sctx, &s);
-    ws->lookups += sctx.lookups;
-    ws->cache_hits += sctx.cache_hits;
-    ws->ro_lookups += sctx.ro_lookups;
-    sb_pb_phase(ph, SB_PB_PH_MEM);
+    sb_pb_frame f;
+    sb_pb_stack_ctx x0 = {o->stack_size, o->beam_width, o->recombine_forward, NULL, NULL, o->nbest > 0};
+    int rc = sb_pb_frame_begin(&f, m, text, len, ws0, 0, x0, counters);
     if (rc != SB_OK) return rc;
+    sb_pb_ws *pws = f.ws;
+    _Atomic int *ph = pws->phase;
+    sb_pb_phase(ph, SB_PB_PH_MEM);
+    const sb_pb_sentence *s = f.s;
     const int n = s->n;
-    /* pooled: the thread's kept scratch and pools, reset; else everything malloc'd now and freed at the end, each
-     * hypothesis its own malloc/free */
-    if (ws->pooled) {
-        if (!ws->pool) ws->pool = sb_pb_pool_new_mode(0);
-        else sb_pb_pool_reset(ws->pool);
+    if (!pws->scratch) {
+        if (!(pws->scratch = calloc(1, sizeof(cube_ws_t)))) { sb_pb_frame_end(&f); return SB_ENOMEM; }
+        pws->scratch_free = cube_ws_free;
+        pws->scratch_bytes = cube_ws_bytes;
+    }
+    cube_ws_t *ws = pws->scratch;
+    /* pooled: the thread's kept scratch, reset; else everything malloc'd now and freed at the end */
+    if (pws->pooled) {
         sb_arena_reset(&ws->arena);
         ws->c.arena = &ws->arena;
         rc = ws_edges(ws, n);
@@ -542,24 +516,20 @@ int sb_pb_decode_cube_ws(const sb_pb_model *m, const char *text, size_t len, con
         ws->c.nheap = 0;
         if (sb_index_slots(&ws->c.mini_ix)) sb_index_reset(&ws->c.mini_ix, sb_index_slots(&ws->c.mini_ix));
     } else {
-        ws->pool = sb_pb_pool_new_mode(1);
         rc = ws_edges(ws, n);
     }
     cube_t c = ws->c;
     c.stacks = o->stacks;
     c.phase = ph;
-    sb_pb_pool *pool = ws->pool;
+    sb_pb_pool *pool = f.pool;
     sb_pb_hyp **finals = NULL, **popped = ws->popped;
     int cappopped = ws->cappopped;
     fresh_t fr = ws->fr;
     lmbuf_t lb = ws->lb;
-    if (rc == SB_OK && !pool) rc = SB_ENOMEM;
     if (rc) goto done;
     sb_pb_phase(ph, SB_PB_PH_SEARCH);
-    sb_pb_stack_ctx x = {o->stack_size, o->beam_width, o->recombine_forward, pool, counters, o->nbest > 0};
-    sb_pb_hyp *init = sb_pb_pool_get(pool);
-    if (!init) { rc = SB_ENOMEM; goto done; }
-    sb_pb_hyp_init(s, init);
+    sb_pb_stack_ctx x = f.x;
+    sb_pb_hyp *init = f.init;
     {
         sb_pb_stack *st = ministack(&c, init, &rc);
         if (!st) goto done;
@@ -568,7 +538,7 @@ int sb_pb_decode_cube_ws(const sb_pb_model *m, const char *text, size_t len, con
     if ((rc = post_decode(s, &c, &x, o->distortion_limit))) goto done;
     for (int k = 1; k <= n; k++) {
         /* clear: ministacks of the previous stack live on through their edges' arrays */
-        if (!ws->pooled) {
+        if (!pws->pooled) {
             for (int i = 0; i < c.nmini; i++) sb_pb_stack_free(&c.mini[i].st);
             c.mini_ready = 0;
         }
@@ -682,11 +652,11 @@ int sb_pb_decode_cube_ws(const sb_pb_model *m, const char *text, size_t len, con
             if (!finals) rc = SB_ENOMEM;
         }
         if (rc == SB_OK) {
-            int f = 0;
+            int nf = 0;
             for (int i = 0; i < c.nmini; i++)
-                for (int j = 0; j < c.mini[i].st.n; j++) finals[f++] = c.mini[i].st.h[j];
+                for (int j = 0; j < c.mini[i].st.n; j++) finals[nf++] = c.mini[i].st.h[j];
             /* best first, as the result wants its first entry to be the 1-best */
-            for (int i = 1; i < f; i++) {
+            for (int i = 1; i < nf; i++) {
                 sb_pb_hyp *t = finals[i];
                 int j = i - 1;
                 while (j >= 0 && (finals[j]->total < t->total ||
@@ -696,32 +666,21 @@ int sb_pb_decode_cube_ws(const sb_pb_model *m, const char *text, size_t len, con
                 }
                 finals[j + 1] = t;
             }
-            sb_pb_phase(ph, SB_PB_PH_OTHER);
-            rc = sb_pb_make_result(s, finals, f, o->nbest, out);
+            rc = sb_pb_frame_result(&f, finals, nf, o->nbest, out);
         }
     }
 done:
-    sb_pb_phase(ph, SB_PB_PH_MEM);
     free(finals);
     ws->c = c;
     ws->popped = popped;
     ws->cappopped = cappopped;
     ws->fr = fr;
     ws->lb = lb;
-    if (!ws->pooled) {
+    if (!pws->pooled) {
         /* plain malloc/free: nothing outlives the sentence */
-        cube_scratch_free(&ws->c, ws->cap_k);
-        ws->cap_k = 0;
-        lmbuf_free(&ws->lb);
-        free(ws->fr.it);
-        free(ws->fr.h);
-        memset(&ws->fr, 0, sizeof ws->fr);
-        free(ws->popped);
-        ws->popped = NULL;
-        ws->cappopped = 0;
-        sb_pb_pool_free(ws->pool);
-        ws->pool = NULL;
+        cube_ws_free(ws);
+        pws->scratch = NULL;
     }
-    sb_pb_sentence_free(s);
+    sb_pb_frame_end(&f);
     return rc;
 }

@@ -1,0 +1,134 @@
+/* pb/lattice.c - a sentence prepared for search: its tokens, the options of every span (from the text tables'
+ * index, or looked up in the binarized table: the cache, else decoded for this sentence), pass-through options
+ * for unknown words, and the future costs of every span. */
+#include "pb/model_impl.h"
+
+const char *sb_pb_word(const sb_pb_sentence *s, uint32_t w) {
+    if (w & OOV_BIT) return s->text + s->tok_off[w & ~OOV_BIT];
+    return sb_pb_vocab_str(&s->model->tgt_vocab, w);
+}
+
+const uint32_t *sb_pb_option_words(const sb_pb_sentence *s, const sb_pb_option *o) {
+    if (o->unknown) return s->pass_words + o->tgt_off;
+    if (SB_UNLIKELY(s->lopt != NULL) && (uintptr_t)o - (uintptr_t)s->lopt < (uintptr_t)(s->nlopt * sizeof *o))
+        return s->lwords + o->tgt_off;
+    return s->model->tgt_words + o->tgt_off;
+}
+
+void sb_pb_sentence_free(sb_pb_sentence *s) {
+    if (!s) return;
+    free(s->src);
+    free(s->text);
+    free(s->tok_off);
+    free(s->spans);
+    free(s->pass);
+    free(s->pass_words);
+    free(s->fc);
+    free(s->lopt);
+    free(s->lwords);
+    free(s);
+}
+
+int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb_sent_ctx *ctx, sb_pb_sentence **out) {
+    *out = NULL;
+    if (m->phase != 2) return SB_EINVAL;
+    sb_pb_sentence *s = calloc(1, sizeof *s);
+    if (!s) return SB_ENOMEM;
+    s->model = m;
+    s->text = malloc(len + 1);
+    s->tok_off = malloc((SB_PB_MAX_WORDS + 1) * sizeof(uint32_t));
+    s->src = malloc((SB_PB_MAX_WORDS + 1) * sizeof(uint32_t));
+    if (!s->text || !s->tok_off || !s->src) { sb_pb_sentence_free(s); return SB_ENOMEM; }
+    int n = 0;
+    size_t i = 0, w = 0;
+    while (i < len) {
+        while (i < len && (sb_pb_is_blank(text[i]) || text[i] == '\n')) i++;
+        if (i == len) break;
+        size_t j = i;
+        while (j < len && !sb_pb_is_blank(text[j]) && text[j] != '\n') j++;
+        if (n == SB_PB_MAX_WORDS) { sb_pb_sentence_free(s); return SB_EINVAL; }
+        s->tok_off[n] = (uint32_t)w;
+        memcpy(s->text + w, text + i, j - i);
+        s->text[w + (j - i)] = '\0';
+        s->src[n] = m->bin ? sb_pb_bin_src_word(m->bin, text + i, j - i) : sb_pb_vocab_find(&m->src_vocab, text + i, j - i);
+        w += j - i + 1;
+        n++;
+        i = j;
+    }
+    s->n = n;
+    size_t nsp = (size_t)(n ? n : 1) * SB_PB_MAX_PHRASE;
+    s->spans = calloc(nsp, sizeof *s->spans);
+    s->pass = calloc((size_t)(n ? n : 1), sizeof *s->pass);
+    s->pass_words = calloc((size_t)(n ? n : 1), sizeof(uint32_t));
+    s->fc = malloc((size_t)(n ? n * n : 1) * sizeof(double));
+    if (!s->spans || !s->pass || !s->pass_words || !s->fc) { sb_pb_sentence_free(s); return SB_ENOMEM; }
+    sb_pb_local L = {0};
+    uint64_t *lfirst = NULL;   /* binarized: span -> first local option + 1 (0: the cache's or none) */
+    if (m->bin) {
+        lfirst = calloc(nsp, sizeof *lfirst);
+        if (!lfirst) { sb_pb_sentence_free(s); return SB_ENOMEM; }
+    }
+    for (int a = 0; a < n; a++) {
+        for (int b = a; b < n && b - a < m->max_len; b++) {
+            if (s->src[b] == NO_WORD) break;
+            uint32_t k = sb_pb_phrase_find(m, s->src + a, (uint32_t)(b - a + 1));
+            sb_pb_span *sp = &s->spans[a * SB_PB_MAX_PHRASE + (b - a)];
+            if (m->bin) {
+                if (ctx) ctx->lookups++;
+                if (k != NO_WORD) {
+                    if (ctx) ctx->cache_hits++;
+                } else {
+                    uint64_t first;
+                    int cnt, rc = sb_pb_bin_span(m, s->src + a, b - a + 1, &L, ctx, &first, &cnt);
+                    if (rc) { free(lfirst); free(L.opt); free(L.words); free(L.tmp); sb_pb_sentence_free(s); return rc; }
+                    if (cnt) { lfirst[a * SB_PB_MAX_PHRASE + (b - a)] = first + 1; sp->n = cnt; }
+                    continue;
+                }
+            }
+            if (k == NO_WORD || m->phr[k].n == 0) continue;
+            sp->opt = m->opt + m->phr[k].first;
+            sp->n = (int)m->phr[k].n;
+        }
+        if (s->spans[a * SB_PB_MAX_PHRASE].n == 0) {
+            /* pass-through: the source word as target, UnknownWordPenalty -100, TM/reordering 0 */
+            const char *tok = s->text + s->tok_off[a];
+            uint32_t t = sb_pb_vocab_find(&m->tgt_vocab, tok, strlen(tok));
+            s->pass_words[a] = t != NO_WORD ? t : (OOV_BIT | (uint32_t)a);
+            sb_pb_option *o = &s->pass[a];
+            o->tgt_off = (uint32_t)a;
+            o->tgt_len = 1;
+            o->unknown = 1;
+            sb_pb_option_scores(m, o, &s->pass_words[a]);
+            s->spans[a * SB_PB_MAX_PHRASE].opt = o;
+            s->spans[a * SB_PB_MAX_PHRASE].n = 1;
+        }
+    }
+    if (m->bin) {
+        free(L.tmp);
+        s->lopt = L.opt;
+        s->nlopt = L.n;
+        s->lwords = L.words;
+        for (size_t k = 0; k < nsp; k++)
+            if (lfirst[k]) s->spans[k].opt = L.opt + (lfirst[k] - 1);
+        free(lfirst);
+    }
+    /* future costs: best option of each span, then the best split (Moses' EstimatedScores) */
+    for (int len2 = 1; len2 <= n; len2++) {
+        for (int a = 0; a + len2 <= n; a++) {
+            int b = a + len2 - 1;
+            double best = -INFINITY;
+            if (len2 <= SB_PB_MAX_PHRASE) {
+                const sb_pb_span *sp = &s->spans[a * SB_PB_MAX_PHRASE + (b - a)];
+                if (sp->n) best = sp->opt[0].estimate;  /* options are sorted best first */
+            }
+            for (int k = a; k < b; k++) {
+                double v = s->fc[a * n + k] + s->fc[(k + 1) * n + b];
+                if (v > best) best = v;
+            }
+            s->fc[a * n + b] = best;
+        }
+    }
+    *out = s;
+    return SB_OK;
+}
+

@@ -1,0 +1,206 @@
+/* pb/table_reader.c - see table_reader.h. */
+#include "pb/table_reader.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FLOOR_LN (-100.0)   /* Moses' FloorScore: ln(0) and anything below becomes -100 */
+
+typedef struct { const char *p; size_t len; } field_t;
+
+int sb_pb_reader_fail(sb_pb_reader *rd, uint64_t line, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    rd->err_line = line;
+    vsnprintf(rd->err, sizeof rd->err, fmt, ap);
+    va_end(ap);
+    return SB_EFORMAT;
+}
+
+/* Split a line at " ||| " into at most max fields; returns the count. */
+static int split_fields(const char *line, size_t len, field_t *f, int max) {
+    int n = 0;
+    size_t start = 0;
+    for (size_t i = 0; i + 5 <= len && n < max - 1; i++) {
+        if (line[i] == ' ' && memcmp(line + i, " ||| ", 5) == 0) {
+            f[n].p = line + start;
+            f[n].len = i - start;
+            n++;
+            start = i + 5;
+            i += 4;
+        }
+    }
+    if (n < max) {
+        size_t end = len;
+        /* a trailing " |||" (no blank after it) closes the last field */
+        if (end - start >= 4 && memcmp(line + end - 4, " |||", 4) == 0) end -= 4;
+        f[n].p = line + start;
+        f[n].len = end - start;
+        n++;
+    }
+    return n;
+}
+
+static int parse_scores(const char *p, size_t len, float *out, int want, int *got) {
+    char buf[64];
+    int n = 0;
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && sb_pb_is_blank(p[i])) i++;
+        if (i == len) break;
+        size_t j = i;
+        while (j < len && !sb_pb_is_blank(p[j])) j++;
+        if (n == want) {   /* too many: count them all, for the message */
+            int c = n;
+            for (size_t k = i; k < len;) {
+                while (k < len && sb_pb_is_blank(p[k])) k++;
+                if (k == len) break;
+                c++;
+                while (k < len && !sb_pb_is_blank(p[k])) k++;
+            }
+            *got = c;
+            return -1;
+        }
+        if (j - i >= sizeof buf) { *got = n; return -2; }   /* no number is that long */
+        memcpy(buf, p + i, j - i);
+        buf[j - i] = '\0';
+        char *end;
+        errno = 0;
+        double x = strtod(buf, &end);
+        if (*end != '\0' || errno == ERANGE || !isfinite(x) || x < 0) { *got = n; return -2; }
+        double l = x > 0 ? log(x) : FLOOR_LN;
+        out[n++] = (float)(l < FLOOR_LN ? FLOOR_LN : l);
+        i = j;
+    }
+    *got = n;
+    return n == want ? 0 : -1;
+}
+
+/* the length of the longest valid (strict) UTF-8 prefix of s[0 .. len) */
+static size_t utf8_valid_prefix(const char *s, size_t len) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len) {
+        if (i + 8 <= len) {   /* ASCII fast path */
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (!(w & 0x8080808080808080ULL)) { i += 8; continue; }
+        }
+        unsigned c = p[i];
+        if (c < 0x80) { i++; continue; }
+        int n;
+        unsigned lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF) n = 1;
+        else if (c == 0xE0) { n = 2; lo = 0xA0; }
+        else if (c == 0xED) { n = 2; hi = 0x9F; }   /* no surrogates */
+        else if (c >= 0xE1 && c <= 0xEF) n = 2;
+        else if (c == 0xF0) { n = 3; lo = 0x90; }
+        else if (c >= 0xF1 && c <= 0xF3) n = 3;
+        else if (c == 0xF4) { n = 3; hi = 0x8F; }
+        else return i;
+        if (len - i <= (size_t)n) return i;
+        if (p[i + 1] < lo || p[i + 1] > hi) return i;
+        for (int k = 2; k <= n; k++) if (p[i + (size_t)k] < 0x80 || p[i + (size_t)k] > 0xBF) return i;
+        i += (size_t)n + 1;
+    }
+    return len;
+}
+
+typedef int (*line_fn)(sb_pb_reader *rd, const char *line, size_t len, uint64_t lineno);
+
+/* fn on each non-blank line; a line holding a NUL byte or invalid UTF-8 (checked here, at load, so decoding never
+ * meets it) is refused */
+static int each_line(sb_pb_reader *rd, const char *buf, size_t len, uint64_t first_line, line_fn fn) {
+    size_t i = 0;
+    uint64_t lineno = first_line;
+    while (i < len) {
+        const char *nl = memchr(buf + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - buf) : len;
+        size_t l = end - i;
+        if (l && buf[i + l - 1] == '\r') l--;
+        if (memchr(buf + i, '\0', l)) return sb_pb_reader_fail(rd, lineno, "a NUL byte inside the line");
+        size_t ok = utf8_valid_prefix(buf + i, l);
+        if (ok != l)
+            return sb_pb_reader_fail(rd, lineno, "invalid UTF-8 (byte 0x%02x at column %zu)",
+                                     (unsigned char)buf[i + ok], ok + 1);
+        int only_blank = 1;
+        for (size_t k = 0; k < l; k++) if (!sb_pb_is_blank(buf[i + k])) { only_blank = 0; break; }
+        if (!only_blank) {
+            int rc = fn(rd, buf + i, l, lineno);
+            if (rc != SB_OK) return rc;
+        }
+        i = end + 1;
+        lineno++;
+    }
+    return SB_OK;
+}
+
+/* the source count of Moses' counts field "target source pair" (0: none) */
+static uint64_t source_count(const field_t *f) {
+    const char *p = f->p, *e = f->p + f->len;
+    int k = 0;
+    while (p < e && k < 2) {
+        while (p < e && *p == ' ') p++;
+        char *q;
+        double v = strtod(p, &q);
+        if (q == p) break;
+        if (++k == 2 && v > 0) return (uint64_t)v;
+        p = q;
+    }
+    return 0;
+}
+
+static int phrase_line(sb_pb_reader *rd, const char *line, size_t len, uint64_t lineno) {
+    field_t f[5];
+    int nf = split_fields(line, len, f, 5);
+    if (nf < 3) return sb_pb_reader_fail(rd, lineno, "expected 'source ||| target ||| 4 scores [||| ...]'");
+    uint32_t ids[SB_PB_MAX_PHRASE + 1], tids[SB_PB_READER_MAX_TARGET + 1];
+    int ns = sb_pb_tokens(rd->src, f[0].p, f[0].len, 1, ids, SB_PB_MAX_PHRASE);
+    if (ns == -1) return sb_pb_reader_fail(rd, lineno, "source phrase longer than 20 words (Moses' maximum)");
+    if (ns == -2) return SB_ENOMEM;
+    if (ns == 0) return sb_pb_reader_fail(rd, lineno, "empty source phrase");
+    float tm[4];
+    int got, rc = parse_scores(f[2].p, f[2].len, tm, 4, &got);
+    if (rc == -2) return sb_pb_reader_fail(rd, lineno, "scores must be probabilities (finite numbers >= 0)");
+    if (rc == -1)
+        return sb_pb_reader_fail(rd, lineno, "expected 4 scores (PhraseDictionaryMemory num-features=4), found %d", got);
+    int nt = sb_pb_tokens(rd->tgt, f[1].p, f[1].len, 1, tids, SB_PB_READER_MAX_TARGET);
+    if (nt == -1) return sb_pb_reader_fail(rd, lineno, "target phrase longer than 255 words");
+    if (nt == -2) return SB_ENOMEM;
+    if (nt == 0) return sb_pb_reader_fail(rd, lineno, "empty target phrase");
+    sb_pb_record r = {ids, ns, tids, nt, tm, rd->want_counts && nf >= 5 ? source_count(&f[4]) : 0, lineno};
+    return rd->phrase(rd, &r);
+}
+
+static int reordering_line(sb_pb_reader *rd, const char *line, size_t len, uint64_t lineno) {
+    field_t f[4];
+    int nf = split_fields(line, len, f, 4);
+    if (nf < 3) return sb_pb_reader_fail(rd, lineno, "expected 'source ||| target ||| 6 scores'");
+    float ro[6];
+    int got, rc = parse_scores(f[2].p, f[2].len, ro, 6, &got);
+    if (rc == -2) return sb_pb_reader_fail(rd, lineno, "scores must be probabilities (finite numbers >= 0)");
+    if (rc == -1)
+        return sb_pb_reader_fail(rd, lineno, "expected 6 scores (wbe-msd-bidirectional-fe-allff), found %d", got);
+    rd->ro_lines++;
+    uint32_t ids[SB_PB_MAX_PHRASE + 1], tids[SB_PB_READER_MAX_TARGET + 1];
+    int ns = sb_pb_tokens(rd->src, f[0].p, f[0].len, 0, ids, SB_PB_MAX_PHRASE);
+    if (ns == 0) return sb_pb_reader_fail(rd, lineno, "empty source phrase");
+    if (ns < 0) return SB_OK;  /* not a source phrase of the table */
+    int nt = sb_pb_tokens(rd->tgt, f[1].p, f[1].len, 0, tids, SB_PB_READER_MAX_TARGET);
+    if (nt == 0) return sb_pb_reader_fail(rd, lineno, "empty target phrase");
+    if (nt < 0) return SB_OK;
+    sb_pb_record r = {ids, ns, tids, nt, ro, 0, lineno};
+    return rd->reordering(rd, &r);
+}
+
+int sb_pb_read_phrases(sb_pb_reader *rd, const char *buf, size_t len, uint64_t first_line) {
+    return each_line(rd, buf, len, first_line, phrase_line);
+}
+
+int sb_pb_read_reordering(sb_pb_reader *rd, const char *buf, size_t len, uint64_t first_line) {
+    return each_line(rd, buf, len, first_line, reordering_line);
+}
