@@ -68,7 +68,7 @@ if GLM_BTREE:
             f"{OUT}/logs/glm_btree/{{name}}.log",
         shell:
             "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench guard --what 'gLM B-tree sweep of {wildcards.name}' -- "
-            "smtbench bench btree --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
+            "smtbench bench glm_btree --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
             "--node-size {params.k} --threads {params.threads} --interleave {params.il} {params.sweeps} "
             "--repeats {params.repeats} {params.protocol} --min-queries {params.minq} {params.peers} --progress --out {output} 2> {log}"
 
@@ -92,5 +92,5 @@ if GLM_BTREE:
         log:
             f"{OUT}/logs/glm_btree/report.log",
         shell:
-            "smtbench report glm --rows {input} --model {params.glm_main} {params.big} {params.orders} "
+            "smtbench report glm_btree --rows {input} --model {params.glm_main} {params.big} {params.orders} "
             "--node-size {params.k} --tables {params.out}/tables --figures {params.out}/figures --metrics {output.metrics} 2> {log}"

@@ -45,7 +45,7 @@ rule mediani_bench:
     log:
         f"{OUT}/logs/mediani_scoring/bench.log",
     shell:
-        "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench tmscore --extract {input.extract} --extract-inv {input.extract_inv} "
+        "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench mediani_scoring --extract {input.extract} --extract-inv {input.extract_inv} "
         "--lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} --workdir work/tm/bench-{params.profile} "
         "--fractions {params.fractions} --threads {params.threads} --memory {params.memory} "
         "--systems {params.systems} --partitions {params.partitions} --memory-max-fraction {params.mmax} "
@@ -81,7 +81,7 @@ rule mediani_bleu:
     log:
         f"{OUT}/logs/mediani_scoring/bleu.log",
     shell:
-        "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench tmscore-bleu --extract {input.extract} "
+        "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench mediani_scoring_bleu --extract {input.extract} "
         "--extract-inv {input.extract_inv} --lex-f2e {input.lex[0]} --lex-e2f {input.lex[1]} --ours {input.ours} "
         "--reordering-table {input.rt} --lm {input.lm} --order {params.order} --input {input.src} "
         "--reference {input.ref} --sentences {params.sentences} --pop-limit 400 -s 400 --threads {threads} "
@@ -102,7 +102,7 @@ rule mediani_report:
     log:
         f"{OUT}/logs/mediani/report.log",
     shell:
-        "smtbench report mediani --rows {input.rows} --bleu {input.bleu} --outdir {params.out} "
+        "smtbench report mediani_scoring --rows {input.rows} --bleu {input.bleu} --outdir {params.out} "
         "--metrics {output.metrics} 2> {log}"
 
 

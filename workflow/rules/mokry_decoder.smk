@@ -46,7 +46,7 @@ if MOKRY_DECODER_MODEL:
         log:
             f"{OUT}/logs/mokry_decoder/{{lm}}.log",
         shell:
-            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench pipeline -f {input.ini} --input {input.src} --reference {input.ref} {params.lm} "
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench mokry_decoder -f {input.ini} --input {input.src} --reference {input.ref} {params.lm} "
             "--pop-limit {params.pop_limit} -s {params.pop_limit} --queue-sizes {params.queues} "
             "--exact-queue-sizes '{params.exact}' "
             "--sentences {params.sentences} --repeats {params.repeats} {params.protocol} --out {output} 2> {log}"
@@ -64,7 +64,7 @@ if MOKRY_DECODER_MODEL:
         log:
             f"{OUT}/logs/mokry_decoder/report.log",
         shell:
-            "smtbench report mokry-decoder --rows {input} --table {params.table} "
+            "smtbench report mokry_decoder --rows {input} --table {params.table} "
             "--figure {output.figure} --metrics {output.metrics} 2> {log}"
 
     if MOKRY_DECODER_ORACLE_TOO:
@@ -81,4 +81,4 @@ if MOKRY_DECODER_MODEL:
             log:
                 f"{OUT}/logs/mokry_decoder/report-oracle.log",
             shell:
-                "smtbench report mokry-decoder --rows {input} --table {params.table} --figure {output.figure} 2> {log}"
+                "smtbench report mokry_decoder --rows {input} --table {params.table} --figure {output.figure} 2> {log}"

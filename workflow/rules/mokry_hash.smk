@@ -34,7 +34,7 @@ rule hash_sweep:
         f"{OUT}/logs/mokry_hash/mib{{mib}}.log",
     shell:
         "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench guard --what 'hash sweep of a {wildcards.mib} MiB table' -- "
-        "smtbench bench hash --table-mib {wildcards.mib} --variants {params.variants} --queue-sizes {params.q} --threads {params.threads} "
+        "smtbench bench mokry_hash --table-mib {wildcards.mib} --variants {params.variants} --queue-sizes {params.q} --threads {params.threads} "
         "--mode {params.modes} --lookups {params.lookups} --repeats {params.repeats} {params.protocol} "
         "--load-factor {params.lf} --sizing {params.sizing} --progress --out {output} 2> {log}"
 
@@ -57,6 +57,6 @@ rule mokry_hash_report:
     log:
         f"{OUT}/logs/mokry_hash/report.log",
     shell:
-        "smtbench report mokry-hash --rows {input} --table {params.table} "
+        "smtbench report mokry_hash --rows {input} --table {params.table} "
         "--figure {output.figure} --layouts-table {params.layouts} --layouts-figure {output.layouts_figure} "
         "--metrics {output.metrics} 2> {log}"

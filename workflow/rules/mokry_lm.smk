@@ -43,7 +43,7 @@ if MOKRY_LM:
             f"{OUT}/logs/mokry_lm/{{name}}.log",
         shell:
             "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench guard --what 'LM scoring sweep of {wildcards.name}' -- "
-            "smtbench bench lm --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
+            "smtbench bench mokry_lm --arpa {input.arpa} --text {input.text} --name {wildcards.name} "
             "--queue-sizes {params.q} --repeats {params.repeats} {params.protocol} --min-queries {params.minq} {params.kenlm} {params.peers} "
             "{params.backends} "
             "--progress --out {output} 2> {log}"
@@ -63,5 +63,5 @@ if MOKRY_LM:
         log:
             f"{OUT}/logs/mokry_lm/report.log",
         shell:
-            "smtbench report mokry-lm --rows {input} --table {params.table} --figure {output.figure} "
+            "smtbench report mokry_lm --rows {input} --table {params.table} --figure {output.figure} "
             "--metrics {output.metrics} 2> {log}"

@@ -75,7 +75,7 @@ if MOORE_QUIRK_MODEL:
         log:
             f"{OUT}/logs/moore_quirk/bench.log",
         shell:
-            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench beam -f {input.ini} --input {input.src} "
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moore_quirk -f {input.ini} --input {input.src} "
             "--reference {input.ref} --mode paper --distortion-limit {params.dl} --search {params.search} "
             "--thresholds {params.thresholds} --limits {params.limits} --pharaoh-beam-limits {params.pharaoh} "
             "--every {params.every} --sentences {params.sentences} --repeats {params.repeats} {params.protocol} --out {output} 2> {log}"
@@ -110,7 +110,7 @@ if MOORE_QUIRK_MODEL:
             shell:
                 # the oracle's ini holds relative paths: run from its folder, as Moses was
                 "SMTBENCH_EXPECT_BUILD=$PWD/{params.expect_build} OUTFILE=$PWD/{output} LOGFILE=$PWD/{log} && cd {params.oracle} && "
-                "smtbench bench beam -f moses.ini --input dev.es --reference dev.en --mode moses --variants de+ep "
+                "smtbench bench moore_quirk -f moses.ini --input dev.es --reference dev.en --mode moses --variants de+ep "
                 "--search hill-climb --thresholds {params.thresholds} --limits {params.limits} --extra-beam-limits {params.extra} --peers {params.peers} "
                 "--sentences {params.sentences} --repeats {params.repeats} {params.protocol} --out $OUTFILE 2> $LOGFILE"
 
@@ -139,5 +139,5 @@ if MOORE_QUIRK_MODEL:
         log:
             f"{OUT}/logs/moore_quirk/report.log",
         shell:
-            "smtbench report moore-quirk --rows {input.rows} --ratios {params.ratios} --same-settings {params.same} "
+            "smtbench report moore_quirk --rows {input.rows} --ratios {params.ratios} --same-settings {params.same} "
             "--points {params.points} --score-ratios {params.score} --fig2 {output.fig2} --fig3 {output.fig3} --score-figure {output.score_fig} {params.moses} --metrics {output.metrics} 2> {log}"

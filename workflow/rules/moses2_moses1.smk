@@ -42,7 +42,7 @@ if MOSES2_MOSES1:
         log:
             f"{OUT}/logs/moses2_moses1/bench.log",
         shell:
-            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moses1 --model workflow={input.ini} "
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moses2_moses1 --model workflow={input.ini} "
             "{params.extra} --input {input.src} --sentences {params.sentences} --threads {params.threads} "
             "--phrase-tables {params.pts} --reorderings {params.lrs} --search {params.search} -s {params.stack} "
             "--pop-limit {params.pop_limit} --repeats {params.repeats} --workdir {params.workdir} --progress "
@@ -63,5 +63,5 @@ if MOSES2_MOSES1:
         log:
             f"{OUT}/logs/moses2_moses1/report.log",
         shell:
-            "smtbench report moses2-moses1 --rows {input.rows} --tables {params.tables} --figures {params.figures} "
+            "smtbench report moses2_moses1 --rows {input.rows} --tables {params.tables} --figures {params.figures} "
             "--metrics {output.metrics} 2> {log}"

@@ -90,7 +90,7 @@ if MOSES2_SCALING_MODEL:
         log:
             f"{OUT}/logs/moses2_scaling/bench.log",
         shell:
-            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench scaling -f {input.ini} --input {input.src} "
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moses2_scaling -f {input.ini} --input {input.src} "
             "--reference {input.ref} {params.oracle} {params.tables} --threads {params.threads} "
             "--caches {params.caches} --cache {params.cache} --pop-limit {params.pop_limit} -s {params.stack} "
             "--sentences {params.sentences} --repeats {params.repeats} {params.protocol} --profile-us {params.profile_us} --rss "
@@ -115,5 +115,5 @@ if MOSES2_SCALING_MODEL:
         log:
             f"{OUT}/logs/moses2_scaling/report.log",
         shell:
-            "smtbench report moses2-scaling --rows {input.rows} {params.oracle} --tables {params.tables} "
+            "smtbench report moses2_scaling --rows {input.rows} {params.oracle} --tables {params.tables} "
             "--figures {params.figures} --metrics {output.metrics} 2> {log}"

@@ -43,7 +43,7 @@ if MOSES2_SEARCH_MODEL:
         log:
             f"{OUT}/logs/moses2_search/bench-{{run}}.log",
         shell:
-            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench cube-configs -f {input.ini} --input {input.src} --reference {input.ref} "
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moses2_search -f {input.ini} --input {input.src} --reference {input.ref} "
             "--pop-limits {params.pops} --queue-pop-limit {params.queue_pop} --sentences {params.sentences} "
             "--short-words {params.short} --reference-widths {params.widths} --repeats {params.repeats} {params.protocol} "
             "--out {output} 2> {log}"
@@ -62,7 +62,7 @@ if MOSES2_SEARCH_MODEL:
         log:
             f"{OUT}/logs/moses2_search/report.log",
         shell:
-            "smtbench report moses2-search --rows {input} --table4 {params.table4} "
+            "smtbench report moses2_search --rows {input} --table4 {params.table4} "
             "--table5 {params.table5} --figure {output.figure} --metrics {output.metrics} 2> {log}"
 
     if MOSES2_SEARCH_ORACLE_TOO:
@@ -81,5 +81,5 @@ if MOSES2_SEARCH_MODEL:
             log:
                 f"{OUT}/logs/moses2_search/report-oracle.log",
             shell:
-                "smtbench report moses2-search --rows {input} --table4 {params.table4} "
+                "smtbench report moses2_search --rows {input} --table4 {params.table4} "
                 "--table5 {params.table5} --figure {output.figure} 2> {log}"

@@ -49,7 +49,7 @@ if MOSES_DECODE_MODEL:
         log:
             f"{OUT}/logs/moses_decode/{{search}}.log",
         shell:
-            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench decode -f {input.ini} {params.search} "
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moses_decode -f {input.ini} {params.search} "
             "--input {input.src} --reference {input.ref} --oracle {params.oracle} --peers {params.peers} "
             "--sentences {params.sentences} --repeats {params.repeats} --outputs {params.outputs} --out {output} "
             "2> {log}"
@@ -80,7 +80,7 @@ if MOSES_DECODE_MODEL:
             log:
                 f"{OUT}/logs/moses_decode/{{search}}-oracle.log",
             shell:
-                "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench decode -f {input.ini} {params.search} "
+                "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moses_decode -f {input.ini} {params.search} "
                 "--input {input.src} --reference {input.ref} --oracle {params.oracle} --sentences {params.sentences} "
                 "--repeats 1 --outputs {params.outputs} --out {output} 2> {log}"
 
@@ -106,6 +106,6 @@ if MOSES_DECODE_MODEL:
         log:
             f"{OUT}/logs/moses_decode/report.log",
         shell:
-            "smtbench report moses-decode --rows {input.normal} --table {params.tables}normal "
+            "smtbench report moses_decode --rows {input.normal} --table {params.tables}normal "
             "--cube-rows {input.cube} --cube-table {params.tables}cube {params.oracle} {params.oracle_tables} "
             "--metrics {output.metrics} 2> {log}"

@@ -146,7 +146,7 @@ if MOSES_TRAINING and needs_oracle("moses_training"):
         log:
             f"{OUT}/logs/moses_training/decode.log",
         shell:
-            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench decode -f {input.ini} --input {input.src} --reference {input.ref} -s {params.stack} "
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moses_decode -f {input.ini} --input {input.src} --reference {input.ref} -s {params.stack} "
             "--sentences {params.sentences} --repeats 1 --nbest 2 --outputs {params.outputs} --out {output} 2> {log}"
 
     rule moses_training_report:
@@ -163,5 +163,5 @@ if MOSES_TRAINING and needs_oracle("moses_training"):
         log:
             f"{OUT}/logs/moses_training/report.log",
         shell:
-            "smtbench report moses-training --fidelity {input.fidelity} --ours {input.ours} --oracle {input.oracle} "
+            "smtbench report moses_training --fidelity {input.fidelity} --ours {input.ours} --oracle {input.oracle} "
             "--table {params.table} --metrics {output.metrics} 2> {log}"
