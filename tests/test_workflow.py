@@ -118,10 +118,10 @@ def _index_args(out: str, flag: str) -> set[str]:
 
 
 DECODING_BENCHES = {  # the decoding experiments' timing rules -> the model their command must decode when trained
-    "mokry_decoder_bench": "bench pipeline -f work/tm/model-test/moses.ini --input work/data/test.es",
-    "moses2_search_bench": "bench cube-configs -f work/tm/model-test/moses.ini --input work/data/test.es",
-    "moses2_scaling_bench": "bench scaling -f work/tm/model-test/moses.ini --input work/data/test.es",
-    "moore_quirk_bench": "bench beam -f work/moore-quirk/trained/model/moses.ini --input work/data/test.es",
+    "mokry_decoder_bench": "bench mokry_decoder -f work/tm/model-test/moses.ini --input work/data/test.es",
+    "moses2_search_bench": "bench moses2_search -f work/tm/model-test/moses.ini --input work/data/test.es",
+    "moses2_scaling_bench": "bench moses2_scaling -f work/tm/model-test/moses.ini --input work/data/test.es",
+    "moore_quirk_bench": "bench moore_quirk -f work/moore-quirk/trained/model/moses.ini --input work/data/test.es",
 }
 
 
@@ -146,7 +146,7 @@ def test_a_clone_without_shared_decodes_its_own_model_and_names_what_needs_the_o
         assert f"rule {rule}:" in out, rule
         assert command in out, (rule, command)
     assert "moore_quirk_moses_bench" not in out  # the oracle's Moses model and recorded runs: not here
-    assert "--oracle" not in next(x for x in out.splitlines() if "bench scaling -f" in x)  # no Moses2 run of it
+    assert "--oracle" not in next(x for x in out.splitlines() if "bench moses2_scaling -f" in x)  # no Moses2 run of it
     assert str(empty) not in "".join(x for x in out.splitlines() if "smtbench bench " in x)
     # the index: what needs the oracle (and nothing else), and the model each decoding experiment ran on
     assert {x.split(":")[0] for x in _index_args(out, "--not-run")} == {"moses_training", "moore_quirk_moses", "tune"}
