@@ -108,6 +108,10 @@ OPTS="--with-boost=/usr --no-xmlrpc-c toolset=gcc link=static --without-tcmalloc
 if [ "${MOSES_DRY_RUN:-0}" = 1 ]; then  # tests: source copied and patched, nothing built
   echo "cd $SRC && ./bjam -j$JOBS $OPTS"; exit 0
 fi
+# a kbmira-dedupfix step cut off after patching the copy (below) left the original aside: put it back first
+if [ -f "$SRC/mert/FeatureDataIterator.cpp.orig" ]; then
+  mv "$SRC/mert/FeatureDataIterator.cpp.orig" "$SRC/mert/FeatureDataIterator.cpp"; touch "$SRC/mert/FeatureDataIterator.cpp"
+fi
 log "building $PROGRAMS (bjam -j$JOBS; the first build takes 15-30 minutes on 2 cores)"
 start=$(date +%s)
 (cd "$SRC" && ./bjam -j"$JOBS" $OPTS) > "$CACHE/build.log" 2>&1 || {
