@@ -15,8 +15,12 @@ This VM's memory slows down by 1.4-2x for minutes at a time, so one number per p
   ratio's interval half-width is under ``target`` (a share of the ratio) or the ``budget_s`` time budget is spent;
   rows record the target, the budget and why the loop stopped (``protocol_stop`` on the last repeat's rows).
 - **Slow-spell probe.** :class:`SpellProbe` walks dependent loads over a buffer well beyond L3 (tens of ms,
-  ``csrc/spellprobe.c``). It is calibrated at the run's start (the minimum of a few walks) and taken before and after
-  every repeat; the larger of the two is recorded as ``spell_probe_ns`` with the repeat's rows. A repeat whose probe
+  ``csrc/spellprobe.c``). It is taken a few times at the run's start and before and after every repeat; the larger
+  of a repeat's two is recorded as ``spell_probe_ns`` with its rows. The calibration a repeat is judged against is
+  the **median of every walk before it** (the start's and the earlier repeats'), recorded as
+  ``spell_calibration_ns``. (A minimum would be biased low: on these VMs the walks right after the buffer is
+  written run at 50-100 ns, from a host cache larger than the 32 MiB the guest is shown, and the walks after a
+  timed point at 200-260 ns; a running minimum flagged almost every repeat of a quiet run.) A repeat whose probe
   exceeds ``spell_factor`` x the calibration is flagged and retaken (at most ``max_retakes`` times per repeat); the
   flagged attempt's rows stay in the output with ``retaken=True`` and are left out of every ratio. Once the time
   budget is spent, a flagged repeat is kept (flagged) instead of retaken: the budget bounds a run's wall time to
@@ -33,6 +37,7 @@ import argparse
 import math
 import os
 import random
+import statistics
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -303,9 +308,11 @@ class RepeatLoop:
     def run(self) -> Summary:
         p, w = self.p, self.writer
         calib = None
+        walks: list[float] = []  # every probe walk so far: the calibration is their median
         if self.probe is not None:
             self.probe()  # page the buffer in
-            calib = min(self.probe() for _ in range(3))
+            walks = [self.probe() for _ in range(3)]
+            calib = statistics.median(walks)
         base = dict(run_id=self.run_id, protocol_order=p.order, protocol_seed=self.seed,
                     protocol_target=p.target, protocol_budget_s=p.budget_s, protocol_min_repeats=p.repeats,
                     protocol_max_repeats=p.upto, spell_factor=p.spell_factor, spell_calibration_ns=calib)
@@ -331,10 +338,9 @@ class RepeatLoop:
                 w.context = {}
                 p1 = self.probe() if self.probe else None
                 probe_ns = max(p0, p1) if p0 is not None and p1 is not None else None
-                if calib is not None and probe_ns is not None:
-                    calib_now = min(calib, p0, p1)  # a run started inside a spell calibrates lower as it clears
-                else:
-                    calib_now = calib
+                calib_now = calib  # the median of the walks before this repeat: its own cannot hide a spell
+                if p0 is not None and p1 is not None:
+                    walks += [p0, p1]
                 flagged = bool(calib_now and probe_ns and probe_ns > p.spell_factor * calib_now)
                 over_budget = bool(p.budget_s) and self.clock() - t0 >= p.budget_s
                 retake = flagged and attempt < p.max_retakes and not over_budget  # the budget bounds retakes too
@@ -342,7 +348,8 @@ class RepeatLoop:
                 w.release(spell_probe_ns=probe_ns, spell_probe_start_ns=p0, spell_probe_end_ns=p1,
                           spell_calibration_ns=calib_now, spell_flagged=flagged, retaken=retake,
                           protocol_stop=stop or None)
-                calib = calib_now
+                if walks:
+                    calib = statistics.median(walks)
                 if not retake:
                     flagged_kept += flagged
                     kept.append(times)
