@@ -56,6 +56,17 @@ int sb_index_reset(sb_index *x, uint64_t slots) {
     return SB_OK;
 }
 
+void sb_index_clear(sb_index *x, const uint32_t *used, uint64_t nused) {
+    if (!x->slot) return;
+    const uint64_t slots = x->mask + 1;
+    if (used && nused == x->n && nused * 16 < slots) {   /* a memset clears ~16 slots in the time of one store */
+        for (uint64_t i = 0; i < nused; i++) x->slot[used[i]] = 0;
+    } else if (x->n) {
+        memset(x->slot, 0, (size_t)slots * sizeof(uint32_t));
+    }
+    x->n = 0;
+}
+
 void sb_index_free(sb_index *x) {
     free(x->slot);
     memset(x, 0, sizeof *x);

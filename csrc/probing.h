@@ -154,11 +154,19 @@ static inline void sb_index_put(sb_index *x, uint64_t b, uint32_t item) {
     x->n++;
 }
 
-/* Index `item`, known to be absent (a rebuild, or a table that allows duplicates), at the first empty slot. */
-static inline void sb_index_add(sb_index *x, uint64_t hash, uint32_t item) {
+/* Index `item`, known to be absent (a rebuild, or a table that allows duplicates), at the first empty slot;
+ * returns that slot. */
+static inline uint64_t sb_index_add(sb_index *x, uint64_t hash, uint32_t item) {
     uint64_t b = hash & x->mask;
     while (x->slot[b]) b = (b + 1) & x->mask;
     sb_index_put(x, b, item);
+    return b;
 }
+
+/* Empty the index in place (n = 0, slots kept), given the slots its items were put at, used[0 .. nused): only
+ * those are cleared when they are few (a re-used index that once grew large holds a handful of items: a search
+ * empties its stacks' indexes hundreds of times a sentence), else the whole array. A `used` that does not account
+ * for every item (nused != n, or NULL) clears the whole array: never a stale slot. */
+void sb_index_clear(sb_index *x, const uint32_t *used, uint64_t nused);
 
 #endif

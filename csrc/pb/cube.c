@@ -59,6 +59,9 @@ typedef struct {
 static void *cube_alloc(cube_t *c, size_t bytes) { return c->arena ? sb_arena_alloc(c->arena, bytes) : malloc(bytes); }
 static void cube_release(cube_t *c, void *p) { if (!c->arena) free(p); }
 
+/* The queue: a 4-ary heap (half the levels of a binary one; the four children share a cache line or two). Items
+ * are totally ordered (ids differ), so the pop order does not depend on the heap's shape. */
+#define HEAP_D 4
 static int heap_push(cube_t *c, item_t it) {
     if (c->nheap == c->capheap) {
         int cap = c->capheap ? c->capheap * 2 : 1024;
@@ -71,7 +74,7 @@ static int heap_push(cube_t *c, item_t it) {
     it.id = it.hyp->id;
     int i = c->nheap++;
     while (i > 0) {
-        int p = (i - 1) / 2;
+        int p = (i - 1) / HEAP_D;
         if (ITEM_BEFORE(c->heap[p], it)) break;
         c->heap[i] = c->heap[p];
         i = p;
@@ -80,19 +83,26 @@ static int heap_push(cube_t *c, item_t it) {
     return SB_OK;
 }
 
+/* Bottom-up (Floyd): the hole left by the top walks down the best children to a leaf, and the last item is sifted
+ * up from there (rarely more than a step): no comparison with the last item on the way down. */
 static item_t heap_pop(cube_t *c) {
     item_t top = c->heap[0], last = c->heap[--c->nheap];
+    const int n = c->nheap;
+    if (!n) return top;
     int i = 0;
-    for (;;) {
-        int l = 2 * i + 1, r = l + 1, best = i;
-        const item_t *bh = &last;
-        if (l < c->nheap && ITEM_BEFORE(c->heap[l], *bh)) { best = l; bh = &c->heap[l]; }
-        if (r < c->nheap && ITEM_BEFORE(c->heap[r], *bh)) best = r;
-        if (best == i) break;
-        c->heap[i] = c->heap[best];
-        i = best;
+    for (int l; (l = HEAP_D * i + 1) < n; ) {
+        int b = l, e = l + HEAP_D < n ? l + HEAP_D : n;
+        for (int k = l + 1; k < e; k++) if (ITEM_BEFORE(c->heap[k], c->heap[b])) b = k;
+        c->heap[i] = c->heap[b];
+        i = b;
     }
-    if (c->nheap) c->heap[i] = last;
+    while (i > 0) {
+        int p = (i - 1) / HEAP_D;
+        if (ITEM_BEFORE(c->heap[p], last)) break;
+        c->heap[i] = c->heap[p];
+        i = p;
+    }
+    c->heap[i] = last;
     return top;
 }
 

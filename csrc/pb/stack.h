@@ -22,6 +22,7 @@ typedef struct {
 /* A stack (Moses2's HypothesisColl): recombination by state, cut to twice the size, beam bookkeeping. */
 typedef struct {
     sb_pb_hyp **h;
+    uint32_t *slot;     /* slot[i]: the index slot of h[i] (emptying the index clears only those) */
     int n, cap;
     sb_index ix;        /* of h, by recombination state */
     double best, worst;
@@ -37,7 +38,8 @@ typedef struct {
 void sb_pb_stack_reset(sb_pb_stack *s);
 void sb_pb_stack_free(sb_pb_stack *s);
 int sb_pb_stack_add(sb_pb_stack *s, sb_pb_hyp *h, sb_pb_stack_ctx *x);
-/* sort best first (score + future cost; ties by creation order) and keep `keep` */
+/* sort best first (score + future cost; ties by creation order) and keep `keep` (the recombination index is rebuilt
+ * only if the stack is added to again) */
 int sb_pb_stack_cut(sb_pb_stack *s, int keep, sb_pb_stack_ctx *x);
 
 #endif
