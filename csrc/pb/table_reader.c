@@ -48,33 +48,22 @@ static int split_fields(const char *line, size_t len, field_t *f, int max) {
 static int parse_scores(const char *p, size_t len, float *out, int want, int *got) {
     char buf[64];
     int n = 0;
-    size_t i = 0;
-    while (i < len) {
-        while (i < len && sb_pb_is_blank(p[i])) i++;
-        if (i == len) break;
-        size_t j = i;
-        while (j < len && !sb_pb_is_blank(p[j])) j++;
+    for (size_t i = 0, t; sb_pb_next_token(p, len, &i, &t);) {
         if (n == want) {   /* too many: count them all, for the message */
-            int c = n;
-            for (size_t k = i; k < len;) {
-                while (k < len && sb_pb_is_blank(p[k])) k++;
-                if (k == len) break;
-                c++;
-                while (k < len && !sb_pb_is_blank(p[k])) k++;
-            }
+            int c = n + 1;
+            for (size_t u; sb_pb_next_token(p, len, &i, &u);) c++;
             *got = c;
             return -1;
         }
-        if (j - i >= sizeof buf) { *got = n; return -2; }   /* no number is that long */
-        memcpy(buf, p + i, j - i);
-        buf[j - i] = '\0';
+        if (i - t >= sizeof buf) { *got = n; return -2; }   /* no number is that long */
+        memcpy(buf, p + t, i - t);
+        buf[i - t] = '\0';
         char *end;
         errno = 0;
         double x = strtod(buf, &end);
         if (*end != '\0' || errno == ERANGE || !isfinite(x) || x < 0) { *got = n; return -2; }
         double l = x > 0 ? log(x) : FLOOR_LN;
         out[n++] = (float)(l < FLOOR_LN ? FLOOR_LN : l);
-        i = j;
     }
     *got = n;
     return n == want ? 0 : -1;

@@ -77,17 +77,11 @@ uint64_t sb_pb_vocab_bytes(const sb_pb_vocab *v) {
 
 int sb_pb_tokens(sb_pb_vocab *v, const char *p, size_t len, int add, uint32_t *ids, int max) {
     int n = 0;
-    size_t i = 0;
-    while (i < len) {
-        while (i < len && sb_pb_is_blank(p[i])) i++;
-        if (i == len) break;
-        size_t j = i;
-        while (j < len && !sb_pb_is_blank(p[j])) j++;
+    for (size_t i = 0, t; sb_pb_next_token(p, len, &i, &t);) {
         if (n == max) return -1;
-        uint32_t id = add ? sb_pb_vocab_intern(v, p + i, j - i) : sb_pb_vocab_find(v, p + i, j - i);
+        uint32_t id = add ? sb_pb_vocab_intern(v, p + t, i - t) : sb_pb_vocab_find(v, p + t, i - t);
         if (id == SB_PB_NO_WORD) return add ? -2 : -3;
         ids[n++] = id;
-        i = j;
     }
     return n;
 }

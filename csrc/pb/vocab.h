@@ -31,6 +31,17 @@ uint32_t sb_pb_vocab_intern(sb_pb_vocab *v, const char *s, size_t len);
 uint64_t sb_pb_vocab_bytes(const sb_pb_vocab *v);
 
 static inline int sb_pb_is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+/* The next blank-separated token of p[0 .. len) from *i: 1 with p[*start .. *i) the token (*i just past it), or 0
+ * at the end. The one token scanner of the table reader's fields and scores. */
+static inline int sb_pb_next_token(const char *p, size_t len, size_t *i, size_t *start) {
+    size_t k = *i;
+    while (k < len && sb_pb_is_blank(p[k])) k++;
+    if (k == len) { *i = k; return 0; }
+    *start = k;
+    while (k < len && !sb_pb_is_blank(p[k])) k++;
+    *i = k;
+    return 1;
+}
 /* ids of the blank-separated tokens of p[0 .. len) (interned when add): count, -1 more than max, -2 no memory,
  * -3 a word not in v (only when !add) */
 int sb_pb_tokens(sb_pb_vocab *v, const char *p, size_t len, int add, uint32_t *ids, int max);
