@@ -11,12 +11,15 @@ arpa: only the ARPA reading of the oracle 5-gram (sb_arpa_*: vocabulary and dupl
 """
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
-ORACLE = Path("/work/shared/oracles/moses-bible-dev")
+# the shared folder beside the checkout (../shared), or SMTBENCH_SHARED as for the workflow (workflow/rules/common.smk)
+SHARED = Path(os.environ.get("SMTBENCH_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
+ORACLE = SHARED / "oracles" / "moses-bible-dev"
 
 
 def run_hash() -> None:
