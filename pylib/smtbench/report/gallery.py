@@ -12,7 +12,7 @@ from pathlib import Path
 PAPERS = {
     "glm_": "glm_btree",
     "lm_": "lm_models",
-    "mediani_": "mediani",
+    "mediani_": "mediani_scoring",
     "mokry_table3_2": "mokry_hash", "mokry_fig3_2": "mokry_hash", "mokry_hash": "mokry_hash",
     "mokry_table3_3": "mokry_lm", "mokry_fig3_5": "mokry_lm",
     "mokry_table3_4": "mokry_decoder", "mokry_fig3_6": "mokry_decoder",
