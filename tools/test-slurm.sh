@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make test-slurm: the cluster path against a real SLURM (issue 29).
 #   1. tools/slurm-local.sh start: a one-node SLURM from Debian's packages (stopped and removed on exit, always)
-#   2. tests/test_slurm.py: sharded decoding as SLURM jobs equals one unsharded run; a job cancelled by scancel
-#      leaves no partial output under a final name and the next run completes it with identical output
+#   2. tests/test_slurm.py: sharded decoding as SLURM jobs equals one unsharded run; a job cancelled by scancel,
+#      and one killed by SLURM at its time limit, leave no partial output under a final name and the next run
+#      completes them with identical output
 #   3. the smoke grid through the SLURM executor (workflow/profiles/slurm-smoke) into build/slurm-smoke; its
 #      regression rule compares the exact metrics with workflow/baselines/smoke.csv (what a local smoke run is
 #      checked against), and where a local smoke run exists (build/smoke/metrics) its exact metrics are compared too
