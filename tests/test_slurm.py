@@ -80,7 +80,7 @@ def _snakemake(d: Path, *extra: str, targets: tuple[str, ...] = (TARGET,)) -> su
     cmd = [sys.executable, "-m", "snakemake", "--executor", "slurm", "--jobs", "8", "--default-resources",
            f"slurm_partition='{PARTITION}'", "mem_mb=1000", "runtime=20", "--slurm-no-account",
            "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "2",
-           "--latency-wait", "10", "--rerun-incomplete", *extra, *targets]
+           "--latency-wait", "10", *extra, "--rerun-incomplete", *targets]  # a flag ends extra's list options
     return subprocess.Popen(cmd, cwd=d, env=_slurm_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -194,10 +194,11 @@ WHOLE = tuple(f"out/decode_shards/normal/whole.{ext}" for ext in ("out", "scores
 def test_job_killed_at_time_limit_leaves_no_partial_output_and_resumes(tmp_path, small_trained,
                                                                       uninterrupted) -> None:
     """A decode job given SLURM's smallest time limit (runtime=1: `sbatch -t 1`, one minute) outlasts it: caught
-    writing its outputs, the decoder is stopped (SIGSTOP: a hung job, holding its slot without using a core, while
-    SLURM's clock runs on). SLURM kills the job at its limit (state TIMEOUT; slurmd sends SIGCONT and SIGTERM, then
-    SIGKILL after KillWait); no partial output is left under a final name, and the next run, with the default run
-    time, completes it with the uninterrupted run's bytes. Costs SLURM's minute plus its 30 s time-limit sweep."""
+    writing its outputs, the decoder is paused (SIGSTOP: a job too slow for its limit, using no core while SLURM's
+    clock runs on) and let go (SIGCONT) as soon as SLURM ends the job at its limit, so that SLURM's SIGTERM finds it
+    running, as it finds a slow job. The job ends TIMEOUT, no partial output is left under a final name, and the
+    next run, with the default run time, completes it with the uninterrupted run's bytes. Costs SLURM's minute, its
+    30 s time-limit sweep and the executor's status-check back-off: about three minutes."""
     d = _workflow(tmp_path, small_trained)
     since = _last_job()
     p = _snakemake(d, "--set-resources", "decode_shard:runtime=1", targets=WHOLE)
@@ -216,11 +217,15 @@ def test_job_killed_at_time_limit_leaves_no_partial_output_and_resumes(tmp_path,
                 else:
                     os.kill(pid, signal.SIGCONT)
             time.sleep(0.05)
-        log, _ = p.communicate(timeout=600)
+        while hung is not None and time.monotonic() < deadline and p.poll() is None:
+            if [s for _, s, c in _jobs(since) if c.startswith("rule_decode_shard_")] != ["RUNNING"]:
+                break  # SLURM is ending it (COMPLETING, TIMEOUT)
+            time.sleep(0.25)
     finally:
-        if hung is not None:  # if SLURM did not end it (a failure above): let it go on, SLURM ends it at its limit
+        if hung is not None:
             with suppress(ProcessLookupError):
                 os.kill(hung, signal.SIGCONT)
+    log, _ = p.communicate(timeout=600)
     assert hung is not None, "the decode job was not caught writing (finished first?)\n" + log[-3000:]
     assert p.returncode != 0, log[-3000:]
     decode = [s for _, s, c in _jobs(since) if c.startswith("rule_decode_shard_")]
