@@ -43,9 +43,9 @@ test: setup lmplz moses-test
 
 # The cluster path against a real SLURM (not part of `make test`: a SLURM from Debian's packages, as root:
 # `apt-get install slurm-wlm munge`): tools/slurm-local.sh starts a one-node cluster, tests/test_slurm.py runs
-# (sharded decoding as jobs, a cancelled job resumed), then the smoke grid runs through the SLURM executor into
-# build/slurm-smoke and its exact metrics are checked (baseline, and a local smoke run's if there is one); the
-# cluster is stopped and removed whatever happens. See tools/test-slurm.sh.
+# (sharded decoding as jobs, a cancelled and a timed-out job resumed), then the smoke grid runs through the SLURM
+# executor into build/slurm-smoke and its exact metrics are checked (baseline, and a local smoke run's if there is
+# one); the cluster is stopped and removed whatever happens. See tools/test-slurm.sh.
 test-slurm: setup lmplz moses-test
 	$(BIN)/python -m pip install -q -e '.[slurm]'
 	bash tools/test-slurm.sh

@@ -1,7 +1,8 @@
 """The cluster path against a real SLURM (`make test-slurm` starts one with tools/slurm-local.sh): the workflow's
 sharded-decoding rules (workflow/rules/decode_shards.smk) run through the Snakemake SLURM executor, every shard its
 own SLURM job, and the merged outputs equal one unsharded job byte for byte; a job cancelled by `scancel` while it
-writes leaves no partial output under a final name, and the next run completes it with identical output.
+writes, and a job killed by SLURM at its time limit, leave no partial output under a final name, and the next run
+completes them with identical output.
 Without a reachable SLURM (or without the executor plugin) these tests skip, saying how to get one; under
 `make test-slurm` (SMTBENCH_REQUIRE_SLURM=1) they fail instead."""
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -73,11 +76,11 @@ def _workflow(d: Path, small_trained) -> Path:
     return d
 
 
-def _snakemake(d: Path, *extra: str) -> subprocess.Popen:
+def _snakemake(d: Path, *extra: str, targets: tuple[str, ...] = (TARGET,)) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "snakemake", "--executor", "slurm", "--jobs", "8", "--default-resources",
            f"slurm_partition='{PARTITION}'", "mem_mb=1000", "runtime=20", "--slurm-no-account",
            "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "2",
-           "--latency-wait", "10", "--rerun-incomplete", *extra, TARGET]
+           "--latency-wait", "10", *extra, "--rerun-incomplete", *targets]  # a flag ends extra's list options
     return subprocess.Popen(cmd, cwd=d, env=_slurm_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -100,6 +103,36 @@ def _last_job() -> int:
 def _outputs(d: Path) -> dict[str, bytes]:
     return {str(p.relative_to(d)): p.read_bytes() for p in sorted((d / "out" / "decode_shards").rglob("*"))
             if p.is_file() and p.suffix in (".out", ".scores", ".nbest")}
+
+
+def _writer(tmp: Path) -> int | None:
+    """The process holding ``tmp`` open (the decoder writing it), if any."""
+    real = os.path.realpath(tmp)
+    for fds in Path("/proc").glob("[0-9]*/fd"):
+        with suppress(OSError):  # a process that ended meanwhile, or one not ours
+            if any(os.readlink(fd) == real for fd in fds.iterdir()):
+                return int(fds.parent.name)
+    return None
+
+
+def _check_killed(d: Path, writing: list[Path], full: dict[str, bytes], left: list[Path] | None = None) -> None:
+    """After a job killed while it wrote ``writing`` (temporary files): nothing partial under a final name (no
+    temporary file left but ``left``, whatever final output exists is the uninterrupted run's), and one at least
+    was cut off."""
+    outdir = d / "out" / "decode_shards"
+    assert sorted(outdir.rglob("*.tmp")) == sorted(left or []), list(outdir.rglob("*.tmp"))
+    for name, data in _outputs(d).items():
+        assert data == full[name], f"{name}: a partial or different output under its final name"
+    seen = [str(t.parent / t.name[1:].rsplit(".", 2)[0]) for t in writing]  # .whole.out.abc123.tmp -> whole.out
+    assert seen and not all(Path(s).exists() for s in seen), seen  # at least one was cut off, not published
+
+
+def _resume(d: Path, full: dict[str, bytes], targets: tuple[str, ...] = (TARGET,)) -> None:
+    """The next run (default run time) completes the killed work with the uninterrupted run's bytes."""
+    p = _snakemake(d, targets=targets)
+    log, _ = p.communicate(timeout=1200)
+    assert p.returncode == 0, log[-4000:]
+    assert _outputs(d) == (full if targets == (TARGET,) else {t: full[t] for t in targets})
 
 
 @pytest.fixture(scope="module")
@@ -151,14 +184,50 @@ def test_cancelled_job_leaves_no_partial_output_and_resumes(tmp_path, small_trai
     states = {i: s for i, s, _ in _jobs(since)}
     assert all(states.get(i) == "CANCELLED" for i in cancelled), states
     # nothing partial under a final name: no temporary file left, and whatever final output exists is complete
-    assert not list(outdir.rglob("*.tmp")), list(outdir.rglob("*.tmp"))
-    full = uninterrupted[1]
-    for name, data in _outputs(d).items():
-        assert data == full[name], f"{name}: a partial or different output under its final name"
-    seen = [str(t.parent / t.name[1:].rsplit(".", 2)[0]) for t in writing]  # .whole.out.abc123.tmp -> whole.out
-    assert seen and not all(Path(s).exists() for s in seen), seen  # at least one was cut off, not published
-    # the next run completes it, with the uninterrupted run's output byte for byte
-    p = _snakemake(d)
-    log, _ = p.communicate(timeout=1200)
-    assert p.returncode == 0, log[-4000:]
-    assert _outputs(d) == full
+    _check_killed(d, writing, uninterrupted[1])
+    _resume(d, uninterrupted[1])
+
+
+# the one-job decode of one search: split, then this single job (all three outputs come from it)
+WHOLE = tuple(f"out/decode_shards/normal/whole.{ext}" for ext in ("out", "scores", "nbest"))
+
+
+def test_job_killed_at_time_limit_leaves_no_partial_output_and_resumes(tmp_path, small_trained,
+                                                                      uninterrupted) -> None:
+    """A decode job given SLURM's smallest time limit (runtime=1: `sbatch -t 1`, one minute) outlasts it: caught
+    writing its outputs, the decoder is stopped (SIGSTOP: a hung job, using no core while SLURM's clock runs on).
+    SLURM ends the job at its limit (state TIMEOUT): no output appears under a final name, and the next run, with
+    the default run time, completes it with the uninterrupted run's bytes. A hung writer never runs its SIGTERM
+    cleanup (SLURM's SIGKILL ends it), so its hidden temporaries (.whole.out.XXXXXX.tmp) stay, and only those.
+    Costs SLURM's minute, its 30 s time-limit sweep and the executor's status-check back-off: about 3 minutes."""
+    d = _workflow(tmp_path, small_trained)
+    since = _last_job()
+    p = _snakemake(d, "--set-resources", "decode_shard:runtime=1", targets=WHOLE)
+    search = d / "out" / "decode_shards" / "normal"
+    hung: int | None = None
+    writing: list[Path] = []
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and p.poll() is None and hung is None:
+            writing = list(search.glob(".whole.*.tmp")) if search.exists() else []  # the decoder's, not split's
+            pid = _writer(writing[0]) if writing else None
+            if pid is not None:
+                os.kill(pid, signal.SIGSTOP)
+                if all(t.exists() for t in writing):  # stopped while writing, not after it published
+                    hung = pid
+                else:
+                    os.kill(pid, signal.SIGCONT)
+            time.sleep(0.05)
+        log, _ = p.communicate(timeout=600)
+    finally:
+        if hung is not None:  # SLURM killed it; if not (a failure above), let it go on: it ends at its limit
+            with suppress(ProcessLookupError):
+                os.kill(hung, signal.SIGCONT)
+    assert hung is not None, "the decode job was not caught writing (finished first?)\n" + log[-3000:]
+    assert p.returncode != 0, log[-3000:]
+    decode = [s for _, s, c in _jobs(since) if c.startswith("rule_decode_shard_")]
+    assert decode == ["TIMEOUT"], (decode, log[-3000:])
+    assert not Path(f"/proc/{hung}").exists(), f"the stopped decoder {hung} outlived its job"
+    assert not any((d / w).exists() for w in WHOLE)
+    _check_killed(d, writing, uninterrupted[1], left=writing)
+    _resume(d, uninterrupted[1], WHOLE)

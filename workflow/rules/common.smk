@@ -48,7 +48,7 @@ ALL.append(MACHINE)
 # Timing jobs never share a machine: besides the global `bench` resource (1: one timing job at a time), each asks
 # for more threads than any machine has, which Snakemake caps at --cores (local profiles) or --max-threads, so
 # that no other job (an LM estimation, a table build) runs beside a measurement. Cluster profiles give timing jobs
-# whole nodes instead (slurm: --exclusive, cpus_per_task set explicitly).
+# whole nodes instead (slurm: --exclusive, and --cpus-per-task = the threads, capped at max-threads).
 BENCH_THREADS = 1 << 12
 
 # The shared folder (oracle, peers' source) beside the checkout: config key `shared` (default ../shared), or the
