@@ -62,6 +62,18 @@ static void cube_release(cube_t *c, void *p) { if (!c->arena) free(p); }
 /* The queue: a 4-ary heap (half the levels of a binary one; the four children share a cache line or two). Items
  * are totally ordered (ids differ), so the pop order does not depend on the heap's shape. */
 #define HEAP_D 4
+
+/* put `it` in the hole at i, moving it up past the parents it comes before */
+static void heap_sift_up(item_t *heap, int i, item_t it) {
+    while (i > 0) {
+        int p = (i - 1) / HEAP_D;
+        if (ITEM_BEFORE(heap[p], it)) break;
+        heap[i] = heap[p];
+        i = p;
+    }
+    heap[i] = it;
+}
+
 static int heap_push(cube_t *c, item_t it) {
     if (c->nheap == c->capheap) {
         int cap = c->capheap ? c->capheap * 2 : 1024;
@@ -72,14 +84,7 @@ static int heap_push(cube_t *c, item_t it) {
     }
     it.total = it.hyp->total;
     it.id = it.hyp->id;
-    int i = c->nheap++;
-    while (i > 0) {
-        int p = (i - 1) / HEAP_D;
-        if (ITEM_BEFORE(c->heap[p], it)) break;
-        c->heap[i] = c->heap[p];
-        i = p;
-    }
-    c->heap[i] = it;
+    heap_sift_up(c->heap, c->nheap++, it);
     return SB_OK;
 }
 
@@ -96,13 +101,7 @@ static item_t heap_pop(cube_t *c) {
         c->heap[i] = c->heap[b];
         i = b;
     }
-    while (i > 0) {
-        int p = (i - 1) / HEAP_D;
-        if (ITEM_BEFORE(c->heap[p], last)) break;
-        c->heap[i] = c->heap[p];
-        i = p;
-    }
-    c->heap[i] = last;
+    heap_sift_up(c->heap, i, last);
     return top;
 }
 
