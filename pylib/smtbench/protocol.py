@@ -338,17 +338,16 @@ class RepeatLoop:
                 w.context = {}
                 p1 = self.probe() if self.probe else None
                 probe_ns = max(p0, p1) if p0 is not None and p1 is not None else None
-                calib_now = calib  # the median of the walks before this repeat: its own cannot hide a spell
-                if p0 is not None and p1 is not None:
-                    walks += [p0, p1]
-                flagged = bool(calib_now and probe_ns and probe_ns > p.spell_factor * calib_now)
+                # judged against the median of the walks before this repeat: its own cannot hide a spell
+                flagged = bool(calib and probe_ns and probe_ns > p.spell_factor * calib)
                 over_budget = bool(p.budget_s) and self.clock() - t0 >= p.budget_s
                 retake = flagged and attempt < p.max_retakes and not over_budget  # the budget bounds retakes too
                 stop = "" if retake else self._decide(rep + 1, kept + [times], t0)
                 w.release(spell_probe_ns=probe_ns, spell_probe_start_ns=p0, spell_probe_end_ns=p1,
-                          spell_calibration_ns=calib_now, spell_flagged=flagged, retaken=retake,
+                          spell_calibration_ns=calib, spell_flagged=flagged, retaken=retake,
                           protocol_stop=stop or None)
-                if walks:
+                if probe_ns is not None:
+                    walks += [p0, p1]
                     calib = statistics.median(walks)
                 if not retake:
                     flagged_kept += flagged
