@@ -13,7 +13,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 BIN=${BIN:-.venv/bin}
-export PATH="$ROOT/$BIN:$PATH"   # smtbench in the jobs (make exports it too; this script also runs alone)
+case $BIN in /*) ;; *) BIN="$ROOT/$BIN" ;; esac
+export PATH="$BIN:$PATH"   # smtbench in the jobs (make exports it too; this script also runs alone)
 SLURM_OUT=build/slurm-smoke
 
 "$BIN/python" -c "import snakemake_executor_plugin_slurm" 2> /dev/null ||
