@@ -43,7 +43,8 @@ def test_ci_edge_cases_and_judging():
     assert c.judge(2.0) == "meets" and c.judge(3.0) == "misses" and c.judge(2.15) == "undecided"
     assert ratio_ci([1.5, 1.5, 1.5]) == ratio_ci([1.5, 1.5, 1.5])  # fixed seed: same rows, same table
     cols = ratio_columns("speedup", [1.1, 1.2, 1.3])
-    assert set(cols) == {"speedup_ci_low", "speedup_ci_high", "n_repeats"} and cols["n_repeats"] == 3
+    assert set(cols) == {"speedup_paired", "speedup_ci_low", "speedup_ci_high", "n_repeats"} and cols["n_repeats"] == 3
+    assert cols["speedup_ci_low"] <= cols["speedup_paired"] <= cols["speedup_ci_high"]
 
 
 class Machine:
@@ -227,6 +228,8 @@ def assert_intervals(table: pd.DataFrame, ratios: list[str]) -> None:
         assert ok.any(), r
         v = pd.to_numeric(table[r], errors="coerce")
         assert (lo[ok] <= hi[ok]).all() and (v[ok] > 0).all()
+        est = table[f"{r}_paired"]  # the interval's own estimate, always inside it (the best/best ratio may not be)
+        assert ((lo[ok] <= est[ok] + 1e-4) & (est[ok] <= hi[ok] + 1e-4)).all(), r
 
 
 def synthetic_lm_rows(n_rep: int = 5) -> pd.DataFrame:

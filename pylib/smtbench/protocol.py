@@ -422,9 +422,11 @@ def paired_ratios(df: "Any", fast: "Any", slow: "Any", value: str = "elapsed_ns"
 
 
 def ratio_columns(name: str, ratios: Sequence[float]) -> dict[str, float | int]:
-    """The columns ``<name>_ci_low``, ``<name>_ci_high``, ``n_repeats`` of one ratio (rounded as tables show)."""
+    """The columns ``<name>_paired`` (the geometric mean of the per-repeat ratios: the interval's estimate),
+    ``<name>_ci_low``, ``<name>_ci_high``, ``n_repeats`` of one ratio (rounded as tables show)."""
     c = ratio_ci(ratios)
-    return {f"{name}_ci_low": _r(c.low), f"{name}_ci_high": _r(c.high), "n_repeats": c.n}
+    return {f"{name}_paired": _r(c.estimate) if c.n >= 2 else math.nan, f"{name}_ci_low": _r(c.low),
+            f"{name}_ci_high": _r(c.high), "n_repeats": c.n}
 
 
 def _r(v: float) -> float:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Iterable
 
@@ -112,8 +113,8 @@ def save_figure(fig, path: str | Path) -> None:
 
 
 def add_interval(out: pd.DataFrame, ratio: str, per_row: list[list[float]]) -> pd.DataFrame:
-    """Put ``<ratio>_ci_low`` / ``<ratio>_ci_high`` (the 95% interval of each table row's per-repeat paired ratios,
-    smtbench.protocol.ratio_ci) right after the ``ratio`` column and keep ``n_repeats`` (the most repeats any of
+    """Put ``<ratio>_paired`` (the geometric mean of each table row's per-repeat paired ratios), ``<ratio>_ci_low`` /
+    ``<ratio>_ci_high`` (their 95% interval, smtbench.protocol.ratio_ci) right after the ``ratio`` column and keep ``n_repeats`` (the most repeats any of
     the row's intervals rests on) as the table's last measured column. Rows from before the protocol with one
     repeat, or none paired, get no interval (empty cells)."""
     from ..protocol import ratio_ci
@@ -121,7 +122,11 @@ def add_interval(out: pd.DataFrame, ratio: str, per_row: list[list[float]]) -> p
     cis = [ratio_ci(r) for r in per_row]
     at = list(out.columns).index(ratio) + 1 if ratio in out.columns else len(out.columns)
     out = out.copy()
-    for i, (suffix, vals) in enumerate((("_ci_low", [c.low for c in cis]), ("_ci_high", [c.high for c in cis]))):
+    # the interval's own point estimate (geometric mean of the paired per-repeat ratios) first: it always lies
+    # inside the interval, which the ratio column's best-of-repeats definition does not promise
+    paired = [c.estimate if c.n >= 2 else math.nan for c in cis]
+    for i, (suffix, vals) in enumerate((("_paired", paired), ("_ci_low", [c.low for c in cis]),
+                                        ("_ci_high", [c.high for c in cis]))):
         col = ratio + suffix
         if col in out.columns:
             out = out.drop(columns=col)
@@ -155,9 +160,10 @@ def move_last(out: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
 INTERVAL_NOTE = ("`<ratio>_ci_low` / `<ratio>_ci_high`: the ratio's 95% interval over the run's repeats, each repeat's "
                  "ratio computed from that repeat's paired points (expanded percentile bootstrap of the mean log-ratio, "
                  "smtbench.protocol); `n_repeats`: the repeats it rests on; `retaken_repeats`: repeats a slow spell "
-                 "(memory-latency probe above its factor x the run's calibration) had retaken. The ratio column itself "
-                 "keeps its definition (best times), so on a noisy machine it can fall outside its interval: the best "
-                 "of each point's repeats came from different moments; the interval, from paired repeats, is the "
-                 "statement to trust, and a target is judged on its lower bound. Empty interval cells: one repeat, or "
+                 "(memory-latency probe above its factor x the run's calibration) had retaken. `<ratio>_paired`: the "
+                 "interval's point estimate, the geometric mean of the per-repeat paired ratios (always inside the "
+                 "interval). The ratio column itself keeps its definition (best times), so on a noisy machine it can "
+                 "fall outside its interval: the best of each point's repeats came from different moments; the paired "
+                 "estimate and its interval are the statement to trust, and a target is judged on the lower bound. Empty interval cells: one repeat, or "
                  "rows that cannot be paired (rows from before the protocol without a repeat index, a point timed "
                  "outside the paired loop).")

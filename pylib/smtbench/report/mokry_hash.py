@@ -101,9 +101,9 @@ def layouts(rows: pd.DataFrame, threads: int = 1) -> pd.DataFrame:
     b = b.assign(best_over_floor=b.best_ns / b.line_floor_ns) if "line_floor_ns" in b else b
     b = _floor_interval(b)
     keep = [c for c in ("table_mib", "variant", "mode", "plain_ns", "best_ns", "best_queue_size", "speedup",
-                        "speedup_ci_low", "speedup_ci_high", "lines_per_lookup", "line_floor_ns", "best_over_floor",
-                        "best_over_floor_ci_low", "best_over_floor_ci_high", "load1_max", "n_repeats",
-                        "retaken_repeats") if c in b]
+                        "speedup_paired", "speedup_ci_low", "speedup_ci_high", "lines_per_lookup", "line_floor_ns",
+                        "best_over_floor", "best_over_floor_paired", "best_over_floor_ci_low",
+                        "best_over_floor_ci_high", "load1_max", "n_repeats", "retaken_repeats") if c in b]
     order = {v: i for i, v in enumerate(["kv", "keys", "kv-line", "kv-line-ovf", "split", "split-pf",
                                                    "split-ovf", "split-ovf-pf"])}
     b = b.assign(_o=b.variant.map(lambda v: (order.get(v.split(":")[0], 9), v)))
@@ -117,8 +117,8 @@ def table3_2(rows: pd.DataFrame) -> pd.DataFrame:
     best = best[best.table_mib == largest]
     wide = None
     for mode in ("miss", "hit"):
-        keep = [c for c in ("plain_ns", "best_ns", "best_queue_size", "speedup", "speedup_ci_low", "speedup_ci_high",
-                            "lines_per_lookup") if c in best]
+        keep = [c for c in ("plain_ns", "best_ns", "best_queue_size", "speedup", "speedup_paired", "speedup_ci_low",
+                            "speedup_ci_high", "lines_per_lookup") if c in best]
         part = best[best["mode"] == mode].set_index("threads")[keep]
         part.columns = [f"{mode}_{c}" for c in part.columns]
         wide = part if wide is None else wide.join(part, how="outer")

@@ -8,7 +8,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..moses_peer import NOT_BUILT
-from .common import paper_values
+from ..protocol import kept, paired_ratios
+from .common import add_interval, paper_values
 
 POINT = ["model", "phrase_table", "reordering", "threads"]
 LABEL = {"memory": "in-memory text", "probing": "probing (CreateProbingPT)", "compact": "compact (cmph)",
@@ -22,7 +23,6 @@ def _status(rows: pd.DataFrame) -> pd.Series:
 def per_point(rows: pd.DataFrame) -> pd.DataFrame:
     """Timed points: min and median decoding seconds over repeats, words/s from the min, the loading-only run's
     median, and the most 1-best lines any repeat had different from the model's reference variant."""
-    from ..protocol import kept
     t = kept(rows[_status(rows).isna()])  # attempts retaken in a slow spell are left out
     if t.empty:
         return pd.DataFrame(columns=POINT + ["decode_min_s", "decode_median_s", "words_per_second",
@@ -34,6 +34,21 @@ def per_point(rows: pd.DataFrame) -> pd.DataFrame:
                 repeats=("decode_seconds", "count")).reset_index()
     out["words_per_second"] = out.words_timed / out.decode_min_s
     return out
+
+
+def _per_repeat(rows: pd.DataFrame, fast: dict, slow: dict) -> list[float]:
+    """slow / fast decoding seconds per repeat (points given as POINT dicts), paired within the run's repeats."""
+    t = rows[_status(rows).isna()]
+    if t.empty:
+        return []
+
+    def sel(pt: dict) -> pd.Series:
+        m = pd.Series(True, index=t.index)
+        for k, v in pt.items():
+            m &= t[k] == v
+        return m
+
+    return paired_ratios(t, sel(fast), sel(slow), value="decode_seconds")
 
 
 def _not_built(rows: pd.DataFrame) -> pd.DataFrame:
@@ -59,7 +74,7 @@ def _storage_table(rows: pd.DataFrame, vary: str, fixed: str, fixed_value: str, 
     first measured value), per thread count; speedup_vs_memory = the text table's time / this time (same run)."""
     pts = per_point(rows)
     model = _main_model(rows)
-    out = []
+    out, per = [], []
     for m in [model] + [x for x in rows.model.unique() if x != model]:
         q = pts[pts.model == m]
         fv = fixed_value if (q[fixed] == fixed_value).any() or q.empty else q[fixed].iloc[0]
@@ -73,6 +88,8 @@ def _storage_table(rows: pd.DataFrame, vary: str, fixed: str, fixed_value: str, 
                         else float("nan"),
                         "lines_differing": int(r.lines_differing), "repeats": int(r.repeats),
                         "status": "measured"})
+            pt = {"model": m, vary: r._asdict()[vary], fixed: fv, "threads": r.threads}
+            per.append(_per_repeat(rows, pt, {**pt, vary: "memory"}) if len(mem) else [])
     nb = _not_built(rows)
     if len(nb):
         nb = nb[nb[fixed] == fixed_value] if (nb[fixed] == fixed_value).any() else nb
@@ -80,7 +97,17 @@ def _storage_table(rows: pd.DataFrame, vary: str, fixed: str, fixed_value: str, 
             d = r._asdict()
             out.append({"model": d["model"], vary: d[vary], fixed: d[fixed], "threads": int(d["threads"]),
                         "status": f"{NOT_BUILT}: {d['missing']}"})
-    return _with_paper(pd.DataFrame(out), fig)
+            per.append([])
+    df = pd.DataFrame(out)
+    if len(df) and "speedup_vs_memory" in df:
+        df = _status_last(add_interval(df, "speedup_vs_memory", per))
+    return _with_paper(df, fig)
+
+
+def _status_last(df: pd.DataFrame) -> pd.DataFrame:
+    """n_repeats (added by add_interval) beside repeats, status after them."""
+    cols = [c for c in df.columns if c != "status"] + ["status"]
+    return df[cols]
 
 
 def fig1(rows: pd.DataFrame) -> pd.DataFrame:
@@ -97,7 +124,7 @@ def fig2(rows: pd.DataFrame) -> pd.DataFrame:
 def fig10(rows: pd.DataFrame) -> pd.DataFrame:
     """Moses' words per second against threads, every storage combination; speedup_vs_1 within the combination."""
     pts = per_point(rows)
-    out = []
+    out, per = [], []
     for (m, pt, lr), q in pts.groupby(["model", "phrase_table", "reordering"]):
         one = q[q.threads == 1]
         for r in q.sort_values("threads").itertuples():
@@ -105,12 +132,18 @@ def fig10(rows: pd.DataFrame) -> pd.DataFrame:
                         "words_per_second": r.words_per_second, "decode_min_s": r.decode_min_s,
                         "speedup_vs_1": (float(one.decode_min_s.iloc[0]) / r.decode_min_s) if len(one)
                         else float("nan"), "status": "measured"})
+            p = {"model": m, "phrase_table": pt, "reordering": lr, "threads": r.threads}
+            per.append(_per_repeat(rows, p, {**p, "threads": 1}) if len(one) else [])
     nb = _not_built(rows)
     for r in nb.itertuples():
         d = r._asdict()
         out.append({"model": d["model"], "phrase_table": d["phrase_table"], "reordering": d["reordering"],
                     "threads": int(d["threads"]), "status": f"{NOT_BUILT}: {d['missing']}"})
-    return _with_paper(pd.DataFrame(out), "fig10")
+        per.append([])
+    df = pd.DataFrame(out)
+    if len(df) and "speedup_vs_1" in df:
+        df = _status_last(add_interval(df, "speedup_vs_1", per))
+    return _with_paper(df, "fig10")
 
 
 def _no_data(ax, rows: pd.DataFrame) -> None:

@@ -105,7 +105,8 @@ def live_table(rows: pd.DataFrame) -> pd.DataFrame:
     for system in ["ours"] + [s for s in ("moses2", "moses") if s in set(peers.get("system", []))]:
         p = peers[peers.system == system].iloc[-1] if system != "ours" else None
         row = {"system": f"{PEER_LABELS[system]}, {label}", "status": "ok" if p is None else p.status,
-               "words_per_second_median": None, "ours_speedup_median": None, "ours_speedup_ci_low": None,
+               "words_per_second_median": None, "ours_speedup_median": None, "ours_speedup_paired": None,
+               "ours_speedup_ci_low": None,
                "ours_speedup_ci_high": None, "ours_speedup_min": None,
                "ours_speedup_max": None, "n_repeats": None, "bleu": q.bleu if p is None else p.get("bleu"),
                "identical_with_ours": int(q.sentences) if p is None else p.get("ours_vs_identical"),
@@ -117,7 +118,8 @@ def live_table(rows: pd.DataFrame) -> pd.DataFrame:
             from ..protocol import ratio_ci
             ci = ratio_ci(list(ratios))  # the 95% interval of the per-repeat ratios (smtbench.protocol)
             row.update(words_per_second_median=float(t.median()), n_repeats=int(len(t)),
-                       ours_speedup_median=float(ratios.median()), ours_speedup_ci_low=ci.low,
+                       ours_speedup_median=float(ratios.median()),
+                       ours_speedup_paired=ci.estimate if ci.n >= 2 else None, ours_speedup_ci_low=ci.low,
                        ours_speedup_ci_high=ci.high, ours_speedup_min=float(ratios.min()),
                        ours_speedup_max=float(ratios.max()),
                        threads=int(timing[timing.system == system].threads.iloc[0]))
