@@ -337,13 +337,19 @@ def test_history_over_commits_flags_a_step(tmp_path):
 
 
 def test_decoder_reports_have_intervals():
-    from smtbench.report import mokry_decoder, moore_quirk, moses2_scaling, moses2_search, moses_decode
+    from smtbench.report import mokry_decoder, moore_quirk, moses2_moses1, moses2_scaling, moses2_search, moses_decode
 
     assert_intervals(mokry_decoder.table3_4(committed_rows("mokry_decoder")), ["speedup_vs_off", "speedup_vs_lazy"])
     assert_intervals(moses2_search.table5(committed_rows("moses2_search")), ["time_vs_cardinality"])
     sc = committed_rows("moses2_scaling")
     assert_intervals(moses2_scaling.scaling_table(sc), ["speedup_vs_1_thread"])
     assert_intervals(moses2_scaling.fig8_table(sc), ["separate_over_integrated"])
+    fig3 = moses2_scaling.fig3_table(sc, None)  # without the oracle: no Moses2 figure, so no interval
+    assert "vs_moses2_same_threads_ci_low" in fig3 and "n_repeats" in fig3
+    m1 = committed_rows("moses2_moses1")
+    assert_intervals(moses2_moses1.fig1(m1), ["speedup_vs_memory"])
+    assert_intervals(moses2_moses1.fig2(m1), ["speedup_vs_memory"])
+    assert_intervals(moses2_moses1.fig10(m1), ["speedup_vs_1"])
     t6 = moses2_scaling.table6(sc)
     assert t6.time_vs_cache0_ci_low.notna().any() and "n_repeats" in t6
     mq = committed_rows("moore_quirk")
