@@ -62,6 +62,28 @@ def test_bad_config_is_rejected(root):
     assert r.returncode != 0 and "bogus" in (r.stdout + r.stderr)
 
 
+def test_an_experiment_sets_its_own_protocol_keys(root, tmp_path):
+    """An experiment's `protocol:` keys go over the grid's block for its rules only; a key the protocol lacks is
+    refused by the schema."""
+    import yaml
+    grid = yaml.safe_load((root / "config" / "smoke.yaml").read_text())
+    grid["mokry_hash"]["protocol"] = {"max_repeats": 17}
+    cfg = tmp_path / "grid.yaml"
+    cfg.write_text(yaml.safe_dump(grid))
+    r = subprocess.run(["snakemake", "--profile", "workflow/profiles/smoke", "--configfile", str(cfg), "-n", "-p",
+                        "--forceall", "--nolock"], cwd=root, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    cmds = [x for x in r.stdout.splitlines() if "--max-repeats" in x]
+    hash_cmds = [x for x in cmds if "bench mokry_hash" in x]
+    assert hash_cmds and all("--max-repeats 17 " in x for x in hash_cmds)
+    assert len(cmds) > len(hash_cmds) and not any("--max-repeats 17 " in x for x in cmds if x not in hash_cmds)
+    grid["mokry_hash"]["protocol"] = {"max_repeat": 17}
+    cfg.write_text(yaml.safe_dump(grid))
+    r = subprocess.run(["snakemake", "--profile", "workflow/profiles/smoke", "--configfile", str(cfg), "-n",
+                        "--nolock"], cwd=root, capture_output=True, text=True)
+    assert r.returncode != 0 and "max_repeat" in r.stdout + r.stderr
+
+
 def test_one_name_per_experiment(root):
     """Every experiment's config key is its rule file's stem and its schema definition's name; every grid is one
     config file named after its `grid`."""

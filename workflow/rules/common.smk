@@ -99,8 +99,13 @@ def experiment_model(experiment, section, trained="the workflow's own model", fa
 PROTOCOL_FLAGS = {"max_repeats": "--max-repeats", "ci_target": "--ci-target", "time_budget": "--time-budget",
                   "order": "--order", "seed": "--order-seed", "spell_factor": "--spell-factor", "max_retakes": "--max-retakes",
                   "spell_probe_mib": "--spell-probe-mib"}
-# the repeat protocol's options (smtbench.protocol) of every timing rule: the profile's `protocol:` block
-PROTOCOL_ARGS = " ".join(f"{PROTOCOL_FLAGS[k]} {v}" for k, v in sorted(GRID["protocol"].items()))
+
+
+def protocol_args(experiment):
+    """The repeat protocol's options (smtbench.protocol) of an experiment's timing rules: the grid's `protocol:`
+    block, with the keys of the experiment's own `protocol:` over it."""
+    merged = {**GRID["protocol"], **GRID[experiment]["protocol"]}
+    return " ".join(f"{PROTOCOL_FLAGS[k]} {v}" for k, v in sorted(merged.items()))
 
 
 def hash_variants(mib):

@@ -51,7 +51,7 @@ if GLM_BTREE:
             name=GLM_NAME_RE,
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
+            protocol=protocol_args("glm_btree"),  # the grid's repeat protocol with the experiment's own keys
             sweeps=_glm_sweeps,
             k=GLM_BTREE["node_size"],
             threads=",".join(map(str, GLM_BTREE["threads"])),

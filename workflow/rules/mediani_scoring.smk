@@ -37,7 +37,7 @@ rule mediani_bench:
         partitions=",".join(map(str, MEDIANI_SCORING["partitions"])),
         mmax=MEDIANI_SCORING["memory_max_fraction"],
         repeats=MEDIANI_SCORING["repeats"],
-        protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
+        protocol=protocol_args("mediani_scoring"),  # the grid's repeat protocol with the experiment's own keys
         profile=GRID_NAME,
     threads: BENCH_THREADS  # the whole machine (see common.smk)
     resources:

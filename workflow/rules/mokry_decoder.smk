@@ -38,7 +38,7 @@ if MOKRY_DECODER_MODEL:
             exact=MOKRY_DECODER["exact_queue_sizes"],
             sentences=MOKRY_DECODER["sentences"],
             repeats=MOKRY_DECODER["repeats"],
-            protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
+            protocol=protocol_args("mokry_decoder"),  # the grid's repeat protocol with the experiment's own keys
             pop_limit=MOKRY_DECODER["pop_limit"],
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:

@@ -23,7 +23,7 @@ rule hash_sweep:
         modes=",".join(MOKRY_HASH["modes"]),
         lookups=MOKRY_HASH["lookups"],
         repeats=MOKRY_HASH["repeats"],
-        protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
+        protocol=protocol_args("mokry_hash"),  # the grid's repeat protocol with the experiment's own keys
         lf=MOKRY_HASH["load_factor"],
         sizing=MOKRY_HASH["sizing"],
     threads: BENCH_THREADS  # the whole machine (see common.smk)

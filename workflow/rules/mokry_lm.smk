@@ -27,7 +27,7 @@ if MOKRY_LM:
             f"{OUT}/raw/mokry_lm/{{name}}.jsonl",
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
+            protocol=protocol_args("mokry_lm"),  # the grid's repeat protocol with the experiment's own keys
             q=MOKRY_LM["queue_sizes"],
             repeats=MOKRY_LM["repeats"],
             minq=MOKRY_LM["min_queries"],

@@ -67,7 +67,7 @@ if MOORE_QUIRK_MODEL:
             sentences=MOORE_QUIRK["sentences"],
             every=MOORE_QUIRK["every"],
             repeats=MOORE_QUIRK["repeats"],
-            protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
+            protocol=protocol_args("moore_quirk"),  # the grid's repeat protocol with the experiment's own keys
             dl=MOORE_QUIRK["distortion_limit"],
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
@@ -100,7 +100,7 @@ if MOORE_QUIRK_MODEL:
                 extra=",".join(map(str, MOORE_QUIRK_MOSES["extra_beam_limits"])) or "''",
                 sentences=MOORE_QUIRK_MOSES["sentences"],
                 repeats=MOORE_QUIRK_MOSES["repeats"],
-                protocol=PROTOCOL_ARGS,
+                protocol=protocol_args("moore_quirk"),
                 oracle=lambda wildcards, input: str(Path(input.ini).parent),
             threads: BENCH_THREADS  # the whole machine (see common.smk)
             resources:

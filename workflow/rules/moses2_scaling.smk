@@ -82,7 +82,7 @@ if MOSES2_SCALING_MODEL:
             stack=MOSES2_SCALING["stack_size"],
             sentences=MOSES2_SCALING["sentences"],
             repeats=MOSES2_SCALING["repeats"],
-            protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
+            protocol=protocol_args("moses2_scaling"),  # the grid's repeat protocol with the experiment's own keys
             profile_us=MOSES2_SCALING["profile_us"],
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:

@@ -36,7 +36,7 @@ if MOSES2_SEARCH_MODEL:
             short=MOSES2_SEARCH["short_words"],
             widths=",".join(map(str, MOSES2_SEARCH["reference_widths"])),
             repeats=MOSES2_SEARCH["repeats"],
-            protocol=PROTOCOL_ARGS,  # the profile's repeat protocol (smtbench.protocol)
+            protocol=protocol_args("moses2_search"),  # the grid's repeat protocol with the experiment's own keys
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
             bench=1,
