@@ -14,8 +14,9 @@ import signal
 import subprocess
 import sys
 import time
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Callable, Iterator
 
 import pytest
 
@@ -84,6 +85,23 @@ def _snakemake(d: Path, *extra: str, targets: tuple[str, ...] = (TARGET,)) -> su
     return subprocess.Popen(cmd, cwd=d, env=_slurm_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+@contextmanager
+def _running(d: Path, *extra: str, targets: tuple[str, ...] = (TARGET,)) -> Iterator[subprocess.Popen]:
+    """_snakemake's process, stopped if the block leaves it running (a failed assertion, a timeout): SIGTERM, on
+    which snakemake cancels its SLURM jobs, then SIGKILL after two minutes; never a run left behind."""
+    p = _snakemake(d, *extra, targets=targets)
+    try:
+        yield p
+    finally:
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+
+
 def _jobs(since: int) -> list[tuple[int, str, str]]:
     """(id, state, comment) of the SLURM jobs with an id above ``since`` (finished ones too: MinJobAge)."""
     r = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%i|%T|%k"], capture_output=True, text=True,
@@ -123,14 +141,14 @@ def _check_killed(d: Path, writing: list[Path], full: dict[str, bytes], left: li
     assert sorted(outdir.rglob("*.tmp")) == sorted(left or []), list(outdir.rglob("*.tmp"))
     for name, data in _outputs(d).items():
         assert data == full[name], f"{name}: a partial or different output under its final name"
-    seen = [str(t.parent / t.name[1:].rsplit(".", 2)[0]) for t in writing]  # .whole.out.abc123.tmp -> whole.out
+    seen = [str(t.parent / t.name[1:].rsplit(".", 4)[0]) for t in writing]  # .whole.out.HOST.PID.abc.tmp -> whole.out
     assert seen and not all(Path(s).exists() for s in seen), seen  # at least one was cut off, not published
 
 
 def _resume(d: Path, full: dict[str, bytes], targets: tuple[str, ...] = (TARGET,)) -> None:
     """The next run (default run time) completes the killed work with the uninterrupted run's bytes."""
-    p = _snakemake(d, targets=targets)
-    log, _ = p.communicate(timeout=1200)
+    with _running(d, targets=targets) as p:
+        log, _ = p.communicate(timeout=1200)
     assert p.returncode == 0, log[-4000:]
     assert _outputs(d) == (full if targets == (TARGET,) else {t: full[t] for t in targets})
 
@@ -140,8 +158,8 @@ def uninterrupted(tmp_path_factory, small_trained):
     """The sharded decode run once through SLURM without interruption: (workdir, its outputs, its SLURM jobs)."""
     d = _workflow(tmp_path_factory.mktemp("slurm-run"), small_trained)
     since = _last_job()
-    p = _snakemake(d)
-    log, _ = p.communicate(timeout=1200)
+    with _running(d) as p:
+        log, _ = p.communicate(timeout=1200)
     assert p.returncode == 0, log[-4000:]
     return d, _outputs(d), _jobs(since)
 
@@ -166,19 +184,19 @@ def test_sharded_decode_as_slurm_jobs_equals_one_job(uninterrupted) -> None:
 def test_cancelled_job_leaves_no_partial_output_and_resumes(tmp_path, small_trained, uninterrupted) -> None:
     d = _workflow(tmp_path, small_trained)
     since = _last_job()
-    p = _snakemake(d)
     outdir = d / "out" / "decode_shards"
     cancelled: list[int] = []
     writing: list[Path] = []
-    deadline = time.monotonic() + 900
-    while time.monotonic() < deadline and p.poll() is None and not cancelled:
-        writing = [t for t in outdir.rglob(".*.tmp")] if outdir.exists() else []
-        if writing:  # a decoder is writing its outputs: cancel every running decode job now
-            cancelled = [i for i, s, c in _jobs(since) if s == "RUNNING" and c.startswith("rule_decode_shard_")]
-            if cancelled:
-                subprocess.run(["scancel", *map(str, cancelled)], env=_slurm_env(), check=True)
-        time.sleep(0.05)
-    log, _ = p.communicate(timeout=900)
+    with _running(d) as p:
+        deadline = time.monotonic() + 900
+        while time.monotonic() < deadline and p.poll() is None and not cancelled:
+            writing = [t for t in outdir.rglob(".*.tmp")] if outdir.exists() else []
+            if writing:  # a decoder is writing its outputs: cancel every running decode job now
+                cancelled = [i for i, s, c in _jobs(since) if s == "RUNNING" and c.startswith("rule_decode_shard_")]
+                if cancelled:
+                    subprocess.run(["scancel", *map(str, cancelled)], env=_slurm_env(), check=True)
+            time.sleep(0.05)
+        log, _ = p.communicate(timeout=900)
     assert cancelled, "no decode job was caught writing (all finished first?)\n" + log[-3000:]
     assert p.returncode != 0, log[-3000:]
     states = {i: s for i, s, _ in _jobs(since)}
@@ -186,6 +204,19 @@ def test_cancelled_job_leaves_no_partial_output_and_resumes(tmp_path, small_trai
     # nothing partial under a final name: no temporary file left, and whatever final output exists is complete
     _check_killed(d, writing, uninterrupted[1])
     _resume(d, uninterrupted[1])
+
+
+@contextmanager
+def _resumed(pid: Callable[[], int | None]) -> Iterator[None]:
+    """SIGCONT to the process ``pid()`` names, if any, when the block ends: SLURM will have killed it; if not (a
+    failure in the block), it goes on and ends at its limit."""
+    try:
+        yield
+    finally:
+        stopped = pid()
+        if stopped is not None:
+            with suppress(ProcessLookupError):
+                os.kill(stopped, signal.SIGCONT)
 
 
 # the one-job decode of one search: split, then this single job (all three outputs come from it)
@@ -198,15 +229,15 @@ def test_job_killed_at_time_limit_leaves_no_partial_output_and_resumes(tmp_path,
     writing its outputs, the decoder is stopped (SIGSTOP: a hung job, using no core while SLURM's clock runs on).
     SLURM ends the job at its limit (state TIMEOUT): no output appears under a final name, and the next run, with
     the default run time, completes it with the uninterrupted run's bytes. A hung writer never runs its SIGTERM
-    cleanup (SLURM's SIGKILL ends it), so its hidden temporaries (.whole.out.XXXXXX.tmp) stay, and only those.
+    cleanup (SLURM's SIGKILL ends it), so its hidden temporaries (.whole.out.HOST.PID.XXXXXX.tmp) stay, and only
+    those, until the next run's writes of the same outputs remove them (their process is gone).
     Costs SLURM's minute, its 30 s time-limit sweep and the executor's status-check back-off: about 3 minutes."""
     d = _workflow(tmp_path, small_trained)
     since = _last_job()
-    p = _snakemake(d, "--set-resources", "decode_shard:runtime=1", targets=WHOLE)
     search = d / "out" / "decode_shards" / "normal"
     hung: int | None = None
     writing: list[Path] = []
-    try:
+    with _running(d, "--set-resources", "decode_shard:runtime=1", targets=WHOLE) as p, _resumed(lambda: hung):
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline and p.poll() is None and hung is None:
             writing = list(search.glob(".whole.*.tmp")) if search.exists() else []  # the decoder's, not split's
@@ -219,10 +250,6 @@ def test_job_killed_at_time_limit_leaves_no_partial_output_and_resumes(tmp_path,
                     os.kill(pid, signal.SIGCONT)
             time.sleep(0.05)
         log, _ = p.communicate(timeout=600)
-    finally:
-        if hung is not None:  # SLURM killed it; if not (a failure above), let it go on: it ends at its limit
-            with suppress(ProcessLookupError):
-                os.kill(hung, signal.SIGCONT)
     assert hung is not None, "the decode job was not caught writing (finished first?)\n" + log[-3000:]
     assert p.returncode != 0, log[-3000:]
     decode = [s for _, s, c in _jobs(since) if c.startswith("rule_decode_shard_")]
@@ -231,3 +258,4 @@ def test_job_killed_at_time_limit_leaves_no_partial_output_and_resumes(tmp_path,
     assert not any((d / w).exists() for w in WHOLE)
     _check_killed(d, writing, uninterrupted[1], left=writing)
     _resume(d, uninterrupted[1], WHOLE)
+    assert not [t for t in writing if t.exists()], writing  # the next run's writes removed the killed writer's temps

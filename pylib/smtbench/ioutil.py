@@ -113,7 +113,8 @@ def _replacing(target: str, keep_mode: int | None) -> Iterator[tuple[int, str]]:
     """(fd, name) of a temporary file beside ``target``, renamed over it if the block succeeds, removed if not
     (or on SIGTERM/SIGINT: registered for the signal handler)."""
     d, name = os.path.split(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=d or ".")
+    remove_stale_temps(d or ".", name)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.{_HOST}.{os.getpid()}.", suffix=".tmp", dir=d or ".")
     _CLEANUP[id(tmp)] = tmp
     try:
         yield fd, tmp
@@ -275,6 +276,37 @@ def run_interruptible(fn, *args, **kwargs):
     return box.get("result")
 
 
+_HOST = (os.uname().nodename.split(".")[0] or "host").replace(".", "_")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temps(d: str | os.PathLike[str], name: str) -> list[str]:
+    """Remove the temporary files ``.<name>.<host>.<pid>.*.tmp`` beside an output that a writer on this host left
+    when it was killed with SIGKILL (SIGTERM/SIGINT remove their own); a temp of a live process, of another host
+    (a shared file system) or of another naming is left alone. Returns what was removed."""
+    removed = []
+    head = f".{name}.{_HOST}."
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(d):
+            if not (entry.name.startswith(head) and entry.name.endswith(".tmp")):
+                continue
+            pid_text = entry.name[len(head):].split(".", 1)[0]
+            if pid_text.isdigit() and not _pid_alive(int(pid_text)) and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed.append(entry.path)
+    return removed
+
+
 def remove_stale_runs(base: str | os.PathLike[str], prefix: str) -> list[str]:
     """Remove run folders ``<prefix><pid>.*`` under ``base`` whose process is gone (killed with SIGKILL, or a
     crash); returns what was removed."""
@@ -287,15 +319,7 @@ def remove_stale_runs(base: str | os.PathLike[str], prefix: str) -> list[str]:
             pid_text = entry.name[len(prefix):].split(".", 1)[0]
             if not pid_text.isdigit():
                 continue
-            pid = int(pid_text)
-            try:
-                os.kill(pid, 0)
-                alive = True
-            except ProcessLookupError:
-                alive = False
-            except PermissionError:
-                alive = True
-            if not alive:
+            if not _pid_alive(int(pid_text)):
                 shutil.rmtree(entry.path, ignore_errors=True)
                 removed.append(entry.path)
     return removed

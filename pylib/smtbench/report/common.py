@@ -113,9 +113,9 @@ def save_figure(fig, path: str | Path) -> None:
 
 
 def add_interval(out: pd.DataFrame, ratio: str, per_row: list[list[float]]) -> pd.DataFrame:
-    """Put ``<ratio>_paired`` (the geometric mean of each table row's per-repeat paired ratios), ``<ratio>_ci_low`` /
-    ``<ratio>_ci_high`` (their 95% interval, smtbench.protocol.ratio_ci) right after the ``ratio`` column and keep ``n_repeats`` (the most repeats any of
-    the row's intervals rests on) as the table's last measured column. Rows from before the protocol with one
+    """Put ``<ratio>_paired`` (the geometric mean of each table row's per-repeat paired ratios), ``<ratio>_ci_low``
+    / ``<ratio>_ci_high`` (their 95% interval, smtbench.protocol.ratio_ci) right after the ``ratio`` column and keep
+    ``n_repeats`` (the most repeats any of the row's intervals rests on) as the table's last measured column. Rows from before the protocol with one
     repeat, or none paired, get no interval (empty cells)."""
     from ..protocol import ratio_ci
 
