@@ -380,3 +380,36 @@ def test_the_time_budget_bounds_retakes():
     s = RepeatLoop(Protocol(repeats=4, max_retakes=5, budget_s=3), w, tasks, probe=probe,
                    clock=lambda: float(next(ticks))).run()
     assert s.repeats == 4 and s.retaken < 3 * 5 and s.flagged_kept >= 1  # the budget stopped the retakes
+
+
+def test_focus_repeats_only_the_headline_points_after_the_first_repeats():
+    """--focus: the first `repeats` time every point; then only those the driver's focus names (here: a and the
+    best of b1/b2 so far), with protocol_focused in their rows; without --focus every point every repeat."""
+    def run(focus: bool):
+        out = io.StringIO()
+        w = RowWriter("test", out)
+        seen: list[tuple[int, str]] = []
+
+        def point(name, base):
+            def fn(rep):
+                seen.append((rep, name))
+                t = base * (1 + 0.05 * (len(seen) % 3))  # some noise: the interval never reaches the target
+                w.emit(point=name, repeat=rep, elapsed_ns=t)
+                return t
+            return fn
+
+        tasks = [Task(k, point(k, v)) for k, v in (("a", 100.0), ("b1", 90.0), ("b2", 60.0), ("c", 500.0))]
+        ratios = [Ratio("a_vs_b", lambda t: t["a"] / min(t[k] for k in ("b1", "b2") if k in t))]
+        loop = RepeatLoop(Protocol(repeats=2, max_repeats=5, target=1e-9, probe_mib=0, focus=focus), w, tasks,
+                          ratios, focus=lambda kept: ["a", min(("b1", "b2"), key=lambda k: kept[0][k])])
+        s = loop.run()
+        return s, [json.loads(x) for x in out.getvalue().splitlines()], seen
+
+    s, rows, seen = run(True)
+    assert s.repeats == 5 and s.stop == "max_repeats"
+    assert sorted(k for r, k in seen if r < 2) == sorted(["a", "b1", "b2", "c"] * 2)
+    assert sorted(k for r, k in seen if r >= 2) == sorted(["a", "b2"] * 3)
+    assert all(r["protocol_focused"] == (r["repeat"] >= 2) for r in rows)
+    assert s.cis["a_vs_b"].n == 5
+    s, rows, seen = run(False)
+    assert len(seen) == 5 * 4 and "protocol_focused" not in rows[0]

@@ -25,6 +25,11 @@ This VM's memory slows down by 1.4-2x for minutes at a time, so one number per p
   flagged attempt's rows stay in the output with ``retaken=True`` and are left out of every ratio. Once the time
   budget is spent, a flagged repeat is kept (flagged) instead of retaken: the budget bounds a run's wall time to
   about max(budget, ``repeats`` x one repeat) however noisy the machine.
+- **Focus** (``--focus``, for drivers that name their headline points): the first ``repeats`` time every point; the
+  repeats after them time only the points the headline ratios compare (e.g. the sequential path, the automaton at
+  the best queue size of those first repeats, KenLM's probing model), so a sweep of 50 points gets ten times the
+  repeats of its headline ratios in the same budget. Rows of those repeats say ``protocol_focused``; the other
+  points keep their first repeats.
 
 Drivers build a :class:`RepeatLoop` from :class:`Task` s (one per timed point: a function of the repeat number that
 times the point once, emits its row(s) through the :class:`~smtbench.benchutil.RowWriter` and returns the time it
@@ -157,6 +162,7 @@ class Protocol:
     max_retakes: int = 2        # per repeat
     probe_mib: int = 128        # 0 = no probe
     probe_steps: int = 50_000   # ~5-50 ms: 100-900 ns per load on this VM
+    focus: bool = False         # after `repeats`, time only the headline points (drivers that name them)
 
     def validate(self) -> None:
         if not 1 <= self.repeats <= 1000:
@@ -196,12 +202,15 @@ class Protocol:
                        help="flag and retake a repeat whose slow-spell probe exceeds this x the calibration")
         g.add_argument("--max-retakes", type=int, default=2, help="retakes per repeat (bounded)")
         g.add_argument("--spell-probe-mib", type=int, default=128, help="the probe's buffer (0 = no probe)")
+        g.add_argument("--focus", action="store_true",
+                       help="after --repeats, repeat only the points the headline ratios compare (drivers that name "
+                            "them; others time every point): more repeats of those ratios in the same time")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Protocol":
         pr = cls(repeats=args.repeats, max_repeats=args.max_repeats, target=args.ci_target,
                  budget_s=args.time_budget, order=args.order, seed=args.order_seed, spell_factor=args.spell_factor,
-                 max_retakes=args.max_retakes, probe_mib=args.spell_probe_mib)
+                 max_retakes=args.max_retakes, probe_mib=args.spell_probe_mib, focus=bool(getattr(args, "focus", False)))
         pr.validate()
         return pr
 
@@ -263,13 +272,18 @@ class RepeatLoop:
 
     def __init__(self, protocol: Protocol, writer: Any, tasks: Sequence[Task], ratios: Sequence[Ratio] = (),
                  probe: Callable[[], float] | None = None, progress: Any = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 focus: Callable[[list[dict[str, float]]], Iterable[str]] | None = None):
         protocol.validate()
         keys = [t.key for t in tasks]
         if len(set(keys)) != len(keys):
             raise ValueError(f"task keys must be unique: {keys}")
         self.p, self.writer, self.tasks, self.ratios = protocol, writer, list(tasks), list(ratios)
         self.progress, self.clock = progress, clock
+        # protocol.focus: after the first `repeats`, only the tasks focus(kept repeats' times) names (the points the
+        # headline ratios compare, e.g. the best queue size so far): the other points keep their first repeats
+        self.focus = focus if protocol.focus else None
+        self.active = self.tasks
         if probe is None and protocol.probe_mib:
             probe = SpellProbe(protocol.probe_mib, protocol.probe_steps).measure
         self.probe = probe
@@ -280,10 +294,19 @@ class RepeatLoop:
 
     def order(self, rep: int, attempt: int) -> list[Task]:
         if self.p.order == "shuffle":
-            out = list(self.tasks)
+            out = list(self.active)
             random.Random(f"{self.seed}/{rep}/{attempt}").shuffle(out)
             return out
-        return list(self.tasks) if rep % 2 == 0 else self.tasks[::-1]
+        return list(self.active) if rep % 2 == 0 else self.active[::-1]
+
+    def _narrow(self, kept: list[dict[str, float]]) -> None:
+        """Once the first `repeats` are kept: the tasks the focus names (all of them if it names none we have)."""
+        if self.focus is None or self.active is not self.tasks:
+            return
+        keys = set(self.focus(kept))
+        active = [t for t in self.tasks if t.key in keys]
+        if active:
+            self.active = active
 
     def cis(self, times: list[dict[str, float]]) -> dict[str, CI]:
         return {r.name: ratio_ci([r.of(t) for t in times]) for r in self.ratios}
@@ -329,7 +352,8 @@ class RepeatLoop:
                 times: dict[str, float] = {}
                 p0 = self.probe() if self.probe else None
                 for pos, task in enumerate(self.order(rep, attempt)):
-                    w.context = {**base, "attempt": attempt, "order_pos": pos}
+                    w.context = {**base, "attempt": attempt, "order_pos": pos,
+                                 **({"protocol_focused": self.active is not self.tasks} if self.focus else {})}
                     v = task.fn(rep)
                     if v is not None:
                         times[task.key] = float(v)
@@ -356,10 +380,12 @@ class RepeatLoop:
                 retaken += 1
                 attempt += 1
                 if self.progress is not None:
-                    self.progress.total = (self.progress.total or 0) + len(self.tasks)
+                    self.progress.total = (self.progress.total or 0) + len(self.active)
             rep += 1
+            if rep >= p.repeats:
+                self._narrow(kept)
             if not stop and self.progress is not None and rep >= p.repeats:
-                self.progress.total = (self.progress.total or 0) + len(self.tasks)
+                self.progress.total = (self.progress.total or 0) + len(self.active)
         return Summary(repeats=len(kept), attempts=attempts, retaken=retaken, flagged_kept=flagged_kept, stop=stop,
                        seed=self.seed, calibration_ns=calib, cis=self.cis(kept), times=kept)
 

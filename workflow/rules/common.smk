@@ -98,14 +98,15 @@ def experiment_model(experiment, section, trained="the workflow's own model", fa
 
 PROTOCOL_FLAGS = {"max_repeats": "--max-repeats", "ci_target": "--ci-target", "time_budget": "--time-budget",
                   "order": "--order", "seed": "--order-seed", "spell_factor": "--spell-factor", "max_retakes": "--max-retakes",
-                  "spell_probe_mib": "--spell-probe-mib"}
+                  "spell_probe_mib": "--spell-probe-mib", "focus": "--focus"}
 
 
 def protocol_args(experiment):
     """The repeat protocol's options (smtbench.protocol) of an experiment's timing rules: the grid's `protocol:`
     block, with the keys of the experiment's own `protocol:` over it."""
     merged = {**GRID["protocol"], **GRID[experiment]["protocol"]}
-    return " ".join(f"{PROTOCOL_FLAGS[k]} {v}" for k, v in sorted(merged.items()))
+    return " ".join(PROTOCOL_FLAGS[k] if v is True else f"{PROTOCOL_FLAGS[k]} {v}"
+                    for k, v in sorted(merged.items()) if v is not False)  # a boolean is a flag
 
 
 def hash_variants(mib):
