@@ -210,7 +210,8 @@ class Protocol:
     def from_args(cls, args: argparse.Namespace) -> "Protocol":
         pr = cls(repeats=args.repeats, max_repeats=args.max_repeats, target=args.ci_target,
                  budget_s=args.time_budget, order=args.order, seed=args.order_seed, spell_factor=args.spell_factor,
-                 max_retakes=args.max_retakes, probe_mib=args.spell_probe_mib, focus=bool(getattr(args, "focus", False)))
+                 max_retakes=args.max_retakes, probe_mib=args.spell_probe_mib,
+                 focus=bool(getattr(args, "focus", False)))
         pr.validate()
         return pr
 
