@@ -5,10 +5,10 @@
 # n-best lists), evaluated on the dev and test books beside the untuned train-model.perl weights; our optimisers
 # beside Moses' mert/kbmira on the tuning run's n-best lists (needs make moses-test; NOT_BUILT rows otherwise).
 TUNE = GRID["tune"] if "tune" in GRID else None  # absent from the grid: not run
-TUNE_DIR = "work/tune"
-# never switched where the oracle is absent (its rows name only work/tune's ini, not which tables): not run
+# never switched where the oracle is absent (configured oracle, oracle absent): not run
 TUNE_MODEL = experiment_model("tune", TUNE, "the workflow's own tables and LM", fallback=False,
                             oracle="our tables from the oracle's alignment + its 5-gram LM") if TUNE else None
+TUNE_DIR = f"work/tune/{TUNE_MODEL}"  # one per model: the rows' ini paths name it
 TUNE_ORACLE = TUNE_MODEL == "oracle"
 if TUNE_ORACLE:
     TUNE_TABLES, TUNE_LM, TUNE_ORDER = TM_ORACLE, f"{ORACLE}/lm-en5.arpa.xz", 5
@@ -124,8 +124,10 @@ if TUNE_MODEL:
         params:
             evals=lambda wildcards, input: " ".join(f"{Path(p).stem.split('.')[1]}={p}" for p in input.evals),
             tables=lambda wildcards, output: str(Path(output.metrics).parent.parent / "tables"),
+            model=TUNE_MODEL + (": the workflow's own tables and LM" if TUNE_MODEL == "trained" else
+                                ": our tables from the oracle's alignment + its 5-gram LM"),
         log:
             f"{OUT}/logs/tune/report.log",
         shell:
             "smtbench report tune --evals {params.evals} --iterations {input.iterations} --peers {input.peers} "
-            "--tables {params.tables} --metrics {output.metrics} 2> {log}"
+            "--tables {params.tables} --metrics {output.metrics} --model {params.model:q} 2> {log}"

@@ -12,6 +12,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--peers", nargs="*", default=[], help="`smtbench tune-peers` rows")
     p.add_argument("--tables", required=True, help="output folder of tune_*.csv/.md")
     p.add_argument("--metrics", default=None, help="regression metrics CSV")
+    p.add_argument("--model", default="", help="what the tuned model is, for the tables' notes (e.g. the workflow's "
+                                               "own tables and LM)")
     p.set_defaults(func=run)
 
 
@@ -39,8 +41,10 @@ def run(args: argparse.Namespace) -> int:
     evals = pd.concat(evals, ignore_index=True)
     iters = tune.iterations(tune.read_jsonl(args.iterations)) if args.iterations else pd.DataFrame()
     out = Path(args.tables)
+    model = (f"Model: {args.model} (" if args.model else "Model: ") + ", ".join(sorted(set(evals["ini"].astype(str))))
+    model += ")" if args.model else ""
     write_table(tune.bleu_table(evals, iters), out / "tune_bleu", "Weight tuning: BLEU before and after",
-                notes=tune.BLEU_NOTES)
+                notes=tune.BLEU_NOTES + model + ".\n")
     if len(iters):
         write_table(iters, out / "tune_iterations", "Weight tuning: the iterations", notes=tune.ITER_NOTES)
     peers = tune.read_jsonl(args.peers) if args.peers else None
