@@ -112,6 +112,14 @@ def save_figure(fig, path: str | Path) -> None:
     plt.close(fig)
 
 
+def point_mask(rows: pd.DataFrame, point: dict) -> pd.Series:
+    """The rows of one timed point: every column named in ``point`` equal to its value."""
+    m = pd.Series(True, index=rows.index)
+    for k, v in point.items():
+        m &= rows[k] == v
+    return m
+
+
 def add_interval(out: pd.DataFrame, ratio: str, per_row: list[list[float]]) -> pd.DataFrame:
     """Put ``<ratio>_paired`` (the geometric mean of each table row's per-repeat paired ratios), ``<ratio>_ci_low``
     / ``<ratio>_ci_high`` (their 95% interval, smtbench.protocol.ratio_ci) right after the ``ratio`` column and keep

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..moses_peer import NOT_BUILT
 from ..protocol import kept, paired_ratios
-from .common import add_interval, paper_values
+from .common import add_interval, paper_values, point_mask
 
 POINT = ["model", "phrase_table", "reordering", "threads"]
 LABEL = {"memory": "in-memory text", "probing": "probing (CreateProbingPT)", "compact": "compact (cmph)",
@@ -41,14 +41,7 @@ def _per_repeat(rows: pd.DataFrame, fast: dict, slow: dict) -> list[float]:
     t = rows[_status(rows).isna()]
     if t.empty:
         return []
-
-    def sel(pt: dict) -> pd.Series:
-        m = pd.Series(True, index=t.index)
-        for k, v in pt.items():
-            m &= t[k] == v
-        return m
-
-    return paired_ratios(t, sel(fast), sel(slow), value="decode_seconds")
+    return paired_ratios(t, point_mask(t, fast), point_mask(t, slow), value="decode_seconds")
 
 
 def _not_built(rows: pd.DataFrame) -> pd.DataFrame:

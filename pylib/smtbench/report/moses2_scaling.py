@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..protocol import kept, paired_ratios
-from .common import add_interval, judge_target, paper_values
+from .common import add_interval, judge_target, paper_values, point_mask
 from .common import model_note as common_model_note
 
 COMPONENTS = ["memory", "lm", "phrase_table", "reordering", "search", "other"]
@@ -30,14 +30,7 @@ KEYS = ["table", "cache", "pool", "threads", "subset"]
 def _per_repeat(rows: pd.DataFrame, fast: dict, slow: dict) -> list[float]:
     """Per-repeat time(slow) / time(fast) of two timing points (each a dict over KEYS), paired on the repeat."""
     t = kept(rows[rows.kind == "timing"])
-
-    def sel(pt: dict) -> pd.Series:
-        m = pd.Series(True, index=t.index)
-        for k, v in pt.items():
-            m &= t[k] == v
-        return m
-
-    return paired_ratios(t, sel(fast), sel(slow), value="decode_seconds")
+    return paired_ratios(t, point_mask(t, fast), point_mask(t, slow), value="decode_seconds")
 
 
 def _shifted(out: pd.DataFrame, col: str, per_row: list[list[float]], shift: float) -> pd.DataFrame:
@@ -226,10 +219,7 @@ def moses_quiet(oracle: str | Path | None) -> pd.DataFrame:
 def _repeat_times(rows: pd.DataFrame, pt: dict) -> pd.Series:
     """One timing point's decoding seconds, one per kept repeat."""
     t = kept(rows[rows.kind == "timing"])
-    m = pd.Series(True, index=t.index)
-    for k, v in pt.items():
-        m &= t[k] == v
-    return t[m].decode_seconds
+    return t[point_mask(t, pt)].decode_seconds
 
 
 def fig3_table(rows: pd.DataFrame, oracle: str | Path | None) -> pd.DataFrame:
