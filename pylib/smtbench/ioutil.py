@@ -276,7 +276,7 @@ def run_interruptible(fn, *args, **kwargs):
     return box.get("result")
 
 
-_HOST = (os.uname().nodename.split(".")[0] or "host").replace(".", "_")
+_HOST = (os.uname().nodename.split(".")[0] or "host")[:16]  # bounded: the temporary's name stays short
 
 
 def _pid_alive(pid: int) -> bool:
