@@ -6,8 +6,10 @@
 # beside Moses' mert/kbmira on the tuning run's n-best lists (needs make moses-test; NOT_BUILT rows otherwise).
 TUNE = GRID["tune"] if "tune" in GRID else None  # absent from the grid: not run
 # never switched where the oracle is absent (configured oracle, oracle absent): not run
-TUNE_MODEL = experiment_model("tune", TUNE, "the workflow's own tables and LM", fallback=False,
-                            oracle="our tables from the oracle's alignment + its 5-gram LM") if TUNE else None
+TUNE_WHAT = {"trained": "the workflow's own tables and LM",
+             "oracle": "our tables from the oracle's alignment + its 5-gram LM"}
+TUNE_MODEL = experiment_model("tune", TUNE, TUNE_WHAT["trained"], fallback=False,
+                            oracle=TUNE_WHAT["oracle"]) if TUNE else None
 TUNE_DIR = f"work/tune/{TUNE_MODEL}"  # one per model: the rows' ini paths name it
 TUNE_ORACLE = TUNE_MODEL == "oracle"
 if TUNE_ORACLE:
@@ -124,8 +126,7 @@ if TUNE_MODEL:
         params:
             evals=lambda wildcards, input: " ".join(f"{Path(p).stem.split('.')[1]}={p}" for p in input.evals),
             tables=lambda wildcards, output: str(Path(output.metrics).parent.parent / "tables"),
-            model=TUNE_MODEL + (": the workflow's own tables and LM" if TUNE_MODEL == "trained" else
-                                ": our tables from the oracle's alignment + its 5-gram LM"),
+            model=f"{TUNE_MODEL}: {TUNE_WHAT[TUNE_MODEL]}",
         log:
             f"{OUT}/logs/tune/report.log",
         shell:

@@ -41,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
     evals = pd.concat(evals, ignore_index=True)
     iters = tune.iterations(tune.read_jsonl(args.iterations)) if args.iterations else pd.DataFrame()
     out = Path(args.tables)
-    model = (f"Model: {args.model} (" if args.model else "Model: ") + ", ".join(sorted(set(evals["ini"].astype(str))))
-    model += ")" if args.model else ""
+    inis = ", ".join(sorted(set(evals["ini"].astype(str))))
+    model = f"Model: {args.model} ({inis})" if args.model else f"Model: {inis}"
     write_table(tune.bleu_table(evals, iters), out / "tune_bleu", "Weight tuning: BLEU before and after",
                 notes=tune.BLEU_NOTES + model + ".\n")
     if len(iters):

@@ -123,8 +123,8 @@ def point_mask(rows: pd.DataFrame, point: dict) -> pd.Series:
 def add_interval(out: pd.DataFrame, ratio: str, per_row: list[list[float]]) -> pd.DataFrame:
     """Put ``<ratio>_paired`` (the geometric mean of each table row's per-repeat paired ratios), ``<ratio>_ci_low``
     / ``<ratio>_ci_high`` (their 95% interval, smtbench.protocol.ratio_ci) right after the ``ratio`` column and keep
-    ``n_repeats`` (the most repeats any of the row's intervals rests on) as the table's last measured column. Rows from before the protocol with one
-    repeat, or none paired, get no interval (empty cells)."""
+    ``n_repeats`` (the most repeats any of the row's intervals rests on) as the table's last measured column. Rows
+    from before the protocol with one repeat, or none paired, get no interval (empty cells)."""
     from ..protocol import ratio_ci
 
     cis = [ratio_ci(r) for r in per_row]
@@ -172,6 +172,7 @@ INTERVAL_NOTE = ("`<ratio>_ci_low` / `<ratio>_ci_high`: the ratio's 95% interval
                  "interval's point estimate, the geometric mean of the per-repeat paired ratios (always inside the "
                  "interval). The ratio column itself keeps its definition (best times), so on a noisy machine it can "
                  "fall outside its interval: the best of each point's repeats came from different moments; the paired "
-                 "estimate and its interval are the statement to trust, and a target is judged on the lower bound. Empty interval cells: one repeat, or "
+                 "estimate and its interval are the statement to trust, and a target is judged on the lower bound. "
+                 "Empty interval cells: one repeat, or "
                  "rows that cannot be paired (rows from before the protocol without a repeat index, a point timed "
                  "outside the paired loop).")

@@ -238,10 +238,9 @@ def fig3_table(rows: pd.DataFrame, oracle: str | Path | None) -> pd.DataFrame:
     out = pd.concat([ours, m2] if len(m2) else [ours]).reset_index(drop=True)
     m2w = m2.set_index("threads").words_per_second
     out["vs_moses2_same_threads"] = out.words_per_second / out.threads.map(m2w)
-    ref = out.threads.map(m2w)
-    per = [[w / float(ref.iloc[i]) for w in per_ours[i]] if i < len(per_ours) and ref.iloc[i] == ref.iloc[i] else []
-           for i in range(len(out))]
-    out = add_interval(out, "vs_moses2_same_threads", per)
+    # ours come first in `out`; Moses2's own rows have no interval
+    per = [[w / ref for w in ws] if ref == ref else [] for ws, ref in zip(per_ours, ours.threads.map(m2w))]
+    out = add_interval(out, "vs_moses2_same_threads", per + [[]] * (len(out) - len(per)))
     pv = paper_values("fast_scalable", "fig3")
     out["paper_speedup_vs_moses_1thread"] = float(pv[pv.key == "threads=1"].paper_speedup_vs_moses.iloc[0])
     return out
