@@ -203,6 +203,29 @@ def test_upper_hull_and_reading_it() -> None:
     assert list(hx) == pytest.approx([1, 4])
 
 
+def test_notes_answer_the_same_highest_bleu_and_name_tuned_weights(tmp_path) -> None:
+    import json
+
+    import pandas as pd
+    from smtbench.report.moore_quirk import highest_bleu_note, notes
+
+    def row(variant, tt, bleu):
+        return {"variant": variant, "ttable_threshold": tt, "beam_threshold": 1.0, "ttable_limit": 20,
+                "beam_limit": 10, "ms_per_word": 1.0, "vector": "v", "bleu": bleu, "repeat": 0}
+    rows = pd.DataFrame([row("pharaoh", 1.0, 30.00), row("pharaoh", 2.0, 30.31), row("de", 1.0, 30.25),
+                         row("de+ep", 1.0, 30.30)])
+    assert highest_bleu_note(rows) == ("Same highest BLEU (the paper's premise, within 0.1): yes: pharaoh 30.31, "
+                                       "de 30.25, de+ep 30.30 (spread 0.06).")
+    assert "within 0.1): no" in highest_bleu_note(rows.assign(bleu=rows.bleu.where(rows.variant != "de", 30.0)))
+    assert "untuned defaults" in notes(rows)
+    summary = tmp_path / "tune-mira.iterations.jsonl"
+    summary.write_text("".join(json.dumps({"run": r, "dev_bleu": b, "optimizer": "mira", "seed": 1, "nbest": 100,
+                                           "decoder": "cube", "decoder_args": "--pop-limit 100"}) + "\n"
+                               for r, b in ((1, 20.0), (2, 21.5), (3, 21.0))))
+    text = notes(rows, summary)
+    assert "untuned" not in text and "k-best batch MIRA" in text and "weights of run 2, dev BLEU 21.50" in text
+
+
 def test_hill_climb_walks_to_the_tightest_setting() -> None:
     from smtbench.experiments.moore_quirk import Grid, hill_climb
     grid = Grid([0.5, 1.0], [5, 10], [20])

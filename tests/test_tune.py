@@ -284,3 +284,23 @@ def test_tuned_ini_elsewhere_still_loads(tmp_path, monkeypatch) -> None:
     cfg = load_ini(out)
     assert cfg.feature("KENLM").weights == [0.25] and cfg.feature("KENLM").path.resolve() == tmp_path / "lm.arpa"
     assert "path=../pt.gz" in out.read_text()
+
+
+def test_reweight_takes_another_inis_weights_and_refuses_another_model(tmp_path, capsys) -> None:
+    from smtbench.cli import main
+    from smtbench.decode.ini import load_ini
+    from smtbench.tune.loop import write_ini
+
+    ini, _, _ = _toy_tuning_model(tmp_path)
+    tuned = tmp_path / "tune" / "tuned.ini"  # tuned elsewhere (its own folder), same features
+    write_ini(ini, {"LM0": [0.25], "WordPenalty0": [-0.5]}, tuned)
+    out = tmp_path / "model-tuned" / "moses.ini"
+    assert main(["tm", "reweight", "-f", str(ini), "--weights", str(tuned), "--out", str(out)]) == 0
+    got, want, base = load_ini(out), load_ini(tuned), load_ini(ini)
+    assert got.weight_vector() == want.weight_vector() != base.weight_vector()
+    assert [f.path and f.path.resolve() for f in got.features] == [f.path and f.path.resolve() for f in base.features]
+    other = tmp_path / "other.ini"
+    other.write_text(ini.read_text().replace("Distortion\n", "").replace("Distortion0= 0.3\n", ""))
+    assert main(["tm", "reweight", "-f", str(ini), "--weights", str(other), "--out", str(tmp_path / "x.ini")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "other.ini: its features differ" in err[0] and not (tmp_path / "x.ini").exists()

@@ -230,3 +230,30 @@ def test_results_index_and_notes_name_the_model(tmp_path):
     assert model_note(rows) == ("Model: work/tm/model-test/moses.ini (the workflow's own trained model); "
                                 "input: work/data/test.es.")
     assert "moses-bible-dev/moses.ini, the Moses oracle's model (these rows predate" in model_note(rows[["bleu"]])
+
+
+def test_decoding_experiments_rerun_on_tuned_weights(root, tmp_path):
+    """The default grid's `weights:` runs: the trained model reweighted with tune's MIRA weights (tm reweight) for
+    moses_decode (beside Moses2 on the same ini), mokry_decoder and moses2_search, their untuned trained-model runs,
+    and Moore & Quirk's own model tuned and re-run; tuned weights of other tables are refused."""
+    import yaml
+    r = subprocess.run(["snakemake", "--profile", "workflow/profiles/default", "-n", "-p", "--forceall", "--nolock"],
+                       cwd=root, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    cmds = [x for x in r.stdout.splitlines() if x.startswith("Shell command:")]
+    assert any("tm reweight -f work/tm/model-test/moses.ini --weights work/tune/trained/mira/tuned.ini" in x
+               for x in cmds)
+    assert any("bench moses_decode -f work/tm/model-test-mira/moses.ini" in x and "--peers moses2" in x
+               for x in cmds)
+    for rows in ("mokry_decoder/trained-mira.jsonl", "mokry_decoder/trained-default.jsonl",
+                 "moses2_search/rows-trained-mira.jsonl", "moses2_search/rows-trained-default.jsonl",
+                 "moore_quirk/rows-mira.jsonl"):
+        assert any(f"--out results/raw/{rows}" in x for x in cmds), rows
+    assert any("smtbench tune -f work/moore-quirk/tune/model/moses.ini" in x for x in cmds)
+    grid = yaml.safe_load((root / "config" / "default.yaml").read_text())
+    grid["tune"]["model"] = "oracle"
+    cfg = tmp_path / "grid.yaml"
+    cfg.write_text(yaml.safe_dump(grid))
+    r = subprocess.run(["snakemake", "--profile", "workflow/profiles/default", "--configfile", str(cfg), "-n",
+                        "--nolock"], cwd=root, capture_output=True, text=True)
+    assert r.returncode != 0 and "tune.model: trained" in r.stdout + r.stderr

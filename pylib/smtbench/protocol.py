@@ -462,14 +462,17 @@ def _r(v: float) -> float:
     return round(v, 3) if math.isfinite(v) else math.nan
 
 
-def spell_counts(df: "Any") -> dict[str, int]:
-    """How many repeats were retaken in slow spells and how many flagged repeats were kept (0 for old rows)."""
+def spell_counts(df: "Any") -> dict[str, float]:
+    """How many repeats were retaken in slow spells, how many flagged repeats were kept (0 for old rows), and the
+    median probe of the kept repeats (``probe_ns``: the run's memory regime; NaN without a probe)."""
     if "spell_flagged" not in df.columns or "run_id" not in df.columns:
-        return {"retaken": 0, "flagged_kept": 0}
+        return {"retaken": 0, "flagged_kept": 0, "probe_ns": math.nan}
     d = df[df["run_id"].notna()].drop_duplicates(["run_id", "repeat", "attempt"])
     ret = d["retaken"].fillna(False).astype(bool)
     fl = d["spell_flagged"].fillna(False).astype(bool)
-    return {"retaken": int(ret.sum()), "flagged_kept": int((fl & ~ret).sum())}
+    probe = d.loc[~ret, "spell_probe_ns"].dropna() if "spell_probe_ns" in d.columns else d.iloc[:0, 0]
+    return {"retaken": int(ret.sum()), "flagged_kept": int((fl & ~ret).sum()),
+            "probe_ns": round(float(probe.median()), 1) if len(probe) else math.nan}
 
 
 __all__ = ["CI", "NO_CI", "NullWriter", "Protocol", "Ratio", "RepeatLoop", "SpellProbe", "Summary", "Task", "describe", "kept",

@@ -199,24 +199,53 @@ def _glm_peers(wildcards):
 
 # --- mokry_decoder.smk
 
+def _mokry_decoder_own(lm):
+    """True for a rows file of a model's own LM: trained.jsonl, oracle.jsonl, trained-<weights>.jsonl."""
+    return lm in ("oracle", "trained") or lm.startswith("trained-")
+
+
 def _mokry_decoder_lm(wildcards):
-    """The LM replacing the model's (timing only); none for the model's own (rows trained.jsonl / oracle.jsonl)."""
-    return [] if wildcards.lm in ("oracle", "trained") else [lm_model_path(wildcards.lm)]
+    """The LM replacing the model's (timing only); none for the model's own (_mokry_decoder_own)."""
+    return [] if _mokry_decoder_own(wildcards.lm) else [lm_model_path(wildcards.lm)]
 
 
 def _mokry_decoder_model(wildcards):
     """(ini, source, reference) of a rows file: oracle.jsonl is the oracle's model (its own row where the
-    experiment's model is trained), every other one MOKRY_DECODER_MODEL's (mokry_decoder.smk)."""
-    return decoding_model("oracle" if wildcards.lm == "oracle" else MOKRY_DECODER_MODEL)
+    experiment's model is trained), trained-<weights>.jsonl the trained model under those weights (weight_runs),
+    every other one MOKRY_DECODER_MODEL's (mokry_decoder.smk)."""
+    lm = wildcards.lm
+    return decoding_model(lm if lm == "oracle" or lm.startswith("trained-") else MOKRY_DECODER_MODEL)
 
 
 # --- moses_decode.smk: the decoding tables' model and search settings
 
 def decoding_model(model):
-    """(ini, source, reference) of the model the decoding tables run on."""
+    """(ini, source, reference) of the model the decoding tables run on: `oracle`, `trained` (train-model.perl's
+    default weights), or `trained-<optimizer>`: the trained model with tune.smk's tuned weights (tune_apply)."""
     if model == "oracle":
         return f"{ORACLE}/moses.ini", f"{ORACLE}/dev.es", f"{ORACLE}/dev.en"
+    if model.startswith("trained-") and model != "trained-default":
+        return f"{TM}/model-test-{model.removeprefix('trained-')}/moses.ini", "work/data/test.es", "work/data/test.en"
     return f"{TM}/model-test/moses.ini", "work/data/test.es", "work/data/test.en"
+
+
+def weight_runs(experiment, model):
+    """The extra runs of an experiment's `weights:` list (issue 27: the decoding papers on tuned weights), as model
+    names for decoding_model: `trained-default` (train-model.perl's weights; left out where the experiment's own
+    model is already the trained one) and `trained-<optimizer>` (the weights tune.smk tunes on the same tables).
+    Tuned weights need tune in the grid with that optimizer and tune.model: trained (weights tuned on other tables
+    would load without complaint and mean nothing)."""
+    runs = []
+    for w in GRID[experiment].get("weights", []):
+        if w != "default":
+            tune = GRID.get("tune")
+            if not tune or w not in tune["optimizers"] or tune["model"] != "trained":
+                raise ValueError(f"{experiment}.weights: {w} needs the tune block with {w} in tune.optimizers and "
+                                 "tune.model: trained (the tables it tunes are the trained model's)")
+        elif model == "trained":
+            continue  # the experiment's own run
+        runs.append(f"trained-{w}")
+    return runs
 
 
 def decoding_search_args(wildcards):

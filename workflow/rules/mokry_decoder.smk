@@ -7,17 +7,20 @@
 # trained.jsonl; `oracle` = the Moses oracle's model on the dev books, rows oracle.jsonl (the committed run's).
 # Without the oracle, `oracle` follows the profile's oracle_absent (common.smk: experiment_model). Where the model is
 # `trained` and the oracle is present, the oracle's model is an extra table (mokry_table3_4_oracle, the model's own LM
-# only; no metrics), as moses_decode.smk's oracle tables.
+# only; no metrics), as moses_decode.smk's oracle tables. `weights:` adds runs of the trained model under other
+# weights (common.smk weight_runs: trained-default, trained-mira ...; rows trained-<w>.jsonl, tables
+# mokry_table3_4_trained-<w>; no metrics): Table 3.4's BLEU difference on tuned weights (issue 27).
 MOKRY_DECODER = GRID["mokry_decoder"] if "mokry_decoder" in GRID else None  # absent from the grid: not run
 MOKRY_DECODER_MODEL = experiment_model("mokry_decoder", MOKRY_DECODER, "the workflow's own model, test books") if MOKRY_DECODER else None
 MOKRY_DECODER_ORACLE_TOO = MOKRY_DECODER_MODEL == "trained" and HAVE_ORACLE
+MOKRY_DECODER_EXTRA = (["oracle"] if MOKRY_DECODER_ORACLE_TOO else []) + \
+    (weight_runs("mokry_decoder", MOKRY_DECODER_MODEL) if MOKRY_DECODER_MODEL else [])  # rows files beside the main one
 
 
 if MOKRY_DECODER_MODEL:
     ALL += [f"{OUT}/tables/mokry_table3_4.md", f"{OUT}/figures/mokry_fig3_6.png"]
     METRICS.append(f"{OUT}/metrics/mokry_decoder.csv")
-    if MOKRY_DECODER_ORACLE_TOO:
-        ALL += [f"{OUT}/tables/mokry_table3_4_oracle.md"]
+    ALL += [f"{OUT}/tables/mokry_table3_4_{x}.md" for x in MOKRY_DECODER_EXTRA]
 
     rule mokry_decoder_bench:
         conda: CONDA_ENV
@@ -30,10 +33,10 @@ if MOKRY_DECODER_MODEL:
         output:
             f"{OUT}/raw/mokry_decoder/{{lm}}.jsonl",  # lm: the model's own (trained|oracle) or a name in lm_models
         wildcard_constraints:  # never the other model's file name
-            lm="|".join(re.escape(x) for x in [MOKRY_DECODER_MODEL] + MOKRY_DECODER["lms"] + (["oracle"] if MOKRY_DECODER_ORACLE_TOO else [])),
+            lm="|".join(re.escape(x) for x in [MOKRY_DECODER_MODEL] + MOKRY_DECODER["lms"] + MOKRY_DECODER_EXTRA),
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
-            lm=lambda wc: "" if wc.lm in ("oracle", "trained") else f"--lm {lm_model_path(wc.lm)}",
+            lm=lambda wc: "" if _mokry_decoder_own(wc.lm) else f"--lm {lm_model_path(wc.lm)}",
             queues=MOKRY_DECODER["queue_sizes"],
             exact=MOKRY_DECODER["exact_queue_sizes"],
             sentences=MOKRY_DECODER["sentences"],
@@ -67,18 +70,22 @@ if MOKRY_DECODER_MODEL:
             "smtbench report mokry_decoder --rows {input} --table {params.table} "
             "--figure {output.figure} --metrics {output.metrics} 2> {log}"
 
-    if MOKRY_DECODER_ORACLE_TOO:
-        rule mokry_decoder_oracle_report:
-            """The oracle's model beside the trained one (its own LM, same settings): Table 3.4 and Fig 3.6 again."""
+    if MOKRY_DECODER_EXTRA:
+        rule mokry_decoder_extra_report:
+            """The oracle's model beside the trained one (its own LM, same settings), or the trained model under
+            other weights: Table 3.4 and Fig 3.6 again."""
             conda: CONDA_ENV
             input:
-                f"{OUT}/raw/mokry_decoder/oracle.jsonl",
+                f"{OUT}/raw/mokry_decoder/{{extra}}.jsonl",
             output:
-                shown_all(expand(f"{OUT}/tables/mokry_table3_4_oracle.{{ext}}", ext=["csv", "md"]), "mokry_decoder"),
-                figure=shown(f"{OUT}/figures/mokry_fig3_6_oracle.png", "mokry_decoder"),
+                shown_all([f"{OUT}/tables/mokry_table3_4_{{extra}}.csv", f"{OUT}/tables/mokry_table3_4_{{extra}}.md"],
+                          "mokry_decoder"),
+                figure=shown(f"{OUT}/figures/mokry_fig3_6_{{extra}}.png", "mokry_decoder"),
+            wildcard_constraints:
+                extra="|".join(re.escape(x) for x in MOKRY_DECODER_EXTRA),
             params:
                 table=lambda wildcards, output: output[0].removesuffix(".csv"),
             log:
-                f"{OUT}/logs/mokry_decoder/report-oracle.log",
+                f"{OUT}/logs/mokry_decoder/report-{{extra}}.log",
             shell:
                 "smtbench report mokry_decoder --rows {input} --table {params.table} --figure {output.figure} 2> {log}"

@@ -11,6 +11,9 @@
 # Moses mode on the oracle's own Moses model (dev verses) against our normal search and cube pruning (same
 # interleaved passes) and the oracle's recorded Moses2 / Moses v1 runs, at equal BLEU (bench beam has no live Moses
 # peer: Moses2 / Moses v1 decode the trained model live in moses_decode.smk). Without the oracle it is in NOT_RUN.
+# `weights:` (optimizers of the tune block, issue 27): the sweep again with the paper-faithful model's weights tuned
+# on the dev books (tune.smk's moore_quirk_tune, tune's settings; the same tables and test verses, the ini
+# reweighted by `tm reweight`): rows-<w>.jsonl, moore_quirk_*_<w> tables and figures (no metrics).
 MOORE_QUIRK = GRID["moore_quirk"] if "moore_quirk" in GRID else None  # absent from the grid: not run
 MOORE_QUIRK_MODEL = experiment_model("moore_quirk", MOORE_QUIRK, "the paper-faithful model on the workflow's own phrase table, test "
                             "books", oracle="the paper-faithful model on our phrase table from the oracle's "
@@ -21,20 +24,30 @@ MOORE_QUIRK_MOSES = MOORE_QUIRK_MOSES if MOORE_QUIRK_MOSES and needs_oracle("moo
 MOORE_QUIRK_TABLE_LIMIT = 25  # the model loads the paper's largest t-table limit in every profile (one shared model)
 if MOORE_QUIRK and max(MOORE_QUIRK["limits"]) > MOORE_QUIRK_TABLE_LIMIT:
     raise ValueError(f"moore_quirk.limits: at most {MOORE_QUIRK_TABLE_LIMIT} (the model's table-limit)")
+MOORE_QUIRK_WEIGHTS = list(MOORE_QUIRK.get("weights", [])) if MOORE_QUIRK_MODEL else []
+for _w in MOORE_QUIRK_WEIGHTS:
+    if _w == "default" or "tune" not in GRID or _w not in GRID["tune"]["optimizers"]:
+        raise ValueError(f"moore_quirk.weights: {_w}: an optimizer of the tune block (tune.optimizers; the main "
+                         "run is the default weights)")
+MOORE_QUIRK_RUNS = {"rows": "model", **{f"rows-{w}": f"model-{w}" for w in MOORE_QUIRK_WEIGHTS}}  # rows: model folder
 
 if MOORE_QUIRK_MODEL:
     ALL += [f"{OUT}/tables/moore_quirk_ratios.md", f"{OUT}/figures/moore_quirk_fig2.png",
             f"{OUT}/figures/moore_quirk_fig3.png"]
     METRICS.append(f"{OUT}/metrics/moore_quirk.csv")
+    ALL += [f"{OUT}/tables/moore_quirk_ratios_{w}.md" for w in MOORE_QUIRK_WEIGHTS]
 
     rule moore_quirk_model:
         conda: CONDA_ENV
         input:
             pt=rules.tm_oracle_tables.output.pt if MOORE_QUIRK_MODEL == "oracle" else rules.tm_score.output[0],
             lm=lm_model_path(MOORE_QUIRK["lm"]),
-            test="work/data/test.es",
-        output:
-            ini=f"{MOORE_QUIRK_DIR}/model/moses.ini",
+            books=lambda wildcards: ["work/data/test.es"] if wildcards.which == "model" else
+            ["work/data/dev.es", "work/data/test.es"],
+        output:  # model: the test books' (the sweeps); tune/model: dev + test (tune.smk's moore_quirk_tune)
+            ini=f"{MOORE_QUIRK_DIR}/{{which}}/moses.ini",
+        wildcard_constraints:
+            which="model|tune/model",
         params:
             order=LM_MODELS[MOORE_QUIRK["lm"]]["order"],
             tables=lambda wildcards, output: str(Path(output.ini).parent.parent / "tables"),
@@ -42,9 +55,9 @@ if MOORE_QUIRK_MODEL:
             dl=MOORE_QUIRK["distortion_limit"],
             tl=MOORE_QUIRK_TABLE_LIMIT,
         log:
-            f"{MOORE_QUIRK_DIR}/logs/model.log",
+            f"{MOORE_QUIRK_DIR}/logs/{{which}}.log",
         shell:
-            "(smtbench tm filter --input {input.test} --table {input.pt} --outdir {params.tables} "
+            "(smtbench tm filter --input {input.books} --table {input.pt} --outdir {params.tables} "
             "&& smtbench tm model --phrase-table {params.tables}/phrase-table.gz --lm {input.lm} "
             "--order {params.order} --distortion-limit {params.dl} --table-limit {params.tl} "
             "--outdir {params.model}) > {log} 2>&1"
@@ -53,11 +66,13 @@ if MOORE_QUIRK_MODEL:
         conda: CONDA_ENV
         input:
             BUILD,
-            ini=rules.moore_quirk_model.output.ini,
+            ini=lambda wildcards: f"{MOORE_QUIRK_DIR}/{MOORE_QUIRK_RUNS[wildcards.rows]}/moses.ini",
             src="work/data/test.es",
             ref="work/data/test.en",
         output:
-            f"{OUT}/raw/moore_quirk/rows.jsonl",
+            f"{OUT}/raw/moore_quirk/{{rows}}.jsonl",
+        wildcard_constraints:
+            rows="|".join(MOORE_QUIRK_RUNS),
         params:
             expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
             thresholds=",".join(map(str, MOORE_QUIRK["thresholds"])),
@@ -73,7 +88,7 @@ if MOORE_QUIRK_MODEL:
         resources:
             bench=1,
         log:
-            f"{OUT}/logs/moore_quirk/bench.log",
+            f"{OUT}/logs/moore_quirk/bench-{{rows}}.log",
         shell:
             "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moore_quirk -f {input.ini} --input {input.src} "
             "--reference {input.ref} --mode paper --distortion-limit {params.dl} --search {params.search} "
@@ -117,7 +132,7 @@ if MOORE_QUIRK_MODEL:
     rule moore_quirk_report:
         conda: CONDA_ENV
         input:
-            rows=rules.moore_quirk_bench.output,
+            rows=f"{OUT}/raw/moore_quirk/rows.jsonl",
             moses=f"{OUT}/raw/moore_quirk/moses.jsonl" if MOORE_QUIRK_MOSES else [],
         output:
             shown_all(expand(f"{OUT}/tables/moore_quirk_{{t}}.{{ext}}",
@@ -141,3 +156,31 @@ if MOORE_QUIRK_MODEL:
         shell:
             "smtbench report moore_quirk --rows {input.rows} --ratios {params.ratios} --same-settings {params.same} "
             "--points {params.points} --score-ratios {params.score} --fig2 {output.fig2} --fig3 {output.fig3} --score-figure {output.score_fig} {params.moses} --metrics {output.metrics} 2> {log}"
+
+    if MOORE_QUIRK_WEIGHTS:
+        rule moore_quirk_weights_report:
+            """The sweep on tuned weights: the ratio, same-settings, points and score tables and Figs 2-3 again."""
+            conda: CONDA_ENV
+            input:
+                rows=f"{OUT}/raw/moore_quirk/rows-{{weights}}.jsonl",
+                iterations=f"{OUT}/raw/moore_quirk/tune-{{weights}}.iterations.jsonl",
+            output:
+                shown_all([f"{OUT}/tables/moore_quirk_{t}_{{weights}}.{ext}"
+                           for t in ("ratios", "same_settings", "points", "score_ratios") for ext in ("csv", "md")],
+                          "moore_quirk"),
+                fig2=shown(f"{OUT}/figures/moore_quirk_fig2_{{weights}}.png", "moore_quirk"),
+                fig3=shown(f"{OUT}/figures/moore_quirk_fig3_{{weights}}.png", "moore_quirk"),
+                score_fig=shown(f"{OUT}/figures/moore_quirk_score_{{weights}}.png", "moore_quirk"),
+            wildcard_constraints:
+                weights="|".join(MOORE_QUIRK_WEIGHTS),
+            params:
+                ratios=lambda wildcards, output: output[0].removesuffix(".csv"),
+                same=lambda wildcards, output: output[2].removesuffix(".csv"),
+                points=lambda wildcards, output: output[4].removesuffix(".csv"),
+                score=lambda wildcards, output: output[6].removesuffix(".csv"),
+            log:
+                f"{OUT}/logs/moore_quirk/report-{{weights}}.log",
+            shell:
+                "smtbench report moore_quirk --rows {input.rows} --tuning {input.iterations} --ratios {params.ratios} "
+                "--same-settings {params.same} --points {params.points} --score-ratios {params.score} "
+                "--fig2 {output.fig2} --fig3 {output.fig3} --score-figure {output.score_fig} 2> {log}"

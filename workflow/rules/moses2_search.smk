@@ -5,17 +5,20 @@
 # tunes nothing); `oracle` = the Moses oracle's model on the dev verses (the committed run's). Without the oracle,
 # `oracle` follows the profile's oracle_absent (common.smk: experiment_model). Where the model is `trained` and the
 # oracle is present, the oracle's model is an extra run and tables (rows-oracle.jsonl, moses2_table{4,5}_oracle; no
-# metrics), as moses_decode.smk's oracle tables.
+# metrics), as moses_decode.smk's oracle tables. `weights:` adds runs of the trained model under other weights
+# (common.smk weight_runs; rows-trained-<w>.jsonl, moses2_table{4,5}_trained-<w>; no metrics): the mean model
+# scores of Tables 4-5 on tuned weights (issue 27).
 MOSES2_SEARCH = GRID["moses2_search"] if "moses2_search" in GRID else None  # absent from the grid: not run
 MOSES2_SEARCH_MODEL = experiment_model("moses2_search", MOSES2_SEARCH, "the workflow's own model, test books") if MOSES2_SEARCH else None
 MOSES2_SEARCH_ORACLE_TOO = MOSES2_SEARCH_MODEL == "trained" and HAVE_ORACLE
-MOSES2_SEARCH_RUNS = {"rows": MOSES2_SEARCH_MODEL, "rows-oracle": "oracle"} if MOSES2_SEARCH_ORACLE_TOO else {"rows": MOSES2_SEARCH_MODEL}  # rows file: model
+MOSES2_SEARCH_EXTRA = (["oracle"] if MOSES2_SEARCH_ORACLE_TOO else []) + \
+    (weight_runs("moses2_search", MOSES2_SEARCH_MODEL) if MOSES2_SEARCH_MODEL else [])
+MOSES2_SEARCH_RUNS = {"rows": MOSES2_SEARCH_MODEL, **{f"rows-{x}": x for x in MOSES2_SEARCH_EXTRA}}  # rows file: model
 
 if MOSES2_SEARCH_MODEL:
     ALL += [f"{OUT}/tables/moses2_table4.md", f"{OUT}/tables/moses2_table5.md", f"{OUT}/figures/moses2_fig6.png"]
     METRICS.append(f"{OUT}/metrics/moses2_search.csv")
-    if MOSES2_SEARCH_ORACLE_TOO:
-        ALL += [f"{OUT}/tables/moses2_table4_oracle.md", f"{OUT}/tables/moses2_table5_oracle.md"]
+    ALL += [f"{OUT}/tables/moses2_table{t}_{x}.md" for x in MOSES2_SEARCH_EXTRA for t in (4, 5)]
 
     rule moses2_search_bench:
         conda: CONDA_ENV
@@ -65,21 +68,24 @@ if MOSES2_SEARCH_MODEL:
             "smtbench report moses2_search --rows {input} --table4 {params.table4} "
             "--table5 {params.table5} --figure {output.figure} --metrics {output.metrics} 2> {log}"
 
-    if MOSES2_SEARCH_ORACLE_TOO:
-        rule moses2_search_oracle_report:
-            """The oracle's model beside the trained one (same settings): Tables 4-5 and Fig 6 again."""
+    if MOSES2_SEARCH_EXTRA:
+        rule moses2_search_extra_report:
+            """The oracle's model beside the trained one (same settings), or the trained model under other weights:
+            Tables 4-5 and Fig 6 again."""
             conda: CONDA_ENV
             input:
-                f"{OUT}/raw/moses2_search/rows-oracle.jsonl",
+                f"{OUT}/raw/moses2_search/rows-{{extra}}.jsonl",
             output:
-                shown_all(expand(f"{OUT}/tables/moses2_table{{t}}_oracle.{{ext}}", t=[4, 5], ext=["csv", "md"]),
+                shown_all([f"{OUT}/tables/moses2_table{t}_{{extra}}.{ext}" for t in (4, 5) for ext in ("csv", "md")],
                           "moses2_search"),
-                figure=shown(f"{OUT}/figures/moses2_fig6_oracle.png", "moses2_search"),
+                figure=shown(f"{OUT}/figures/moses2_fig6_{{extra}}.png", "moses2_search"),
+            wildcard_constraints:
+                extra="|".join(re.escape(x) for x in MOSES2_SEARCH_EXTRA),
             params:
                 table4=lambda wildcards, output: output[0].removesuffix(".csv"),
                 table5=lambda wildcards, output: output[2].removesuffix(".csv"),
             log:
-                f"{OUT}/logs/moses2_search/report-oracle.log",
+                f"{OUT}/logs/moses2_search/report-{{extra}}.log",
             shell:
                 "smtbench report moses2_search --rows {input} --table4 {params.table4} "
                 "--table5 {params.table5} --figure {output.figure} 2> {log}"

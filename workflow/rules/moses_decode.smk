@@ -6,6 +6,9 @@
 # moses.ini, moses_training.smk's tm_model_filtered) on the test books, which needs nothing beside the checkout;
 # `oracle` = the Moses-trained oracle model on the dev books. Where the oracle is present and the model is
 # `trained`, the oracle run is added as a second table (1-best against its recorded Moses2 / Moses v1 outputs).
+# `weights:` adds runs of the trained model under other weights (common.smk weight_runs; rows
+# <search>-trained-<w>.jsonl, tables moses_decode_<search>_trained-<w>; no metrics), beside the live peers of
+# `weights_peers` decoding the same reweighted ini (issue 27: BLEU beside Moses2 on tuned weights).
 MOSES_DECODE = GRID["moses_decode"] if "moses_decode" in GRID else None  # absent from the grid: not run
 MOSES_DECODE_MODEL = experiment_model("moses_decode", MOSES_DECODE, "the workflow's own model, test books") if MOSES_DECODE else None  # common.smk
 MOSES_DECODE_SEARCH = {  # search -> (stack size, pop limit, live peers)
@@ -17,6 +20,8 @@ MOSES_DECODE_ORACLE_RUNS = {"normal": "m2-normal200 m1-normal200", "cube": "m2-c
 
 if MOSES_DECODE_MODEL:
     MOSES_DECODE_ORACLE_TOO = MOSES_DECODE_MODEL == "trained" and HAVE_ORACLE
+    MOSES_DECODE_WEIGHTS = weight_runs("moses_decode", MOSES_DECODE_MODEL)
+    ALL += [f"{OUT}/tables/moses_decode_{s}_{w}.md" for w in MOSES_DECODE_WEIGHTS for s in ("normal", "cube")]
     ALL += [f"{OUT}/tables/moses_decode_normal.md", f"{OUT}/tables/moses_decode_cube.md"]
     if MOSES_DECODE_ORACLE_TOO:
         ALL += [f"{OUT}/tables/moses_decode_normal_oracle.md", f"{OUT}/tables/moses_decode_cube_oracle.md"]
@@ -83,6 +88,56 @@ if MOSES_DECODE_MODEL:
                 "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moses_decode -f {input.ini} {params.search} "
                 "--input {input.src} --reference {input.ref} --oracle {params.oracle} --sentences {params.sentences} "
                 "--repeats 1 --outputs {params.outputs} --out {output} 2> {log}"
+
+    if MOSES_DECODE_WEIGHTS:
+        rule moses_decode_weights_run:
+            """Ours and the live peers of `weights_peers` on the trained model under other weights (decoding_model)."""
+            conda: CONDA_ENV
+            input:
+                BUILD,
+                ini=lambda wildcards: decoding_model(wildcards.weights)[0],
+                src=lambda wildcards: decoding_model(wildcards.weights)[1],
+                ref=lambda wildcards: decoding_model(wildcards.weights)[2],
+            output:
+                f"{OUT}/raw/moses_decode/{{search}}-{{weights}}.jsonl",
+            wildcard_constraints:
+                search="normal|cube",
+                weights="|".join(re.escape(w) for w in MOSES_DECODE_WEIGHTS),
+            params:
+                expect_build=expected_build,
+                search=decoding_search_args,
+                peers=" ".join(MOSES_DECODE["weights_peers"]),
+                sentences=MOSES_DECODE["sentences"],
+                repeats=MOSES_DECODE["repeats"],
+                outputs=lambda wildcards, output: output[0].removesuffix(".jsonl") + "-outputs",
+            threads: BENCH_THREADS
+            resources:
+                bench=1,
+            log:
+                f"{OUT}/logs/moses_decode/{{search}}-{{weights}}.log",
+            shell:
+                "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moses_decode -f {input.ini} {params.search} "
+                "--input {input.src} --reference {input.ref} --peers {params.peers} --sentences {params.sentences} "
+                "--repeats {params.repeats} --outputs {params.outputs} --out {output} 2> {log}"
+
+        rule moses_decode_weights_report:
+            conda: CONDA_ENV
+            input:
+                normal=f"{OUT}/raw/moses_decode/normal-{{weights}}.jsonl",
+                cube=f"{OUT}/raw/moses_decode/cube-{{weights}}.jsonl",
+            output:
+                shown_all([f"{OUT}/tables/moses_decode_{s}_{{weights}}.{ext}" for s in ("normal", "cube")
+                           for ext in ("csv", "md")], "moses_decode"),
+            wildcard_constraints:
+                weights="|".join(re.escape(w) for w in MOSES_DECODE_WEIGHTS),
+            params:
+                normal=lambda wildcards, output: output[0].removesuffix(".csv"),
+                cube=lambda wildcards, output: output[2].removesuffix(".csv"),
+            log:
+                f"{OUT}/logs/moses_decode/report-{{weights}}.log",
+            shell:
+                "smtbench report moses_decode --rows {input.normal} --table {params.normal} "
+                "--cube-rows {input.cube} --cube-table {params.cube} 2> {log}"
 
     rule moses_decode_report:
         conda: CONDA_ENV

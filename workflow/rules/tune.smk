@@ -17,10 +17,17 @@ if TUNE_ORACLE:
 elif TUNE_MODEL:
     TUNE_TABLES, TUNE_LM, TUNE_ORDER = TM, lm_model_path(TRAINED_LM), LM_MODELS[TRAINED_LM]["order"]
 
+# mert-moses.pl's loop with the tune block's settings (tune_run, moore_quirk_tune)
+TUNE_SHELL = ("smtbench tune -f {input.ini} --input {input.src} --reference {input.ref} --decoder cube "
+              "--optimizer {wildcards.optimizer} --seed {params.seed} --nbest {params.nbest} --nbest-factor {params.factor} "
+              "--max-iterations {params.iterations} --sentences {params.sentences} --return-best-dev "
+              "--workdir {params.workdir} --out {output.ini} --summary {output.summary} --no-progress "
+              "-- {params.decoder} > {log} 2>&1")
+TUNE_DECODER = f"--pop-limit {TUNE['pop_limit']} -s {TUNE['stack_size']}" if TUNE else None
+
 if TUNE_MODEL:
     ALL += [f"{OUT}/tables/tune_bleu.md", f"{OUT}/tables/tune_optimizers.md"]
     METRICS.append(f"{OUT}/metrics/tune.csv")
-    TUNE_DECODER = f"--pop-limit {TUNE['pop_limit']} -s {TUNE['stack_size']}"
 
     rule tune_model:
         conda: CONDA_ENV
@@ -68,11 +75,7 @@ if TUNE_MODEL:
         log:
             f"{TUNE_DIR}/logs/{{optimizer}}.log",
         shell:
-            "smtbench tune -f {input.ini} --input {input.src} --reference {input.ref} --decoder cube "
-            "--optimizer {wildcards.optimizer} --seed {params.seed} --nbest {params.nbest} --nbest-factor {params.factor} "
-            "--max-iterations {params.iterations} --sentences {params.sentences} --return-best-dev "
-            "--workdir {params.workdir} --out {output.ini} --summary {output.summary} --no-progress "
-            "-- {params.decoder} > {log} 2>&1"
+            TUNE_SHELL
 
     rule tune_eval:
         conda: CONDA_ENV
@@ -132,3 +135,64 @@ if TUNE_MODEL:
         shell:
             "smtbench report tune --evals {params.evals} --iterations {input.iterations} --peers {input.peers} "
             "--tables {params.tables} --metrics {output.metrics} --model {params.model:q} 2> {log}"
+
+    if TUNE_MODEL == "trained":
+        rule tune_apply:
+            """The decoding tables' trained model (test books) with the weights tuned on the same tables (the
+            `weights:` runs of moses_decode, mokry_decoder, moses2_search: common.smk weight_runs)."""
+            conda: CONDA_ENV
+            input:
+                ini=f"{TM}/model-test/moses.ini",
+                weights=f"{TUNE_DIR}/{{optimizer}}/tuned.ini",
+            output:
+                ini=f"{TM}/model-test-{{optimizer}}/moses.ini",
+            wildcard_constraints:
+                optimizer="mert|mira",
+            log:
+                f"{TM}/logs/model-test-{{optimizer}}.log",
+            shell:
+                "smtbench tm reweight -f {input.ini} --weights {input.weights} --out {output.ini} > {log} 2>&1"
+
+if MOORE_QUIRK_WEIGHTS:
+    # Moore & Quirk's paper-faithful model (moore_quirk.smk) tuned on the dev books with the tune block's settings:
+    # its tables filtered to dev + test (moore_quirk_model's tune/model), tuned, and its test model reweighted
+    # (moore_quirk_bench's rows-<w>).
+    rule moore_quirk_tune:
+        """tune_run's loop on the paper-faithful model; resumable from its work directory."""
+        conda: CONDA_ENV
+        input:
+            ini=f"{MOORE_QUIRK_DIR}/tune/model/moses.ini",  # moore_quirk.smk's moore_quirk_model
+            src="work/data/dev.es",
+            ref="work/data/dev.en",
+        output:
+            ini=f"{MOORE_QUIRK_DIR}/tune/{{optimizer}}/tuned.ini",
+            summary=f"{OUT}/raw/moore_quirk/tune-{{optimizer}}.iterations.jsonl",
+        wildcard_constraints:
+            optimizer="|".join(MOORE_QUIRK_WEIGHTS),
+        params:
+            workdir=lambda wildcards, output: str(Path(output.ini).parent / "work"),
+            seed=TUNE["seed"],
+            nbest=TUNE["nbest"],
+            factor=TUNE["nbest_factor"],
+            iterations=TUNE["max_iterations"],
+            sentences=TUNE["sentences"],
+            decoder=TUNE_DECODER,
+        threads: 1
+        log:
+            f"{MOORE_QUIRK_DIR}/logs/tune-{{optimizer}}.log",
+        shell:
+            TUNE_SHELL
+
+    rule moore_quirk_tune_apply:
+        conda: CONDA_ENV
+        input:
+            ini=f"{MOORE_QUIRK_DIR}/model/moses.ini",
+            weights=f"{MOORE_QUIRK_DIR}/tune/{{optimizer}}/tuned.ini",
+        output:
+            ini=f"{MOORE_QUIRK_DIR}/model-{{optimizer}}/moses.ini",
+        wildcard_constraints:
+            optimizer="|".join(MOORE_QUIRK_WEIGHTS),
+        log:
+            f"{MOORE_QUIRK_DIR}/logs/model-{{optimizer}}.log",
+        shell:
+            "smtbench tm reweight -f {input.ini} --weights {input.weights} --out {output.ini} > {log} 2>&1"

@@ -23,6 +23,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--moses-figure", default=None, help="the second configuration's figure (.png)")
     p.add_argument("--oracle", default=None, help="the Moses oracle folder (runs-quiet.tsv, runs.tsv, 1-bests)")
     p.add_argument("--score-figure", default=None, help="Fig 2 with the mean model score instead of BLEU (.png)")
+    p.add_argument("--tuning", default=None, help="the tuning run's summary (`smtbench tune --summary`) when the rows "
+                                                  "decoded tuned weights: the notes say so")
     p.add_argument("--metrics", default=None)
     p.set_defaults(func=run)
 
@@ -33,15 +35,15 @@ def run(args: argparse.Namespace) -> int:
     rows = read_rows(args.rows)
     write_table(mq.ratio_table(rows), args.ratios,
                 "Moore & Quirk 2007: ms/word and hypotheses/word at equal BLEU (upper hulls), ratios to DE+EP",
-                notes=mq.notes(rows) + " " + INTERVAL_NOTE)
+                notes=mq.notes(rows, args.tuning) + " " + INTERVAL_NOTE)
     if args.score_ratios:
         write_table(mq.ratio_table(rows, "mean_score"), args.score_ratios,
                     "Moore & Quirk 2007 (ours): ms/word and hypotheses/word at equal mean model score (upper hulls)",
-                    notes=mq.notes(rows) + " " + INTERVAL_NOTE)
+                    notes=mq.notes(rows, args.tuning) + " " + INTERVAL_NOTE)
     write_table(mq.same_settings(rows), args.same_settings,
-                "Moore & Quirk 2007: the variants compared at the same pruning settings", notes=mq.notes(rows) + " " + INTERVAL_NOTE)
+                "Moore & Quirk 2007: the variants compared at the same pruning settings", notes=mq.notes(rows, args.tuning) + " " + INTERVAL_NOTE)
     write_table(mq.points(rows), args.points, "Moore & Quirk 2007: every setting decoded (Figs 2-3 points)",
-                notes=mq.notes(rows) + " " + INTERVAL_NOTE)
+                notes=mq.notes(rows, args.tuning) + " " + INTERVAL_NOTE)
     save_figure(mq.fig2(rows), args.fig2)
     save_figure(mq.fig3(rows), args.fig3)
     if args.score_figure:

@@ -1,5 +1,5 @@
-"""`smtbench tm model` (a Moses model folder: moses.ini + tables + LM) and `smtbench tm filter`
-(Moses' filter-model-given-input.pl)."""
+"""`smtbench tm model` (a Moses model folder: moses.ini + tables + LM), `smtbench tm filter`
+(Moses' filter-model-given-input.pl) and `smtbench tm reweight` (a model's ini with another ini's weights)."""
 from __future__ import annotations
 
 import argparse
@@ -23,6 +23,13 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     f.add_argument("--table", nargs="+", required=True, help="phrase and/or reordering tables")
     f.add_argument("--outdir", required=True, help="filtered tables keep their file names here")
     f.set_defaults(func=run_filter)
+    r = groups["tm"].add_parser("reweight", help="a moses.ini with the [weight] values of another ini of the same "
+                                                 "features (e.g. `smtbench tune`'s tuned.ini, tuned on the same "
+                                                 "tables filtered to other books); everything else kept")
+    r.add_argument("-f", "--config", required=True, help="the model's moses.ini")
+    r.add_argument("--weights", required=True, help="the moses.ini whose weights to take")
+    r.add_argument("--out", required=True, help="the new moses.ini (relative table paths re-pointed to -f's)")
+    r.set_defaults(func=run_reweight)
 
 
 def run_model(args: argparse.Namespace) -> int:
@@ -44,4 +51,20 @@ def run_filter(args: argparse.Namespace) -> int:
         kept, read = filter_table(t, str(Path(args.outdir) / Path(t).name), phrases)
         report[t] = {"kept": kept, "read": read}
     print(json.dumps(report))
+    return 0
+
+
+def run_reweight(args: argparse.Namespace) -> int:
+    from ..decode.ini import IniError, load_ini
+    from ..tune.loop import write_ini
+    model, tuned = load_ini(args.config), load_ini(args.weights)
+    want = [(f.kind, f.name, f.num_features) for f in model.features]
+    have = [(f.kind, f.name, f.num_features) for f in tuned.features]
+    if want != have:
+        extra = sorted({n for _, n, _ in have} ^ {n for _, n, _ in want})
+        raise IniError(f"{args.weights}: its features differ from {args.config}'s"
+                       + (f" ({', '.join(extra)})" if extra else " (kinds, order or score counts)")
+                       + ": the weights of another model")
+    write_ini(args.config, {f.name: f.weights for f in tuned.features}, args.out)
+    print(f"reweighted -> {args.out}")
     return 0

@@ -110,8 +110,9 @@ def table3(rows: pd.DataFrame, model: str | None = None) -> pd.DataFrame:
                           ("vs_kenlm_trie_cpp", m["backend"] == "kenlm-trie-cpp")):
         out = add_interval(out, col, [paired_ratios(m, s_, base_sel, value="qps", higher_is_better=True)
                                       for s_ in sel])
-    out["retaken_repeats"] = spell_counts(m)["retaken"]
-    out = move_last(out, ["n_repeats", "retaken_repeats"])
+    spells = spell_counts(m)
+    out["retaken_repeats"], out["spell_probe_ns"] = spells["retaken"], spells["probe_ns"]
+    out = move_last(out, ["n_repeats", "retaken_repeats", "spell_probe_ns"])
     return out
 
 

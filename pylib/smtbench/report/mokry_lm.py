@@ -117,8 +117,10 @@ def with_intervals(out: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         out = add_interval(out, name, per_row)
     if "n_repeats" not in out.columns:
         out["n_repeats"] = 0
-    out["retaken_repeats"] = [spell_counts(by_model[m])["retaken"] for m in out["model"]]
-    return move_last(out, ["n_repeats", "retaken_repeats"])
+    spells = [spell_counts(by_model[m]) for m in out["model"]]
+    out["retaken_repeats"] = [c["retaken"] for c in spells]
+    out["spell_probe_ns"] = [c["probe_ns"] for c in spells]
+    return move_last(out, ["n_repeats", "retaken_repeats", "spell_probe_ns"])
 
 
 def table3_3(rows: pd.DataFrame) -> pd.DataFrame:

@@ -4,6 +4,7 @@ variant on a log x axis; the ratio table read on the hulls at equal BLEU; the sa
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -194,6 +195,11 @@ def fig_score(rows: pd.DataFrame):
                    quality="mean_score")
 
 
+WEIGHTS_UNTUNED = ("The weights are Moses' untuned defaults (the paper's were tuned by MERT): BLEU can rise when a "
+                   "tight beam keeps the output monotone, so the same reading is also given at equal mean model score "
+                   "per sentence (moore_quirk_score_ratios, moore_quirk_score.png), which measures the search alone.")
+
+
 NOTES = ("Ours: the paper-faithful configuration (workflow/rules/moore_quirk.smk): a phrase table our pipeline trains "
          "from the oracle's shipped alignment (max phrase length 7), no lexicalized reordering, a 3-gram LM of the "
          "shipped corpus' train books, Moses' default (untuned) weights, distortion limit 5, paper mode (the "
@@ -203,11 +209,8 @@ NOTES = ("Ours: the paper-faithful configuration (workflow/rules/moore_quirk.smk
          "(UnknownWordPenalty excepted). ms_per_word: best of the repeats, decoding only (model loading "
          "excluded), one thread; hypotheses_per_word: hypotheses whose LM score was computed. Every ratio is "
          "read on the upper convex hulls (log cost, BLEU) at the same BLEU, interpolated: `highest` = the lowest "
-         "of the variants' maxima, so that every variant reaches it. The weights are Moses' untuned defaults (the "
-         "paper's were tuned by MERT): BLEU can rise when a tight beam keeps the output monotone, so the same "
-         "reading is also given at equal mean model score per sentence (moore_quirk_score_ratios, "
-         "moore_quirk_score.png), which measures the search alone. paper_*: Moore & Quirk 2007, section 6 "
-         "(Hansards, Perl, 2000 test sentences).")
+         "of the variants' maxima, so that every variant reaches it. " + WEIGHTS_UNTUNED + " paper_*: Moore & "
+         "Quirk 2007, section 6 (Hansards, Perl, 2000 test sentences).")
 
 
 
@@ -216,7 +219,33 @@ _SETUP = ("a phrase table our pipeline trains from the oracle's shipped alignmen
           "distortion limit 5, paper mode (the paper's limit, the final jump charged), test books")
 
 
-def notes(rows: pd.DataFrame) -> str:
+def highest_bleu_note(rows: pd.DataFrame, within: float = 0.1) -> str:
+    """The paper's premise, answered from the rows: do the variants reach the same highest BLEU (within ``within``)?
+    Each variant's best BLEU over every setting it was decoded at."""
+    pts = points(rows)
+    best = {v: float(pts.loc[pts.variant == v, "bleu"].max()) for v in VARIANTS if (pts.variant == v).any()}
+    if not best:
+        return ""
+    spread = max(best.values()) - min(best.values())
+    return (f"Same highest BLEU (the paper's premise, within {within:g}): "
+            f"{'yes' if spread <= within + 1e-9 else 'no'}: "
+            + ", ".join(f"{v} {b:.2f}" for v, b in best.items()) + f" (spread {spread:.2f}).")
+
+
+def tuned_weights_note(iterations: str | Path) -> str:
+    """The weight sentence of a run on tuned weights, from the tuning run's summary (`smtbench tune --summary`)."""
+    it = pd.read_json(iterations, lines=True)
+    if it.empty:
+        raise ValueError(f"{iterations}: no tuning iterations")
+    best = it.loc[it["dev_bleu"].idxmax()]
+    opt = {"mert": "MERT", "mira": "k-best batch MIRA"}.get(str(best.optimizer), str(best.optimizer))
+    return (f"The weights were tuned on the dev books, as the paper's were (by MERT), here by our {opt} "
+            f"(`smtbench tune`, {len(it)} iterations, seed {best.seed}, {best.decoder} {best.decoder_args} "
+            f"{best.nbest}-best lists; returned: the weights of run {int(best.run)}, dev BLEU {best.dev_bleu:.2f}); "
+            "the reading at equal mean model score per sentence is given too (the `_score_` table and figure).")
+
+
+def notes(rows: pd.DataFrame, tuning: str | Path | None = None) -> str:
     """NOTES with the model and settings described from the rows given (features from the recorded weights, LM
     order when recorded, distortion limit, mode, sentences), not the workflow's configuration."""
     def vals(col):
@@ -236,6 +265,9 @@ def notes(rows: pd.DataFrame) -> str:
              + (f" (every {every}-th input line)" if every and every != "1" else ""))
     text = NOTES.replace("the paper-faithful configuration (workflow/rules/moore_quirk.smk): " + _SETUP, setup)
     text = text.replace(" (every `every`-th verse, then the first `sentences`: see the rows)", "")
+    if tuning:
+        text = text.replace(WEIGHTS_UNTUNED, tuned_weights_note(tuning))
+    text += " " + highest_bleu_note(rows)
     return text + " " + model_note(rows, "work/moore-quirk/model/moses.ini, the paper-faithful model on our tables "
                                          "from the oracle's alignment")
 
