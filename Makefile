@@ -21,8 +21,9 @@ setup: $(BIN)/smtbench
 reproduce: setup lmplz moses
 	$(BIN)/snakemake --profile workflow/profiles/$(PROFILE) $(EXECUTOR_ARGS)
 
-# KenLM's lmplz, build_binary, query and kenlm_benchmark, built from the PyPI sdist into build/lmplz (the live
-# reference for our estimator and the C++ peers of the LM tables).
+# KenLM's lmplz, build_binary, query, kenlm_benchmark and probing_hash_table_benchmark (patched: one size), built
+# from the PyPI sdist into build/lmplz (the live reference for our estimator, the C++ peers of the LM tables and
+# of the hash table).
 lmplz: setup
 	bash tools/build_lmplz.sh > /dev/null
 

@@ -209,3 +209,30 @@ def test_overflow_layout_needs_whole_lines():
     with pytest.raises(ValueError, match="multiple of 4"):
         ProbingHashTable(4, "pow2", "kv-line-ovf")
     assert plan(1000 * 16, 0.5, "mod", "split-ovf")[0] % 8 == 0
+
+
+def _kenlm_hash_built() -> bool:
+    from smtbench.lm import kenlm_peer
+    return (kenlm_peer.bin_dir() / kenlm_peer.HASH_BENCHMARK).is_file()
+
+
+@pytest.mark.skipif(not _kenlm_hash_built(), reason="KenLM's probing_hash_table_benchmark is not built "
+                                                     "(bash tools/build_lmplz.sh)")
+def test_kenlm_hash_benchmark_runs_beside_ours(tmp_path):
+    """--kenlm-peer: KenLM's own benchmark (the patched one-size mode) is a point of every repeat, on a table of our
+    bucket count; the layout table pairs it with each of our variants."""
+    from smtbench.cli import main
+    from smtbench.report import mokry_hash as mh
+    from smtbench.report.common import read_rows
+
+    out = tmp_path / "rows.jsonl"
+    assert main(["bench", "mokry_hash", "--table-mib", "2", "--variants", "keys,kv", "--queue-sizes", "0,4",
+                 "--lookups", "20000", "--repeats", "2", "--spell-probe-mib", "0", "--kenlm-peer",
+                 "--out", str(out)]) == 0
+    rows = read_rows([out])
+    k = rows[rows.variant == "kenlm-cpp"]
+    assert sorted(k.queue_size.unique()) == [0, 2, 4, 8, 16] and len(k) == 10 and (k["mode"] == "miss").all()
+    assert (k.buckets == rows[rows.variant == "keys"].buckets.iloc[0]).all() and (k.table_bytes == 8 * k.buckets).all()
+    t = mh.layouts(rows)
+    ours = t[(t.variant != "kenlm-cpp") & (t["mode"] == "miss")]
+    assert len(ours) == 2 and ours.vs_kenlm_benchmark_ci_low.notna().all() and (ours.n_repeats == 2).all()

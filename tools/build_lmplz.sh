@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Build KenLM's programs from the PyPI sdist of `kenlm` 0.3.0 into build/lmplz/bin (gitignored): lmplz (the
-# reference estimator for tests/test_lm_estimate.py) and the live peers build_binary, query and kenlm_benchmark.
+# reference estimator for tests/test_lm_estimate.py) and the live peers build_binary, query and kenlm_benchmark, and
+# probing_hash_table_benchmark (KenLM's hash-table benchmark, patched by tools/kenlm-probing-benchmark.patch to time
+# one table size on one thread when given ENTRIES LOOKUPS: the peer of bench mokry_hash --kenlm-peer).
 # Nothing of KenLM is committed to this repository. Idempotent: a second run only prints the lmplz path.
-#   bash tools/build_lmplz.sh            # -> build/lmplz/bin/{lmplz,build_binary,query,kenlm_benchmark}
+#   bash tools/build_lmplz.sh            # -> build/lmplz/bin/{lmplz,build_binary,query,kenlm_benchmark,...}
 # Env: LMPLZ_CACHE (default build/lmplz), LMPLZ_JOBS (default 2), LMPLZ_NO_APT=1 to skip apt-get.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -10,7 +12,7 @@ CACHE="${LMPLZ_CACHE:-$ROOT/build/lmplz}"
 JOBS="${LMPLZ_JOBS:-2}"
 VERSION=0.3.0
 BIN="$CACHE/bin/lmplz"
-PROGRAMS="lmplz build_binary query kenlm_benchmark"
+PROGRAMS="lmplz build_binary query kenlm_benchmark probing_hash_table_benchmark"
 log() { echo "build_lmplz: $*" >&2; }
 
 have_all() { for p in $PROGRAMS; do [ -x "$CACHE/bin/$p" ] || return 1; done; }
@@ -20,7 +22,7 @@ fi
 mkdir -p "$CACHE"
 
 # Debian build dependencies (boost program_options/system/thread/test, zlib, bz2, lzma).
-PKGS="libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev cmake g++ make"
+PKGS="libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev cmake g++ make patch"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
@@ -45,6 +47,10 @@ fi
 SRC="$CACHE/kenlm-$VERSION"
 if [ ! -f "$SRC/CMakeLists.txt" ]; then
     rm -rf "$SRC"; tar -xzf "$SDIST" -C "$CACHE"
+fi
+# KenLM's hash benchmark with a one-size mode (its own code otherwise unchanged); applied once
+if ! grep -q "smtbench (tools/build_lmplz.sh)" "$SRC/util/probing_hash_table_benchmark_main.cc"; then
+    patch -s -p0 -d "$CACHE" < "$ROOT/tools/kenlm-probing-benchmark.patch" >&2
 fi
 
 # Configure and build only KenLM's programs.

@@ -93,13 +93,14 @@ KENLM_BIN = "build/lmplz/bin"
 
 
 rule build_lmplz:
-    """KenLM's lmplz, build_binary, query and kenlm_benchmark from the kenlm 0.3.0 sdist (reference and live
-    peers; nothing of it is committed)."""
+    """KenLM's lmplz, build_binary, query, kenlm_benchmark and probing_hash_table_benchmark from the kenlm 0.3.0
+    sdist (reference and live peers; nothing of it is committed)."""
     conda: CONDA_ENV
     output:
         LMPLZ,
         f"{KENLM_BIN}/build_binary",
         f"{KENLM_BIN}/kenlm_benchmark",
+        f"{KENLM_BIN}/probing_hash_table_benchmark",  # patched (tools/kenlm-probing-benchmark.patch): mokry_hash's peer
     log:
         "work/logs/build_lmplz.log",
     shell:

@@ -1,6 +1,7 @@
 # Mokry 2016 §3.1: hash-table lookups with a prefetch queue → Table 3.2, Fig 3.2.
 MOKRY_HASH = GRID["mokry_hash"]
 HASH_ROWS = expand(f"{OUT}/raw/mokry_hash/mib{{mib}}.jsonl", mib=MOKRY_HASH["table_mib"])
+HASH_KENLM_MIB = set(MOKRY_HASH.get("kenlm_peer_mib", []))  # sizes at which KenLM's own hash benchmark runs beside
 
 ALL += [f"{OUT}/tables/mokry_table3_2.md", f"{OUT}/figures/mokry_fig3_2.png", f"{OUT}/tables/mokry_hash_layouts.md",
         f"{OUT}/figures/mokry_hash_layouts.png"]
@@ -13,6 +14,7 @@ rule hash_sweep:
     conda: CONDA_ENV
     input:
         BUILD,
+        peer=lambda wildcards: [f"{KENLM_BIN}/probing_hash_table_benchmark"] if int(wildcards.mib) in HASH_KENLM_MIB else [],
     output:
         f"{OUT}/raw/mokry_hash/mib{{mib}}.jsonl",
     params:
@@ -26,17 +28,18 @@ rule hash_sweep:
         protocol=protocol_args("mokry_hash"),  # the grid's repeat protocol with the experiment's own keys
         lf=MOKRY_HASH["load_factor"],
         sizing=MOKRY_HASH["sizing"],
+        kenlm=lambda wildcards: "--kenlm-peer" if int(wildcards.mib) in HASH_KENLM_MIB else "",
     threads: BENCH_THREADS  # the whole machine (see common.smk)
     resources:
         bench=1,
-        mem_mb=lambda wc: int(wc.mib) * len(hash_variants(wc.mib)) + 512,
+        mem_mb=lambda wc: int(wc.mib) * len(hash_variants(wc.mib)) + 512 + (int(wc.mib) // 2 if int(wc.mib) in HASH_KENLM_MIB else 0),
     log:
         f"{OUT}/logs/mokry_hash/mib{{mib}}.log",
     shell:
         "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench guard --what 'hash sweep of a {wildcards.mib} MiB table' -- "
         "smtbench bench mokry_hash --table-mib {wildcards.mib} --variants {params.variants} --queue-sizes {params.q} --threads {params.threads} "
         "--mode {params.modes} --lookups {params.lookups} --repeats {params.repeats} {params.protocol} "
-        "--load-factor {params.lf} --sizing {params.sizing} --progress --out {output} 2> {log}"
+        "--load-factor {params.lf} --sizing {params.sizing} {params.kenlm} --progress --out {output} 2> {log}"
 
 
 rule mokry_hash_report:

@@ -32,6 +32,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--pin", action="store_true", help="pin thread i to CPU i")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--fill-threads", type=int, default=0, help="threads for filling (0 = all cores)")
+    p.add_argument("--kenlm-peer", action="store_true",
+                   help="every repeat also runs KenLM's own probing_hash_table_benchmark (tools/build_lmplz.sh; one "
+                        "thread, misses, a table of the same bucket count) as a process: rows variant=kenlm-cpp")
     p.add_argument("--out", help="write rows here (atomically) instead of stdout")
     p.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
     p.set_defaults(func=run)

@@ -42,7 +42,12 @@ def run(args: argparse.Namespace) -> int:
                           "distinct 64-byte lines a lookup touches (untimed, 1M queries; split layouts count the "
                           "value line of a hit); line_floor_ns = independent random line reads over the same table "
                           "in the same run; best_over_floor = best ns / that floor. ':nohuge' = plain 4 KiB pages. "
-                          + INTERVAL_NOTE)
+                          "kenlm-cpp (where run): KenLM's own util/probing_hash_table_benchmark beside ours in every "
+                          "repeat (a process per repeat: its table of the same bucket count filled with its random "
+                          "keys, the same number of random misses through its Immediate (queue 0) and PrefetchQueue "
+                          "2/4/8/16, timed by its CPUTime(); tools/kenlm-probing-benchmark.patch gives it a one-size "
+                          "mode and changes nothing else); vs_kenlm_benchmark = its best queue's ns / the row's best "
+                          "ns (> 1: ours faster), paired per repeat. " + INTERVAL_NOTE)
     if args.layouts_figure:
         save_figure(mh.fig_layouts(rows), args.layouts_figure)
     if args.metrics:

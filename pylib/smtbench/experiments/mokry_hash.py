@@ -4,7 +4,11 @@ drift hits every point alike.
 
 A variant is a layout of csrc/hashprobe.h (``kv`` = Mokry's table, ``keys`` = KenLM's benchmark protocol,
 ``kv-line``, ``split``, ``split-pf``, and with a per-line overflow mark ``split-ovf``, ``split-ovf-pf``,
-``kv-line-ovf``), optionally suffixed ``:nohuge`` (plain 4 KiB pages instead of transparent huge pages)."""
+``kv-line-ovf``), optionally suffixed ``:nohuge`` (plain 4 KiB pages instead of transparent huge pages).
+
+With ``kenlm_peer``, every repeat also runs KenLM's own hash benchmark (lm/kenlm_peer.hash_benchmark: its table of
+the same bucket count, one thread, random misses through its Immediate and PrefetchQueue 2/4/8/16) as a process
+between our points: rows ``variant=kenlm-cpp``, ``mode=miss``, one per queue."""
 from __future__ import annotations
 
 import argparse
@@ -34,6 +38,7 @@ class HashSweep:
     seed: int = 1
     fill_threads: int = 0
     variants: list[str] = field(default_factory=lambda: ["kv"])
+    kenlm_peer: bool = False  # KenLM's probing_hash_table_benchmark beside ours in every repeat
     protocol: Protocol | None = None  # the repeat protocol (default: exactly `repeats` alternating repeats)
 
     def proto(self) -> Protocol:
@@ -72,6 +77,8 @@ class HashSweep:
         # every variant's table (held at once, so that their points interleave; at most 16 bytes a bucket) plus the
         # pre-generated keys
         need = len(variants) * (self.table_mib << 20) + 8 * self.lookups + (64 << 20)
+        if self.kenlm_peer:  # its 8-byte keys table and its queries, in its own process
+            need += (self.table_mib << 20) // 2 + 8 * self.lookups
         require_memory(need, f"{len(variants)} hash tables of {self.table_mib} MiB (fewer --variants need less)")
 
 
@@ -130,6 +137,8 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
         # every point once per repeat, alternating or shuffled (smtbench.protocol); the headline ratio of the adaptive
         # stop: the first variant's best queue against no queue, first mode, one thread (when swept)
         tasks = [point(*pt) for pt in points]
+        if s.kenlm_peer:
+            tasks.append(kenlm_point(writer, rows, s, buckets, max_entries))
         v0, m0, t0 = s.variants[0], s.modes[0], min(s.threads)
         qs = [q for q in s.queue_sizes if q > 0]
         ratios = []
@@ -152,6 +161,30 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
     return rows
 
 
+def kenlm_point(writer, rows: list[dict], s: HashSweep, buckets: int, max_entries: int) -> Task:
+    """KenLM's hash benchmark as one point of every repeat: as many buckets as ours (its sizing: the next power of
+    two of 1.5 x entries, so at most buckets / 1.5 entries), the same lookup count; the task's time is its best
+    queue's (main refuses to start when the program is not built)."""
+    from ..lm import kenlm_peer
+
+    entries = min(max_entries, int(buckets / 1.5))
+
+    def fn(rep: int) -> float:
+        r = kenlm_peer.hash_benchmark(entries, s.lookups)
+        if r.table_bytes != 8 * buckets:
+            raise RuntimeError(f"KenLM's hash benchmark sized {r.table_bytes} bytes for {entries} entries, not "
+                               f"{8 * buckets} (8 x our {buckets} buckets)")
+        for q, ns in sorted(r.ns_per_lookup.items()):
+            rows.append(writer.emit(
+                table_mib=s.table_mib, table_bytes=r.table_bytes, buckets=buckets, entries=entries,
+                load_factor=round(entries / buckets, 6), sizing="pow2", layout="kenlm-keys", variant="kenlm-cpp",
+                huge_requested=True, mode="miss", threads=1, queue_size=q, lookups=s.lookups, repeat=rep,
+                wall_ns=ns * s.lookups, ns_per_lookup=ns, mlookups_per_s=1e3 / ns, insert_ns=r.insert_ns,
+                clock="CPUTime", peer=kenlm_peer.HASH_INCLUDES))
+        return min(r.ns_per_lookup.values()) * s.lookups
+    return Task("kenlm-cpp/miss/1/best", fn)
+
+
 def main(args: argparse.Namespace) -> int:
     """`bench mokry_hash` (options: commands/bench_mokry_hash.py)."""
     require_range("--table-mib", args.table_mib, 1, 1 << 24)
@@ -167,6 +200,10 @@ def main(args: argparse.Namespace) -> int:
         modes=[m.strip() for m in args.mode.split(",") if m.strip()], repeats=args.repeats,
         load_factor=args.load_factor, sizing=args.sizing, burnin=args.burnin, pin=args.pin,
         seed=args.seed, fill_threads=args.fill_threads,
-        variants=[v.strip() for v in args.variants.split(",") if v.strip()], protocol=Protocol.from_args(args))
+        variants=[v.strip() for v in args.variants.split(",") if v.strip()], kenlm_peer=args.kenlm_peer,
+        protocol=Protocol.from_args(args))
+    if sweep.kenlm_peer:
+        from ..lm import kenlm_peer
+        kenlm_peer.program(kenlm_peer.HASH_BENCHMARK)  # a missing peer fails before the tables are filled
     run_sweep(sweep, out=args.out, progress=args.progress)
     return 0

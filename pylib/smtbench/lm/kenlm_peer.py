@@ -118,3 +118,32 @@ def parse_binaries(specs: list[str]) -> dict[str, str]:
             raise ValueError(f"--kenlm-binary {spec!r}: want KIND=PATH with KIND one of {', '.join(KINDS)}")
         out[kind] = path
     return out
+
+
+HASH_BENCHMARK = "probing_hash_table_benchmark"
+HASH_INCLUDES = ("KenLM's util/probing_hash_table_benchmark (its ProbingHashTable of 8-byte keys, IdentityHash, "
+                 "Power2Mod, huge pages; its Immediate and PrefetchQueue 2/4/8/16), patched by "
+                 "tools/kenlm-probing-benchmark.patch to run one table size on one thread: filled once with random "
+                 "keys per process, then the same random misses through each queue, timed by its CPUTime()")
+
+
+@dataclass
+class HashPeerRun:
+    entries: int
+    table_bytes: int
+    insert_ns: float
+    ns_per_lookup: dict[int, float]  # queue size (0 = Immediate) -> CPU ns per lookup
+
+
+def hash_benchmark(entries: int, lookups: int) -> HashPeerRun:
+    """One run of KenLM's hash benchmark (one-size mode): a table of KenLM's Size(entries), ``lookups`` misses."""
+    prog = program(HASH_BENCHMARK)
+    r = subprocess.run([str(prog), str(entries), str(lookups)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{prog} {entries} {lookups}: exit {r.returncode}: {r.stderr.strip()[-800:]} (an "
+                           "unpatched build prints its own sweep: rebuild with tools/build_lmplz.sh)")
+    head = re.search(r"^entries (\d+) bytes (\d+) insert_ns ([0-9.e+-]+)$", r.stdout, re.M)
+    queues = {int(q): float(ns) for q, ns in re.findall(r"^queue (\d+) ns_per_lookup ([0-9.e+-]+)$", r.stdout, re.M)}
+    if not head or sorted(queues) != [0, 2, 4, 8, 16]:
+        raise RuntimeError(f"{prog}: unexpected output (not the patched one-size mode?): {r.stdout[:400]!r}")
+    return HashPeerRun(int(head.group(1)), int(head.group(2)), float(head.group(3)), queues)

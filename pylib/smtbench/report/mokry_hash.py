@@ -89,6 +89,34 @@ def _floor_interval(b: pd.DataFrame) -> pd.DataFrame:
     return b.drop(columns="_floor_ratios")
 
 
+KENLM = "kenlm-cpp"  # rows of KenLM's own probing_hash_table_benchmark, run beside ours (bench mokry_hash --kenlm-peer)
+
+
+def _vs_kenlm(b: pd.DataFrame, rows: pd.DataFrame, threads: int) -> pd.DataFrame:
+    """Where KenLM's own hash benchmark ran beside ours (misses, one thread): ``vs_kenlm_benchmark`` = its best
+    queue's ns per lookup / the row's best-queue ns (> 1: ours faster), its interval from the paired repeats (each
+    repeat: KenLM's best queue of that repeat against the row's best queue point), n_repeats kept as it was."""
+    if KENLM not in set(rows["variant"]) or threads != 1:
+        return b
+    r = kept(rows.assign(queue_size=rows["queue_size"].fillna(0).astype(int)))
+    ken = b[(b.variant == KENLM)].set_index(["table_mib", "mode"])["best_ns"]
+    per, est = [], []
+    for _, o in b.iterrows():
+        k = ken.get((o.table_mib, o["mode"]))
+        if o.variant == KENLM or k is None or k != k:
+            per.append([]), est.append(float("nan"))
+            continue
+        g = r[(r.table_mib == o.table_mib) & (r["mode"] == o["mode"]) & (r.threads == threads)]
+        ours = (g.variant == o.variant) & (g.queue_size == int(o.best_queue_size))
+        per.append(paired_ratios(g, ours, g.variant == KENLM, value="ns_per_lookup"))
+        est.append(k / o.best_ns)
+    n = b["n_repeats"].copy() if "n_repeats" in b else None
+    b = add_interval(b.assign(vs_kenlm_benchmark=est), "vs_kenlm_benchmark", per)
+    if n is not None:
+        b["n_repeats"] = n
+    return b
+
+
 def layouts(rows: pd.DataFrame, threads: int = 1) -> pd.DataFrame:
     """Every layout variant at every table size of 1 GiB and more (all sizes if none is that large), misses and
     hits: plain and best-queue ns per lookup, lines per lookup, the one-random-line floor measured over the same
@@ -100,12 +128,15 @@ def layouts(rows: pd.DataFrame, threads: int = 1) -> pd.DataFrame:
     b = big if len(big) else b
     b = b.assign(best_over_floor=b.best_ns / b.line_floor_ns) if "line_floor_ns" in b else b
     b = _floor_interval(b)
+    b = _vs_kenlm(b, with_variant(rows), threads)
     keep = [c for c in ("table_mib", "variant", "mode", "plain_ns", "best_ns", "best_queue_size", "speedup",
                         "speedup_paired", "speedup_ci_low", "speedup_ci_high", "lines_per_lookup", "line_floor_ns",
                         "best_over_floor", "best_over_floor_paired", "best_over_floor_ci_low",
-                        "best_over_floor_ci_high", "load1_max", "n_repeats", "retaken_repeats") if c in b]
+                        "best_over_floor_ci_high", "vs_kenlm_benchmark", "vs_kenlm_benchmark_paired",
+                        "vs_kenlm_benchmark_ci_low", "vs_kenlm_benchmark_ci_high", "load1_max", "n_repeats",
+                        "retaken_repeats") if c in b]
     order = {v: i for i, v in enumerate(["kv", "keys", "kv-line", "kv-line-ovf", "split", "split-pf",
-                                                   "split-ovf", "split-ovf-pf"])}
+                                                   "split-ovf", "split-ovf-pf", KENLM])}
     b = b.assign(_o=b.variant.map(lambda v: (order.get(v.split(":")[0], 9), v)))
     return b.sort_values(["table_mib", "mode", "_o"])[keep].reset_index(drop=True)
 
