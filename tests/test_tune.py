@@ -292,6 +292,8 @@ def test_reweight_takes_another_inis_weights_and_refuses_another_model(tmp_path,
     from smtbench.tune.loop import write_ini
 
     ini, _, _ = _toy_tuning_model(tmp_path)
+    untuned = "# The default weights are NOT optimized for translation quality."  # as `tm model` writes it
+    ini.write_text(ini.read_text().replace("[weight]\n", f"[weight]\n{untuned}\n"))
     tuned = tmp_path / "tune" / "tuned.ini"  # tuned elsewhere (its own folder), same features
     write_ini(ini, {"LM0": [0.25], "WordPenalty0": [-0.5]}, tuned)
     out = tmp_path / "model-tuned" / "moses.ini"
@@ -299,6 +301,7 @@ def test_reweight_takes_another_inis_weights_and_refuses_another_model(tmp_path,
     got, want, base = load_ini(out), load_ini(tuned), load_ini(ini)
     assert got.weight_vector() == want.weight_vector() != base.weight_vector()
     assert [f.path and f.path.resolve() for f in got.features] == [f.path and f.path.resolve() for f in base.features]
+    assert f"# Weights from {tuned} (smtbench tm reweight)." in out.read_text() and untuned not in out.read_text()
     other = tmp_path / "other.ini"
     other.write_text(ini.read_text().replace("Distortion\n", "").replace("Distortion0= 0.3\n", ""))
     assert main(["tm", "reweight", "-f", str(ini), "--weights", str(other), "--out", str(tmp_path / "x.ini")]) == 2

@@ -65,6 +65,7 @@ def run_reweight(args: argparse.Namespace) -> int:
         raise IniError(f"{args.weights}: its features differ from {args.config}'s"
                        + (f" ({', '.join(extra)})" if extra else " (kinds, order or score counts)")
                        + ": the weights of another model")
-    write_ini(args.config, {f.name: f.weights for f in tuned.features}, args.out)
+    write_ini(args.config, {f.name: f.weights for f in tuned.features}, args.out,
+              note=f"Weights from {args.weights} (smtbench tm reweight).")
     print(f"reweighted -> {args.out}")
     return 0

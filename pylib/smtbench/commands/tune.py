@@ -55,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
                        progress=not args.no_progress, sentences=args.sentences)
     workdir = args.workdir or f"{args.out}.work"
     final, history = tune(args.config, args.input, args.reference, workdir, opts)
-    write_ini(args.config, final, args.out)
+    write_ini(args.config, final, args.out,
+              note=f"Weights tuned by smtbench tune ({args.optimizer}, seed {args.seed}, {len(history)} iterations"
+                   f"{', the best dev run' if args.return_best_dev else ''}) on {args.input}.")
     if args.summary:
         from dataclasses import asdict
 

@@ -66,8 +66,17 @@ def weight_string(weights: dict[str, list[float]]) -> str:
     return " ".join(f"{name}= " + " ".join(repr(v) for v in ws) for name, ws in weights.items())
 
 
-def write_ini(src: str | os.PathLike[str], weights: dict[str, list[float]], out: str | os.PathLike[str]) -> None:
-    """``src`` with only the values of the [weight] lines of ``weights`` replaced (layout, comments, order kept)."""
+UNTUNED_COMMENTS = {  # tm model's own words for default weights (tm/model.py), which a tuned ini must not keep
+    "# written by smtbench (the layout of Moses' train-model.perl, default untuned weights)":
+        "# written by smtbench (the layout of Moses' train-model.perl)",
+    "# The default weights are NOT optimized for translation quality.": None,  # -> the ``note``
+}
+
+
+def write_ini(src: str | os.PathLike[str], weights: dict[str, list[float]], out: str | os.PathLike[str],
+              note: str | None = None) -> None:
+    """``src`` with only the values of the [weight] lines of ``weights`` replaced (layout, comments, order kept).
+    ``note``: where the weights come from; it replaces `tm model`'s comments that call them untuned defaults."""
     from ..ioutil import atomic_open
 
     lines = Path(src).read_text(encoding="utf-8").splitlines(keepends=True)
@@ -76,7 +85,10 @@ def write_ini(src: str | os.PathLike[str], weights: dict[str, list[float]], out:
     with atomic_open(out) as fh:
         for line in lines:
             s = line.strip()
-            if s.startswith("[") and s.endswith("]"):
+            if note is not None and s in UNTUNED_COMMENTS:
+                eol = "\n" if line.endswith("\n") else ""
+                line = (UNTUNED_COMMENTS[s] or f"# {note}") + eol
+            elif s.startswith("[") and s.endswith("]"):
                 section = s[1:-1].strip()
             elif section == "feature" and "path=" in s and not s.startswith("#"):
                 line = _repath(line, Path(src).parent, Path(out).parent)
