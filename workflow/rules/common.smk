@@ -110,10 +110,10 @@ def protocol_args(experiment):
 
 
 def hash_variants(mib):
-    """The layout variants of the hash sweep at a table size (config mokry_hash.variants, plus kv and split on plain
-    pages up to nohuge_max_mib)."""
+    """The layout variants of the hash sweep at a table size (config mokry_hash.variants, those of variant_max_mib
+    only up to their size, plus kv and split on plain pages up to nohuge_max_mib)."""
     h = GRID["mokry_hash"]
-    v = list(h["variants"])
+    v = [x for x in h["variants"] if int(mib) <= h.get("variant_max_mib", {}).get(x, int(mib))]
     if int(mib) <= h["nohuge_max_mib"]:
         v += [f"{x}:nohuge" for x in ("kv", "split") if x in v]
     return v
