@@ -213,10 +213,10 @@ def test_protocol_options_are_validated():
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
 
-def committed_rows(experiment: str):
+def committed_rows(experiment: str, pattern: str = "*.jsonl"):
     from smtbench.report.common import read_rows
 
-    files = sorted((ROOT / "results" / "raw" / experiment).glob("*.jsonl"))
+    files = sorted((ROOT / "results" / "raw" / experiment).glob(pattern))
     if not files:
         pytest.skip(f"no committed rows of {experiment}")
     return read_rows(files)
@@ -341,8 +341,10 @@ def test_history_over_commits_flags_a_step(tmp_path):
 def test_decoder_reports_have_intervals():
     from smtbench.report import mokry_decoder, moore_quirk, moses2_moses1, moses2_scaling, moses2_search, moses_decode
 
-    assert_intervals(mokry_decoder.table3_4(committed_rows("mokry_decoder")), ["speedup_vs_off", "speedup_vs_lazy"])
-    assert_intervals(moses2_search.table5(committed_rows("moses2_search")), ["time_vs_cardinality"])
+    for rows in ("oracle.jsonl", "trained-mira.jsonl"):  # one table per rows file (models and weights apart)
+        assert_intervals(mokry_decoder.table3_4(committed_rows("mokry_decoder", rows)), ["speedup_vs_off", "speedup_vs_lazy"])
+    for rows in ("rows.jsonl", "rows-trained-mira.jsonl"):
+        assert_intervals(moses2_search.table5(committed_rows("moses2_search", rows)), ["time_vs_cardinality"])
     sc = committed_rows("moses2_scaling")
     assert_intervals(moses2_scaling.scaling_table(sc), ["speedup_vs_1_thread"])
     assert_intervals(moses2_scaling.fig8_table(sc), ["separate_over_integrated"])
@@ -354,9 +356,9 @@ def test_decoder_reports_have_intervals():
     assert_intervals(moses2_moses1.fig10(m1), ["speedup_vs_1"])
     t6 = moses2_scaling.table6(sc)
     assert t6.time_vs_cache0_ci_low.notna().any() and "n_repeats" in t6
-    mq = committed_rows("moore_quirk")
-    assert_intervals(moore_quirk.ratio_table(mq[mq["mode"] != "moses"] if "mode" in mq else mq),
-                     ["time_ratio_vs_de+ep"])
+    for sweep in ("rows.jsonl", "rows-mira.jsonl"):  # the untuned sweep and the one on tuned weights
+        mq = committed_rows("moore_quirk", sweep)
+        assert_intervals(moore_quirk.ratio_table(mq), ["time_ratio_vs_de+ep"])
     nd = ROOT / "results" / "raw" / "moses_decode" / "normal.jsonl"
     if nd.exists():
         from smtbench.report.common import read_rows
