@@ -236,3 +236,15 @@ def test_kenlm_hash_benchmark_runs_beside_ours(tmp_path):
     t = mh.layouts(rows)
     ours = t[(t.variant != "kenlm-cpp") & (t["mode"] == "miss")]
     assert len(ours) == 2 and ours.vs_kenlm_benchmark_ci_low.notna().all() and (ours.n_repeats == 2).all()
+
+
+def test_an_unpatched_kenlm_hash_benchmark_is_refused(tmp_path, monkeypatch, capsys):
+    """KenLM's unpatched program ignores its arguments and sweeps up to half the memory: refused before anything."""
+    from smtbench.cli import main
+
+    fake = tmp_path / "probing_hash_table_benchmark"
+    fake.write_text("#!/bin/sh\necho would sweep everything\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("SMTBENCH_KENLM_BIN", str(tmp_path))
+    assert main(["bench", "mokry_hash", "--table-mib", "2", "--kenlm-peer", "--out", str(tmp_path / "r.jsonl")]) == 2
+    assert "not the one-size build" in capsys.readouterr().err and not (tmp_path / "r.jsonl").exists()

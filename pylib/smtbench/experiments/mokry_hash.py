@@ -204,6 +204,6 @@ def main(args: argparse.Namespace) -> int:
         protocol=Protocol.from_args(args))
     if sweep.kenlm_peer:
         from ..lm import kenlm_peer
-        kenlm_peer.program(kenlm_peer.HASH_BENCHMARK)  # a missing peer fails before the tables are filled
+        kenlm_peer.hash_program()  # a missing or unpatched peer fails before the tables are filled
     run_sweep(sweep, out=args.out, progress=args.progress)
     return 0

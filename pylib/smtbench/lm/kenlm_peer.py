@@ -135,13 +135,22 @@ class HashPeerRun:
     ns_per_lookup: dict[int, float]  # queue size (0 = Immediate) -> CPU ns per lookup
 
 
+def hash_program() -> Path:
+    """KenLM's hash benchmark, refused unless it is the patched build: the unpatched program ignores its arguments
+    and runs KenLM's whole multi-thread sweep up to half the machine's memory."""
+    prog = program(HASH_BENCHMARK)
+    if b"[ENTRIES LOOKUPS]" not in prog.read_bytes():
+        raise FileNotFoundError(f"{prog}: not the one-size build (tools/kenlm-probing-benchmark.patch): rebuild "
+                                "with `bash tools/build_lmplz.sh`")
+    return prog
+
+
 def hash_benchmark(entries: int, lookups: int) -> HashPeerRun:
     """One run of KenLM's hash benchmark (one-size mode): a table of KenLM's Size(entries), ``lookups`` misses."""
-    prog = program(HASH_BENCHMARK)
+    prog = hash_program()
     r = subprocess.run([str(prog), str(entries), str(lookups)], capture_output=True, text=True)
     if r.returncode != 0:
-        raise RuntimeError(f"{prog} {entries} {lookups}: exit {r.returncode}: {r.stderr.strip()[-800:]} (an "
-                           "unpatched build prints its own sweep: rebuild with tools/build_lmplz.sh)")
+        raise RuntimeError(f"{prog} {entries} {lookups}: exit {r.returncode}: {r.stderr.strip()[-800:]}")
     head = re.search(r"^entries (\d+) bytes (\d+) insert_ns ([0-9.e+-]+)$", r.stdout, re.M)
     queues = {int(q): float(ns) for q, ns in re.findall(r"^queue (\d+) ns_per_lookup ([0-9.e+-]+)$", r.stdout, re.M)}
     if not head or sorted(queues) != [0, 2, 4, 8, 16]:
