@@ -8,6 +8,7 @@ What KenLM's figure includes: it excludes loading, but a reader thread feeds the
 the worker sums log10 probabilities in float per buffer. Ours times the C loop over an in-memory id array."""
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -135,11 +136,16 @@ class HashPeerRun:
     ns_per_lookup: dict[int, float]  # queue size (0 = Immediate) -> CPU ns per lookup
 
 
+@functools.lru_cache(maxsize=None)
+def _one_size_build(prog: Path, mtime_ns: int) -> bool:
+    return b"[ENTRIES LOOKUPS]" in prog.read_bytes()  # the patch's usage string (read once per build)
+
+
 def hash_program() -> Path:
     """KenLM's hash benchmark, refused unless it is the patched build: the unpatched program ignores its arguments
     and runs KenLM's whole multi-thread sweep up to half the machine's memory."""
     prog = program(HASH_BENCHMARK)
-    if b"[ENTRIES LOOKUPS]" not in prog.read_bytes():
+    if not _one_size_build(prog, prog.stat().st_mtime_ns):
         raise FileNotFoundError(f"{prog}: not the one-size build (tools/kenlm-probing-benchmark.patch): rebuild "
                                 "with `bash tools/build_lmplz.sh`")
     return prog
