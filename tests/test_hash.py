@@ -248,3 +248,27 @@ def test_an_unpatched_kenlm_hash_benchmark_is_refused(tmp_path, monkeypatch, cap
     monkeypatch.setenv("SMTBENCH_KENLM_BIN", str(tmp_path))
     assert main(["bench", "mokry_hash", "--table-mib", "2", "--kenlm-peer", "--out", str(tmp_path / "r.jsonl")]) == 2
     assert "not the one-size build" in capsys.readouterr().err and not (tmp_path / "r.jsonl").exists()
+
+
+def test_focus_repeats_the_layout_tables_points(tmp_path):
+    """bench mokry_hash --focus: after the first repeats only each variant's plain point, best queue so far and line
+    floor (first mode, one thread) are timed again; the layout table's intervals rest on every kept repeat."""
+    from smtbench.cli import main
+    from smtbench.report import mokry_hash as mh
+    from smtbench.report.common import read_rows
+
+    out = tmp_path / "rows.jsonl"
+    assert main(["bench", "mokry_hash", "--table-mib", "2", "--variants", "keys,kv", "--queue-sizes", "0,2,4",
+                 "--threads", "1,2", "--mode", "miss,hit", "--lookups", "20000", "--repeats", "2", "--max-repeats",
+                 "4", "--ci-target", "0.0001", "--time-budget", "60", "--focus", "--spell-probe-mib", "0",
+                 "--out", str(out)]) == 0
+    rows = read_rows([out])
+    late = rows[rows.repeat >= 2]
+    assert sorted(rows.repeat.unique()) == [0, 1, 2, 3] and late.protocol_focused.all()
+    assert not rows[rows.repeat < 2].protocol_focused.any()
+    assert set(late["mode"]) == {"miss", "line"} and set(late.threads) == {1}
+    for v in ("keys", "kv"):
+        q = sorted(late[(late.variant == v) & (late["mode"] == "miss")].queue_size.unique())
+        assert len(q) == 2 and q[0] == 0  # the plain point and one best queue
+    t = mh.layouts(rows)
+    assert (t[t["mode"] == "miss"].n_repeats == 4).all()

@@ -284,7 +284,7 @@ class RepeatLoop:
         # protocol.focus: after the first `repeats`, only the tasks focus(kept repeats' times) names (the points the
         # headline ratios compare, e.g. the best queue size so far): the other points keep their first repeats
         if protocol.focus and focus is None:
-            raise ValueError("--focus: this sweep names no headline points to focus on (only mokry_lm does)")
+            raise ValueError("--focus: this sweep names no headline points to focus on (mokry_lm and mokry_hash do)")
         self.focus = focus if protocol.focus else None
         self.active = self.tasks
         if probe is None and protocol.probe_mib:

@@ -148,7 +148,26 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
                 base = t.get(f"{v0}/{m0}/{t0}/0")
                 return base / best if best and base else None
             ratios.append(Ratio("best_queue_speedup", best_queue))
-        summary = RepeatLoop(s.proto(), writer, tasks, ratios, progress=bar).run()
+        kenlm_key = "kenlm-cpp/miss/1/best"
+        if s.kenlm_peer and "miss" in s.modes and 1 in s.threads and qs:
+            def vs_kenlm(t: dict) -> float | None:
+                """KenLM's best queue / our best (any variant's best queue) on one thread's misses."""
+                ours = min((t[k] for k in (f"{v}/miss/1/{q}" for v in s.variants for q in qs) if k in t), default=None)
+                return t[kenlm_key] / ours if ours and t.get(kenlm_key) else None
+            ratios.append(Ratio("vs_kenlm_benchmark", vs_kenlm))
+
+        def headline(kept: list[dict[str, float]]) -> list[str]:
+            """--focus: the points the layout table's ratios compare on the first mode and the fewest threads: each
+            variant's plain point, its queue size of the best time so far (the report's best queue: later repeats
+            can only lower its time), its random-line floor, and KenLM's benchmark."""
+            keys = [kenlm_key] if s.kenlm_peer else []
+            for v in s.variants:
+                low = {k: min(t[k] for t in kept if k in t) for k in (f"{v}/{m0}/{t0}/{q}" for q in qs)
+                       if any(k in t for t in kept)}
+                keys += [f"{v}/{m0}/{t0}/0", f"{v}/line/{t0}/0"] + ([min(low, key=low.get)] if low else [])
+            return keys
+
+        summary = RepeatLoop(s.proto(), writer, tasks, ratios, progress=bar, focus=headline).run()
         print(f"hash {s.table_mib} MiB: {describe(summary)}", file=sys.stderr)
         bar.close()
         # The checksum folds every found value (or the key of a miss): it must not depend on the layout, queue
