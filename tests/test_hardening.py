@@ -198,7 +198,7 @@ def test_missing_context_refused_by_every_backend_as_by_kenlm(tmp_path, capsys):
             break
 
 
-def test_measurement_refuses_another_profiles_build(tmp_path, monkeypatch):
+def test_measurement_refuses_another_profiles_build(tmp_path, monkeypatch, capsys):
     """The workflow's timing rules name their profile's build stamp; a C extension compiled with other flags (one
     file shared by all profiles) makes the benchmark fail before it records a row."""
     import io
@@ -215,3 +215,7 @@ def test_measurement_refuses_another_profiles_build(tmp_path, monkeypatch):
     stamp.write_text(json.dumps({"cflags": flags + ["-march=native"]}))
     with pytest.raises(RuntimeError, match="another profile rebuilt it"):
         RowWriter("x", io.StringIO())
+    from smtbench.cli import main  # through the CLI: one line, exit status 2, no rows file
+    assert main(["bench", "mokry_hash", "--table-mib", "1", "--lookups", "1000", "--out", str(tmp_path / "r.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "another profile rebuilt it" in err and "Traceback" not in err and not (tmp_path / "r.jsonl").exists()

@@ -67,10 +67,12 @@ def check_expected_build() -> None:
         return
     from .native import buildinfo
 
+    from .errors import StaleBuild
+
     want = " ".join(json.loads(Path(stamp).read_text())["cflags"]).replace('"', "")
     have = buildinfo()["cflags_compiled"]
     if want != have:
-        raise RuntimeError(f"the loaded C extension was built with flags {have!r}, but this profile's build "
+        raise StaleBuild(f"the loaded C extension was built with flags {have!r}, but this profile's build "
                            f"({stamp}) wants {want!r}: another profile rebuilt it since; remove {stamp} and rerun "
                            f"(Snakemake then rebuilds it and redoes the measurements)")
 

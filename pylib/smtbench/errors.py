@@ -4,3 +4,7 @@ from __future__ import annotations
 
 class CliError(Exception):
     """A user-facing error: printed without a traceback, exit status 2."""
+
+
+class StaleBuild(CliError, RuntimeError):
+    """The loaded C extension is not the build a measurement asked for (one line, exit status 2, nothing written)."""
