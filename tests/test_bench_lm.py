@@ -103,3 +103,46 @@ def test_bad_arguments(model, tmp_path, capsys):
     assert main(["bench", "lm", "--arpa", str(arpa), "--text", str(text), "--backends", "nope"]) == 2
     assert main(["lm", "ppl", "--arpa", str(arpa), "--text", str(text), "--backend", "nope"]) == 2
     assert "unknown --backend" in capsys.readouterr().err
+
+
+def test_working_set_probe_and_the_machines_reference_regime(model, tmp_path):
+    """bench mokry_lm records a working-set probe with every repeat; `report regime-reference` makes a reference of
+    a run's rows; a later run against a reference it is far off retakes its repeats (no pauses here) and keeps them
+    flagged when the retakes run out, and the table shows the regime each run was taken in."""
+    import json as _json
+
+    arpa, text, _ = model
+    args = ["bench", "mokry_lm", "--arpa", str(arpa), "--text", str(text), "--queue-sizes", "2", "--no-kenlm",
+            "--repeats", "2", "--min-queries", "500", "--name", "tiny", "--spell-probe-mib", "0"]
+    first = tmp_path / "first.jsonl"
+    assert main(args + ["--out", str(first)]) == 0
+    rows = pd.read_json(first, lines=True)
+    assert (rows.regime_probe_ns > 0).all() and (rows.regime_name == "mokry_lm/tiny").all()
+    assert rows.regime_ref_ns.isna().all()
+    ref = tmp_path / "ref.json"
+    assert main(["report", "regime-reference", "--rows", str(first), "--out", str(ref)]) == 0
+    d = _json.loads(ref.read_text())
+    assert d["entries"]["mokry_lm/tiny"]["repeats"] == 2
+    d["entries"]["mokry_lm/tiny"]["ns"] *= 50  # a regime this run cannot be in
+    ref.write_text(_json.dumps(d))
+    second = tmp_path / "second.jsonl"
+    assert main(args + ["--max-retakes", "1", "--regime-reference", str(ref), "--regime-pause", "0",
+                        "--out", str(second)]) == 0
+    rows = pd.read_json(second, lines=True)
+    assert rows.retaken.sum() == 2 * 2 and rows.regime_off.all()  # 2 repeats x 2 points, each retaken once
+    stem = tmp_path / "t3_3"
+    assert main(["report", "mokry-lm", "--rows", str(second), "--table", str(stem)]) == 0
+    t = pd.read_csv(stem.with_suffix(".csv"))
+    assert t.regime_off_kept.iloc[0] == 2 and t.regime.iloc[0] < 0.1 and t.retaken_repeats.iloc[0] == 2
+
+
+def test_glm_btree_rows_carry_the_working_set_probe(model, tmp_path):
+    """bench glm_btree takes the same working-set probe (its probing LM's sequential walk); Table 3 shows it."""
+    arpa, text, _ = model
+    out = tmp_path / "glm.jsonl"
+    assert main(["bench", "glm_btree", "--arpa", str(arpa), "--text", str(text), "--name", "tiny", "--threads", "1",
+                 "--node-sizes", "7", "--batch-sizes", "100", "--repeats", "2", "--min-queries", "500",
+                 "--spell-probe-mib", "0", "--out", str(out)]) == 0
+    rows = pd.read_json(out, lines=True)
+    assert (rows.dropna(subset=["attempt"]).regime_name == "glm_btree/tiny").all()  # every row of the loop
+    assert rows.regime_probe_ns.notna().any()

@@ -417,3 +417,82 @@ def test_focus_repeats_only_the_headline_points_after_the_first_repeats():
     assert s.cis["a_vs_b"].n == 5
     s, rows, seen = run(False)
     assert len(seen) == 5 * 4 and "protocol_focused" not in rows[0]
+
+
+def _regime_run(off_until: float, proto: Protocol, ref_file: str = ""):
+    """A fake machine whose regime is off (memory-bound b 2x slower, the working-set probe 80 ns instead of 50) until
+    the clock passes ``off_until``; every timed point takes 1 s of the fake clock, a pause its length."""
+    from smtbench.protocol import RegimeProbe
+
+    now = {"t": 0.0}
+    out = io.StringIO()
+    w = RowWriter("test", out)
+    rng = np.random.default_rng(7)
+
+    def off() -> bool:
+        return now["t"] < off_until
+
+    def point(name, base, mem):
+        def fn(rep):
+            now["t"] += 1.0
+            t = base * (2.0 if mem and off() else 1.0) * math.exp(rng.normal(0, 0.02))
+            w.emit(point=name, repeat=rep, elapsed_ns=t)
+            return t
+        return fn
+
+    def sleep(s):
+        now["t"] += s
+
+    proto.regime_reference = ref_file
+    tasks = [Task("a", point("a", 100.0, False)), Task("b", point("b", 150.0, True))]
+    regime = RegimeProbe("test/model", lambda: 80.0 if off() else 50.0)
+    s = RepeatLoop(proto, w, tasks, [Ratio.speedup("a_vs_b", "a", "b")], regime=regime, clock=lambda: now["t"],
+                   sleep=sleep).run()
+    return s, pd.DataFrame([json.loads(x) for x in out.getvalue().splitlines()]), now["t"]
+
+
+def test_a_run_off_the_machines_reference_regime_waits_for_it_and_says_so(tmp_path):
+    """A regime that lasts the whole start of a run passes the spell probe unseen (it judges a repeat against its own
+    run); against a reference file made from another run's rows, the repeats off it are retaken after pauses (not
+    counted against the budget), the kept ratio lies in the reference run's interval, and the rows and tables say
+    which regime each run was taken in."""
+    from smtbench.cli import main
+    from smtbench.protocol import reference_ns
+
+    clean, rows, _ = _regime_run(0, Protocol(repeats=5, probe_mib=0))
+    rows_file = tmp_path / "clean.jsonl"
+    rows.to_json(rows_file, orient="records", lines=True)
+    ref = tmp_path / "ref.json"
+    assert main(["report", "regime-reference", "--rows", str(rows_file), "--out", str(ref)]) == 0
+    assert reference_ns(str(ref), "test/model") == (50.0, "") and reference_ns(str(ref), "x")[0] is None
+    c = clean.cis["a_vs_b"]
+    # no reference: the off regime's repeats are kept, and the ratio is another one
+    s0, rows0, _ = _regime_run(100, Protocol(repeats=5, probe_mib=0))
+    assert s0.retaken == 0 and not c.low <= s0.cis["a_vs_b"].estimate <= c.high
+    assert rows0["regime_ref_ns"].isna().all() and spell_counts(rows0)["regime_probe_ns"] > 50
+    # with the reference and 200 s of waiting: retaken after pauses until the regime is back
+    s, rows, end = _regime_run(100, Protocol(repeats=5, max_retakes=5, probe_mib=0, regime_wait_s=200,
+                                             regime_pause_s=30, budget_s=10, max_repeats=5), str(ref))
+    assert s.repeats == 5 and s.retaken >= 3 and s.regime_off_kept == 0 and 90 <= s.regime_waited_s <= 200
+    assert c.low <= s.cis["a_vs_b"].estimate <= c.high
+    kept_rows = rows[~rows["retaken"]]
+    assert (kept_rows["regime_probe_ns"] == 50.0).all() and (rows["regime_ref_ns"] == 50.0).all()
+    assert rows[rows["retaken"]]["regime_off"].all()
+    counts = spell_counts(rows)
+    assert counts["regime"] == 1.0 and counts["regime_off_kept"] == 0
+    # a regime that does not come back: the pauses stop at the wait, later repeats are kept and flagged
+    s2, rows2, _ = _regime_run(1e9, Protocol(repeats=4, max_retakes=2, probe_mib=0, regime_wait_s=60,
+                                             regime_pause_s=30), str(ref))
+    assert s2.regime_waited_s == 60 and s2.regime_off_kept == 4 and s2.repeats == 4
+    assert spell_counts(rows2)["regime"] == 1.6
+    # another machine's reference is not applied; a file that is no reference is a one-line error naming it
+    d = json.loads(ref.read_text())
+    d["machine"]["machine_host"] = "elsewhere"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(d))
+    v, why = reference_ns(str(other), "test/model")
+    assert v is None and "another machine" in why
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(ValueError, match="bad.json: not a regime reference"):
+        reference_ns(str(bad), "test/model")

@@ -31,6 +31,19 @@ This VM's memory slows down by 1.4-2x for minutes at a time, so one number per p
   repeats of its headline ratios in the same budget. Rows of those repeats say ``protocol_focused``; the other
   points keep their first repeats.
 
+- **Machine regime** (``--regime-reference FILE``, for drivers that give a working-set probe): the spell probe judges
+  a repeat against its own run, so a regime that lasts the whole run (the VM's caches or memory slower or faster for
+  half an hour) passes unseen, and memory-bound ratios move with it between runs (latency hiding gains more when
+  latency is higher). A :class:`RegimeProbe` is a short walk of the sweep's own kind over the model's own memory
+  (e.g. the sequential scorer over the first ~200,000 queries), taken before and after every repeat and recorded
+  as ``regime_probe_ns``; ``smtbench report regime-reference`` turns the kept repeats of a run's rows into a reference
+  file (the median per model, with the machine, run ids and git sha it came from). With a reference for this
+  machine and model, a repeat whose probe is outside [ref / ``regime_factor``, ref x ``regime_factor``] is off the
+  machine's reference regime: it is retaken after a pause of ``regime_pause_s`` (its rows stay, ``retaken``), for
+  at most ``regime_wait_s`` of pauses per run; after that, off repeats are kept and say ``regime_off``. Pauses do
+  not count against the time budget. Tables show the run's regime (median probe / reference), so two runs are
+  compared at the regime they were taken in.
+
 Drivers build a :class:`RepeatLoop` from :class:`Task` s (one per timed point: a function of the repeat number that
 times the point once, emits its row(s) through the :class:`~smtbench.benchutil.RowWriter` and returns the time it
 measured, in ns) and :class:`Ratio` s (the headline ratios that drive the adaptive stop). Report modules compute
@@ -163,6 +176,10 @@ class Protocol:
     probe_mib: int = 128        # 0 = no probe
     probe_steps: int = 50_000   # ~5-50 ms: 100-900 ns per load on this VM
     focus: bool = False         # after `repeats`, time only the headline points (drivers that name them)
+    regime_reference: str = ""  # a reference file (smtbench report regime-reference): repeats off its regime are retaken
+    regime_factor: float = 1.25  # off the regime: probe outside [ref / factor, ref x factor]
+    regime_wait_s: float = 0.0  # pauses (waiting for the reference regime) per run at most
+    regime_pause_s: float = 30.0  # one pause before retaking a repeat off the regime
 
     def validate(self) -> None:
         if not 1 <= self.repeats <= 1000:
@@ -183,6 +200,12 @@ class Protocol:
             raise ValueError(f"--spell-probe-mib {self.probe_mib}: must be 0 (no probe) or 1..65536")
         if not 1 <= self.probe_steps <= 1 << 32:
             raise ValueError(f"probe steps {self.probe_steps}: must be >= 1")
+        if not 1.0 < self.regime_factor <= 100:
+            raise ValueError(f"--regime-factor {self.regime_factor}: must be in (1, 100]")
+        if not 0 <= self.regime_wait_s <= 86400:
+            raise ValueError(f"--regime-wait {self.regime_wait_s}: must be 0..86400 seconds")
+        if not 0 <= self.regime_pause_s <= 3600:
+            raise ValueError(f"--regime-pause {self.regime_pause_s}: must be 0..3600 seconds")
 
     @staticmethod
     def add_arguments(p: argparse.ArgumentParser, repeats: int = 3) -> None:
@@ -205,13 +228,24 @@ class Protocol:
         g.add_argument("--focus", action="store_true",
                        help="after --repeats, repeat only the points the headline ratios compare (drivers that name "
                             "them; others time every point): more repeats of those ratios in the same time")
+        g.add_argument("--regime-reference", default="", metavar="FILE",
+                       help="the machine's reference regime (smtbench report regime-reference): repeats whose working-set "
+                            "probe is off it are retaken after a pause (drivers with a working-set probe)")
+        g.add_argument("--regime-factor", type=float, default=1.25,
+                       help="off the reference regime: probe outside [ref / this, ref x this]")
+        g.add_argument("--regime-wait", type=float, default=0.0,
+                       help="seconds of pauses per run waiting for the reference regime (0 = retake without waiting)")
+        g.add_argument("--regime-pause", type=float, default=30.0, help="seconds of one pause before a retake")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Protocol":
         pr = cls(repeats=args.repeats, max_repeats=args.max_repeats, target=args.ci_target,
                  budget_s=args.time_budget, order=args.order, seed=args.order_seed, spell_factor=args.spell_factor,
                  max_retakes=args.max_retakes, probe_mib=args.spell_probe_mib,
-                 focus=bool(getattr(args, "focus", False)))
+                 focus=bool(getattr(args, "focus", False)),
+                 regime_reference=getattr(args, "regime_reference", "") or "",
+                 regime_factor=getattr(args, "regime_factor", 1.25), regime_wait_s=getattr(args, "regime_wait", 0.0),
+                 regime_pause_s=getattr(args, "regime_pause", 30.0))
         pr.validate()
         return pr
 
@@ -244,6 +278,55 @@ class Ratio:
 
 
 @dataclass
+class RegimeProbe:
+    """A driver's working-set probe: ``fn()`` walks a short, fixed part of the sweep over the model's own memory and
+    returns ns per unit (e.g. per query); ``name`` is its entry in a reference file (``<experiment>/<model>``)."""
+    name: str
+    fn: Callable[[], float]
+
+
+REFERENCE_FORMAT = "smtbench-regime-reference/1"
+MACHINE_KEYS = ("machine_host", "machine_cpu", "machine_cores")  # rows' fields that say which machine it is
+
+
+def this_machine() -> dict[str, Any]:
+    from .machine import facts, row_fields
+
+    f = row_fields(facts(with_gpu=False))
+    return {k: f.get(k) for k in MACHINE_KEYS}
+
+
+def reference_ns(path: str, name: str) -> tuple[float | None, str]:
+    """(the reference probe in ns, '') for ``name`` on this machine, or (None, why not). A file that is not a
+    reference file is a one-line error naming it."""
+    import json
+
+    if not path:
+        return None, "no reference"
+    if not os.path.exists(path):
+        return None, f"no reference file {path}"
+    try:
+        with open(path, encoding="utf-8") as fh:
+            d = json.load(fh)
+        if d.get("format") != REFERENCE_FORMAT or not isinstance(d.get("entries"), dict):
+            raise ValueError("not a regime reference")
+        machine, entries = d["machine"], d["entries"]
+        if not isinstance(machine, dict) or not all(isinstance(e, dict) for e in entries.values()):
+            raise ValueError("no machine or a malformed entry")
+        ns = entries[name].get("ns") if name in entries else None
+        if ns is not None and not (isinstance(ns, (int, float)) and 0 < ns < 1e12):
+            raise ValueError(f"entry {name}: ns {ns!r}")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{path}: not a regime reference file ({exc})") from None
+    here = this_machine()
+    if any(machine.get(k) != here[k] for k in MACHINE_KEYS):
+        return None, f"{path} is another machine's ({', '.join(str(machine.get(k)) for k in MACHINE_KEYS)})"
+    if ns is None:
+        return None, f"{path} has no entry {name}"
+    return float(ns), ""
+
+
+@dataclass
 class Summary:
     repeats: int                 # repeats kept
     attempts: int                # repeats taken, retakes included
@@ -253,6 +336,9 @@ class Summary:
     seed: int | None
     calibration_ns: float | None
     cis: dict[str, CI] = field(default_factory=dict)
+    regime_ref_ns: float | None = None   # the machine's reference regime (None: no reference for this run)
+    regime_off_kept: int = 0             # repeats off the reference regime but kept (no wait left)
+    regime_waited_s: float = 0.0         # pauses spent waiting for the reference regime
     times: list[dict[str, float]] = field(default_factory=list)  # kept repeats' times per task key
 
 
@@ -274,7 +360,8 @@ class RepeatLoop:
     def __init__(self, protocol: Protocol, writer: Any, tasks: Sequence[Task], ratios: Sequence[Ratio] = (),
                  probe: Callable[[], float] | None = None, progress: Any = None,
                  clock: Callable[[], float] = time.monotonic,
-                 focus: Callable[[list[dict[str, float]]], Iterable[str]] | None = None):
+                 focus: Callable[[list[dict[str, float]]], Iterable[str]] | None = None,
+                 regime: RegimeProbe | None = None, sleep: Callable[[float], None] = time.sleep):
         protocol.validate()
         keys = [t.key for t in tasks]
         if len(set(keys)) != len(keys):
@@ -287,6 +374,9 @@ class RepeatLoop:
             raise ValueError("--focus: this sweep names no headline points to focus on (mokry_lm and mokry_hash do)")
         self.focus = focus if protocol.focus else None
         self.active = self.tasks
+        self.regime, self.sleep = regime, sleep
+        self.regime_ref, self.regime_why = (reference_ns(protocol.regime_reference, regime.name) if regime
+                                            else (None, "no working-set probe"))
         if probe is None and protocol.probe_mib:
             probe = SpellProbe(protocol.probe_mib, protocol.probe_steps).measure
         self.probe = probe
@@ -315,6 +405,7 @@ class RepeatLoop:
         return {r.name: ratio_ci([r.of(t) for t in times]) for r in self.ratios}
 
     def _decide(self, rep_done: int, times: list[dict[str, float]], t0: float) -> str:
+        # t0: the run's start moved on by the pauses spent waiting for the regime (they are not the budget's)
         """'' to go on, else why to stop after ``rep_done`` kept repeats."""
         p = self.p
         if rep_done < p.repeats:
@@ -342,7 +433,14 @@ class RepeatLoop:
         base = dict(run_id=self.run_id, protocol_order=p.order, protocol_seed=self.seed,
                     protocol_target=p.target, protocol_budget_s=p.budget_s, protocol_min_repeats=p.repeats,
                     protocol_max_repeats=p.upto, spell_factor=p.spell_factor, spell_calibration_ns=calib)
+        ref = self.regime_ref
+        if self.regime is not None:
+            self.regime.fn()  # page the walk's part of the model in
+            base.update(regime_name=self.regime.name, regime_ref_ns=ref, regime_factor=p.regime_factor,
+                        regime_reference=p.regime_reference or None, regime_note=self.regime_why or None)
         t0 = self.clock()
+        waited = 0.0
+        regime_off_kept = 0
         kept: list[dict[str, float]] = []
         attempts = retaken = flagged_kept = 0
         stop = ""
@@ -353,6 +451,9 @@ class RepeatLoop:
                 attempts += 1
                 w.hold()
                 times: dict[str, float] = {}
+                # the working-set walks outside the spell probe's, so that the timed points start, as before, right
+                # after a walk that has flushed the caches
+                r0 = self.regime.fn() if self.regime else None
                 p0 = self.probe() if self.probe else None
                 for pos, task in enumerate(self.order(rep, attempt)):
                     w.context = {**base, "attempt": attempt, "order_pos": pos,
@@ -363,25 +464,40 @@ class RepeatLoop:
                     if self.progress is not None:
                         self.progress.update()
                 w.context = {}
+                r1 = self.regime.fn() if self.regime else None  # right after the points, before the spell walk
                 p1 = self.probe() if self.probe else None
                 probe_ns = max(p0, p1) if p0 is not None and p1 is not None else None
                 # judged against the median of the walks before this repeat: its own cannot hide a spell
                 flagged = bool(calib and probe_ns and probe_ns > p.spell_factor * calib)
+                # the machine's regime: the working-set walks around the repeat against the reference
+                regime_ns = (r0 + r1) / 2 if r0 is not None and r1 is not None else None
+                off = bool(ref and regime_ns and not ref / p.regime_factor <= regime_ns <= ref * p.regime_factor)
                 over_budget = bool(p.budget_s) and self.clock() - t0 >= p.budget_s
-                retake = flagged and attempt < p.max_retakes and not over_budget  # the budget bounds retakes too
+                can_wait = waited + p.regime_pause_s <= p.regime_wait_s
+                # the budget bounds retakes too; a repeat off the regime is retaken only while pauses are left
+                retake = (flagged or (off and can_wait)) and attempt < p.max_retakes and not over_budget
                 stop = "" if retake else self._decide(rep + 1, kept + [times], t0)
+                extra = {}
+                if self.regime is not None:
+                    extra = dict(regime_probe_ns=regime_ns, regime_probe_start_ns=r0, regime_probe_end_ns=r1,
+                                 regime_off=off, regime_waited_s=round(waited, 3))
                 w.release(spell_probe_ns=probe_ns, spell_probe_start_ns=p0, spell_probe_end_ns=p1,
                           spell_calibration_ns=calib, spell_flagged=flagged, retaken=retake,
-                          protocol_stop=stop or None)
+                          protocol_stop=stop or None, **extra)
                 if probe_ns is not None:
                     walks += [p0, p1]
                     calib = statistics.median(walks)
                 if not retake:
                     flagged_kept += flagged
+                    regime_off_kept += off
                     kept.append(times)
                     break
                 retaken += 1
                 attempt += 1
+                if off and not flagged and p.regime_pause_s:  # wait for the regime; the budget's clock waits too
+                    self.sleep(p.regime_pause_s)
+                    waited += p.regime_pause_s
+                    t0 += p.regime_pause_s
                 if self.progress is not None:
                     self.progress.total = (self.progress.total or 0) + len(self.active)
             rep += 1
@@ -390,7 +506,8 @@ class RepeatLoop:
             if not stop and self.progress is not None and rep >= p.repeats:
                 self.progress.total = (self.progress.total or 0) + len(self.active)
         return Summary(repeats=len(kept), attempts=attempts, retaken=retaken, flagged_kept=flagged_kept, stop=stop,
-                       seed=self.seed, calibration_ns=calib, cis=self.cis(kept), times=kept)
+                       seed=self.seed, calibration_ns=calib, cis=self.cis(kept), times=kept, regime_ref_ns=ref,
+                       regime_off_kept=regime_off_kept, regime_waited_s=waited)
 
 
 def run_points(protocol: Protocol, writer: Any, points: Sequence[Any], fn: Callable[[int, Any], float | None],
@@ -412,6 +529,9 @@ def describe(s: Summary) -> str:
              f"{s.flagged_kept} flagged but kept), stop: {s.stop}"]
     if s.calibration_ns is not None:
         parts.append(f"probe calibration {s.calibration_ns:.1f} ns/load")
+    if s.regime_ref_ns is not None:
+        parts.append(f"regime reference {s.regime_ref_ns:.1f} ns ({s.regime_waited_s:.0f} s waited, "
+                     f"{s.regime_off_kept} repeats kept off it)")
     for k, c in s.cis.items():
         parts.append(f"{k} {c.estimate:.3f} [{c.low:.3f}, {c.high:.3f}]")
     return "; ".join(parts)
@@ -471,9 +591,70 @@ def spell_counts(df: "Any") -> dict[str, float]:
     ret = d["retaken"].fillna(False).astype(bool)
     fl = d["spell_flagged"].fillna(False).astype(bool)
     probe = d.loc[~ret, "spell_probe_ns"].dropna() if "spell_probe_ns" in d.columns else d.iloc[:0, 0]
-    return {"retaken": int(ret.sum()), "flagged_kept": int((fl & ~ret).sum()),
-            "probe_ns": round(float(probe.median()), 1) if len(probe) else math.nan}
+    out = {"retaken": int(ret.sum()), "flagged_kept": int((fl & ~ret).sum()),
+           "probe_ns": round(float(probe.median()), 1) if len(probe) else math.nan}
+    return {**out, **regime_counts(d[~ret])}
 
 
-__all__ = ["CI", "NO_CI", "NullWriter", "Protocol", "Ratio", "RepeatLoop", "SpellProbe", "Summary", "Task", "describe", "kept",
+REGIME_COLUMNS = ["regime_probe_ns", "regime", "regime_off_kept"]  # what tables show of a run's machine regime
+
+
+def regime_counts(d: "Any") -> dict[str, float]:
+    """Of the kept repeats (one row each): ``regime`` = median working-set probe / the reference it was judged
+    against (NaN without one), ``regime_off_kept`` = repeats kept off it, ``regime_probe_ns`` = the median probe."""
+    if "regime_probe_ns" not in d.columns:
+        return {}
+    probe = d["regime_probe_ns"].dropna()
+    ref = d["regime_ref_ns"].dropna() if "regime_ref_ns" in d.columns else probe.iloc[:0]
+    med = float(probe.median()) if len(probe) else math.nan
+    off = d["regime_off"].fillna(False).astype(bool) if "regime_off" in d.columns else probe.iloc[:0]
+    return {"regime_probe_ns": round(med, 2), "regime": round(med / float(ref.iloc[0]), 3) if len(ref) else math.nan,
+            "regime_off_kept": int(off.sum())}
+
+
+__all__ = ["CI", "NO_CI", "NullWriter", "Protocol", "REGIME_COLUMNS", "Ratio", "RegimeProbe", "RepeatLoop", "SpellProbe", "Summary", "Task", "describe", "kept",
            "paired_ratios", "ratio_ci", "ratio_columns", "run_points", "spell_counts", "t_quantile"]
+
+
+def make_reference(paths: Sequence[str], command: str = "") -> dict[str, Any]:
+    """A regime reference from rows files (see the module docstring): per ``regime_name``, the median
+    ``regime_probe_ns`` of the kept repeats, with how many, their run ids and git shas; every row must come from one
+    machine (a one-line error names the file that does not)."""
+    import json
+
+    probes: dict[str, list[float]] = {}
+    runs: dict[str, set[str]] = {}
+    shas: dict[str, set[str]] = {}
+    machine: dict[str, Any] | None = None
+    seen: set[tuple[str, Any, Any]] = set()
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    r = json.loads(line)
+                    if not isinstance(r, dict):
+                        raise ValueError("not an object")
+                except ValueError as exc:
+                    raise ValueError(f"{path}:{lineno}: not a rows line ({exc})") from None
+                name, ns = r.get("regime_name"), r.get("regime_probe_ns")
+                if not name or ns is None or r.get("retaken"):
+                    continue
+                m = {k: r.get(k) for k in MACHINE_KEYS}
+                if machine is None:
+                    machine = m
+                elif m != machine:
+                    raise ValueError(f"{path}:{lineno}: rows of another machine ({m}, not {machine})")
+                key = (str(r.get("run_id")), r.get("repeat"), name)
+                if key in seen:  # one probe per repeat (every row of a repeat carries it)
+                    continue
+                seen.add(key)
+                probes.setdefault(name, []).append(float(ns))
+                runs.setdefault(name, set()).add(str(r.get("run_id")))
+                shas.setdefault(name, set()).add(str(r.get("machine_git_sha")))
+    if not probes:
+        raise ValueError(f"{', '.join(paths)}: no kept repeat with a working-set probe (regime_probe_ns)")
+    return {"format": REFERENCE_FORMAT, "machine": machine, "command": command,
+            "entries": {n: {"ns": round(statistics.median(v), 3), "repeats": len(v), "run_ids": sorted(runs[n]),
+                            "git_sha": sorted(shas[n])} for n, v in sorted(probes.items())}}

@@ -98,7 +98,8 @@ def experiment_model(experiment, section, trained="the workflow's own model", fa
 
 PROTOCOL_FLAGS = {"max_repeats": "--max-repeats", "ci_target": "--ci-target", "time_budget": "--time-budget",
                   "order": "--order", "seed": "--order-seed", "spell_factor": "--spell-factor", "max_retakes": "--max-retakes",
-                  "spell_probe_mib": "--spell-probe-mib", "focus": "--focus"}
+                  "spell_probe_mib": "--spell-probe-mib", "focus": "--focus", "regime_reference": "--regime-reference",
+                  "regime_factor": "--regime-factor", "regime_wait": "--regime-wait", "regime_pause": "--regime-pause"}
 
 
 def protocol_args(experiment):

@@ -290,7 +290,10 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
                   if k in keys and bt1 in keys]
         if bt1 in keys and f"table/probing/0/1/{nq}" in keys:
             ratios.append(Ratio.speedup("btree_vs_probing_1", bt1, f"table/probing/0/1/{nq}"))
-        summary = RepeatLoop(cfg.protocol, w, tasks, ratios, progress=bar).run()
+        from .harness import working_set_probe
+        regime = (working_set_probe(f"glm_btree/{name}", lambda part: probing.score_stream(part, 0), tokens,
+                                    mark=backends.SENTENCE_MARK) if probing is not None else None)
+        summary = RepeatLoop(cfg.protocol, w, tasks, ratios, progress=bar, regime=regime).run()
         print(f"btree {name}: {describe(summary)}", file=sys.stderr)
         kept_repeats = summary.repeats
         if not gpu_ok:

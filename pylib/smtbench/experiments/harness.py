@@ -13,7 +13,7 @@ import time
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..benchutil import RowWriter
-from ..protocol import NullWriter, Protocol, Ratio, RepeatLoop, Summary, Task, describe, run_points
+from ..protocol import NullWriter, Protocol, Ratio, RegimeProbe, RepeatLoop, Summary, Task, describe, run_points
 
 __all__ = ["Protocol", "Ratio", "RepeatLoop", "Summary", "Task", "NullWriter", "RowWriter", "describe", "run_points",
            "timing_lock", "rows", "progress", "agree", "agree_close", "peer_missing", "not_built",
@@ -122,3 +122,19 @@ def timed_process(argv: Sequence[str], input_path: str, cwd: str | None = None) 
                                f"{r.stderr.decode(errors='replace').strip()[-1200:]}")
         out.seek(0)
         return wall, out.read()
+
+
+def working_set_probe(name: str, score_stream: Callable[[Any], Any], tokens: Any, queries: int = 200_000,
+                      mark: int = 1 << 31) -> RegimeProbe:
+    """The LM sweeps' regime probe (smtbench.protocol): ``score_stream`` (a sequential scorer's, over the model's own
+    memory) on the document's first whole sentences of about ``queries`` tokens; ns per token. ``mark``: the bit
+    that starts a sentence (lm.backends.SENTENCE_MARK)."""
+    import numpy as np
+
+    starts = np.flatnonzero((tokens & np.uint32(mark)) != 0)
+    later = starts[starts >= min(queries, len(tokens))]
+    part = tokens[: int(later[0])] if len(later) else tokens
+
+    def fn() -> float:
+        return float(score_stream(part).elapsed_ns) / len(part)
+    return RegimeProbe(name, fn)

@@ -23,7 +23,7 @@ from ..lm.probing import MAX_QUEUE, ProbingLM
 from ..machine import HugePages
 from ..resources import require_memory
 from .harness import (Protocol, Ratio, RepeatLoop, Task, agree, agree_close, describe, progress as progress_bar,
-                      rows as open_rows, timing_lock)
+                      rows as open_rows, timing_lock, working_set_probe)
 
 OURS_INCLUDES = "ids pre-converted (no string handling); per-word log10 p and length written; sum in query order"
 KENLM_INCLUDES = ("kenlm module Model.score(line, bos, eos) per sentence: a Python call per sentence, string "
@@ -224,7 +224,11 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
                 best = [min(low, key=low.get)] if low else []
                 return ["sequential/0", "kenlm-probing-cpp"] + best
 
-            summary = RepeatLoop(b.protocol, writer, tasks, ratios, progress=bar, focus=headline).run()
+            seq = [sc for be, _, sc in points if be == "sequential"]
+            regime = working_set_probe(f"mokry_lm/{name}", seq[0].score_stream, tokens,
+                                       mark=backends.SENTENCE_MARK) if seq else None
+            summary = RepeatLoop(b.protocol, writer, tasks, ratios, progress=bar, focus=headline,
+                                 regime=regime).run()
             print(f"lm {name}: {describe(summary)}", file=sys.stderr)
             module_sums = {key: sums.pop(key) for key in [x for x in sums if x.startswith("kenlm-module/")]}
             kenlm_sums = {key: sums.pop(key) for key in [x for x in sums if x.startswith("kenlm-")]}

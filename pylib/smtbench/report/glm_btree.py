@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..protocol import paired_ratios, spell_counts
+from ..protocol import REGIME_COLUMNS, paired_ratios, spell_counts
 from .common import add_interval, move_last, paper_values
 
 NO_GPU = "no GPU lent"
@@ -112,7 +112,10 @@ def table3(rows: pd.DataFrame, model: str | None = None) -> pd.DataFrame:
                                       for s_ in sel])
     spells = spell_counts(m)
     out["retaken_repeats"], out["spell_probe_ns"] = spells["retaken"], spells["probe_ns"]
-    out = move_last(out, ["n_repeats", "retaken_repeats", "spell_probe_ns"])
+    for k in REGIME_COLUMNS:  # rows with a working-set probe (smtbench.protocol, machine regime)
+        if k in spells:
+            out[k] = spells[k]
+    out = move_last(out, ["n_repeats", "retaken_repeats", "spell_probe_ns", *REGIME_COLUMNS])
     return out
 
 

@@ -7,7 +7,7 @@ import math
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..protocol import paired_ratios, spell_counts
+from ..protocol import REGIME_COLUMNS, paired_ratios, spell_counts
 from .common import add_interval, move_last, paper_values
 
 POINT = ["model", "backend", "queue_size"]
@@ -120,7 +120,10 @@ def with_intervals(out: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     spells = [spell_counts(by_model[m]) for m in out["model"]]
     out["retaken_repeats"] = [c["retaken"] for c in spells]
     out["spell_probe_ns"] = [c["probe_ns"] for c in spells]
-    return move_last(out, ["n_repeats", "retaken_repeats", "spell_probe_ns"])
+    for k in REGIME_COLUMNS:  # rows with a working-set probe (smtbench.protocol, machine regime)
+        if any(k in c for c in spells):
+            out[k] = [c.get(k, math.nan) for c in spells]
+    return move_last(out, ["n_repeats", "retaken_repeats", "spell_probe_ns", *REGIME_COLUMNS])
 
 
 def table3_3(rows: pd.DataFrame) -> pd.DataFrame:
