@@ -14,7 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define LEX_MISSING 1e-7   /* w(.|.) of a word pair absent from the lex table (Moses: a tiny constant) */
+#define LEX_MISSING 1.0    /* w(.|.) of a word pair absent from the lex table: Moses' score multiplies by 1.0
+                              (LexicalTable::permissiveLookup, phrase-extract/score.h) */
 #define MAXW 128            /* words per phrase */
 #define MAXL 1024           /* alignment points per phrase pair */
 #define CHUNK (1u << 20)

@@ -112,6 +112,63 @@ def test_moses_score_consolidate_table_equals_ours(corpus, tmp_path, threads):
     assert c["value_mismatches"] == c["alignment_mismatches"] == c["count_mismatches"] == 0, c["examples"]
 
 
+def _thin_lex(corpus, d):
+    """lex.f2e/e2f without every third pair (each word keeps at least one entry, so every scorer loads them): the
+    phrase pairs then weigh word pairs absent from the lex table, the path real tables hit and the toy's never does."""
+    for name in ("lex.f2e", "lex.e2f"):
+        out, seen = [], set()
+        for i, line in enumerate((corpus / name).read_text().splitlines()):
+            a, b, _ = line.split()
+            if i % 3 == 1 and (0, a) in seen and (1, b) in seen:
+                continue
+            seen.update({(0, a), (1, b)})
+            out.append(line)
+        (d / name).write_text("\n".join(out) + "\n")
+    return d
+
+
+def test_word_pairs_missing_from_the_lex_table_weigh_as_in_moses_score(corpus, tmp_path):
+    """Moses' score weighs a word pair absent from the lex table 1.0 (LexicalTable::permissiveLookup); ours did
+    1e-7, a misreading the pandas oracle shared, seen only live (Mediani's run of 2026-11-26: 196,744 pairs off)."""
+    _need("score", "consolidate")
+    from smtbench.tm.model import compare_tables
+    from smtbench.tm.score import score_moses, score_native
+    lex = _thin_lex(corpus, tmp_path)
+    ours, moses = tmp_path / "ours.gz", tmp_path / "moses.gz"
+    score_native(str(corpus / "extract.gz"), str(lex / "lex.f2e"), str(lex / "lex.e2f"), str(ours))
+    score_moses(str(corpus / "extract.gz"), str(corpus / "extract.inv.gz"), str(lex / "lex.f2e"),
+                str(lex / "lex.e2f"), str(moses), threads=1, memory=16 << 20)
+    full = tmp_path / "full.gz"
+    score_native(str(corpus / "extract.gz"), str(corpus / "lex.f2e"), str(corpus / "lex.e2f"), str(full))
+    assert compare_tables(str(full), str(ours), columns=4)["value_mismatches"] > 100  # the thinned pairs matter
+    c = compare_tables(str(ours), str(moses), columns=4)
+    assert c["only_ours"] == c["only_theirs"] == 0 and c["common"] > 1000, c
+    assert c["value_mismatches"] == c["alignment_mismatches"] == c["count_mismatches"] == 0, c["examples"]
+
+
+def test_a_moses_table_that_differs_from_ours_stops_the_benchmark(corpus, tmp_path):
+    """Inside `bench mediani_scoring` Moses' table is compared with ours; a difference (here one score) stops the
+    run with one line naming both tables, not a row that records it (Mediani's run of 2026-11-26 kept 'differs')."""
+    import gzip
+    from smtbench.errors import PeerMismatch
+    from smtbench.experiments.mediani_scoring import _check_moses
+    from smtbench.tm.score import score_native
+    ours, theirs = tmp_path / "ours.gz", tmp_path / "moses.gz"
+    score_native(str(corpus / "extract.gz"), str(corpus / "lex.f2e"), str(corpus / "lex.e2f"), str(ours))
+    lines = gzip.open(ours, "rt").read().splitlines()
+    f = lines[7].split(" ||| ")
+    f[2] = " ".join(["0.123"] + f[2].split()[1:])
+    lines[7] = " ||| ".join(f)
+    with gzip.open(theirs, "wt") as fh:
+        fh.write("\n".join(lines) + "\n")
+    checked: dict = {}
+    assert _check_moses(ours, ours, 0, tmp_path, checked)[0].startswith("identical")
+    with pytest.raises(PeerMismatch) as e:
+        _check_moses(theirs, ours, 0, tmp_path, {})
+    msg = str(e.value)
+    assert "\n" not in msg and str(theirs) in msg and str(ours) in msg and "1 score" in msg
+
+
 def test_moses_extract_equals_ours(corpus, tmp_path):
     _need("extract")
     from smtbench.experiments.mediani_scoring import multiset_diff

@@ -71,6 +71,38 @@ def test_sort_pipeline_equals_oracle(corpus, oracle, tmp_path):
     S.compare_tables(S.read_table(str(out)), oracle)
 
 
+def test_every_scorer_weighs_a_missing_lex_pair_alike(corpus, oracle, tmp_path):
+    """Word pairs absent from the lex table (LEX_MISSING, Moses' 1.0): the C scorer, the sort pipeline and the
+    pandas oracle agree on thinned lex tables; as a missing pair weighs 1 (Moses' score: test_moses_baselines checks
+    it live), no lexical weight falls below the full table's and many rise."""
+    assert S.LEX_MISSING == 1.0
+    lex = tmp_path / "lex"
+    lex.mkdir()
+    for name in ("lex.f2e", "lex.e2f"):
+        lines = (corpus / name).read_text().splitlines()
+        seen, out = set(), []
+        for i, line in enumerate(lines):
+            a, b, _ = line.split()
+            if i % 3 == 1 and (0, a) in seen and (1, b) in seen:
+                continue
+            seen.update({(0, a), (1, b)})
+            out.append(line)
+        (lex / name).write_text("\n".join(out) + "\n")
+    args = (str(lex / "lex.f2e"), str(lex / "lex.e2f"))
+    thin = S.score_pandas(str(corpus / "extract.gz"), *args)
+    out = tmp_path / "pt.gz"
+    S.score_native(str(corpus / "extract.gz"), *args, str(out), threads=2, memory=1 << 20)
+    S.compare_tables(S.read_table(str(out)), thin)
+    sp = tmp_path / "sp.gz"
+    S.score_sortpipe(str(corpus / "extract.gz"), str(corpus / "extract.inv.gz"), *args, str(sp), memory=1 << 20)
+    S.compare_tables(S.read_table(str(sp)), thin)
+    j = thin.merge(oracle, on=["src", "tgt"], suffixes=("", "_full"))
+    assert len(j) == len(thin) == len(oracle)
+    for col in ("lex_fe", "lex_ef"):
+        assert (j[col] >= j[col + "_full"] * (1 - 1e-12)).all(), col
+        assert (j[col] > j[col + "_full"] * 1.01).sum() > 100, col
+
+
 def test_probabilities_sum_to_one_and_sorted(corpus, tmp_path):
     out = tmp_path / "pt.txt"
     native(corpus, out, threads=2, memory=1 << 20)

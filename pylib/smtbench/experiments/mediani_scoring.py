@@ -9,9 +9,10 @@ the first table of that fraction (same pairs, scores within 1e-6), and all of ou
 System ``moses`` is the live baseline: Moses' own ``score`` (once per direction, the inverse with --Inverse)
 and ``consolidate`` with GNU sort between (`smtbench tm score-moses`, as train-model.perl runs them), at each
 thread count, on the same fraction files as ours. Its table is compared with ours pair by pair in the first
-repeat (:func:`smtbench.tm.model.compare_tables`: same pairs, alignments, counts, scores to printed precision)
-and the counts of differences are kept in the row. With ``--src/--tgt/--align``, Moses' ``extract`` also runs
-once on the whole corpus, and its extract files are compared (as sorted multisets of lines) with ours. Where
+repeat (:func:`smtbench.tm.model.compare_tables`: same pairs, alignments, counts, scores to printed precision);
+any difference stops the run with one line (:class:`smtbench.errors.PeerMismatch`: a time beside a peer that
+computed something else is no ratio). With ``--src/--tgt/--align``, Moses' ``extract`` also runs once on the whole
+corpus, and its extract files must equal ours (as sorted multisets of lines), or the run stops likewise. Where
 Moses' programs are not built, each Moses point gets one row with ``status`` = moses_peer.NOT_BUILT.
 """
 from __future__ import annotations
@@ -337,12 +338,15 @@ def _moses_extract_check(s: TmScoreSweep, work: Path) -> dict:
     d = multiset_diff(s.extract, str(prefix), work)
     di = multiset_diff(s.extract_inv, str(prefix) + ".inv", work)
     same = d["only_a"] == d["only_b"] == di["only_a"] == di["only_b"] == 0
+    if not same:
+        from ..errors import PeerMismatch
+        raise PeerMismatch(f"Moses' extract {prefix} differs from ours ({s.extract}): "
+                           + " | ".join((d["examples"] + di["examples"])[:2]))
     row = dict(system="moses-extract", repeat=0, seconds=secs, peak_rss_bytes=rss, lines=d["lines_b"],
                extract_lines_ours=d["lines_a"], extract_lines_moses=d["lines_b"], extract_only_ours=d["only_a"],
                extract_only_moses=d["only_b"], extract_inv_only_ours=di["only_a"],
                extract_inv_only_moses=di["only_b"],
-               check=("identical to ours (extract and extract.inv, as sorted multisets of lines)" if same else
-                      "differs from ours: " + " | ".join(d["examples"] + di["examples"])))
+               check="identical to ours (extract and extract.inv, as sorted multisets of lines)")
     for f in (prefix, Path(str(prefix) + ".inv")):
         f.unlink(missing_ok=True)
     return row
@@ -367,10 +371,11 @@ def _check_moses(table: Path, ref: Path, rep: int, work: Path, checked: dict) ->
     if bad == 0:
         check = f"identical to {ref.name} ({c['common']} pairs; alignments, counts, scores to printed precision)"
     else:
-        print(f"bench tmscore: Moses' table {table} differs from {ref}: {json.dumps(c)}", file=sys.stderr)
-        check = (f"differs from {ref.name}: {c['only_ours']} pairs only ours, {c['only_theirs']} only Moses', "
-                 f"{c['value_mismatches']} score / {c['alignment_mismatches']} alignment / "
-                 f"{c['count_mismatches']} count mismatches; e.g. {'; '.join(c['examples'][:3])}")
+        from ..errors import PeerMismatch
+        raise PeerMismatch(f"Moses' table {table} differs from ours ({ref}): {c['only_ours']} pairs only ours, "
+                           f"{c['only_theirs']} only Moses', {c['value_mismatches']} score / "
+                           f"{c['alignment_mismatches']} alignment / {c['count_mismatches']} count mismatches; "
+                           f"e.g. {c['examples'][0] if c['examples'] else ''}")
     checked[md5] = (check, more)
     return check, more
 

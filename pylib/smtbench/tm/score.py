@@ -14,7 +14,8 @@ going to the greater alignment as Moses' ``score`` stores it (a vector over targ
 positions linked to each, compared lexicographically: :func:`moses_align_key`); the direct run (target E) picks the
 printed alignment and lex(e|f), the inverse run (target F) picks lex(f|e), so the two lexical weights may come
 from different alignments of the same pair; the lexical weights are those of the winning alignments (Moses' definition: average over links, NULL for unaligned words; a word pair absent from the
-lex table weighs LEX_MISSING); scores are printed with 6 significant digits (as Moses does).
+lex table weighs LEX_MISSING = 1, as Moses' ``score`` does: ``LexicalTable::permissiveLookup`` in
+phrase-extract/score.h); scores are printed with 6 significant digits (as Moses does).
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from typing import Iterator, Sequence
 
 from ..ioutil import atomic_open, atomic_path, open_text, remove_stale_runs, removed_on_signal, run_interruptible
 
-LEX_MISSING = 1e-7
+LEX_MISSING = 1.0  # Moses' score: LexicalTable::permissiveLookup returns 1.0 for a pair not in the lex table
 SEP = " ||| "
 
 
