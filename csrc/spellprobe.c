@@ -7,6 +7,7 @@ struct sb_spell {
     uint64_t *next; /* next[i] = the slot after i on one cycle through every slot */
     uint64_t n;     /* slots */
     uint64_t bytes; /* allocated bytes */
+    uint64_t pos;   /* where the last walk stopped: the next walk goes on from there, over lines it has not read */
 };
 
 int sb_spell_create(uint64_t bytes, uint64_t seed, sb_spell **out) {
@@ -46,16 +47,17 @@ void sb_spell_free(sb_spell *p) {
 }
 
 
-int sb_spell_walk(const sb_spell *p, uint64_t steps, double *ns_per_load, uint64_t *sink) {
+int sb_spell_walk(sb_spell *p, uint64_t steps, double *ns_per_load, uint64_t *sink) {
     if (!p || !ns_per_load || !sink || steps < 1)
         return SB_EINVAL;
     const uint64_t *next = p->next;
-    uint64_t i = 0;
+    uint64_t i = p->pos;
     uint64_t t0 = sb_now_ns();
     for (uint64_t s = 0; s < steps; s++)
         i = next[i];
     uint64_t t1 = sb_now_ns();
     *ns_per_load = (double)(t1 - t0) / (double)steps;
     *sink = i;
+    p->pos = i;
     return SB_OK;
 }

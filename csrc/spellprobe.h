@@ -15,9 +15,10 @@ typedef struct sb_spell sb_spell;
 /* A probe over `bytes` (>= 1 MiB, rounded down to whole 8-byte slots) filled from `seed`. */
 int sb_spell_create(uint64_t bytes, uint64_t seed, sb_spell **out);
 void sb_spell_free(sb_spell *p);
-/* Walk `steps` dependent loads (>= 1); *ns_per_load = wall time / steps; *sink = the slot reached (so the walk
- * cannot be optimised away; also a checksum: the same seed, size and steps reach the same slot). */
-int sb_spell_walk(const sb_spell *p, uint64_t steps, double *ns_per_load, uint64_t *sink);
+/* Walk `steps` dependent loads (>= 1) on from where the previous walk stopped (the first from slot 0), so that
+ * consecutive walks read different lines; *ns_per_load = wall time / steps; *sink = the slot reached (so the walk
+ * cannot be optimised away; also a checksum: the same seed, size and walks reach the same slot). */
+int sb_spell_walk(sb_spell *p, uint64_t steps, double *ns_per_load, uint64_t *sink);
 /* CFFI-END */
 
 #endif

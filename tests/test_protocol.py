@@ -198,6 +198,19 @@ def test_the_real_probe_measures_dependent_loads():
     assert 0 < v < 1e6
 
 
+def test_probe_walks_go_on_over_new_lines_and_warm_up_untimed():
+    """Each walk continues the cycle where the last stopped (a walk re-reading the same lines measured a cache, not
+    memory), and a warm measurement is an untimed walk and then the timed one: the slot reached shows both."""
+    two_walks = SpellProbe(mib=2, steps=1000, warmup=False)
+    first = (two_walks.measure(), two_walks.last_slot)[1]
+    two_walks.measure()
+    one_long = SpellProbe(mib=2, steps=2000, warmup=False)
+    one_long.measure()
+    warm = SpellProbe(mib=2, steps=1000)
+    warm.measure()
+    assert two_walks.last_slot == one_long.last_slot == warm.last_slot != first
+
+
 def test_protocol_options_are_validated():
     with pytest.raises(ValueError, match="--max-repeats"):
         Protocol(repeats=5, max_repeats=3).validate()

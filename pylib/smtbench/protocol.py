@@ -137,9 +137,14 @@ def ratio_ci(ratios: Iterable[float], confidence: float = CONFIDENCE, resamples:
 # ----------------------------------------------------------------------------------------------- the probe
 
 class SpellProbe:
-    """Dependent loads over ``mib`` MiB (``csrc/spellprobe.c``); :meth:`measure` returns ns per load."""
+    """Dependent loads over ``mib`` MiB (``csrc/spellprobe.c``); :meth:`measure` returns ns per load.
 
-    def __init__(self, mib: int = 128, steps: int = 50_000, seed: int = 1):
+    With ``warmup`` (the default) each measurement first walks ``steps`` loads untimed, then times the next
+    ``steps`` (other lines, mostly the same pages): a buffer left idle for seconds reads several times slower on
+    these VMs at first (a quiet machine, 2026-11-27: first walk after 10-60 s idle 900-1300 ns, the next two
+    177-206 ns), which is the probe's own buffer, not the memory the measured points keep hot."""
+
+    def __init__(self, mib: int = 128, steps: int = 50_000, seed: int = 1, warmup: bool = True):
         from .native import check, ffi, lib
 
         self._lib, self._ffi = lib, ffi
@@ -150,13 +155,16 @@ class SpellProbe:
         self._p = ffi.gc(out[0], lib.sb_spell_free)
         self.steps = steps
         self.mib = mib
+        self.warmup = warmup
 
     def measure(self) -> float:
         from .native import check
 
         ns = self._ffi.new("double *")
         sink = self._ffi.new("uint64_t *")
-        check(self._lib.sb_spell_walk(self._p, self.steps, ns, sink), "spell probe walk")
+        for _ in range(2 if self.warmup else 1):  # the last walk is the one timed
+            check(self._lib.sb_spell_walk(self._p, self.steps, ns, sink), "spell probe walk")
+        self.last_slot = int(sink[0])  # where the walk stopped (a checksum: same seed, size and walks, same slot)
         return float(ns[0])
 
 
