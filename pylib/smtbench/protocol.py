@@ -140,9 +140,11 @@ class SpellProbe:
     """Dependent loads over ``mib`` MiB (``csrc/spellprobe.c``); :meth:`measure` returns ns per load.
 
     With ``warmup`` (the default) each measurement first walks ``steps`` loads untimed, then times the next
-    ``steps`` (other lines, mostly the same pages): a buffer left idle for seconds reads several times slower on
-    these VMs at first (a quiet machine, 2026-11-27: first walk after 10-60 s idle 900-1300 ns, the next two
-    177-206 ns), which is the probe's own buffer, not the memory the measured points keep hot."""
+    ``steps`` (other lines, mostly the same pages): a buffer left idle reads slower at first on these VMs, which is
+    the probe's own buffer, not the memory the measured points keep hot. On a quiet machine (2026-11-27) the first
+    walk after 30-60 s idle read 214-274 ns without the warm-up and 160-184 ns with it, the next walk 173-207 and
+    156-174 ns (the walk before, which restarted at slot 0 and re-read the same lines, 900-1300 ns after 10-60 s
+    idle against 180 ns right after another walk: CONTRIBUTING, 'Slow spells')."""
 
     def __init__(self, mib: int = 128, steps: int = 50_000, seed: int = 1, warmup: bool = True):
         from .native import check, ffi, lib
