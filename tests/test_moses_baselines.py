@@ -112,28 +112,14 @@ def test_moses_score_consolidate_table_equals_ours(corpus, tmp_path, threads):
     assert c["value_mismatches"] == c["alignment_mismatches"] == c["count_mismatches"] == 0, c["examples"]
 
 
-def _thin_lex(corpus, d):
-    """lex.f2e/e2f without every third pair (each word keeps at least one entry, so every scorer loads them): the
-    phrase pairs then weigh word pairs absent from the lex table, the path real tables hit and the toy's never does."""
-    for name in ("lex.f2e", "lex.e2f"):
-        out, seen = [], set()
-        for i, line in enumerate((corpus / name).read_text().splitlines()):
-            a, b, _ = line.split()
-            if i % 3 == 1 and (0, a) in seen and (1, b) in seen:
-                continue
-            seen.update({(0, a), (1, b)})
-            out.append(line)
-        (d / name).write_text("\n".join(out) + "\n")
-    return d
-
-
 def test_word_pairs_missing_from_the_lex_table_weigh_as_in_moses_score(corpus, tmp_path):
     """Moses' score weighs a word pair absent from the lex table 1.0 (LexicalTable::permissiveLookup); ours did
     1e-7, a misreading the pandas oracle shared, seen only live (Mediani's run of 2026-11-26: 196,744 pairs off)."""
     _need("score", "consolidate")
     from smtbench.tm.model import compare_tables
     from smtbench.tm.score import score_moses, score_native
-    lex = _thin_lex(corpus, tmp_path)
+    from toy_models import thin_lex
+    lex = thin_lex(corpus, tmp_path)
     ours, moses = tmp_path / "ours.gz", tmp_path / "moses.gz"
     score_native(str(corpus / "extract.gz"), str(lex / "lex.f2e"), str(lex / "lex.e2f"), str(ours))
     score_moses(str(corpus / "extract.gz"), str(corpus / "extract.inv.gz"), str(lex / "lex.f2e"),

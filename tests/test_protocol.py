@@ -202,7 +202,8 @@ def test_probe_walks_go_on_over_new_lines_and_warm_up_untimed():
     """Each walk continues the cycle where the last stopped (a walk re-reading the same lines measured a cache, not
     memory), and a warm measurement is an untimed walk and then the timed one: the slot reached shows both."""
     two_walks = SpellProbe(mib=2, steps=1000, warmup=False)
-    first = (two_walks.measure(), two_walks.last_slot)[1]
+    two_walks.measure()
+    first = two_walks.last_slot
     two_walks.measure()
     one_long = SpellProbe(mib=2, steps=2000, warmup=False)
     one_long.measure()

@@ -76,18 +76,10 @@ def test_every_scorer_weighs_a_missing_lex_pair_alike(corpus, oracle, tmp_path):
     pandas oracle agree on thinned lex tables; as a missing pair weighs 1 (Moses' score: test_moses_baselines checks
     it live), no lexical weight falls below the full table's and many rise."""
     assert S.LEX_MISSING == 1.0
+    from toy_models import thin_lex
     lex = tmp_path / "lex"
     lex.mkdir()
-    for name in ("lex.f2e", "lex.e2f"):
-        lines = (corpus / name).read_text().splitlines()
-        seen, out = set(), []
-        for i, line in enumerate(lines):
-            a, b, _ = line.split()
-            if i % 3 == 1 and (0, a) in seen and (1, b) in seen:
-                continue
-            seen.update({(0, a), (1, b)})
-            out.append(line)
-        (lex / name).write_text("\n".join(out) + "\n")
+    thin_lex(corpus, lex)
     args = (str(lex / "lex.f2e"), str(lex / "lex.e2f"))
     thin = S.score_pandas(str(corpus / "extract.gz"), *args)
     out = tmp_path / "pt.gz"

@@ -192,8 +192,8 @@ def figure(h: History, experiment: str):
                         transform=axes[0, 0].transAxes)
     axes[0, 0].set_title(f"{experiment}: headline ratios over the commits that changed its rows (solid) or the smoke "
                          "baseline (dashed)\nbars: 95% interval over paired repeats (none: rows that cannot be "
-                         "paired; log axis over the estimates, wider bars run off it); red ring: a step beyond the intervals",
-                         fontsize=8)
+                         "paired; log axis over the estimates, wider bars run off it); red ring: a step beyond the "
+                         "intervals", fontsize=8)
     return fig
 
 
