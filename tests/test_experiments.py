@@ -72,12 +72,13 @@ def test_contributing_map_shows_one_name_per_experiment():
 
 
 def test_harness_agreement_fails_loudly():
+    from smtbench.errors import CliError
     from smtbench.experiments.harness import agree, agree_close
     assert agree("sums", {"a": 1, "b": 1}) == 1
-    with pytest.raises(RuntimeError, match="sums differ across points .*'b': 2"):
+    with pytest.raises(CliError, match="sums differ across points .*'b': 2"):  # one line from the CLI
         agree("sums", {"a": 1, "b": 2})
     agree_close("kenlm", 1.0, {"x": 1.00001}, rel_tol=1e-4)
-    with pytest.raises(RuntimeError, match="kenlm: x: 1.1 differs from ours 1.0"):
+    with pytest.raises(CliError, match="kenlm: x: 1.1 differs from ours 1.0"):
         agree_close("kenlm", 1.0, {"x": 1.1}, rel_tol=1e-4)
 
 

@@ -136,7 +136,7 @@ def test_a_moses_table_that_differs_from_ours_stops_the_benchmark(corpus, tmp_pa
     """Inside `bench mediani_scoring` Moses' table is compared with ours; a difference (here one score) stops the
     run with one line naming both tables, not a row that records it (Mediani's run of 2026-11-26 kept 'differs')."""
     import gzip
-    from smtbench.errors import PeerMismatch
+    from smtbench.errors import ResultMismatch
     from smtbench.experiments.mediani_scoring import _check_moses
     from smtbench.tm.score import score_native
     ours, theirs = tmp_path / "ours.gz", tmp_path / "moses.gz"
@@ -149,7 +149,7 @@ def test_a_moses_table_that_differs_from_ours_stops_the_benchmark(corpus, tmp_pa
         fh.write("\n".join(lines) + "\n")
     checked: dict = {}
     assert _check_moses(ours, ours, 0, tmp_path, checked)[0].startswith("identical")
-    with pytest.raises(PeerMismatch) as e:
+    with pytest.raises(ResultMismatch) as e:
         _check_moses(theirs, ours, 0, tmp_path, {})
     msg = str(e.value)
     assert "\n" not in msg and str(theirs) in msg and str(ours) in msg and "1 score" in msg

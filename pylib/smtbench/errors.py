@@ -10,6 +10,7 @@ class StaleBuild(CliError, RuntimeError):
     """The loaded C extension is not the build a measurement asked for (one line, exit status 2, nothing written)."""
 
 
-class PeerMismatch(CliError, RuntimeError):
-    """A live peer's output (Moses' table, its extract) differs from ours inside a benchmark: the run stops (one
-    line naming both files, exit status 2), since a time beside a peer that computed something else is no ratio."""
+class ResultMismatch(CliError, RuntimeError):
+    """A correctness check inside a benchmark failed - a live peer's output (Moses' table or extract, KenLM's total)
+    or a fast path's checksum differs from ours: the run stops with one line (exit status 2), since a time beside
+    something that computed another result is no ratio."""

@@ -13,6 +13,7 @@ import time
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..benchutil import RowWriter
+from ..errors import ResultMismatch
 from ..protocol import NullWriter, Protocol, Ratio, RegimeProbe, RepeatLoop, Summary, Task, describe, run_points
 
 __all__ = ["Protocol", "Ratio", "RepeatLoop", "Summary", "Task", "NullWriter", "RowWriter", "describe", "run_points",
@@ -70,11 +71,11 @@ def progress(total: int | None, on: bool, desc: str = "", unit: str = "point"):
 
 def agree(what: str, values: Mapping[str, Any] | Iterable[tuple[str, Any]], across: str = "points") -> Any:
     """Every point's checksum must be the same (fast paths against the plain path): the one value, or a
-    RuntimeError naming ``what``, ``across`` what it must not change, and every point's value."""
+    ResultMismatch (a RuntimeError: one line from the CLI) naming ``what``, ``across`` what it must not change, and every point's value."""
     items = list(values.items() if isinstance(values, Mapping) else values)
     distinct = {v for _, v in items}
     if len(distinct) > 1:
-        raise RuntimeError(f"{what} differ across {across} (a broken fast path): {dict(items)}")
+        raise ResultMismatch(f"{what} differ across {across} (a broken fast path): {dict(items)}")
     return distinct.pop() if distinct else None
 
 
@@ -82,7 +83,7 @@ def agree_close(what: str, ours: float, theirs: Mapping[str, float], rel_tol: fl
     """A peer's total must match ours within float rounding (e.g. KenLM summing in float)."""
     for key, v in theirs.items():
         if not math.isclose(v, ours, rel_tol=rel_tol, abs_tol=abs_tol):
-            raise RuntimeError(f"{what}: {key}: {v!r} differs from ours {ours!r}")
+            raise ResultMismatch(f"{what}: {key}: {v!r} differs from ours {ours!r}")
 
 
 # ----------------------------------------------------------------------------------------------- peers

@@ -10,7 +10,7 @@ System ``moses`` is the live baseline: Moses' own ``score`` (once per direction,
 and ``consolidate`` with GNU sort between (`smtbench tm score-moses`, as train-model.perl runs them), at each
 thread count, on the same fraction files as ours. Its table is compared with ours pair by pair in the first
 repeat (:func:`smtbench.tm.model.compare_tables`: same pairs, alignments, counts, scores to printed precision);
-any difference stops the run with one line (:class:`smtbench.errors.PeerMismatch`: a time beside a peer that
+any difference stops the run with one line (:class:`smtbench.errors.ResultMismatch`: a time beside a peer that
 computed something else is no ratio). With ``--src/--tgt/--align``, Moses' ``extract`` also runs once on the whole
 corpus, and its extract files must equal ours (as sorted multisets of lines), or the run stops likewise. Where
 Moses' programs are not built, each Moses point gets one row with ``status`` = moses_peer.NOT_BUILT.
@@ -31,6 +31,7 @@ from pathlib import Path
 import argparse
 
 from ..benchutil import RowWriter, parse_size
+from ..errors import ResultMismatch
 from ..ioutil import atomic_open, open_text
 from .harness import (Protocol, Ratio, RepeatLoop, Task, describe, not_built, peer_missing, progress as progress_bar,
                       rows as open_rows)
@@ -339,8 +340,7 @@ def _moses_extract_check(s: TmScoreSweep, work: Path) -> dict:
     di = multiset_diff(s.extract_inv, str(prefix) + ".inv", work)
     same = d["only_a"] == d["only_b"] == di["only_a"] == di["only_b"] == 0
     if not same:
-        from ..errors import PeerMismatch
-        raise PeerMismatch(f"Moses' extract {prefix} differs from ours ({s.extract}): "
+        raise ResultMismatch(f"Moses' extract {prefix} differs from ours ({s.extract}): "
                            + " | ".join((d["examples"] + di["examples"])[:2]))
     row = dict(system="moses-extract", repeat=0, seconds=secs, peak_rss_bytes=rss, lines=d["lines_b"],
                extract_lines_ours=d["lines_a"], extract_lines_moses=d["lines_b"], extract_only_ours=d["only_a"],
@@ -371,8 +371,7 @@ def _check_moses(table: Path, ref: Path, rep: int, work: Path, checked: dict) ->
     if bad == 0:
         check = f"identical to {ref.name} ({c['common']} pairs; alignments, counts, scores to printed precision)"
     else:
-        from ..errors import PeerMismatch
-        raise PeerMismatch(f"Moses' table {table} differs from ours ({ref}): {c['only_ours']} pairs only ours, "
+        raise ResultMismatch(f"Moses' table {table} differs from ours ({ref}): {c['only_ours']} pairs only ours, "
                            f"{c['only_theirs']} only Moses', {c['value_mismatches']} score / "
                            f"{c['alignment_mismatches']} alignment / {c['count_mismatches']} count mismatches; "
                            f"e.g. {c['examples'][0] if c['examples'] else ''}")
