@@ -299,7 +299,8 @@ def read_counts(root: Path, pattern: str, skipped: list[str]) -> pd.DataFrame:
 # --- figure -------------------------------------------------------------------------------------------------------
 
 def _natural(s: str) -> list:
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
+    """Sort key: numbers by value (fraction=0.25 before 0.5, mib=16 before 128)."""
+    return [(1, float(t), "") if i % 2 else (0, 0.0, t) for i, t in enumerate(re.split(r"(\d+(?:\.\d+)?)", s))]
 
 
 def headline_points(h: History, experiment: str) -> pd.DataFrame:
@@ -387,7 +388,8 @@ def figure(h: History, experiment: str):
             x = [xpos[c] for c in g.commit]
             line, = ax.plot(x, g.value, marker="o", ms=3, lw=1.2 if src == "rows" else 0.9, color=COLORS[src],
                             ls="-" if src == "rows" else "--", gid=f"panel{i}",
-                            label="committed rows (bars: 95% interval)" if src == "rows" else "smoke baseline")
+                            label="committed rows (point: the table's ratio, of the mins; bars: 95% interval of the paired "
+                            "repeats' ratios)" if src == "rows" else "smoke baseline")
             handles.setdefault(src, line)
             has = g.ci_low.notna() & g.ci_high.notna()
             if has.any():
@@ -465,8 +467,11 @@ def markdown(h: History) -> str:
     (bold: a step beyond the intervals); the counts in a table of their own."""
     out = ["# History: headline ratios over the commits that changed them", "",
            "Each cell: the ratio [its 95% interval over paired repeats] as committed at that commit (`rows`: "
-           "results/raw; `smoke`: the smoke baseline); **bold**: a step the intervals do not explain; empty: not "
-           "measured there. Every key and metric, headline or not: history.csv.", ""]
+           "results/raw; `smoke`: the smoke baseline; a commit that changed neither for an experiment is left out "
+           "of its tables). The ratio is the tables' (of the points' minimum times), the interval that of the paired "
+           "repeats' ratios (around their geometric mean), so a ratio can lie outside its interval. **bold**: a "
+           "step the intervals do not explain; empty: not measured there. Every key and metric, headline or not, "
+           "and the counts: history.csv.", ""]
     for exp in HEADLINES:
         d = headline_points(h, exp)
         c = h.counts[h.counts.experiment == exp]
