@@ -281,7 +281,7 @@ def read_extract_frame(paths: str | Sequence[str], weighted: bool = False, fvoca
     frames = []
     for path in paths:
         with open_text(path) as fh:
-            lines = fh.read().splitlines()
+            lines = [line.rstrip("\n") for line in fh]
         rows = []
         want = 4 if weighted else 3
         for lineno, line in enumerate(lines, 1):
