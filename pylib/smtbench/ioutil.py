@@ -391,7 +391,8 @@ def open_text(path: str | os.PathLike[str], *, strict: bool = True) -> TextLines
     - a corrupt or truncated .gz/.xz is :class:`CompressedInputError` ``path: ...``.
 
     ``strict=False`` keeps only the line ends (``\\n``), the UTF-8 check and the decompression check, for formats
-    whose peer defines its own whitespace (ARPA: KenLM reads bytes 9-13 as blanks)."""
+    whose peer defines its own whitespace (ARPA: KenLM's ARPA reader splits at space, ``\\t`` and ``\\r``; a
+    ``\\x0b`` or ``\\x0c`` is a word character there)."""
     p = os.fspath(path)
     if p == "-":
         stream = sys.stdin
