@@ -462,6 +462,12 @@ def test_damaged_compressed_inputs(tmp_path, capsys, suffix):
         rc, _, err = cli(capsys, *args)
         refused(rc, err, str(bad), "corrupt or truncated")
         assert "Traceback" not in err, what
+    ex = _damaged(tmp_path / f"extract{suffix}", EXTRACT)  # the scorer reads it through gzip/xz -dc
+    for lex, lines in (("lex.f2e", LEX_F2E), ("lex.e2f", LEX_E2F)):
+        (tmp_path / lex).write_text("".join(x + "\n" for x in lines))
+    rc, _, err = cli(capsys, "tm", "score", "--extract", ex, "--lex-f2e", tmp_path / "lex.f2e", "--lex-e2f",
+                     tmp_path / "lex.e2f", "--out", tmp_path / "pt.gz")
+    refused(rc, err, str(ex), "corrupt or truncated")
     pt = _damaged(tmp_path / f"pt{suffix}", ["s0 ||| a ||| 0.5 0.5 0.5 0.5"])
     rc, _, err = cli(capsys, "tm", "binarize", "--phrase-table", pt, "--out", tmp_path / "pt.bin")
     refused(rc, err, str(pt), "corrupt or truncated")
@@ -471,6 +477,19 @@ def test_damaged_compressed_inputs(tmp_path, capsys, suffix):
     nb = _damaged(tmp_path / f"run1.nbest{suffix}", ["0 ||| a ||| F0= 1 ||| 1"])  # a resumed tune's n-best
     with pytest.raises(CompressedInputError, match=re.escape(str(nb))):
         NbestPool([Reference(["a"])], [("F0", 1)]).add_nbest(nb)
+
+
+def test_non_utf8_names_file_and_line(tmp_path, capsys):
+    bad, ok = tmp_path / "bad.txt", tmp_path / "ok.txt"
+    bad.write_bytes("".join(x + "\n" for x in HYPS).encode().replace(b"birds", b"bi\xe9rds"))
+    ok.write_text("".join(x + "\n" for x in HYPS))
+    for args in (("data", "prepare", "--text", ok, bad, "--f", "fr", "--e", "en", "--no-tokenize", "--split", "tail",
+                  "--dev", "2", "--test", "2", "--outdir", tmp_path / "out"),
+                 ("bleu", "-r", ok, "-y", bad), ("bleu", "-r", bad, "-y", ok),
+                 ("postprocess", "-i", bad, "-o", tmp_path / "pp.txt"),
+                 ("decode", "split", "-i", bad, "--shards", "2", "--outdir", tmp_path / "shards")):
+        rc, _, err = cli(capsys, *args)
+        refused(rc, err, f"{bad}:3: invalid UTF-8 (byte 0xe9 at column 3)")
 
 
 # ---------------------------------------------------------------- no splitlines() on user text
