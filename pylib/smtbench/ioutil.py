@@ -302,19 +302,20 @@ class TextLines:
         """Blocks of whole lines (the last may lack its newline); read1 where the stream has it (a pipe or a
         terminal hands each line on as it comes)."""
         read = getattr(self._raw, "read1", None) or self._raw.read
-        rest = b""
+        pending: list[bytes] = []  # a line longer than a read: joined once (never grown block by block)
         while True:
             block = read(_READ)
             if not block:
                 break
             cut = block.rfind(b"\n")
             if cut < 0:
-                rest += block
+                pending.append(block)
                 continue
-            yield rest + block[:cut + 1]
-            rest = block[cut + 1:]
-        if rest:
-            yield rest
+            pending.append(block[:cut + 1])
+            yield b"".join(pending)
+            pending = [block[cut + 1:]] if cut + 1 < len(block) else []
+        if pending:
+            yield b"".join(pending)
 
     def _lines(self) -> Iterator[str]:
         base = 0  # lines before this block
