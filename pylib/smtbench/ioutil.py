@@ -1,7 +1,11 @@
 """Output files appear whole or not at all: a regular file (or a new path) is written to a temporary file beside
 it and renamed over it; a device, FIFO or ``-`` (standard output) is written through, never replaced; a symlink is
 followed (the temporary file and the rename go to the directory of the file it names). Every writer in the project
-goes through :func:`atomic_open` (a stream) or :func:`atomic_path` (a name for a C kernel or another program)."""
+goes through :func:`atomic_open` (a stream) or :func:`atomic_path` (a name for a C kernel or another program).
+
+Inputs of line-parallel text are read by one line rule, :func:`open_text` (see there; CONTRIBUTING.md "Text
+lines"): a line ends at ``\n``, a control character inside a line is refused as ``path:line``, a damaged .gz/.xz is
+one line naming the file."""
 from __future__ import annotations
 
 import contextlib
@@ -249,6 +253,9 @@ class _Checked:
     @property
     def closed(self) -> bool:
         return self._raw.closed
+
+    def __getattr__(self, name: str):
+        return getattr(self._raw, name)
 
     def __enter__(self) -> "_Checked":
         return self
