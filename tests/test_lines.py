@@ -361,6 +361,23 @@ def test_phrase_table(tmp_path, toy, kind):
     assert any(word in h.split(" ") for h in hyps), (word, hyps[:5])
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_reordering_table(tmp_path, toy, kind):
+    """The same C reader for the reordering table: refused at its line, or the plain table's model exactly."""
+    from smtbench.decode.model import ModelFormatError, PhraseModel
+    lines = (toy["dir"] / "rt.txt").read_text().split("\n")[:-1]
+    rt = tmp_path / "rt.txt"
+    rt.write_bytes(hostile(lines, kind, 3) if kind in REFUSED or kind == "bom" else
+                   hostile(lines, "bom", 3, crlf=True))  # (U+2028/U+0085 inside a source word: tested on pt.txt)
+    ini = tmp_path / "moses.ini"
+    ini.write_text(toy["ini"].read_text().replace(str(toy["dir"] / "rt.txt"), str(rt)))
+    if kind in REFUSED:
+        with pytest.raises(ModelFormatError, match=re.escape(f"{rt}:3: {REFUSED[kind]}")):
+            PhraseModel(ini, lm=toy["model"].lm)
+        return
+    assert _texts(ini, toy, SENTS, 20) == _texts(toy["ini"], toy, SENTS, 20)
+
+
 LEX_F2E = ["x a 0.6", "y b 0.7", "x NULL 0.1", "y NULL 0.1", "NULL a 0.1", "NULL b 0.1"]   # e f w(e|f)
 LEX_E2F = ["a x 0.8", "b y 0.9", "NULL x 0.1", "NULL y 0.1", "a NULL 0.1", "b NULL 0.1"]   # f e w(f|e)
 EXTRACT = ["a ||| x ||| 0-0", "a b ||| x ||| 0-0", "b ||| y ||| 0-0", "a ||| x ||| 0-0"]
