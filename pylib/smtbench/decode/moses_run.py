@@ -110,7 +110,8 @@ def run(dec: Decoder, input_path: str | os.PathLike, keep_output: bool = True) -
 
 def first_line_file(input_path: str | os.PathLike, tmpdir: str | os.PathLike) -> str:
     """A file holding only the first line of ``input_path`` (the loading-only run's input)."""
-    with open(input_path, encoding="utf-8") as fh:
+    from ..ioutil import open_text
+    with open_text(input_path) as fh:
         first = fh.readline()
     path = os.path.join(str(tmpdir), "first-line")
     with open(path, "w", encoding="utf-8") as out:
