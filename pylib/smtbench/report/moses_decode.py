@@ -111,6 +111,12 @@ def live_table(rows: pd.DataFrame) -> pd.DataFrame:
                "ours_speedup_max": None, "n_repeats": None, "bleu": q.bleu if p is None else p.get("bleu"),
                "identical_with_ours": int(q.sentences) if p is None else p.get("ours_vs_identical"),
                "ours_score_ge": int(q.sentences) if p is None else p.get("ours_vs_score_ge"),
+               # the identity rule (decode.compare.peer_identity): differing lines that tie at the peer's printed
+               # precision, lines ours scores higher, lines theirs scores higher (Moses v1 only: Moses2's stop the
+               # run); rows from before the rule have ours_vs_better / ours_vs_worse at a 2e-3 tolerance
+               "ties_with_ours": None if p is None else p.get("ours_vs_ties"),
+               "ours_higher": None if p is None else p.get("ours_vs_ours_higher", p.get("ours_vs_better")),
+               "theirs_higher": None if p is None else p.get("ours_vs_theirs_higher", p.get("ours_vs_worse")),
                "sentences": int(q.sentences), "threads": None, "command": None if p is None else p.get("command")}
         t = timing[timing.system == system].set_index("repeat").words_per_second
         if len(t):
@@ -125,7 +131,8 @@ def live_table(rows: pd.DataFrame) -> pd.DataFrame:
                        threads=int(timing[timing.system == system].threads.iloc[0]))
         out.append(row)
     df = pd.DataFrame(out)
-    for col in ("identical_with_ours", "ours_score_ge", "n_repeats", "threads"):
+    for col in ("identical_with_ours", "ours_score_ge", "ties_with_ours", "ours_higher", "theirs_higher", "n_repeats",
+                "threads"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
     return df
 
@@ -139,6 +146,10 @@ def live_notes(rows: pd.DataFrame) -> str:
             "only (loading, start-up and one sentence), so loading is excluded for every system alike; words/s "
             "over the words after the first line. ours_speedup = ours / that system's words per second within "
             "each repeat (median, min, max over the repeats). identical_with_ours / ours_score_ge: 1-best lines "
-            "equal to ours, and our model score >= theirs - 2e-3 (Moses prints 3 decimals). BLEU: sacrebleu "
+            "equal to ours, and our model score >= theirs - 2e-3 (Moses prints 3 decimals). The identity rule "
+            "(smtbench.decode.compare.peer_identity): a line where Moses2 scores above ours stops the run; "
+            "ties_with_ours counts differing lines whose model scores tie at the peer's printed precision, "
+            "ours_higher / theirs_higher the lines one side scores higher (Moses v1's theirs_higher: search "
+            "differences of its normal search, counted, not fatal; empty ties: rows from before the rule). BLEU: sacrebleu "
             "--tokenize none on the tokenized lowercased text. Ours is also checked inside the run: every n-best "
             "entry rescored by the independent derivation scorer (quality row).")
