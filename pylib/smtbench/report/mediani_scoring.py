@@ -30,6 +30,19 @@ def moses_status(rows: pd.DataFrame) -> str:
     return "measured"
 
 
+def moses_allocator(rows: pd.DataFrame) -> str:
+    """How Moses' score and consolidate were built: their malloc, as the run read it from the binaries
+    (moses_peer.allocator_of, the rows' ``<program>_allocator``); rows from before that say so."""
+    from .moses_decode import UNRECORDED_ALLOCATOR
+    found = []
+    for prog in ("score", "consolidate"):
+        col = f"{prog}_allocator"
+        v = rows[col].dropna() if col in rows else pd.Series(dtype=object)
+        if len(v):
+            found.append(f"{prog}: {v.iloc[0]}")
+    return "; ".join(found) or UNRECORDED_ALLOCATOR
+
+
 def moses_checks(rows: pd.DataFrame) -> pd.DataFrame:
     """Per fraction: how Moses' table compares with ours (from the first repeat's full comparison)."""
     cols = ["pairs_ours", "pairs_moses", "only_ours", "only_moses", "value_mismatches", "alignment_mismatches",
@@ -162,7 +175,8 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
                         speedup_vs_moses=(moses.seconds_min / r.seconds_min) if moses is not None else float("nan"),
                         speedup_vs_sort=(sort.seconds_min / r.seconds_min) if sort is not None else float("nan"),
                         status="measured",
-                        table_check=(check.iloc[0] if system == "moses" and len(check) else "")))
+                        table_check=(check.iloc[0] if system == "moses" and len(check) else ""),
+                        allocator=(moses_allocator(rows) if system == "moses" else "")))
         per_row.append(_ratios(rows, r, sort, VS_SORT))
         per_moses.append(_ratios(rows, r, moses, VS_MOSES))
     df = _interval(_interval(pd.DataFrame(out), VS_SORT, per_row), VS_MOSES, per_moses)

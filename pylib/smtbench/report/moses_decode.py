@@ -119,7 +119,8 @@ def live_table(rows: pd.DataFrame) -> pd.DataFrame:
                "ties_with_ours": None if p is None else p.get("ours_vs_ties"),
                "ours_higher": None if p is None else p.get("ours_vs_ours_higher", p.get("ours_vs_better")),
                "theirs_higher": None if p is None else p.get("ours_vs_theirs_higher", p.get("ours_vs_worse")),
-               "sentences": int(q.sentences), "threads": None, "command": None if p is None else p.get("command")}
+               "sentences": int(q.sentences), "threads": None, "allocator": None if p is None else allocator(p, system),
+               "command": None if p is None else p.get("command")}
         t = timing[timing.system == system].set_index("repeat").words_per_second
         if len(t) and not check_like(OURS_SPEEDUP, timing[timing.system == "ours"], timing[timing.system == system],
                                      where=f"moses_decode, {row['system']}"):
@@ -142,6 +143,16 @@ def live_table(rows: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+UNRECORDED_ALLOCATOR = "not recorded (rows before issue 40; tools/build_moses.sh then passed --without-tcmalloc)"
+
+
+def allocator(row: pd.Series, program: str) -> str:
+    """How a Moses program of the row was built: its malloc, as the run read it from the binary
+    (moses_peer.allocator_of; the rows' ``<program>_allocator``); rows from before that say so."""
+    v = row.get(f"{program}_allocator")
+    return str(v) if isinstance(v, str) else UNRECORDED_ALLOCATOR
+
+
 def live_notes(rows: pd.DataFrame) -> str:
     q = rows[rows.kind == "quality"].iloc[-1]
     return (f"Model: {q.model} ({int(q.sentences)} sentences, {int(q.source_words)} source words). Every system "
@@ -157,4 +168,6 @@ def live_notes(rows: pd.DataFrame) -> str:
             "ours_higher / theirs_higher the lines one side scores higher (Moses v1's theirs_higher: search "
             "differences of its normal search, counted, not fatal; empty ties: rows from before the rule). BLEU: sacrebleu "
             "--tokenize none on the tokenized lowercased text. Ours is also checked inside the run: every n-best "
-            "entry rescored by the independent derivation scorer (quality row).")
+            "entry rescored by the independent derivation scorer (quality row). allocator: the malloc each Moses "
+            "binary runs with, read from the binary by the run (smtbench.moses_peer.allocator_of; Moses' own build "
+            "links tcmalloc where installed, tools/build_moses.sh installs it).")
