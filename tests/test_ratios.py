@@ -19,11 +19,8 @@ from smtbench.report import common
 
 RAW = ROOT / "results" / "raw"
 
-#: tables whose report modules do not declare their ratios yet (issue 40; they divide rows of one run by
-#: construction: ours against ours)
-NOT_CONVERTED = {"mokry_table3_4", "moore_quirk_ratios", "moore_quirk_score_ratios", "moore_quirk_same_settings",
-                 "moses2_fig1", "moses2_fig2", "moses2_fig8", "moses2_fig9", "moses2_fig10",
-                 "moses2_table4", "moses2_table5", "moses2_table6", "moses2_table7"}
+#: tables whose report modules do not declare their ratios yet (issue 40): none left
+NOT_CONVERTED: set[str] = set()
 
 
 def rows(experiment: str, *files: str) -> pd.DataFrame:

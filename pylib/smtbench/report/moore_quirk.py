@@ -92,6 +92,20 @@ def _repeats(rows: pd.DataFrame) -> list[pd.DataFrame]:
     return [g for _, g in rows.groupby("repeat") if g.groupby(KEYS, sort=False).ngroups == n]
 
 
+# the declarations (report.common.declare): every variant against DE+EP (or DE against Pharaoh), the same
+# interleaved passes of one run, one clock, one thread
+TIME_VS_DE_EP = Ratio("time_ratio_vs_de+ep", num="the variant's upper hull at the level", den="DE+EP's")
+SPACE_VS_DE_EP = Ratio("space_ratio_vs_de+ep", num="the variant's hypotheses per word at the level", den="DE+EP's")
+declare("moore_quirk_ratios", TIME_VS_DE_EP, SPACE_VS_DE_EP)
+declare("moore_quirk_score_ratios", TIME_VS_DE_EP, SPACE_VS_DE_EP)
+declare("moore_quirk_same_settings", Ratio("time_ratio", num="the later variant, same settings", den="the earlier"),
+        Ratio("hypotheses_ratio", num="the later variant, same settings", den="the earlier"))
+
+
+def _like(rows: pd.DataFrame, a: str, b: str, ratio: Ratio, where: str) -> None:
+    check_like(ratio, rows[rows.variant == a], rows[rows.variant == b], where=f"{where}, {a} / {b}")
+
+
 def ratio_table(rows: pd.DataFrame, quality: str = "bleu") -> pd.DataFrame:
     """The paper's comparison: ms/word and hypotheses/word of each variant at the highest BLEU all variants reach
     (the lowest of their maxima) and at 0.02 below it, read on the upper hulls; ratios to DE+EP; the paper's.
@@ -100,6 +114,8 @@ def ratio_table(rows: pd.DataFrame, quality: str = "bleu") -> pd.DataFrame:
     pts = points(rows)
     th, sh = hulls(pts, "time", quality), hulls(pts, "space", quality)
     present = [v for v in VARIANTS if v in th]
+    for v in present:
+        _like(rows, v, "de+ep", TIME_VS_DE_EP, "moore_quirk ratios")
     top = min(float(th[v][1][-1]) for v in present)
     pv = paper_values(PAPER, "ratios").set_index("key") if quality == "bleu" else pd.DataFrame()
     out = []
@@ -140,6 +156,7 @@ def same_settings(rows: pd.DataFrame) -> pd.DataFrame:
         m = pts[pts.variant == a].merge(pts[pts.variant == b], on=setting, suffixes=("_a", "_b"))
         if m.empty:
             continue
+        _like(rows, b, a, Ratio("time_ratio", num=b, den=a), "moore_quirk same settings")
         d_bleu = m.bleu_b - m.bleu_a
         t_ratio = m.ms_per_word_a / m.ms_per_word_b
         h_ratio = m.hypotheses_per_word_a / m.hypotheses_per_word_b

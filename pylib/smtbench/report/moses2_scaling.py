@@ -10,8 +10,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..protocol import kept, paired_ratios
-from .common import add_interval, judge_target, paper_values, point_mask, recorded_values
+from ..protocol import kept
+from .common import Ratio, add_interval, declare, judge_target, paper_values, point_mask, ratio_pairs, recorded_values
 from .common import model_note as common_model_note
 
 COMPONENTS = ["memory", "lm", "phrase_table", "reordering", "search", "other"]
@@ -27,10 +27,25 @@ NOTES = ("Our decoder: cube pruning (csrc/pbcube.c) on the model named below (po
 KEYS = ["table", "cache", "pool", "threads", "subset"]
 
 
-def _per_repeat(rows: pd.DataFrame, fast: dict, slow: dict) -> list[float]:
-    """Per-repeat time(slow) / time(fast) of two timing points (each a dict over KEYS), paired on the repeat."""
+# the declarations (report.common.declare): ours against ours in one run - a cache size, table form or reordering
+# table against another at the same thread count, and each configuration's thread scaling (threads differ by design)
+TIME_VS_CACHE0 = Ratio("time_vs_cache0", num="the row's cache size", den="no cache, same threads")
+PLAIN_VS_COMP = Ratio("plain_vs_compressed", num="the plain target side", den="the compressed one, same threads")
+SEP_OVER_INT = Ratio("separate_over_integrated", num="reordering in a separate table", den="integrated, same threads")
+VS_1_THREAD = Ratio("speedup_vs_1_thread", num="the row's thread count", den="1 thread, same configuration",
+                    same=("run_id", "clock"))
+declare("moses2_table6", TIME_VS_CACHE0)
+declare("moses2_table7", PLAIN_VS_COMP)
+declare("moses2_fig8", SEP_OVER_INT)
+declare("moses2_fig9", VS_1_THREAD)
+
+
+def _per_repeat(rows: pd.DataFrame, fast: dict, slow: dict, ratio: Ratio) -> list[float]:
+    """Per-repeat time(slow) / time(fast) of two timing points (each a dict over KEYS), paired on the repeat, after
+    report.common.check_like."""
     t = kept(rows[rows.kind == "timing"])
-    return paired_ratios(t, point_mask(t, fast), point_mask(t, slow), value="decode_seconds")
+    return ratio_pairs(ratio, t, point_mask(t, fast), point_mask(t, slow), value="decode_seconds",
+                       where=f"moses2_scaling, {fast}") or []
 
 
 def _shifted(out: pd.DataFrame, col: str, per_row: list[list[float]], shift: float) -> pd.DataFrame:
@@ -94,8 +109,8 @@ def table6(rows: pd.DataFrame) -> pd.DataFrame:
     out = t[["cache", "threads", "time_min_s", "time_median_s", "words_per_second", "lookups", "cache_hits"]].copy()
     out["time_vs_cache0"] = out.time_min_s / base - 1
     c0 = t[t.cache == 0]
-    out = _shifted(out, "time_vs_cache0", [_per_repeat(rows, _pt(c0.iloc[0]), _pt(r)) if len(c0) else []
-                                           for _, r in t.iterrows()], -1)
+    out = _shifted(out, "time_vs_cache0", [_per_repeat(rows, _pt(c0.iloc[0]), _pt(r), TIME_VS_CACHE0)
+                                           if len(c0) else [] for _, r in t.iterrows()], -1)
     out["hit_pct"] = 100.0 * out.cache_hits / out.lookups
     loads = rows[(rows.kind == "load")]
     out = out.merge(loads[["table", "cache", "table_seconds", "cached_options"]].merge(
@@ -116,7 +131,7 @@ def table7(rows: pd.DataFrame) -> pd.DataFrame:
     out["plain_vs_compressed"] = out.plain_s / out.compressed_s - 1
     pts = {(r.table, r.threads): _pt(r) for _, r in t.iterrows()}
     out = _shifted(out, "plain_vs_compressed", [
-        _per_repeat(rows, pts[("comp-int", th)], pts[("plain-int", th)])
+        _per_repeat(rows, pts[("comp-int", th)], pts[("plain-int", th)], PLAIN_VS_COMP)
         if ("comp-int", th) in pts and ("plain-int", th) in pts else [] for th in out.threads], -1)
     sizes = rows[rows.kind == "load"].groupby("table").file_bytes.first()
     out["compressed_bytes"] = sizes.get("comp-int")
@@ -135,7 +150,7 @@ def fig8_table(rows: pd.DataFrame) -> pd.DataFrame:
     out["integrated_time_decrease"] = 1 - out.integrated_s / out.separate_s
     out["separate_over_integrated"] = out.separate_s / out.integrated_s
     pts = {(r.table, r.threads): _pt(r) for _, r in t.iterrows()}
-    per = [_per_repeat(rows, pts[("plain-int", th)], pts[("plain-sep", th)])
+    per = [_per_repeat(rows, pts[("plain-int", th)], pts[("plain-sep", th)], SEP_OVER_INT)
            if ("plain-int", th) in pts and ("plain-sep", th) in pts else [] for th in out.threads]
     out = out.reset_index(drop=True)
     out = add_interval(out, "separate_over_integrated", per)
@@ -177,7 +192,7 @@ def scaling_table(rows: pd.DataFrame) -> pd.DataFrame:
     sel["speedup_vs_1_thread"] = sel.words_per_second / sel.series.map(one)
     sel = sel.reset_index(drop=True)
     ones = {r.series: _pt(r) for _, r in sel[sel.threads == 1].iterrows()}
-    return add_interval(sel, "speedup_vs_1_thread", [_per_repeat(rows, _pt(r), ones[r.series])
+    return add_interval(sel, "speedup_vs_1_thread", [_per_repeat(rows, _pt(r), ones[r.series], VS_1_THREAD)
                                                      if r.series in ones else [] for _, r in sel.iterrows()])
 
 
