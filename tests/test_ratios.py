@@ -160,3 +160,50 @@ def test_the_scan_recognizes_ratio_columns():
     cols = ["system", "vs_probing_1", "vs_probing_1_ci_low", "ours_speedup_median", "paper_speedup", "iterations",
             "best_over_floor_paired", "time_ratio_vs_de+ep", "qps"]
     assert common.ratio_columns_of(cols) == {"vs_probing_1", "ours_speedup", "best_over_floor", "time_ratio_vs_de+ep"}
+
+
+def _one_run(r: pd.DataFrame) -> pd.DataFrame:
+    """The rows as one run (rows from before the repeat protocol carry no run id): so that a run id changed on one
+    side is a difference the check must see."""
+    return r.assign(run_id="run-1")
+
+
+@pytest.mark.parametrize("case", ["mokry_decoder", "moses2_search", "moses2_moses1_fig1", "moses2_moses1_fig10",
+                                  "moses2_scaling_table6", "moses2_scaling_fig9", "moore_quirk_ratios",
+                                  "moore_quirk_moses"])
+def test_every_other_report_refuses_a_ratio_across_runs(case):
+    """Each remaining report, rendered from its committed rows as one run, then with the rows on one side of one
+    ratio moved to another run: refused, one line."""
+    from smtbench.report import mokry_decoder, moore_quirk, moses2_moses1, moses2_scaling, moses2_search
+    cases = {
+        "mokry_decoder": ("mokry_decoder", "oracle.jsonl", mokry_decoder.table3_4, lambda r: r.point == "off"),
+        "moses2_search": ("moses2_search", "rows.jsonl", moses2_search.table5, lambda r: r.queues == "cardinality"),
+        "moses2_moses1_fig1": ("moses2_moses1", "rows.jsonl", moses2_moses1.fig1,
+                               lambda r: r.phrase_table == "memory"),
+        "moses2_moses1_fig10": ("moses2_moses1", "rows.jsonl", moses2_moses1.fig10, lambda r: r.threads == 1),
+        "moses2_scaling_table6": ("moses2_scaling", "rows.jsonl", moses2_scaling.table6,
+                                  lambda r: (r.kind == "timing") & (r.cache == 0)),
+        "moses2_scaling_fig9": ("moses2_scaling", "rows.jsonl", moses2_scaling.scaling_table,
+                                lambda r: (r.kind == "timing") & (r.threads == 1)),
+        "moore_quirk_ratios": ("moore_quirk", "rows.jsonl", moore_quirk.ratio_table, lambda r: r.variant == "de+ep"),
+        "moore_quirk_moses": ("moore_quirk", "moses.jsonl", moore_quirk.moses_table, lambda r: r.variant == "de+ep"),
+    }
+    experiment, file, fn, side = cases[case]
+    r = _one_run(rows(experiment, file))
+    fn(r)
+    bad = r.copy()
+    bad.loc[side(bad), "run_id"] = "another-run"
+    assert "another-run" in refused(fn, bad)
+
+
+@pytest.mark.parametrize("case", ["mokry_decoder", "moses2_search", "moore_quirk_ratios"])
+def test_reports_refuse_a_ratio_across_thread_counts(case):
+    from smtbench.report import mokry_decoder, moore_quirk, moses2_search
+    experiment, file, fn, side = {
+        "mokry_decoder": ("mokry_decoder", "oracle.jsonl", mokry_decoder.table3_4, lambda r: r.point == "off"),
+        "moses2_search": ("moses2_search", "rows.jsonl", moses2_search.table5, lambda r: r.queues == "cardinality"),
+        "moore_quirk_ratios": ("moore_quirk", "rows.jsonl", moore_quirk.ratio_table, lambda r: r.variant == "de+ep"),
+    }[case]
+    bad = rows(experiment, file)
+    bad.loc[side(bad), "threads"] = 2
+    assert "threads" in refused(fn, bad)
