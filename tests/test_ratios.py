@@ -207,3 +207,17 @@ def test_reports_refuse_a_ratio_across_thread_counts(case):
     bad = rows(experiment, file)
     bad.loc[side(bad), "threads"] = 2
     assert "threads" in refused(fn, bad)
+
+
+def test_glm_gpu_rows_compare_with_the_trie_without_a_thread_count():
+    """A GPU row (threads None) is gLM's own comparison with KenLM's one-thread trie: it keeps its ratio when it was
+    timed in the run (synthetic: the committed rows had no GPU)."""
+    from smtbench.report import glm_btree
+    r = rows("glm_btree", "bible.o5.jsonl")
+    trie = r[(r.backend == "kenlm-trie-cpp") & (r.sweep == "table")]
+    gpu = trie.assign(backend="btree-cuda", path="gpu-kernel", threads=None, qps=trie.qps * 5, gpu="a GPU",
+                      model_bytes=1000, node_size=31)
+    r = pd.concat([r[~((r.backend == "btree-cuda") & (r.sweep == "table"))], gpu], ignore_index=True)
+    t = glm_btree.table3(r, "bible.o5")
+    g = t[t.system == "B-tree GPU (kernel)"].iloc[0]
+    assert g.vs_kenlm_trie_cpp == pytest.approx(5.0) and g.vs_kenlm_trie_cpp_ci_low == pytest.approx(5.0, rel=1e-3)
