@@ -28,6 +28,7 @@ def build(outdir: str | Path, profile: str, not_run: list[str] | None = None, mo
                   f"- git: {m.get('git_sha')}; GPU: {m.get('gpu', {}).get('name') or m.get('gpu', {}).get('reason')}",
                   "- each row in `raw/` also records the load average at the time it was measured", ""]
     lines += _row_machines(out, machine)
+    lines += cost_lines(out)
     if not_run:
         lines += ["## Not run in this run", "",
                   "These experiments' rules were not scheduled; their tables below (if any) are older rows, not "
@@ -96,3 +97,56 @@ def _row_machines(out: Path, machine: Path) -> list[str]:
 def write(outdir: str | Path, profile: str, out: str | Path, not_run: list[str] | None = None,
           models: list[str] | None = None) -> None:
     atomic_write_text(out, build(outdir, profile, not_run, models))
+
+
+def cost(outdir: str | Path) -> list[dict]:
+    """Per experiment: its jobs' Snakemake ``benchmark:`` records (``<outdir>/benchmarks/<experiment>/**.tsv``, one per
+    job: the workflow gives every rule one, named by its rule file) - jobs, total wall minutes, the records' folder and
+    when they were written. A record with several lines (``repeat``) counts its mean; an unreadable one is named
+    ``path: what is wrong`` (ValueError)."""
+    import datetime as dt
+
+    base = Path(outdir) / "benchmarks"
+    out = []
+    for d in sorted(p for p in base.glob("*") if p.is_dir()):
+        secs, stamps, jobs = 0.0, [], 0
+        for f in sorted(d.rglob("*.tsv")):
+            vals = []
+            with open(f, encoding="utf-8") as fh:
+                head = fh.readline().rstrip("\n").split("\t")
+                if "s" not in head:
+                    raise ValueError(f"{f}:1: not a Snakemake benchmark record (no `s` column)")
+                for lineno, line in enumerate(fh, 2):
+                    if line.strip():
+                        try:
+                            vals.append(float(line.split("\t")[head.index("s")]))
+                        except (ValueError, IndexError):
+                            raise ValueError(f"{f}:{lineno}: no seconds in the `s` column") from None
+            if vals:
+                secs += sum(vals) / len(vals)
+                jobs += 1
+                stamps.append(f.stat().st_mtime)
+        if jobs:
+            day = lambda t: dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d")  # noqa: E731
+            span = day(min(stamps)) if day(min(stamps)) == day(max(stamps)) else f"{day(min(stamps))} to {day(max(stamps))}"
+            out.append({"experiment": d.name, "jobs": jobs, "minutes": secs / 60, "records": f"benchmarks/{d.name}/",
+                        "written": span})
+    return out
+
+
+def cost_lines(outdir: str | Path) -> list[str]:
+    """The index's "Cost on this machine": what each experiment's jobs took (wall clock, Snakemake's records), so a
+    user knows what a reproduction costs before starting it."""
+    rows = cost(outdir)
+    if not rows:
+        return []
+    lines = ["## Cost on this machine", "",
+             "Wall-clock time of every job of the run that wrote these results, from Snakemake's `benchmark:` records "
+             "(one per job, under `benchmarks/<experiment>/`; the workflow gives every rule one). A job that was "
+             "not rerun keeps its older record. Jobs ran up to the profile's cores at a time (timing jobs alone), "
+             "so the total is an upper bound on the elapsed time.", "",
+             "| experiment | jobs | total minutes | records (written, UTC) |", "|---|---:|---:|---|"]
+    lines += [f"| {r['experiment']} | {r['jobs']} | {r['minutes']:.1f} | `{r['records']}` ({r['written']}) |"
+              for r in rows]
+    lines += [f"| **all** | {sum(r['jobs'] for r in rows)} | {sum(r['minutes'] for r in rows):.1f} | |", ""]
+    return lines
