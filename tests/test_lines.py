@@ -518,6 +518,7 @@ ALLOWED = {
     ("report/history.py", "for line in _git(root, \"ls-tree\", \"-r\", sha, f\"{RAW}/{experiment}/\").splitlines():"),
     ("report/history.py", "_BLOBS[b] = [json.loads(x) for x in _git(root, \"cat-file\", \"-p\", b).splitlines() "
                           "if x.strip()]"),  # our rows, from git
+    ("report/history.py", "for line in _git(root, \"ls-tree\", \"-r\", sha, \"--\", prefix).splitlines():"),  # git
     ("report/gallery.py", "lines = md.read_text(encoding=\"utf-8\").splitlines()"),  # our tables
     ("report/index.py", "title = text.splitlines()[0].lstrip(\"# \").strip()"),  # our tables
     ("report/index.py", "for line in f.read_text().splitlines():"),  # our rows

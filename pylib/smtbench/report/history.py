@@ -218,7 +218,7 @@ def _parse_rows(text: str, name: str) -> list[dict]:
     if name.endswith(".csv"):
         return pd.read_csv(io.StringIO(text)).to_dict("records") if text.strip() else []
     out = []
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(text.split("\n"), 1):
         if line.strip():
             try:
                 out.append(json.loads(line))
