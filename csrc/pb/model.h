@@ -79,6 +79,7 @@ struct sb_pb_model {
     uint32_t *bin_tmap;  /* the file's target ids -> ours */
 };
 
+/* what the searches read of the model */
 const sb_lm *sb_pb_lm(const sb_pb_model *m);
 const double *sb_pb_weights(const sb_pb_model *m);
 uint32_t sb_pb_eos(const sb_pb_model *m);
