@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "phrase_score.h"
 #include "phrase_dict.h"
-#include "phrase_score_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -187,7 +187,7 @@ EXPERIMENT_METRICS = {
     "moses2_scaling": ["moses2_scaling"],
     "moses2_moses1": ["moses2_moses1"],
     "moore_quirk": ["moore_quirk"],
-    "lm_models": ["lm_models"],  # + lm_estimator_parity where lmplz is built (workflow/Snakefile adds it then)
+    "lm_models": ["lm_models"],  # + lm_estimator_parity where lmplz is built (the Snakefile adds it then)
 }
 NOT_EXPERIMENTS = {"grid", "outdir", "native", "regression", "protocol"}
 

@@ -276,6 +276,15 @@ def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
     return open(p, "rb")
 
 
+def printed_tolerance(printed: float) -> float:
+    """How far a value Moses printed (6 significant digits: n-best features and totals, table scores and counts) may
+    lie from the exact one: half a unit in the 6th digit, plus one unit (the printed value was summed in float)."""
+    if printed == 0:
+        return 1e-6
+    import math
+    return 1.5 * 10 ** (math.floor(math.log10(abs(printed))) - 5)
+
+
 # ASCII control characters other than TAB and LF (C0 and DEL): refused inside a line (CR only before LF)
 _CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")
 _BOM = b"\xef\xbb\xbf"
