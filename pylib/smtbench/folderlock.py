@@ -27,9 +27,11 @@ def _holder(fd: int) -> str:
 
 
 @contextlib.contextmanager
-def folder_lock(folder: str | os.PathLike[str], what: str) -> Iterator[None]:
+def folder_lock(folder: str | os.PathLike[str], what: str, part: str | None = None) -> Iterator[None]:
     """Create ``folder`` if needed and hold its lock for the block; ``what`` names the command in the refusal
-    (``tm train``). Raises :class:`FolderBusyError` if another live process holds it."""
+    (``tm train``). Raises :class:`FolderBusyError` if another live process holds it. ``part``: lock one part of
+    the folder only (``.smtbench.<part>.lock``: `tm train` locks each step it runs, so the workflow's jobs of
+    different steps on one folder run side by side while two runs of one step never do)."""
     from .ioutil import OutputPathError
     d = os.fspath(folder)
     try:
@@ -38,7 +40,7 @@ def folder_lock(folder: str | os.PathLike[str], what: str) -> Iterator[None]:
         raise OutputPathError(f"{d}: exists and is not a directory (give a folder)") from None
     except OSError as exc:
         raise OutputPathError(f"{d}: cannot create the folder: {exc.strerror}") from None
-    path = os.path.join(d, LOCK_NAME)
+    path = os.path.join(d, LOCK_NAME if part is None else f".smtbench.{part}.lock")
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
     except OSError as exc:
@@ -47,8 +49,8 @@ def folder_lock(folder: str | os.PathLike[str], what: str) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise FolderBusyError(f"{d}: in use by another {what} ({_holder(fd)}); wait for it to finish, stop it, "
-                                  "or use another folder") from None
+            raise FolderBusyError(f"{d}: in use by another {what}{f' (its {part} step)' if part else ''} "
+                                  f"({_holder(fd)}); wait for it to finish, stop it, or use another folder") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"host {socket.gethostname()} pid {os.getpid()}\n".encode(), 0)
         try:
