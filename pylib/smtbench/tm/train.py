@@ -18,6 +18,11 @@ Resumable: every output is written atomically, and a finished step leaves a stam
 holding its options and the size and mtime of its inputs and outputs. A step is skipped while its stamp matches
 (same options, same inputs, outputs unchanged), so a second run redoes nothing and a changed option or input
 redoes that step and those after it (their inputs changed).
+
+Check, then publish: the options, every planned step's inputs and a given --lm (read by the decoders' ARPA reader)
+are checked before the first step; each step run holds a lock in OUTDIR (``folderlock``, one per step, so a second
+run of a step there is refused naming the holder); moses.ini, the model's publication, is removed before the first
+step that rewrites a table or the LM and written last by the model step.
 """
 from __future__ import annotations
 
@@ -319,13 +324,15 @@ class Trainer:
                     continue
                 if p in (self.src_in, self.tgt_in):
                     raise TrainError(f"{p}: no such file (--corpus PREFIX with --f/--e EXT names PREFIX.EXT)")
+                if p == self.o.lm:
+                    raise TrainError(f"--lm {p}: no such file")
                 before = [s.name for s in self.steps() if p in s.outputs]
                 hint = f" (run the {before[0]!r} step first)" if before else ""
                 raise TrainError(f"step {step.name}: missing input {p}{hint}")
             made.update(step.outputs)
-        if self.o.lm is not None and any(s.name in ("lm", "model") for s in planned):
-            from ..lm.probing import ProbingLM
-            ProbingLM(self.o.lm)  # what the decoder loads: a broken body is refused now, naming file and line
+        lm_step = next((s for s in planned if s.name == "lm"), None)
+        if self.o.lm is not None and lm_step is not None and not self.is_done(lm_step):
+            check_arpa(self.o.lm)
 
     def train(self, only: list[str] | None = None, force: bool = False) -> list[dict]:
         """Check (``check``), lock the steps to run in OUTDIR (``folderlock``: one run of a step at a time), then
@@ -382,6 +389,23 @@ def clean_pairs(src: list[str], tgt: list[str], min_length: int, max_length: int
         else:
             keep.append(i)
     return keep, why
+
+
+def check_arpa(path: str) -> None:
+    """A given --lm read whole by the decoders' own ARPA reader before training starts (a broken body is refused
+    now, naming file and line, not by the first decode after training); its order and <s>, </s> checked too."""
+    from ..lm.arpa import read_arpa
+    from ..lm.backends import specials
+    from ..lm.probing import MAX_ORDER
+    if not os.path.isfile(path):
+        raise TrainError(f"--lm {path}: no such file")
+    model = read_arpa(path)
+    if not 1 <= model.order <= MAX_ORDER:
+        raise TrainError(f"--lm {path}: order {model.order} is outside 1..{MAX_ORDER}")
+    try:
+        specials(model)
+    except ValueError as exc:
+        raise TrainError(f"--lm {path}: {exc}") from None
 
 
 def arpa_order(path: str) -> int:
