@@ -293,17 +293,17 @@ def _restart(work: Path) -> None:
 
 
 def tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathLike[str], opts: TuneOptions,
-         err: IO[str] = sys.stderr) -> tuple[dict[str, list[float]], list[Iteration]]:
+         err: IO[str] | None = None) -> tuple[dict[str, list[float]], list[Iteration]]:
     """The mert-moses.pl loop; returns (final tuneable weights, the iterations). One run per work directory at a
     time (``folderlock``; a second is refused naming the holder)."""
     from ..folderlock import folder_lock
     opts.check()
     with folder_lock(workdir, "tune"):
-        return _tune(ini, src, references, workdir, opts, err)
+        return _tune(ini, src, references, workdir, opts, err or sys.stderr)  # stderr as it is now, not at import
 
 
 def _tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathLike[str], opts: TuneOptions,
-          err: IO[str] = sys.stderr) -> tuple[dict[str, list[float]], list[Iteration]]:
+          err: IO[str]) -> tuple[dict[str, list[float]], list[Iteration]]:
     from ..ioutil import atomic_write_text
 
     cfg = load_ini(ini)
