@@ -37,7 +37,9 @@ def folder_lock(folder: str | os.PathLike[str], what: str, part: str | None = No
     try:
         os.makedirs(d, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise OutputPathError(f"{d}: exists and is not a directory (give a folder)") from None
+        if os.path.lexists(d):
+            raise OutputPathError(f"{d}: exists and is not a directory (give a folder)") from None
+        raise OutputPathError(f"{d}: cannot create the folder, a parent is not a directory") from None
     except OSError as exc:
         raise OutputPathError(f"{d}: cannot create the folder: {exc.strerror}") from None
     path = os.path.join(d, LOCK_NAME if part is None else f".smtbench.{part}.lock")
