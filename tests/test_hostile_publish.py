@@ -300,3 +300,15 @@ def test_tune_out_directory_refused_before_decoding(tmp_path, capsys) -> None:
     assert main(base + ["--out", str(tmp_path / "t.ini"), "--summary", str(ini / "x")]) == 2
     assert "a parent is not a directory" in _err(capsys)
     assert not (tmp_path / "t.ini.work").exists()
+
+
+def test_tm_filter_refuses_two_tables_of_one_file_name(tmp_path, capsys) -> None:
+    (tmp_path / "in.txt").write_text("a b\n", encoding="utf-8")
+    for d in ("t1", "t2"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "pt.txt").write_text(f"a ||| {d} ||| 1 1 1 1\n", encoding="utf-8")
+    out = tmp_path / "f"
+    assert main(["tm", "filter", "--input", str(tmp_path / "in.txt"), "--table", str(tmp_path / "t1" / "pt.txt"),
+                 str(tmp_path / "t2" / "pt.txt"), "--outdir", str(out)]) == 2  # the second would overwrite the first
+    assert "the same file as --table" in _err(capsys)
+    assert not (out / "pt.txt").exists()
