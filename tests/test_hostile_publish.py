@@ -272,6 +272,9 @@ def test_smaller_option_checks(tmp_path, capsys) -> None:
                  "--lm", str(tmp_path / "broken.arpa"), "--quiet"]) == 2
     assert "broken.arpa:" in _err(capsys)
     assert not m.exists()  # refused before the first step
+    (tmp_path / "afile").write_text("")
+    assert _train(tmp_path, m, "--model-dir", str(tmp_path / "afile" / "model")) == 2  # not after training
+    assert "afile is not a directory" in _err(capsys) and not m.exists()
     tsv = tmp_path / "t.tsv"
     tsv.write_text("".join(f"{i}\tA{i} b.\tC{i} d.\n" for i in range(20)), encoding="utf-8")
     assert main(["data", "prepare", "--tsv", str(tsv), "--columns", "x,x,y", "--f", "x", "--e", "y", "--dev", "2",

@@ -330,6 +330,13 @@ class Trainer:
                 hint = f" (run the {before[0]!r} step first)" if before else ""
                 raise TrainError(f"step {step.name}: missing input {p}{hint}")
             made.update(step.outputs)
+        if any(s.name == "model" for s in planned):
+            d = self.model_dir
+            while not d.exists() and d != d.parent:  # the nearest existing folder of --model-dir
+                d = d.parent
+            if not d.is_dir() or (self.model_dir / "moses.ini").is_dir():
+                raise TrainError(f"--model-dir {self.model_dir}: "
+                                 + (f"{d} is not a directory" if not d.is_dir() else "its moses.ini is a directory"))
         lm_step = next((s for s in planned if s.name == "lm"), None)
         if self.o.lm is not None and lm_step is not None and not self.is_done(lm_step):
             check_arpa(self.o.lm)
