@@ -267,7 +267,7 @@ def content_fingerprint(path: str | os.PathLike[str], old: dict | None = None) -
     import hashlib
     st = os.stat(path)
     if old and old.get("size") == st.st_size and old.get("mtime_ns") == st.st_mtime_ns and old.get("sha256"):
-        return dict(old)
+        return {k: old[k] for k in ("size", "mtime_ns", "sha256")}
     with open(path, "rb") as fh:
         digest = hashlib.file_digest(fh, "sha256").hexdigest()
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
