@@ -8,10 +8,11 @@ Tokenization is sacremoses' MosesTokenizer (Moses' tokenizer.perl conventions) w
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from .ioutil import atomic_open, open_text
 
@@ -118,6 +119,12 @@ def read_parallel_tsv(path: str | os.PathLike[str], f: str, e: str, columns: lis
     with open_text(path) as fh:
         names = columns
         first = 1
+        if columns is not None:
+            dup = next((c for i, c in enumerate(columns) if c in columns[:i]), None)
+            if dup is not None or not all(columns):
+                raise CorpusFormatError(f"--columns {','.join(columns)}: "
+                                        + (f"names column {dup!r} twice" if dup is not None else "an empty name")
+                                        + "; give each column its own name")
         if names is None:
             head = fh.readline()
             if not head:
@@ -130,6 +137,10 @@ def read_parallel_tsv(path: str | os.PathLike[str], f: str, e: str, columns: lis
                                         f"{', '.join(names)}" + (" (from its first line)" if columns is None else ""))
         if f == e:
             raise CorpusFormatError(f"{path}: --f and --e both name column {f!r}")
+        for want, what in ((f, "--f"), (e, "--e"), (ref, "--ref-column")):
+            if want is not None and names.count(want) > 1:
+                raise CorpusFormatError(f"{path}: its first line names column {want!r} ({what}) "
+                                        f"{names.count(want)} times; which one is meant?")
         fi, ei = names.index(f), names.index(e)
         ri = names.index(ref) if ref is not None else None
         for lineno, line in enumerate(fh, first):
@@ -184,9 +195,13 @@ def _amount(text: str | None, n: int, what: str) -> int:
             return k
     except ValueError:
         raise CorpusFormatError(f"{what} {text!r}: give a line count (500) or a fraction (0.05 or 5%)") from None
-    if not 0 <= x < 1:
+    if not 0 <= x < 1:  # NaN fails too
         raise CorpusFormatError(f"{what} {text!r}: a fraction must lie in [0, 1)")
-    return round(x * n)
+    k = round(x * n)
+    if x > 0 and k == 0:
+        raise CorpusFormatError(f"{what} {text!r}: that fraction of the corpus' {n} lines is 0 lines; give a "
+                                "larger fraction or a line count")
+    return k
 
 
 def _read_line_list(path: str, n: int, what: str) -> set[int]:
@@ -264,9 +279,14 @@ def prepare(tsv: str | os.PathLike[str] | None, outdir: str | os.PathLike[str], 
 
     The input is a TSV (``tsv``; columns named by ``columns`` or its first line; ``f``/``e`` name the sides'
     columns) or two plain files (``text``; ``f``/``e`` name the sides). The defaults read the shipped Bible
-    corpus (``ref<TAB>es<TAB>en``, no header) split by whole books, tokenized and lowercased."""
+    corpus (``ref<TAB>es<TAB>en``, no header) split by whole books, tokenized and lowercased.
+
+    Check, then publish: the names, the corpus and the split are checked first; the files are written into a
+    staging folder inside ``outdir`` and moved over the earlier run's only once all of them are written, so a
+    failed run leaves the folder as it was. One run at a time per ``outdir`` (``folderlock``)."""
     if casing not in ("lower", "keep", "truecase"):
         raise CorpusFormatError(f"--casing {casing}: one of lower, keep, truecase")
+    names = output_names(f, e, casing)  # refused before anything is read or written
     if text is not None:
         corpus = read_parallel_text(text[0], text[1], f, e)
     elif columns is None and ref is None and f == "es" and e == "en" and _looks_like_bible(tsv):
@@ -274,7 +294,86 @@ def prepare(tsv: str | os.PathLike[str] | None, outdir: str | os.PathLike[str], 
     else:
         corpus = read_parallel_tsv(tsv, f, e, columns, ref)
     where = assign_splits(corpus, split, dev, test)
-    out = Path(outdir)
+    from .folderlock import folder_lock
+    from .ioutil import resolve_output
+    with folder_lock(outdir, "data prepare"), _staging(Path(outdir)) as stage:
+        for name in names:  # a directory where a file goes: refused before any work
+            resolve_output(Path(outdir) / name)
+        counts = _prepare_into(stage, corpus, where, f, e, casing, tokenize, f_lang, e_lang, progress)
+        made = sorted(p.name for p in stage.iterdir())
+        assert set(made) == set(names), (made, names)
+        for name in made:  # every check passed: the whole set replaces the earlier run's files
+            _publish_staged(stage / name, Path(outdir) / name)
+    return counts
+
+
+def _publish_staged(staged: Path, target: Path) -> None:
+    """Move a staged file over ``target`` as ``atomic_open`` would have written it: the replaced file's mode kept,
+    a symlink followed (copied when its file lies on another file system), a FIFO or device written through."""
+    import errno
+    import shutil
+
+    from .ioutil import atomic_path, publish, resolve_output
+    real, mode, replace = resolve_output(target)
+    if not replace:
+        with open(staged, "rb") as src, open(real, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        return
+    try:
+        publish(staged, real, mode)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        with atomic_path(target) as tmp:
+            shutil.copyfile(staged, tmp)
+
+
+def output_names(f: str, e: str, casing: str = "lower") -> list[str]:
+    """The files `prepare` writes for sides ``f`` and ``e``; raises (one line naming the options) where a side's
+    name is not a plain extension or two outputs would get one name (``--f ref`` would write its train split
+    to ``train.ref``, the references' file; ``--f raw.es --e es`` its dev split to ``dev.raw.es``, the raw target)."""
+    for opt, name in (("--f", f), ("--e", e)):
+        if not name or "/" in name or "\0" in name or name in (".", ".."):
+            raise CorpusFormatError(f"{opt} {name!r}: give a file extension for that side (e.g. {opt} de)")
+    if f == e:
+        raise CorpusFormatError(f"--f and --e are both {f!r}: the two sides need different names")
+    made: dict[str, str] = {}
+    for sp in SPLITS:
+        outs = [(f"{sp}.{f}", f"--f {f}"), (f"{sp}.{e}", f"--e {e}"), (f"{sp}.ref", "the line references")]
+        if sp != "train":
+            outs += [(f"{sp}.raw.{f}", f"--f {f} (raw)"), (f"{sp}.raw.{e}", f"--e {e} (raw)")]
+        if sp == "train" and casing == "truecase":
+            outs += [(f"truecase-model.{f}", f"--f {f} (truecase model)"),
+                     (f"truecase-model.{e}", f"--e {e} (truecase model)")]
+        for name, what in outs:
+            if name in made:
+                raise CorpusFormatError(f"--f {f!r} --e {e!r}: {made[name]} and {what} would both be written to "
+                                        f"{name}; give the sides other names")
+            made[name] = what
+    return list(made)
+
+
+@contextlib.contextmanager
+def _staging(out: Path) -> Iterator[Path]:
+    """A fresh folder inside ``out`` for one run's files (moved into ``out`` by the caller once every check
+    passed); removed afterwards, on failure and on SIGTERM/SIGINT. A staging folder left by a run killed with
+    SIGKILL is removed first (the caller holds the folder's lock, so no live run owns one)."""
+    import shutil
+    import tempfile
+
+    from .ioutil import removed_on_signal
+    for old in out.glob(".prepare-*.tmp"):
+        shutil.rmtree(old, ignore_errors=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".prepare-{os.getpid()}.", suffix=".tmp", dir=out))
+    try:
+        with removed_on_signal(stage):
+            yield stage
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _prepare_into(out: Path, corpus: Corpus, where: list[str], f: str, e: str, casing: str, tokenize: bool,
+                  f_lang: str | None, e_lang: str | None, progress: bool) -> dict[str, int]:
     counts = {}
     sides = {f: (corpus.f, f_lang or f), e: (corpus.e, e_lang or e)}
     truecasers: dict[str, str] = {}

@@ -21,7 +21,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "merge", help="merge the outputs of sharded decoding in input order",
         description="Concatenates the 1-best (and score) parts in shard order and rewrites the n-best parts' "
                     "sentence ids to the global ids; a part whose line count differs from its shard's (truncated, "
-                    "stale, foreign) is refused with one line and nothing is written.")
+                    "stale, foreign), whose last line has no newline, or an n-best part missing a sentence is "
+                    "refused with one line naming it, and nothing is written: every part is checked and every "
+                    "output written whole before any of -o, --scores, --n-best replaces a file.")
     m.add_argument("--manifest", required=True, help="shards.json of `decode split`")
     m.add_argument("--outputs", nargs="+", required=True, help="the shards' 1-best files, in shard order")
     m.add_argument("-o", "--output", required=True, help="the merged 1-best")

@@ -44,7 +44,12 @@ def run_filter(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from ..ioutil import check_distinct_outputs, resolve_output
     from ..tm.model import filter_table, input_phrases
+    outs = {f"--table {t}": Path(args.outdir) / Path(t).name for t in args.table}
+    check_distinct_outputs(outs)  # two tables of one file name would overwrite each other's output
+    for out in outs.values():
+        resolve_output(out)
     phrases = input_phrases(args.input)
     report = {}
     for t in args.table:

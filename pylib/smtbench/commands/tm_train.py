@@ -74,8 +74,10 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..tm.train import STEPS, Trainer, TrainError, TrainOptions, summary
     only = None
-    if args.step:
+    if args.step is not None:
         only = [s.strip() for s in args.step.split(",") if s.strip()]
+        if not only:
+            raise TrainError(f"--step {args.step!r}: no step named (give one or more of {', '.join(STEPS)})")
         bad = [s for s in only if s not in STEPS]
         if bad:
             raise TrainError(f"--step {bad[0]}: unknown step (one of {', '.join(STEPS)})")

@@ -47,7 +47,14 @@ def run(args: argparse.Namespace) -> int:
 
     from ..tune.loop import TuneOptions, decoder_passthrough, tune, write_ini
 
+    from ..ioutil import check_distinct_outputs, resolve_output
+
     extra = decoder_passthrough(args.decoder_args)
+    check_distinct_outputs({"--out": args.out, "--summary": args.summary,
+                            "--workdir": args.workdir or f"{args.out}.work"})
+    for path in (args.out, args.summary):  # a directory or a path below a file: refused before the first iteration
+        if path and path != "-":
+            resolve_output(path)
     opts = TuneOptions(decoder=args.decoder, decoder_args=extra,
                        optimizer=args.optimizer, nbest=args.nbest, nbest_factor=args.nbest_factor, seed=args.seed,
                        max_iterations=args.max_iterations, restarts=args.random_restarts, mira_c=args.mira_c,

@@ -3,14 +3,18 @@ the outputs merged back in input order. Sentences are decoded independently, so 
 byte for byte: the 1-best and score files concatenated, the n-best lists with their sentence ids (the first field,
 0-based within the shard) shifted to the global ids. The manifest (``shards.json``, written by the split) is what
 the merge checks every part against: a part with another line count than its shard's input (a truncated, stale or
-foreign output) or n-best ids outside the shard is refused with one line naming the file."""
+foreign output), a part whose last line has no newline (concatenated it would glue onto the next part: refused,
+not repaired, since a missing newline is what a part cut short looks like), and an n-best part whose ids leave the
+shard, go backwards or skip a sentence are refused with one line naming the file; nothing is replaced before every
+part is checked, and the merged outputs are renamed into place together at the end."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from ..ioutil import atomic_open, check_distinct_outputs
 from .search import InputError, check_sentence, input_lines
@@ -81,8 +85,17 @@ def read_manifest(path: str | os.PathLike[str]) -> list[Shard]:
 
 
 def _count_lines(path: str) -> int:
+    """Lines of a part; a last line without its newline is refused (concatenated, it would glue onto the next
+    part's first line: a part cut short while it was written)."""
+    n = 0
+    last = b"\n"
     with open(path, "rb") as fh:
-        return sum(1 for _ in fh)
+        for line in fh:
+            n += 1
+            last = line
+    if not last.endswith(b"\n"):
+        raise ShardError(f"{path}:{n}: the last line has no newline (a part cut short while it was written?)")
+    return n
 
 
 def _check_parts(parts: Sequence[Shard], files: Sequence[str], option: str, manifest: str) -> None:
@@ -90,9 +103,39 @@ def _check_parts(parts: Sequence[Shard], files: Sequence[str], option: str, mani
         raise ShardError(f"{option}: {len(files)} files for the {len(parts)} shards of {manifest}")
 
 
+def _nbest_lines(s: Shard, f: str) -> Iterator[bytes]:
+    """The part's n-best lines with global sentence ids; every sentence of the shard must have entries, in input
+    order (a part missing a sentence is refused naming the part and the sentence)."""
+    last = -1
+    lineno = 0
+    with open(f, "rb") as part:
+        for lineno, line in enumerate(part, 1):
+            if not line.endswith(b"\n"):
+                raise ShardError(f"{f}:{lineno}: the last line has no newline (a part cut short while it was "
+                                 "written?)")
+            sid, sep, rest = line.partition(b" ||| ")
+            try:
+                i = int(sid)
+            except ValueError:
+                i = -1
+            if not sep or not max(last, 0) <= i < s.lines:
+                raise ShardError(f"{f}:{lineno}: sentence id {sid.decode(errors='replace')!r} is not "
+                                 f"in {max(last, 0)}..{s.lines - 1} (n-best ids of {s.file}, in input order)")
+            if i > last + 1:
+                raise ShardError(f"{f}:{lineno}: no n-best entry for sentence {last + 1} of {s.file} (ids jump from "
+                                 f"{last} to {i}): a part missing a sentence")
+            last = i
+            yield b"%d ||| " % (i + s.first) + rest
+    if last != s.lines - 1:
+        raise ShardError(f"{f}: no n-best entry for sentence {last + 1} of {s.file} (the part ends after "
+                         f"{lineno} lines; the shard has {s.lines} sentences)")
+
+
 def merge(manifest: str, outputs: Sequence[str], out: str, *, nbests: Sequence[str] = (), nbest_out: str | None = None,
           scores: Sequence[str] = (), scores_out: str | None = None) -> int:
-    """Merge the parts of a sharded decode in shard order; returns the number of sentences."""
+    """Merge the parts of a sharded decode in shard order; returns the number of sentences. Check, then publish:
+    every part is checked (line counts, final newlines, n-best ids) and every merged file written to a temporary
+    file before the first of ``-o``, ``--scores`` and ``--n-best`` replaces an existing file."""
     parts = read_manifest(manifest)
     check_distinct_outputs({"-o": out, "--n-best": nbest_out, "--scores": scores_out})
     _check_parts(parts, outputs, "--outputs", manifest)
@@ -110,30 +153,22 @@ def merge(manifest: str, outputs: Sequence[str], out: str, *, nbests: Sequence[s
             if n != s.lines:
                 raise ShardError(f"{f}: {n} lines, but {s.file} of {manifest} has {s.lines} sentences (a truncated "
                                  "or foreign part)")
-    for files, target in ((outputs, out), (scores, scores_out)):
-        if not files:
-            continue
-        with atomic_open(target, "wb") as fh:
-            for f in files:
-                with open(f, "rb") as part:
-                    fh.write(part.read())
-    if nbests:
-        assert nbest_out is not None
-        with atomic_open(nbest_out, "wb") as fh:
-            for s, f in zip(parts, nbests):
-                last = 0
-                with open(f, "rb") as part:
-                    for lineno, line in enumerate(part, 1):
-                        sid, sep, rest = line.partition(b" ||| ")
-                        try:
-                            i = int(sid)
-                        except ValueError:
-                            i = -1
-                        if not sep or not last <= i < s.lines:
-                            raise ShardError(f"{f}:{lineno}: sentence id {sid.decode(errors='replace')!r} is not "
-                                             f"in {last}..{s.lines - 1} (n-best ids of {s.file}, in input order)")
-                        last = i
-                        fh.write(b"%d ||| " % (i + s.first) + rest)
+    for s, f in zip(parts, nbests):  # the n-best parts: read once to check, before any output is opened
+        for _ in _nbest_lines(s, f):
+            pass
+    targets = [(out, outputs, None), (scores_out, scores, None), (nbest_out, nbests, True)]
+    with contextlib.ExitStack() as stack:  # every output written whole to its temporary, then all renamed
+        for target, files, is_nbest in targets:
+            if not files:
+                continue
+            assert target is not None
+            fh = stack.enter_context(atomic_open(target, "wb"))
+            for s, f in zip(parts, files):
+                if is_nbest:
+                    fh.writelines(_nbest_lines(s, f))
+                else:
+                    with open(f, "rb") as part:
+                        fh.write(part.read())
     return sum(s.lines for s in parts)
 
 

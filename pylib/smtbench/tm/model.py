@@ -3,6 +3,7 @@ table, the reordering table and an ARPA LM; and Moses' `filter-model-given-input
 phrase occurs in the input)."""
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Iterable
@@ -61,39 +62,56 @@ def write_ini(out: str | os.PathLike[str], phrase_table: str, lm: str, order: in
         fh.write(text)
 
 
-def _place(src: str, dst: Path) -> None:
-    """Hard-link (or copy) a table into the model folder, atomically."""
+def _stage(src: str, dst: Path) -> Path | None:
+    """A temporary hard link (or copy) of a table beside ``dst``, for ``make_model`` to rename over it; None when
+    ``dst`` already is that file (`tm train` writes its tables in the model folder: renaming a link onto its own
+    inode would be a no-op that leaves the link behind)."""
     import shutil
     tmp = dst.with_name(f".{dst.name}.tmp")
-    if tmp.exists():
+    if tmp.exists() or tmp.is_symlink():  # a leftover of a killed run (or of the no-op rename before 2026-11-28)
         tmp.unlink()
+    if dst.exists() and os.path.samefile(src, dst):
+        return None
     try:
         os.link(src, tmp)
     except OSError:
         shutil.copyfile(src, tmp)
-    os.replace(tmp, dst)
+    return tmp
 
 
 def make_model(outdir: str | os.PathLike[str], phrase_table: str, reordering_table: str | None, lm: str, order: int,
                distortion_limit: int = 6, table_limit: int | None = None) -> Path:
     """A Moses model folder: the tables hard-linked (or copied) into ``outdir`` under train-model.perl's names,
-    the LM referenced by a path relative to the folder, and moses.ini (returned)."""
+    the LM referenced by a path relative to the folder, and moses.ini (returned). Everything is checked and
+    staged first; the tables are renamed into place and moses.ini written last."""
     if not 1 <= order <= 8:
         raise ValueError(f"--order {order}: must be in 1..8")
-    out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
+    if table_limit is not None and not 0 <= table_limit <= 10_000:
+        raise ValueError(f"--table-limit {table_limit}: must be in 0..10000")
     for path in (phrase_table, reordering_table, lm):
         if path and not Path(path).is_file():
             raise ValueError(f"{path}: no such file")
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
     pt = out / ("phrase-table" + "".join(Path(phrase_table).suffixes[-1:]))
-    _place(phrase_table, pt)
     rt = None
     if reordering_table:
         rt = out / ("reordering-table.wbe-msd-bidirectional-fe" + "".join(Path(reordering_table).suffixes[-1:]))
-        _place(reordering_table, rt)
-    lm_rel = os.path.relpath(Path(lm).resolve(), out.resolve())
-    if table_limit is not None and not 0 <= table_limit <= 10_000:
-        raise ValueError(f"--table-limit {table_limit}: must be in 0..10000")
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for src, dst in ((phrase_table, pt), (reordering_table, rt)):
+            if src and dst is not None:
+                tmp = _stage(src, dst)
+                if tmp is not None:
+                    staged.append((tmp, dst))
+        lm_rel = os.path.relpath(Path(lm).resolve(), out.resolve())
+        for tmp, dst in staged:
+            os.replace(tmp, dst)
+        staged = []
+    finally:
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
     write_ini(out / "moses.ini", pt.name, lm_rel, order, rt.name if rt else None, distortion_limit,
               table_limit)
     return out / "moses.ini"

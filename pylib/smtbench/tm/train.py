@@ -18,10 +18,16 @@ Resumable: every output is written atomically, and a finished step leaves a stam
 holding its options and the size and mtime of its inputs and outputs. A step is skipped while its stamp matches
 (same options, same inputs, outputs unchanged), so a second run redoes nothing and a changed option or input
 redoes that step and those after it (their inputs changed).
+
+Check, then publish: the options, every planned step's inputs and a given --lm (read by the decoders' ARPA reader)
+are checked before the first step; each step run holds a lock in OUTDIR (``folderlock``, one per step, so a second
+run of a step there is refused naming the holder); moses.ini, the model's publication, is removed before the first
+step that rewrites a table or the LM and written last by the model step.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -116,8 +122,15 @@ class Trainer:
             raise TrainError(f"--f and --e are both {o.f!r}: the two sides need different extensions")
         if o.casing not in CASING:
             raise TrainError(f"--casing {o.casing}: one of {', '.join(CASING)}")
-        if o.max_length < 0 or o.min_length < 0 or o.ratio < 0:
+        if o.max_length < 0 or o.min_length < 0 or not o.ratio >= 0:  # NaN fails too
             raise TrainError("--min-length, --max-length and --ratio must be >= 0 (0 = no such filter)")
+        if not math.isfinite(o.ratio) or 0 < o.ratio < 1:
+            raise TrainError(f"--ratio {o.ratio}: must be 0 (no limit) or a finite number >= 1 (a pair's longer side "
+                             "is at least as long as its shorter: a ratio below 1 drops every pair)")
+        if not 0 <= o.eflomal_null_prior <= 1:
+            raise TrainError(f"--eflomal-null-prior {o.eflomal_null_prior}: must be a probability in 0..1")
+        if not (math.isfinite(o.reordering_smoothing) and o.reordering_smoothing >= 0):
+            raise TrainError(f"--reordering-smoothing {o.reordering_smoothing}: must be a finite number >= 0")
         if o.max_phrase_length < 1:
             raise TrainError(f"--max-phrase-length {o.max_phrase_length}: must be >= 1")
         if o.lm is None and not 2 <= o.lm_order <= 6:
@@ -298,13 +311,63 @@ class Trainer:
         }, indent=1) + "\n")
         return "ran", secs, result
 
+    def check(self, only: list[str] | None = None) -> None:
+        """Before anything is written: every planned step's inputs exist or come from an earlier planned step,
+        and a given --lm is an ARPA model the decoder's own reader loads."""
+        if only is not None and not only:
+            raise TrainError("--step: no step named (give one or more of " + ", ".join(STEPS) + ")")
+        planned = [s for s in self.steps() if not only or s.name in only]
+        made: set[str] = set()
+        for step in planned:
+            for p in step.inputs:
+                if p in made or os.path.isfile(p):
+                    continue
+                if p in (self.src_in, self.tgt_in):
+                    raise TrainError(f"{p}: no such file (--corpus PREFIX with --f/--e EXT names PREFIX.EXT)")
+                if p == self.o.lm:
+                    raise TrainError(f"--lm {p}: no such file")
+                before = [s.name for s in self.steps() if p in s.outputs]
+                hint = f" (run the {before[0]!r} step first)" if before else ""
+                raise TrainError(f"step {step.name}: missing input {p}{hint}")
+            made.update(step.outputs)
+        if any(s.name == "model" for s in planned):
+            d = self.model_dir
+            while not d.exists() and d != d.parent:  # the nearest existing folder of --model-dir
+                d = d.parent
+            if not d.is_dir() or (self.model_dir / "moses.ini").is_dir():
+                raise TrainError(f"--model-dir {self.model_dir}: "
+                                 + (f"{d} is not a directory" if not d.is_dir() else "its moses.ini is a directory"))
+        lm_step = next((s for s in planned if s.name == "lm"), None)
+        if self.o.lm is not None and lm_step is not None and not self.is_done(lm_step):
+            check_arpa(self.o.lm)
+
     def train(self, only: list[str] | None = None, force: bool = False) -> list[dict]:
+        """Check (``check``), lock the steps to run in OUTDIR (``folderlock``: one run of a step at a time), then
+        run them. moses.ini is the model's
+        publication: it is removed before the first step that rewrites a table or the LM (an interrupted run never
+        leaves an ini over a mix of old and new tables) and written again by the model step."""
+        import contextlib
+
+        from ..folderlock import folder_lock
+        self.check(only)
+        with contextlib.ExitStack() as locks:  # one lock per step run: the workflow runs steps as parallel jobs
+            for step in self.steps():
+                if not only or step.name in only:
+                    locks.enter_context(folder_lock(self.out, "tm train", part=step.name))
+            return self._train(only, force)
+
+    def _train(self, only: list[str] | None, force: bool) -> list[dict]:
         rows = []
+        ini = self.model_dir / "moses.ini"
         for step in self.steps():
             if only and step.name not in only:
                 continue
             if self.o.progress:
                 print(f"tm train: step {step.name}", file=sys.stderr, flush=True)
+            if step.name != "model" and ini.exists() and (force or not self.is_done(step)):
+                ini.unlink()
+                if self.o.progress:
+                    print(f"tm train: {ini} removed until the model step writes it again", file=sys.stderr)
             status, secs, result = self.run_step(step, force)
             rows.append({"step": step.name, "status": status, "seconds": round(secs, 1), **result})
         if not only:
@@ -333,6 +396,23 @@ def clean_pairs(src: list[str], tgt: list[str], min_length: int, max_length: int
         else:
             keep.append(i)
     return keep, why
+
+
+def check_arpa(path: str) -> None:
+    """A given --lm read whole by the decoders' own ARPA reader before training starts (a broken body is refused
+    now, naming file and line, not by the first decode after training); its order and <s>, </s> checked too."""
+    from ..lm.arpa import read_arpa
+    from ..lm.backends import specials
+    from ..lm.probing import MAX_ORDER
+    if not os.path.isfile(path):
+        raise TrainError(f"--lm {path}: no such file")
+    model = read_arpa(path)
+    if not 1 <= model.order <= MAX_ORDER:
+        raise TrainError(f"--lm {path}: order {model.order} is outside 1..{MAX_ORDER}")
+    try:
+        specials(model)
+    except ValueError as exc:
+        raise TrainError(f"--lm {path}: {exc}") from None
 
 
 def arpa_order(path: str) -> int:

@@ -9,7 +9,10 @@ Moses leaves them out of its n-best lists); the optimiser's weights are L1-norma
 
 Everything lives in a work directory, one file per step written atomically (``run<i>.nbest.gz``, ``run<i>.1best``,
 ``run<i>.json`` with the weights decoded, the dev BLEU of that 1-best and the optimiser's result), so an interrupted
-run resumes where it stopped; ``tune.json`` records the arguments and a resumed run must match them.
+run resumes where it stopped; ``tune.json`` records the arguments and a resumed run must match them (else it is
+refused: another run's directory), and the content of its inputs (size, mtime and SHA-256 of the ini, the files its
+features read, the dev source and references): where the same arguments meet changed content, the run restarts from
+run 1 and says so in one line. One run per work directory at a time (``folderlock``).
 """
 from __future__ import annotations
 
@@ -260,18 +263,58 @@ def _optimise(pool: NbestPool, start: np.ndarray, opts: TuneOptions, run: int):
     return res.weights, res.start_bleu, res.bleu
 
 
+def content_fingerprint(path: str | os.PathLike[str], old: dict | None = None) -> dict:
+    """A file's size, mtime and SHA-256; the hash is taken from ``old`` (an earlier fingerprint) when size and
+    mtime are unchanged, so a resumed run re-reads only the files whose mtime moved."""
+    import hashlib
+    st = os.stat(path)
+    if old and old.get("size") == st.st_size and old.get("mtime_ns") == st.st_mtime_ns and old.get("sha256"):
+        return {k: old[k] for k in ("size", "mtime_ns", "sha256")}
+    with open(path, "rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
+
+
+def _inputs(ini: str, cfg: MosesConfig, src: str, references: Sequence[str]) -> dict[str, str]:
+    """What an iteration's results depend on, by role: the ini, the files its features read, the dev set."""
+    out = {"-f": str(Path(ini).resolve())}
+    for f in cfg.features:
+        if f.path is not None and Path(f.path).is_file():
+            out[f"{f.name} path"] = str(Path(f.path).resolve())
+    out["--input"] = str(Path(src).resolve())
+    for k, r in enumerate(references):
+        out[f"--reference {k + 1}" if len(references) > 1 else "--reference"] = str(Path(r).resolve())
+    return out
+
+
+def _restart(work: Path) -> None:
+    """Remove the iterations of a work directory whose inputs changed (tune.json is rewritten by the caller)."""
+    for p in work.iterdir():
+        if p.is_file() and p.name.startswith("run") and p.name[3:4].isdigit():
+            p.unlink()
+
+
 def tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathLike[str], opts: TuneOptions,
-         err: IO[str] = sys.stderr) -> tuple[dict[str, list[float]], list[Iteration]]:
-    """The mert-moses.pl loop; returns (final tuneable weights, the iterations)."""
+         err: IO[str] | None = None) -> tuple[dict[str, list[float]], list[Iteration]]:
+    """The mert-moses.pl loop; returns (final tuneable weights, the iterations). One run per work directory at a
+    time (``folderlock``; a second is refused naming the holder)."""
+    from ..folderlock import folder_lock
+    opts.check()
+    with folder_lock(workdir, "tune"):
+        return _tune(ini, src, references, workdir, opts, err or sys.stderr)  # stderr as it is now, not at import
+
+
+def _tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathLike[str], opts: TuneOptions,
+          err: IO[str]) -> tuple[dict[str, list[float]], list[Iteration]]:
     from ..ioutil import atomic_write_text
 
-    opts.check()
     cfg = load_ini(ini)
     layout = tuneable_layout(cfg)
     if not layout:
         raise TuneError(f"{ini}: no tuneable feature")
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
+    inputs = _inputs(ini, cfg, src, references)
     record = {"ini": str(Path(ini).resolve()), "input": str(Path(src).resolve()),
               "references": [str(Path(r).resolve()) for r in references], "layout": layout,
               **{k: v for k, v in asdict(opts).items() if k not in _NOT_RECORDED}}
@@ -286,14 +329,28 @@ def tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathLi
         raise TuneError(f"{src}: {n_src} lines, but {references[0]} has {len(refs)}")
     record["layout"] = [list(x) for x in layout]
     state = work / "tune.json"
+    old_content: dict = {}
     if state.exists():
         old = json.loads(state.read_text())
         diff = [k for k in record if old.get(k) != record[k]]
         if diff:
             raise TuneError(f"{work}: a tuning run with other arguments ({', '.join(diff)}) is there; "
                             f"use another --workdir or remove it")
-    else:
-        atomic_write_text(state, json.dumps(record, indent=1) + "\n")
+        old_content = old.get("content") or {}
+    # resume only on the same content: the same arguments with changed files (a dev set edited under its name, a
+    # retrained model) restart the run (what the workflow wants when Snakemake reruns tune after its inputs)
+    content = {role: {"path": p, **content_fingerprint(p, (old_content.get(role) or {}))}
+               for role, p in inputs.items()}
+    changed = [role for role in content if (old_content.get(role) or {}).get("sha256") != content[role]["sha256"]
+               or old_content[role].get("path") != content[role]["path"]]
+    changed += [role for role in old_content if role not in content]
+    if state.exists() and changed:
+        why = (f"the content of {', '.join(changed)} changed since its iterations were made" if old_content else
+               "its tune.json records no content of the inputs to check them against (made before 2026-11-28)")
+        print(f"tune: {work}: restarting from run 1 (its iterations are removed): {why}", file=err)
+        _restart(work)
+    if not state.exists() or old_content != content:
+        atomic_write_text(state, json.dumps({**record, "content": content}, indent=1) + "\n")
 
     pool = NbestPool(refs, layout)
     current = weights_of(cfg, layout)
