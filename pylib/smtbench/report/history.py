@@ -23,6 +23,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from . import metrics
+from .. import procs
 
 RAW = "results/raw"
 SMOKE = "workflow/baselines/smoke.csv"
@@ -39,7 +40,7 @@ SMOKE_HEADLINES = {e: m for e, (_, m) in HEADLINES.items()}
 
 
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+    return procs.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
 
 
 def commits(root: Path, path: str) -> list[tuple[str, str]]:
