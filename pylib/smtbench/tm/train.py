@@ -109,6 +109,9 @@ class Trainer:
     def __init__(self, o: TrainOptions):
         self.o = o
         self.out = Path(o.outdir)
+        for opt, d in (("--outdir", o.outdir), ("--model-dir", o.model_dir)):
+            if d and os.path.lexists(d) and not os.path.isdir(d):
+                raise TrainError(f"{opt} {d}: exists and is not a folder")
         self.stamps = self.out / ".steps"
         for side, ext in (("--f", o.f), ("--e", o.e)):
             if not ext or "/" in ext:
