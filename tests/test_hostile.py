@@ -228,6 +228,23 @@ def test_children_stopped_on_failing_and_normal_exit(tmp_path):
     assert not (tmp_path / "child.late").exists()
 
 
+def test_a_wrappers_own_children_are_stopped_with_it(tmp_path):
+    """`bash -c 'a | b'` and `/usr/bin/time CMD` do their work in children of their own: started with group=True,
+    stopping the wrapper stops its whole process group."""
+    from smtbench import procs
+    pids = tmp_path / "pids"
+    p = procs.Popen(["bash", "-c", f"sleep 30 & echo $! > {pids}.tmp; mv {pids}.tmp {pids}; sleep 30; wait"],
+                    group=True)
+    deadline = time.time() + 10
+    while not pids.exists() and time.time() < deadline:
+        time.sleep(0.02)
+    grandchild = int(pids.read_text())
+    stopped = procs.stop([p], grace=2.0)
+    assert stopped and "process group" in stopped[0]
+    assert p.returncode is not None and p.pid not in procs.live()
+    assert _gone(grandchild), "the wrapper's child outlived it"
+
+
 def test_every_child_program_starts_through_procs():
     """One helper starts every child program (smtbench.procs: PR_SET_PDEATHSIG, stopped with us). Left out:
     procs.py itself and _build.py (the extension's build script: `cc --version`, run before the package exists)."""
@@ -250,7 +267,8 @@ def test_decode_split_refuses_more_shards_than_lines(tmp_path):
     r = _cli("decode", "split", "-i", tmp_path / "five", "--shards", "100000000", "--outdir", tmp_path / "sp")
     _one_line_error(r, "--shards 100000000", "5 sentence")
     assert not (tmp_path / "sp").exists()
-    assert _cli("decode", "split", "-i", tmp_path / "five", "--shards", "5", "--outdir", tmp_path / "sp").returncode == 0
+    r = _cli("decode", "split", "-i", tmp_path / "five", "--shards", "5", "--outdir", tmp_path / "sp")
+    assert r.returncode == 0, r.stderr
     assert len(list((tmp_path / "sp").glob("shard*.txt"))) == 5
 
 

@@ -55,8 +55,15 @@ class Popen(subprocess.Popen):
     """``subprocess.Popen`` that dies with its parent (see the module doc); ``death_signal`` is what the kernel
     sends it then (SIGTERM: our own children remove their temporaries; programs without a handler just end)."""
 
-    def __init__(self, args: Any, *a: Any, death_signal: int = signal.SIGTERM, **kw: Any) -> None:
+    def __init__(self, args: Any, *a: Any, death_signal: int = signal.SIGTERM, group: bool = False,
+                 **kw: Any) -> None:
+        """``group``: the child leads a process group of its own, and stopping it signals the whole group -- for
+        a wrapper whose own children do the work (``bash -c 'a | b'``, ``/usr/bin/time CMD``): a signal to the
+        wrapper alone would leave them running. (A ^C to the terminal's group then reaches it through us.)"""
         kw["preexec_fn"] = _pdeathsig(death_signal, os.getpid(), kw.get("preexec_fn"))
+        if group:
+            kw["process_group"] = 0
+        self.group = group
         super().__init__(args, *a, **kw)
         _LIVE[self.pid] = self
 
@@ -126,10 +133,11 @@ def stop(procs: Sequence[Popen] | None = None, sig: int = signal.SIGTERM, grace:
                 _LIVE.pop(pid, None)
 
     reap(False)  # children that already ended (zombies) are reaped, not reported as stopped
+    groups = [p.pid for p in todo.values() if getattr(p, "group", False)]
     for pid, p in list(todo.items()):
         try:
-            os.kill(pid, sig)
-            stopped.append(f"{_name(p)} (pid {pid})")
+            (os.killpg if pid in groups else os.kill)(pid, sig)
+            stopped.append(f"{_name(p)} (pid {pid}{', its process group' if pid in groups else ''})")
         except ProcessLookupError:
             pass
 
@@ -142,6 +150,9 @@ def stop(procs: Sequence[Popen] | None = None, sig: int = signal.SIGTERM, grace:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     reap(True)
+    for pgid in groups:  # what of a group outlived its leader's grace
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
     return stopped
 
 

@@ -110,7 +110,7 @@ def _run(cmd: list[str]) -> tuple[float, int]:
     import tempfile
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as tf:
         t0 = time.perf_counter()
-        proc = procs.run(["/usr/bin/time", "-f", "%M", "-o", tf.name, *cmd], stdout=subprocess.DEVNULL)
+        proc = procs.run(["/usr/bin/time", "-f", "%M", "-o", tf.name, *cmd], stdout=subprocess.DEVNULL, group=True)
         dt = time.perf_counter() - t0
         if proc.returncode:
             raise RuntimeError(f"{' '.join(cmd)} failed with status {proc.returncode}")
@@ -296,7 +296,7 @@ def _sorted_lines(path: str, dst: Path, tmpdir: Path) -> None:
     cat = f"gzip -dc {shlex.quote(path)}" if path.endswith(".gz") else f"cat {shlex.quote(path)}"
     r = procs.run(["bash", "-o", "pipefail", "-c",
                    f"{cat} | sort -S 256M -T {shlex.quote(str(tmpdir))} > {shlex.quote(str(dst))}"],
-                  env=dict(os.environ, LC_ALL="C"), stderr=subprocess.PIPE)
+                  env=dict(os.environ, LC_ALL="C"), stderr=subprocess.PIPE, group=True)
     if r.returncode:
         raise RuntimeError(f"sorting {path} failed: {r.stderr.decode(errors='replace').strip()[-300:]}")
 

@@ -212,8 +212,9 @@ def estimate(text: str | os.PathLike[str], order: int, arpa: str | os.PathLike[s
         rc = lib.sb_kn_finish_counts(kn, len(vocab))
         if rc == lib.SB_EINVAL:  # the words are there (read_corpus checked): the highest order has no n-gram
             raise EstimateError(f"{text}: no {order}-gram in the text (every sentence, with <s> and </s>, is "
-                                f"shorter than {order} tokens; {stats.sentences} sentence(s), {stats.tokens - stats.sentences} "
-                                "words): too little text for this order; use a smaller order or more text")
+                                f"shorter than {order} tokens; {stats.sentences} sentence(s), "
+                                f"{stats.tokens - stats.sentences} words): too little text for this order; use a "
+                                "smaller order or more text")
         check(rc, "kn count")
         # Memory estimate for the rest: each order holds at most about as many n-grams as the highest order
         # (4n+16 bytes each), plus the suffix sort buffers of one adjust step.

@@ -543,11 +543,11 @@ def score_moses(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, out:
         logs = [tempfile.TemporaryFile() for _ in cmds]
         try:
             if threads >= 2:
-                running = [procs.Popen(c, env=env, stdout=subprocess.DEVNULL, stderr=lg)
+                running = [procs.Popen(c, env=env, stdout=subprocess.DEVNULL, stderr=lg, group=True)
                            for c, lg in zip(cmds, logs)]
                 codes = [p.wait() for p in running]
             else:
-                codes = [procs.run(c, env=env, stdout=subprocess.DEVNULL, stderr=lg).returncode
+                codes = [procs.run(c, env=env, stdout=subprocess.DEVNULL, stderr=lg, group=True).returncode
                          for c, lg in zip(cmds, logs)]
             for c, code, lg in zip(cmds, codes, logs):
                 if code:
