@@ -2,9 +2,8 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+# the profile (workflow/profiles/$(PROFILE)): its grid and its executor (default: this machine's, the default grid)
 PROFILE ?= default
-# a profile with its own executor (paper, slurm, slurm-smoke) runs without this machine's (workflow/profiles/default)
-EXECUTOR_ARGS = $(if $(filter default smoke,$(PROFILE)),,--workflow-profile none)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: setup reproduce retake test test-asan test-slurm smoke lmplz moses moses-test clean
@@ -19,7 +18,7 @@ setup: $(BIN)/smtbench
 
 # Regenerate every table and figure of the profile (default: this 2-core machine → results/).
 reproduce: setup lmplz moses
-	$(BIN)/snakemake --profile workflow/profiles/$(PROFILE) $(EXECUTOR_ARGS)
+	$(BIN)/snakemake --profile workflow/profiles/$(PROFILE)
 
 # KenLM's lmplz, build_binary, query, kenlm_benchmark and probing_hash_table_benchmark (patched: one size), built
 # from the PyPI sdist into build/lmplz (the live reference for our estimator, the C++ peers of the LM tables and
@@ -71,7 +70,7 @@ test-asan: setup
 # the rows atomically and redraws whatever reads them; the old rows stay in git (`smtbench report history`).
 retake: setup
 	@test -n "$(POINT)" || { echo "make retake: name the row file(s) or rule(s): POINT=results/raw/<experiment>/<point>.jsonl"; exit 2; }
-	$(BIN)/snakemake --profile workflow/profiles/$(PROFILE) $(EXECUTOR_ARGS) --forcerun $(POINT)
+	$(BIN)/snakemake --profile workflow/profiles/$(PROFILE) --forcerun $(POINT)
 
 clean:
 	rm -rf build .snakemake

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,6 +13,13 @@
 #ifndef SB_CFLAGS
 #define SB_CFLAGS "unknown"
 #endif
+
+void sb_line_control_msg(unsigned char c, char *buf, size_t n) {
+    if (c == '\r')
+        snprintf(buf, n, "a carriage return (\\r) inside the line (a line ends at \\n; a \\r only right before it)");
+    else if (c == 0) snprintf(buf, n, "a NUL byte inside the line");
+    else snprintf(buf, n, "the control character 0x%02x inside the line", c);
+}
 
 const char *sb_strerror(int code) {
     switch (code) {

@@ -54,6 +54,20 @@ static inline uint64_t sb_mix64(uint64_t z) {
     return z ^ (z >> 31);
 }
 
+/* The line rule of every reader of line-parallel text (CONTRIBUTING.md "Text lines", pylib's ioutil.open_text): a
+ * line ends at '\n', a CRLF's '\r' is removed by the caller; any other ASCII control byte but TAB (0x00-0x08,
+ * 0x0b-0x1f, 0x7f: a lone '\r', a NUL, ...) is refused. The offset of the first such byte in p[0 .. len), or len. */
+static inline size_t sb_line_control(const char *p, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f) return i;
+    }
+    return len;
+}
+
+/* The refusal's reason for control byte c, worded as ioutil.open_text words it (into buf, n bytes). */
+void sb_line_control_msg(unsigned char c, char *buf, size_t n);
+
 /* Large zeroed allocation: mmap + MADV_HUGEPAGE where available (KenLM's HugeMalloc idea).
  * Returns NULL on failure. Free with sb_huge_free(ptr, bytes). */
 void *sb_huge_alloc(size_t bytes, int *used_huge);

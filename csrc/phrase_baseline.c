@@ -2,7 +2,7 @@
  * reads one direction's sorted extract (GNU sort does the sorting) and writes the half phrase table, and
  * consolidate, which joins the two halves as Moses' consolidate does. The kernel is phrase_score.c. */
 #define _GNU_SOURCE
-#include "phrase_score_internal.h"
+#include "phrase_baseline.h"
 
 #include <errno.h>
 #include <math.h>
@@ -74,7 +74,13 @@ int sb_pscore_stream_half(sb_pscore *s, int in_fd, int out_fd, int inverse, uint
     while ((line = sb_ps_next_line(&lr, &len, &rc))) {
         lineno++;
         char *e;
-        if (memchr(line, '\0', len)) { rc = SB_EFORMAT; msg = "a NUL byte inside the line"; break; }
+        if (lineno == 1 && len >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) { line += 3; len -= 3; }   /* a BOM */
+        if (len && line[len - 1] == '\r') line[--len] = 0;   /* a CRLF's '\r' */
+        size_t bad = sb_line_control(line, len);   /* the line rule (common.h) */
+        if (bad != len) {
+            sb_line_control_msg((unsigned char)line[bad], msgbuf, sizeof msgbuf);
+            rc = SB_EFORMAT; msg = msgbuf; break;
+        }
         char *t = sb_ps_trim(line, &e);
         if (!*t) continue;
         if ((rc = sb_ps_parse_line(s, t, &r, &msg, msgbuf, sizeof msgbuf, inverse))) break;

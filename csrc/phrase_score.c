@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "phrase_score.h"
 #include "phrase_dict.h"
-#include "phrase_score_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -256,7 +255,14 @@ int sb_pscore_load_lex(sb_pscore *s, int which, int fd, uint64_t *err_line, char
     char *line;
     while ((line = sb_ps_next_line(&r, &len, &rc))) {
         lineno++;
-        if (memchr(line, '\0', len)) { sb_ps_seterr(err, errlen, "a NUL byte inside the line"); rc = SB_EFORMAT; break; }
+        if (lineno == 1 && len >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) { line += 3; len -= 3; }   /* a BOM */
+        if (len && line[len - 1] == '\r') line[--len] = 0;   /* a CRLF's '\r' */
+        size_t bad = sb_line_control(line, len);   /* the line rule (common.h) */
+        if (bad != len) {
+            char why[128];
+            sb_line_control_msg((unsigned char)line[bad], why, sizeof why);
+            sb_ps_seterr(err, errlen, why); rc = SB_EFORMAT; break;
+        }
         char *w1 = strtok(line, " \t\r"), *w2 = strtok(NULL, " \t\r"), *w3 = strtok(NULL, " \t\r");
         if (!w1 && !w2) continue;   /* blank line */
         if (!w1 || !w2 || !w3 || strtok(NULL, " \t\r")) {
@@ -551,9 +557,14 @@ static void *load_worker(void *arg) {
             char *le = nl ? nl : end;
             *le = 0;
             char *e;
-            if (memchr(p, '\0', (size_t)(le - p))) {   /* a NUL would silently cut the line short */
-                rc = SB_EFORMAT; msg = "a NUL byte inside the line"; break;
+            size_t ll = (size_t)(le - p);
+            if (ll && p[ll - 1] == '\r') p[--ll] = 0;   /* a CRLF's '\r' */
+            size_t bad = sb_line_control(p, ll);
+            if (bad != ll) {   /* the line rule (common.h): a NUL would cut the line short, a '\r' split it */
+                sb_line_control_msg((unsigned char)p[bad], msgbuf, sizeof msgbuf);
+                rc = SB_EFORMAT; msg = msgbuf; break;
             }
+            if (lineno == 1 && ll >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) p += 3;   /* a BOM at the file's start */
             char *t = sb_ps_trim(p, &e);
             if (*t) {
                 if (s->n1[w->t] == s->cap1 && (rc = spill1(s, w->t))) { msg = "writing a run failed"; break; }

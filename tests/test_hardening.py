@@ -70,7 +70,7 @@ def test_lm_ppl_options_and_inputs(tmp_path, capsys):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"b \xff\xfe b\n")
     assert main(["lm", "ppl", "--arpa", str(arpa), "--text", str(bad)]) == 2
-    assert "bad.txt: not UTF-8" in capsys.readouterr().err
+    assert "bad.txt:1: invalid UTF-8" in capsys.readouterr().err
 
 
 def test_every_native_code_is_mapped():

@@ -55,7 +55,7 @@ def test_input_words_and_factors():
 
 def test_cli_input_lines(toy, tmp_path):
     inp = tmp_path / "in.txt"
-    inp.write_bytes(b"s0 s1\rs2\ns7|X\ns3\r\n\n")
+    inp.write_bytes(b"s0 s1 s2\ns7|X\ns3\r\n\n")  # a CRLF's \r is the line end's (a lone \r: tests/test_lines.py)
     out = tmp_path / "out.txt"
     r = _cli("decode", "cube", "-f", toy["ini"], "-i", inp, "-o", out, "--no-progress", "--n-best", tmp_path / "nb", 3)
     assert r.returncode == 0, r.stderr

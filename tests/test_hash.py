@@ -235,7 +235,10 @@ def test_kenlm_hash_benchmark_runs_beside_ours(tmp_path):
     assert (k.buckets == rows[rows.variant == "keys"].buckets.iloc[0]).all() and (k.table_bytes == 8 * k.buckets).all()
     t = mh.layouts(rows)
     ours = t[(t.variant != "kenlm-cpp") & (t["mode"] == "miss")]
-    assert len(ours) == 2 and ours.vs_kenlm_benchmark_ci_low.notna().all() and (ours.n_repeats == 2).all()
+    assert len(ours) == 2 and (ours.n_repeats == 2).all()
+    # KenLM's program times by CPUTime(), ours by the wall clock: no ratio between them (report.common.check_like,
+    # issue 40) until the sweep times both sides by one clock
+    assert ours.vs_kenlm_benchmark.isna().all() and ours.vs_kenlm_benchmark_ci_low.isna().all()
 
 
 def test_an_unpatched_kenlm_hash_benchmark_is_refused(tmp_path, monkeypatch, capsys):

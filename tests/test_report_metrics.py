@@ -106,7 +106,8 @@ def test_mediani_metrics():
     assert not set(df.metric) & {"table_md5", "lines", "pairs"}
     assert _get(df, "fraction=1", "thread_speedup") == ("1.6667", "ratio")
     assert _get(df, "fraction=1", "speedup_vs_sort") == ("5.0000", "ratio")
-    assert _get(df, "distributed,k=2", "speedup_vs_sort") == ("2.0000", "ratio")
+    # k = 2 partitions timed one after another: the critical path is a projection, no ratio (issue 40)
+    assert df[(df.key == "distributed,k=2") & (df.metric == "speedup_vs_sort")].empty
     bad = mediani_rows()
     bad.loc[(bad.system == "ours") & (bad.threads == 2) & (bad.fraction == 1.0), "table_md5"] = "cc"
     assert _get(_frame(metrics.mediani(bad)), "fraction=1", "distinct_tables")[0] == "2"
@@ -186,7 +187,7 @@ EXPERIMENT_METRICS = {
     "moses2_scaling": ["moses2_scaling"],
     "moses2_moses1": ["moses2_moses1"],
     "moore_quirk": ["moore_quirk"],
-    "lm_models": ["lm_models"],  # + lm_estimator_parity where lmplz is built (workflow/Snakefile adds it then)
+    "lm_models": ["lm_models"],  # + lm_estimator_parity where lmplz is built (the Snakefile adds it then)
 }
 NOT_EXPERIMENTS = {"grid", "outdir", "native", "regression", "protocol"}
 

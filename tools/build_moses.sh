@@ -11,7 +11,10 @@
 # trimmed to the targets asked for and its `build-projects` line commented out); bjam writes bin/ into that copy.
 # A user's checkout is never written. Default source: ../shared/peers/mosesdecoder-34452895.tar.xz (the commit
 # that built the oracle). Idempotent: when every program of the set exists and was built from the same source,
-# it only prints build/moses/bin. The Debian packages are installed when missing (as root, or with sudo).
+# it only prints build/moses/bin. The Debian packages are installed when missing (as root, or with sudo), tcmalloc
+# (libgoogle-perftools-dev) among them: Moses' BUILD-INSTRUCTIONS and its Jamroot link tcmalloc_minimal wherever it
+# is installed ("install tcmalloc for faster threading"), so the peer is built as its users build it; the allocator
+# each binary ended up with is read from the file and recorded in every Moses row (smtbench.moses_peer.allocator_of).
 # Env: MOSES_SRC (a checkout or a .tar.xz/.tar.gz), MOSES_CACHE (default build/moses), MOSES_JOBS (default 2),
 #      MOSES_NO_APT=1 to skip apt-get, MOSES_CMPH=1 to add the compact binarizers (needs libcmph-dev),
 #      MOSES_DRY_RUN=1 to copy and patch the source and print the bjam command without building.
@@ -57,11 +60,12 @@ else
   die "MOSES_SRC=$SRC_IN: no such file or directory (a mosesdecoder checkout or its .tar.xz)"
 fi
 STAMP="$CACHE/bin/.source"
+BUILD_ID="$SRC_ID tcmalloc"  # the bin stamp: the source and how it was built (older builds: --without-tcmalloc)
 have_all() { for p in $PROGRAMS $([[ " $PROGRAMS " == *" kbmira "* ]] && echo kbmira-dedupfix); do [ -x "$CACHE/bin/$p" ] || return 1; done; }
-if have_all && [ "$(cat "$STAMP" 2>/dev/null)" = "$SRC_ID" ]; then echo "$CACHE/bin"; exit 0; fi
+if have_all && [ "$(cat "$STAMP" 2>/dev/null)" = "$BUILD_ID" ]; then echo "$CACHE/bin"; exit 0; fi
 
 # Debian build dependencies (as ../shared/peers/README.md lists them).
-PKGS="libboost-all-dev zlib1g-dev libbz2-dev liblzma-dev g++ make"
+PKGS="libboost-all-dev zlib1g-dev libbz2-dev liblzma-dev libgoogle-perftools-dev g++ make"
 [ "${MOSES_CMPH:-0}" = 1 ] && PKGS="$PKGS libcmph-dev"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
@@ -103,7 +107,7 @@ new = re.sub(r"(?m)^build-projects ", "# build-projects ", new)
 open(dst, "w").write(new)
 EOF
 
-OPTS="--with-boost=/usr --no-xmlrpc-c toolset=gcc link=static --without-tcmalloc -q"
+OPTS="--with-boost=/usr --no-xmlrpc-c toolset=gcc link=static -q"  # tcmalloc: linked as Moses does, when installed
 [ "${MOSES_CMPH:-0}" = 1 ] && OPTS="$OPTS --with-cmph=/usr"
 if [ "${MOSES_DRY_RUN:-0}" = 1 ]; then  # tests: source copied and patched, nothing built
   echo "cd $SRC && ./bjam -j$JOBS $OPTS"; exit 0
@@ -146,6 +150,6 @@ if [[ " $PROGRAMS " == *" kbmira "* ]]; then
 fi
 help="$("$CACHE/bin/moses2" --help 2>&1 || true)"
 case "$help" in *"beam search decoder"*) ;; *) die "built moses2 but it does not run: ${help:0:300}" ;; esac
-echo "$SRC_ID" > "$STAMP"
+echo "$BUILD_ID" > "$STAMP"
 log "built in $(( $(date +%s) - start )) s: $PROGRAMS"
 echo "$CACHE/bin"

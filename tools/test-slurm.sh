@@ -33,7 +33,7 @@ fi
 if [ "${SLURM_SKIP_GRID:-0}" != 1 ]; then
     start=$(date +%s)
     # shellcheck disable=SC2086
-    "$BIN/snakemake" --profile workflow/profiles/slurm-smoke --workflow-profile none ${SLURM_SMOKE_TARGETS:-}
+    "$BIN/snakemake" --profile workflow/profiles/slurm-smoke ${SLURM_SMOKE_TARGETS:-}
     echo "test-slurm: smoke grid through SLURM $(( $(date +%s) - start )) s"
     if [ -z "${SLURM_SMOKE_TARGETS:-}" ] && [ -d build/smoke/metrics ]; then
         "$BIN/python" - "$SLURM_OUT/metrics" build/smoke/metrics <<'EOF'

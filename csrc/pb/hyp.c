@@ -1,10 +1,12 @@
 /* pb/hyp.c - see hyp.h. */
 #include "pb/hyp.h"
-#include "pb/model_impl.h"
+
+#include <math.h>
+#include <string.h>
 
 void sb_pb_hyp_init(const sb_pb_sentence *s, sb_pb_hyp *h) {
     memset(h, 0, sizeof *h);
-    sb_lm_begin_state(s->model->lm, &h->lm);
+    sb_lm_begin_state(s->model->sc.lm, &h->lm);
     h->start = h->end = -1;
     h->total = s->n ? s->fc[s->n - 1] : 0.0;
 }
@@ -74,20 +76,20 @@ int sb_pb_orientation(int pstart, int pend, int start, int end) { return orienta
 /* the extension's score without the LM of the first order-1 words (rescored in context) and </s> */
 static inline double score_without_context_lm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o,
                                               int start, int end) {
-    const double *w = s->model->w;
+    const double *w = s->model->sc.w;
     double score = h->score + o->fixed;
     score += w[SB_PB_F_DIST] * -(double)distortion_distance(h->end, start);
     int ori = orientation(h->start, h->end, start, end);
     score += w[SB_PB_F_RO + ori] * o->ro[ori];
     if (h->opt) score += w[SB_PB_F_RO + 3 + ori] * h->opt->ro[3 + ori];
-    if (o->tgt_len >= s->model->order) score += w[SB_PB_F_LM] * LN10 * o->lm_ngram;
+    if (o->tgt_len >= s->model->sc.order) score += w[SB_PB_F_LM] * SB_PB_LN10 * o->lm_ngram;
     return score;
 }
 
 double sb_pb_extend_bound(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
                           double est) {
     /* log probabilities are <= 0: with a non-negative LM weight this bounds the total from above */
-    if (s->model->w[SB_PB_F_LM] < 0) return INFINITY;
+    if (s->model->sc.w[SB_PB_F_LM] < 0) return INFINITY;
     return score_without_context_lm(s, h, o, start, end) + est;
 }
 
@@ -115,19 +117,19 @@ void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_optio
     sb_pb_phase(ph, SB_PB_PH_LM);
     /* LM: the first order-1 words in context; the rest as scored in the phrase (in the base score) */
     const uint32_t *words = sb_pb_option_words(s, o);
-    int ctx = o->tgt_len < m->order - 1 ? o->tgt_len : m->order - 1;
+    int ctx = o->tgt_len < m->sc.order - 1 ? o->tgt_len : m->sc.order - 1;
     sb_lm_state st[2];
     const sb_lm_state *in = &h->lm;
     int nlen, cur = 0;
     double lm = 0;
     for (int k = 0; k < ctx; k++) {
-        lm += sb_lm_score(m->lm, in, lm_id(m, words[k]), &st[cur], &nlen);
+        lm += sb_lm_score(m->sc.lm, in, sb_pb_lm_id(&m->sc, words[k]), &st[cur], &nlen);
         in = &st[cur];
         cur ^= 1;
     }
     out->lm = o->tgt_len > ctx ? o->end : *in;  /* tgt_len > ctx means tgt_len >= order */
-    if (out->ncov == s->n) lm += sb_lm_score(m->lm, &out->lm, m->eos, &st[cur], &nlen);
-    out->score += m->w[SB_PB_F_LM] * LN10 * lm;
+    if (out->ncov == s->n) lm += sb_lm_score(m->sc.lm, &out->lm, m->eos, &st[cur], &nlen);
+    out->score += m->sc.w[SB_PB_F_LM] * SB_PB_LN10 * lm;
     out->total = out->score + est;
     sb_pb_phase(ph, SB_PB_PH_SEARCH);
 }
@@ -136,26 +138,25 @@ int sb_pb_lm_queries(const sb_pb_sentence *s, const sb_pb_hyp *h, uint32_t *word
     const sb_pb_model *m = s->model;
     const sb_pb_option *o = h->opt;
     const uint32_t *w = sb_pb_option_words(s, o);
-    int ctx = o->tgt_len < m->order - 1 ? o->tgt_len : m->order - 1;
+    int ctx = o->tgt_len < m->sc.order - 1 ? o->tgt_len : m->sc.order - 1;
     int n = 0;
-    for (int k = 0; k < ctx; k++) words[n++] = lm_id(m, w[k]);
+    for (int k = 0; k < ctx; k++) words[n++] = sb_pb_lm_id(&m->sc, w[k]);
     return n;
 }
 
 void sb_pb_set_lm_state(const sb_pb_sentence *s, sb_pb_hyp *h, const sb_lm_state *after_ctx) {
     const sb_pb_model *m = s->model;
     const sb_pb_option *o = h->opt;
-    int ctx = o->tgt_len < m->order - 1 ? o->tgt_len : m->order - 1;
+    int ctx = o->tgt_len < m->sc.order - 1 ? o->tgt_len : m->sc.order - 1;
     h->lm = o->tgt_len > ctx ? o->end : *after_ctx;
 }
 
 void sb_pb_add_lm(const sb_pb_sentence *s, sb_pb_hyp *h, double lm_log10) {
     double est = h->total - h->score;
-    h->score += s->model->w[SB_PB_F_LM] * LN10 * lm_log10;
+    h->score += s->model->sc.w[SB_PB_F_LM] * SB_PB_LN10 * lm_log10;
     h->total = h->score + est;
 }
 
-uint32_t sb_pb_eos(const sb_pb_model *m) { return m->eos; }
 
 void sb_pb_score_lm_now(const sb_pb_sentence *s, sb_pb_hyp *h) {
     const sb_pb_model *m = s->model;
@@ -166,13 +167,13 @@ void sb_pb_score_lm_now(const sb_pb_sentence *s, sb_pb_hyp *h) {
     int nlen, cur = 0;
     double lm = 0;
     for (int k = 0; k < n; k++) {
-        lm += sb_lm_score(m->lm, in, words[k], &st[cur], &nlen);
+        lm += sb_lm_score(m->sc.lm, in, words[k], &st[cur], &nlen);
         in = &st[cur];
         cur ^= 1;
     }
     sb_pb_set_lm_state(s, h, in);
     /* summed as sb_pb_extend sums them, so that every mode gives the same score to the bit */
-    if (h->ncov == s->n) lm += sb_lm_score(m->lm, &h->lm, m->eos, &st[cur], &nlen);
+    if (h->ncov == s->n) lm += sb_lm_score(m->sc.lm, &h->lm, m->eos, &st[cur], &nlen);
     sb_pb_add_lm(s, h, lm);
 }
 
@@ -203,7 +204,7 @@ uint64_t sb_pb_hyp_hash(const sb_pb_hyp *h, int forward) {
 
 double sb_pb_weighted(const sb_pb_model *m, const double *f) {
     double t = 0;
-    for (int i = 0; i < SB_PB_NFEAT; i++) t += m->w[i] * f[i];
+    for (int i = 0; i < SB_PB_NFEAT; i++) t += m->sc.w[i] * f[i];
     return t;
 }
 
@@ -214,7 +215,7 @@ void sb_pb_path_features(const sb_pb_sentence *s, const sb_pb_hyp *h, double *f)
     for (const sb_pb_hyp *x = h; x && x->opt; x = x->prev) chain[n++] = x;
     for (int i = 0; i < SB_PB_NFEAT; i++) f[i] = 0;
     sb_lm_state st[2];
-    sb_lm_begin_state(m->lm, &st[0]);
+    sb_lm_begin_state(m->sc.lm, &st[0]);
     int cur = 0, nlen;
     double lm = 0;
     int pstart = -1, pend = -1;
@@ -232,14 +233,14 @@ void sb_pb_path_features(const sb_pb_sentence *s, const sb_pb_hyp *h, double *f)
         if (prev) f[SB_PB_F_RO + 3 + ori] += prev->ro[3 + ori];
         const uint32_t *words = sb_pb_option_words(s, o);
         for (int k = 0; k < o->tgt_len; k++) {
-            lm += sb_lm_score(m->lm, &st[cur], lm_id(m, words[k]), &st[cur ^ 1], &nlen);
+            lm += sb_lm_score(m->sc.lm, &st[cur], sb_pb_lm_id(&m->sc, words[k]), &st[cur ^ 1], &nlen);
             cur ^= 1;
         }
         pstart = x->start;
         pend = x->end;
         prev = o;
     }
-    lm += sb_lm_score(m->lm, &st[cur], m->eos, &st[cur ^ 1], &nlen);
-    f[SB_PB_F_LM] = lm * LN10;
+    lm += sb_lm_score(m->sc.lm, &st[cur], m->eos, &st[cur ^ 1], &nlen);
+    f[SB_PB_F_LM] = lm * SB_PB_LN10;
 }
 

@@ -1,10 +1,14 @@
-/* pb/hyp.h - hypotheses over a sentence (pb/model.h): the empty one, coverage and distortion checks, extension by
+/* pb/hyp.h - hypotheses over a sentence (pb/lattice.h): the empty one, coverage and distortion checks, extension by
  * an option (every feature scored as Moses/Moses2 score it, the LM in context, optionally deferred), the future
  * cost of a coverage, recombination keys, and the features of a path recomputed from the model. */
 #ifndef SMTBENCH_PB_HYP_H
 #define SMTBENCH_PB_HYP_H
 
-#include "pb/model.h"
+#include "pb/lattice.h"
+
+#define SB_PB_COVW 4 /* uint64 words of coverage: SB_PB_MAX_WORDS / 64 */
+static inline int sb_pb_cov_get(const uint64_t *c, int i) { return (int)((c[i >> 6] >> (i & 63)) & 1u); }
+static inline void sb_pb_cov_set(uint64_t *c, int i) { c[i >> 6] |= (uint64_t)1 << (i & 63); }
 
 typedef struct sb_pb_hyp {
     const struct sb_pb_hyp *prev;
@@ -56,6 +60,8 @@ double sb_pb_estimate(const sb_pb_sentence *s, const uint64_t *cov);
 #define SB_PB_RECOMB_END_ONLY 2
 int sb_pb_hyp_equal(const sb_pb_hyp *a, const sb_pb_hyp *b, int forward);
 uint64_t sb_pb_hyp_hash(const sb_pb_hyp *h, int forward);
+/* the weighted sum of SB_PB_NFEAT feature values */
+double sb_pb_weighted(const sb_pb_model *m, const double *features);
 /* Recompute the feature values of the path ending in h (walked back to the empty hypothesis). */
 void sb_pb_path_features(const sb_pb_sentence *s, const sb_pb_hyp *h, double *features);
 

@@ -1,7 +1,12 @@
-/* pb/lattice.c - a sentence prepared for search: its tokens, the options of every span (from the text tables'
- * index, or looked up in the binarized table: the cache, else decoded for this sentence), pass-through options
- * for unknown words, and the future costs of every span. */
-#include "pb/model_impl.h"
+/* pb/lattice.c - see lattice.h. */
+#include "pb/lattice.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_WORD SB_PB_NO_WORD
+#define OOV_BIT 0x80000000u  /* a target id of a pass-through word absent from the target vocabulary: its token */
 
 const char *sb_pb_word(const sb_pb_sentence *s, uint32_t w) {
     if (w & OOV_BIT) return s->text + s->tok_off[w & ~OOV_BIT];
@@ -79,7 +84,7 @@ int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb
                     if (ctx) ctx->cache_hits++;
                 } else {
                     uint64_t first;
-                    int cnt, rc = sb_pb_bin_span(m, s->src + a, b - a + 1, &L, ctx, &first, &cnt);
+                    int cnt, rc = sb_pb_bin_span(&m->sc, m->bin, m->bin_tmap, s->src + a, b - a + 1, &L, ctx, &first, &cnt);
                     if (rc) { free(lfirst); free(L.opt); free(L.words); free(L.tmp); sb_pb_sentence_free(s); return rc; }
                     if (cnt) { lfirst[a * SB_PB_MAX_PHRASE + (b - a)] = first + 1; sp->n = cnt; }
                     continue;
@@ -98,7 +103,7 @@ int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb
             o->tgt_off = (uint32_t)a;
             o->tgt_len = 1;
             o->unknown = 1;
-            sb_pb_option_scores(m, o, &s->pass_words[a]);
+            sb_pb_option_scores(&m->sc, o, &s->pass_words[a]);
             s->spans[a * SB_PB_MAX_PHRASE].opt = o;
             s->spans[a * SB_PB_MAX_PHRASE].n = 1;
         }

@@ -1,18 +1,16 @@
 /* pb/model.c - see model.h: the model's tables (text, fed through the reader as its sink, or binarized), the
  * index of the source phrases, the weights and the counts. */
-#include "pb/model_impl.h"
-#include "pb/bin.h"
-#include "pb/table_reader.h"
-#include "probing.h"
+#include "pb/model.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const sb_lm *sb_pb_lm(const sb_pb_model *m) { return m->lm; }
-const double *sb_pb_weights(const sb_pb_model *m) { return m->w; }
+#define NO_WORD SB_PB_NO_WORD
+
+const sb_lm *sb_pb_lm(const sb_pb_model *m) { return m->sc.lm; }
+const double *sb_pb_weights(const sb_pb_model *m) { return m->sc.w; }
+uint32_t sb_pb_eos(const sb_pb_model *m) { return m->eos; }
 uint64_t sb_pb_error_line(const sb_pb_model *m) { return m->rd.err_line; }
 const char *sb_pb_error_message(const sb_pb_model *m) { return m->rd.err; }
 
@@ -20,7 +18,7 @@ const char *sb_pb_error_message(const sb_pb_model *m) { return m->rd.err; }
 int sb_pb_set_weights(sb_pb_model *m, const double *weights) {
     for (int i = 0; i < SB_PB_NFEAT; i++)
         if (!isfinite(weights[i])) return SB_EINVAL;
-    memcpy(m->w, weights, sizeof m->w);
+    memcpy(m->sc.w, weights, sizeof m->sc.w);
     return SB_OK;
 }
 
@@ -33,9 +31,9 @@ int sb_pb_new(const sb_lm *lm, const char *lm_vocab, size_t vocab_len, const dou
     if (!lm || !lm_vocab || table_limit < 0) return SB_EINVAL;
     sb_pb_model *m = calloc(1, sizeof *m);
     if (!m) return SB_ENOMEM;
-    m->lm = lm;
-    m->order = sb_lm_order(lm);
-    m->table_limit = table_limit;
+    m->sc.lm = lm;
+    m->sc.order = sb_lm_order(lm);
+    m->sc.table_limit = table_limit;
     if (sb_pb_set_weights(m, weights) != SB_OK) { free(m); return SB_EINVAL; }
     size_t i = 0;
     while (i < vocab_len) {
@@ -47,7 +45,7 @@ int sb_pb_new(const sb_lm *lm, const char *lm_vocab, size_t vocab_len, const dou
         if (id != before) { sb_pb_free(m); return SB_EINVAL; } /* duplicate word in the LM vocabulary */
         i = j + 1;
     }
-    m->lm_vocab = m->tgt_vocab.n;
+    m->sc.lm_vocab = m->tgt_vocab.n;
     m->rd = (sb_pb_reader){.src = &m->src_vocab, .tgt = &m->tgt_vocab, .phrase = phrase_record,
                            .reordering = reordering_record, .sink = m};
     m->eos = sb_pb_vocab_find(&m->tgt_vocab, "</s>", 4);
@@ -93,7 +91,7 @@ static uint64_t hash_ids(const uint32_t *ids, uint32_t n) {
 static uint32_t phrase_probe(const sb_pb_model *m, const uint32_t *ids, uint32_t n, uint64_t *end) {
     uint64_t b = sb_index_start(&m->phr_ix, hash_ids(ids, n));
     for (uint32_t k; (k = sb_index_at(&m->phr_ix, b)) != UINT32_MAX; b = sb_index_step(&m->phr_ix, b)) {
-        const srcphrase_t *p = &m->phr[k];
+        const sb_pb_srcphrase *p = &m->phr[k];
         if (p->len == n && memcmp(m->src_words + p->off, ids, n * sizeof(uint32_t)) == 0) return (uint32_t)k;
     }
     *end = b;
@@ -111,7 +109,7 @@ static int phrase_grow(sb_pb_model *m) {
     int rc = sb_index_reset(&m->phr_ix, slots);
     if (rc != SB_OK) return rc;
     for (uint32_t k = 0; k < m->n_phr; k++) {
-        const srcphrase_t *p = &m->phr[k];
+        const sb_pb_srcphrase *p = &m->phr[k];
         sb_index_add(&m->phr_ix, hash_ids(m->src_words + p->off, p->len), k);
     }
     return SB_OK;
@@ -128,12 +126,12 @@ static int phrase_intern(sb_pb_model *m, size_t off, uint32_t n, uint32_t *index
     }
     if (m->n_phr == m->cap_phr) {
         uint32_t cap = m->cap_phr ? m->cap_phr * 2 : 4096;
-        srcphrase_t *p = realloc(m->phr, (size_t)cap * sizeof *p);
+        sb_pb_srcphrase *p = realloc(m->phr, (size_t)cap * sizeof *p);
         if (!p) return SB_ENOMEM;
         m->phr = p;
         m->cap_phr = cap;
     }
-    srcphrase_t *p = &m->phr[m->n_phr];
+    sb_pb_srcphrase *p = &m->phr[m->n_phr];
     p->off = (uint32_t)off;
     p->len = n;
     p->first = p->n = 0;
@@ -150,7 +148,7 @@ static int phrase_record(sb_pb_reader *rd, const sb_pb_record *rec) {
         if (push_u32(&m->src_words, &m->src_words_len, &m->src_words_cap, rec->src[k])) return SB_ENOMEM;
     uint32_t phr;
     if (phrase_intern(m, src_off, (uint32_t)rec->ns, &phr) != SB_OK) return SB_ENOMEM;
-    rawopt_t r;
+    sb_pb_rawopt r;
     memset(&r, 0, sizeof r);
     memcpy(r.o.tm, rec->scores, sizeof r.o.tm);
     r.o.tgt_off = (uint32_t)m->tgt_words_len;
@@ -162,7 +160,7 @@ static int phrase_record(sb_pb_reader *rd, const sb_pb_record *rec) {
     r.seq = (uint32_t)m->n_raw;
     if (m->n_raw == m->cap_raw) {
         uint64_t cap = m->cap_raw ? m->cap_raw * 2 : 65536;
-        rawopt_t *p = realloc(m->raw, cap * sizeof *p);
+        sb_pb_rawopt *p = realloc(m->raw, cap * sizeof *p);
         if (!p) return SB_ENOMEM;
         m->raw = p;
         m->cap_raw = cap;
@@ -181,7 +179,7 @@ int sb_pb_feed_phrases(sb_pb_model *m, const char *buf, size_t len, uint64_t fir
 int sb_pb_finish_phrases(sb_pb_model *m) {
     if (m->phase != 0) return SB_EINVAL;
     for (uint64_t i = 0; i < m->n_raw; i++)
-        sb_pb_option_scores(m, &m->raw[i].o, m->tgt_words + m->raw[i].o.tgt_off);
+        sb_pb_option_scores(&m->sc, &m->raw[i].o, m->tgt_words + m->raw[i].o.tgt_off);
     if (m->n_raw) qsort(m->raw, m->n_raw, sizeof *m->raw, sb_pb_cmp_raw);
     m->opt = malloc((m->n_raw ? m->n_raw : 1) * sizeof *m->opt);
     if (!m->opt) return SB_ENOMEM;
@@ -190,8 +188,8 @@ int sb_pb_finish_phrases(sb_pb_model *m) {
         uint64_t j = i;
         while (j < m->n_raw && m->raw[j].src == m->raw[i].src) j++;
         uint64_t keep = j - i;
-        if (m->table_limit && keep > (uint64_t)m->table_limit) keep = (uint64_t)m->table_limit;
-        srcphrase_t *p = &m->phr[m->raw[i].src];
+        if (m->sc.table_limit && keep > (uint64_t)m->sc.table_limit) keep = (uint64_t)m->sc.table_limit;
+        sb_pb_srcphrase *p = &m->phr[m->raw[i].src];
         p->first = (uint32_t)n;
         p->n = (uint32_t)keep;
         for (uint64_t k = 0; k < keep; k++) m->opt[n++] = m->raw[i + k].o;
@@ -214,7 +212,7 @@ static int reordering_record(sb_pb_reader *rd, const sb_pb_record *rec) {
     const uint32_t *tids = rec->tgt;
     const int nt = rec->nt;
     /* every copy of a pair the phrase table repeats gets the scores, as Moses2 looks them up by (source, target) */
-    const srcphrase_t *p = &m->phr[k];
+    const sb_pb_srcphrase *p = &m->phr[k];
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = 0; i < p->n; i++) {
             sb_pb_option *o = &m->opt[p->first + i];
@@ -254,7 +252,7 @@ void sb_pb_counts(const sb_pb_model *m, uint64_t *c) {
     c[5] = m->n_opt - m->ro_attached;
     c[6] = (uint64_t)m->max_len;
     c[7] = sizeof *m + sb_pb_vocab_bytes(&m->src_vocab) + sb_pb_vocab_bytes(&m->tgt_vocab)
-         + m->src_words_cap * 4 + m->tgt_words_cap * 4 + (uint64_t)m->cap_phr * sizeof(srcphrase_t)
+         + m->src_words_cap * 4 + m->tgt_words_cap * 4 + (uint64_t)m->cap_phr * sizeof(sb_pb_srcphrase)
          + sb_index_slots(&m->phr_ix) * 4 + m->n_opt * sizeof(sb_pb_option);
 }
 
@@ -293,7 +291,7 @@ int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache) {
         L.nw = 0;
         uint64_t first;
         int cnt;
-        if ((rc = sb_pb_bin_span(m, ids, n, &L, NULL, &first, &cnt))) {
+        if ((rc = sb_pb_bin_span(&m->sc, m->bin, m->bin_tmap, ids, n, &L, NULL, &first, &cnt))) {
             if (rc == SB_EFORMAT) sb_pb_reader_fail(&m->rd, 0, "corrupted phrase record");
             break;
         }

@@ -5,10 +5,11 @@
  *
  * Loading: sb_pb_new with the LM and its vocabulary (target word ids = LM ids for LM words), then
  * feed the phrase table's text (whole lines, any chunking), sb_pb_finish_phrases (stand-alone
- * scores, table limit), feed the reordering table, sb_pb_finish. Each sentence is prepared by
- * sb_pb_sentence_new (translation options per span, pass-through options for unknown words, future
- * costs: pb/lattice.c); the searches (pb/normal.h, ...) extend hypotheses with sb_pb_extend, so that every
- * decoder scores identically (pb/hyp.h). Feature values are natural logs in the fixed order SB_PB_F_*. */
+ * scores, table limit: pb/options.h), feed the reordering table, sb_pb_finish. Each sentence is prepared by
+ * sb_pb_sentence_new (pb/lattice.h: translation options per span, pass-through options for unknown words, future
+ * costs); the searches (pb/normal.h, ...) extend hypotheses with sb_pb_extend, so that every
+ * decoder scores identically (pb/hyp.h). Feature values are natural logs in the fixed order SB_PB_F_*
+ * (pb/options.h). */
 #ifndef SMTBENCH_PB_MODEL_H
 #define SMTBENCH_PB_MODEL_H
 
@@ -17,16 +18,15 @@
 
 #include "common.h"
 #include "lmprobe.h"
+#include "probing.h"
+#include "pb/bin.h"
+#include "pb/options.h"
 #include "pb/table_reader.h"
+#include "pb/vocab.h"
 
 /* CFFI-BEGIN */
 typedef struct sb_pb_model sb_pb_model;
-typedef struct sb_pb_sentence sb_pb_sentence;
-enum {
-    SB_PB_MAX_WORDS = 256,  /* longest sentence a search accepts */
-    SB_PB_F_UNK = 0, SB_PB_F_WP = 1, SB_PB_F_PP = 2, SB_PB_F_TM = 3, SB_PB_F_RO = 7,
-    SB_PB_F_DIST = 13, SB_PB_F_LM = 14, SB_PB_NFEAT = 15
-};
+enum { SB_PB_MAX_WORDS = 256 };  /* longest sentence a search accepts */
 
 /* weights: SB_PB_NFEAT values in SB_PB_F_* order. lm_vocab: the LM's words joined by '\n', in LM id
  * order (so target ids of LM words are LM ids). table_limit 0 = keep every target phrase. */
@@ -52,75 +52,38 @@ int sb_pb_set_weights(sb_pb_model *m, const double *weights);
  * calls. The file is memory-mapped and read on demand; the `cache` most frequent source phrases are decoded,
  * scored and kept at load (the static cache of the Moses2 paper, 4.3). SB_EIO / SB_EFORMAT (message set). */
 int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache);
-/* the components of the per-thread time profile (the Moses2 paper's Table 3) */
-enum { SB_PB_PH_IDLE = 0, SB_PB_PH_LM = 1, SB_PB_PH_PT = 2, SB_PB_PH_RO = 3, SB_PB_PH_SEARCH = 4,
-       SB_PB_PH_MEM = 5, SB_PB_PH_OTHER = 6, SB_PB_NPH = 7 };
-
 /* CFFI-END */
 
-/* ---- internal API shared by the searches (not for cffi) ---- */
-#include <stdatomic.h>
-
-/* Per-sentence context of a search: the profile's current component (NULL: no profile) and the binarized
- * table's counters. */
+/* ---- the model's insides: read by pb/lattice.c (sentences) and pb/hyp.c (hypotheses), not by the searches
+ * (not for cffi) ---- */
 typedef struct {
-    _Atomic int *phase;
-    uint64_t lookups, cache_hits, ro_lookups;
-} sb_pb_sent_ctx;
-static inline void sb_pb_phase(_Atomic int *ph, int x) {
-    if (ph) atomic_store_explicit(ph, x, memory_order_relaxed);
-}
-/* A sentence: tokens separated by blanks. SB_EINVAL if longer than SB_PB_MAX_WORDS. ctx may be NULL. */
-int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb_sent_ctx *ctx, sb_pb_sentence **out);
-void sb_pb_sentence_free(sb_pb_sentence *s);
-#define SB_PB_COVW 4 /* uint64 words of coverage: SB_PB_MAX_WORDS / 64 */
+    uint32_t off, len;   /* source ids in src_words */
+    uint32_t first, n;   /* options [first, first + n) after finish_phrases */
+} sb_pb_srcphrase;
 
-typedef struct {
-    uint32_t tgt_off;      /* into the model's (or sentence's) target word array */
-    uint16_t tgt_len;
-    uint8_t unknown;       /* pass-through option */
-    uint8_t has_ro;
-    float tm[4];           /* ln, floored at -100 */
-    float ro[6];           /* ln; 0 when the pair has no reordering entry */
-    float fixed;           /* weighted UNK + WP + PP + TM */
-    float lm_ngram;        /* log10 of the words at positions >= order-1 (exact in the phrase) */
-    float lm_est;          /* log10 of the first min(len, order-1) words, in-phrase context */
-    float estimate;        /* stand-alone score: fixed + w_lm * ln10 * (lm_ngram + lm_est) */
-    sb_lm_state end;       /* LM state after the phrase; valid when tgt_len >= order */
-} sb_pb_option;
-
-typedef struct {
-    const sb_pb_option *opt; /* options of a span, best stand-alone score first */
-    int n;
-} sb_pb_span;
-
-struct sb_pb_model;
-const sb_lm *sb_pb_lm(const sb_pb_model *m);
-const double *sb_pb_weights(const sb_pb_model *m);
-
-struct sb_pb_sentence {
-    const sb_pb_model *model;
-    int n;
-    uint32_t *src;           /* source word ids (UINT32_MAX: not in the table's vocabulary) */
-    char *text;              /* copy of the tokens, NUL-separated */
-    uint32_t *tok_off;       /* token i = text + tok_off[i] */
-    sb_pb_span *spans;       /* spans[i * SB_PB_MAX_PHRASE + (j - i)] */
-    sb_pb_option *pass;      /* pass-through options (n of them; used where unknown) */
-    uint32_t *pass_words;    /* their target word ids */
-    double *fc;              /* future costs fc[i * n + j] */
-    sb_pb_option *lopt;      /* options decoded for this sentence from a binarized table (nlopt of them) */
-    uint64_t nlopt;
-    uint32_t *lwords;        /* their target word ids */
+struct sb_pb_model {
+    sb_pb_scorer sc;     /* the LM, its vocabulary size and order, the weights, the table limit */
+    uint32_t eos;
+    sb_pb_vocab src_vocab, tgt_vocab;
+    uint32_t *src_words; size_t src_words_len, src_words_cap;
+    uint32_t *tgt_words; size_t tgt_words_len, tgt_words_cap;
+    sb_pb_srcphrase *phr; uint32_t n_phr, cap_phr;
+    sb_index phr_ix;     /* the source phrases */
+    sb_pb_rawopt *raw; uint64_t n_raw, cap_raw;
+    sb_pb_option *opt; uint64_t n_opt;
+    int max_len;
+    int phase;           /* 0 loading phrases, 1 loading reordering, 2 ready */
+    uint64_t pt_lines, ro_attached;
+    sb_pb_reader rd;     /* the text tables' reader, this model its sink; its error is the model's */
+    sb_pb_bin *bin;      /* binarized table (sb_pb_load_binary), or NULL; phr/opt then hold its cache */
+    uint32_t *bin_tmap;  /* the file's target ids -> ours */
 };
 
+/* what the searches read of the model */
+const sb_lm *sb_pb_lm(const sb_pb_model *m);
+const double *sb_pb_weights(const sb_pb_model *m);
 uint32_t sb_pb_eos(const sb_pb_model *m);
-/* Target word string of id w in sentence s. */
-const char *sb_pb_word(const sb_pb_sentence *s, uint32_t w);
-const uint32_t *sb_pb_option_words(const sb_pb_sentence *s, const sb_pb_option *o);
-/* the weighted sum of SB_PB_NFEAT feature values */
-double sb_pb_weighted(const sb_pb_model *m, const double *features);
-
-static inline int sb_pb_cov_get(const uint64_t *c, int i) { return (int)((c[i >> 6] >> (i & 63)) & 1u); }
-static inline void sb_pb_cov_set(uint64_t *c, int i) { c[i >> 6] |= (uint64_t)1 << (i & 63); }
+/* the source phrase of ids[0 .. n) (index into phr), or SB_PB_NO_WORD */
+uint32_t sb_pb_phrase_find(const sb_pb_model *m, const uint32_t *ids, uint32_t n);
 
 #endif

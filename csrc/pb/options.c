@@ -1,10 +1,13 @@
-/* pb/options.c - translation options: their stand-alone scores (the features fixed by the pair, the LM of the
- * phrase alone) and order, and the options of a span read from a binarized table. */
-#include "pb/model_impl.h"
+/* pb/options.c - see options.h: an option's stand-alone scores, the order of a phrase's options, and the options
+ * of a span read from a binarized table. */
+#include "pb/options.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 /* stand-alone scores of an option whose target ids are `words` */
-void sb_pb_option_scores(const sb_pb_model *m, sb_pb_option *o, const uint32_t *words) {
-    const double *w = m->w;
+void sb_pb_option_scores(const sb_pb_scorer *sc, sb_pb_option *o, const uint32_t *words) {
+    const double *w = sc->w;
     double fixed = w[SB_PB_F_WP] * -(double)o->tgt_len + w[SB_PB_F_PP] * 1.0;
     if (o->unknown) fixed += w[SB_PB_F_UNK] * -100.0;
     for (int k = 0; k < 4; k++) fixed += w[SB_PB_F_TM + k] * o->tm[k];
@@ -14,40 +17,40 @@ void sb_pb_option_scores(const sb_pb_model *m, sb_pb_option *o, const uint32_t *
     int cur = 0, nlen;
     double est = 0, ngram = 0;
     for (int k = 0; k < o->tgt_len; k++) {
-        float p = sb_lm_score(m->lm, &st[cur], lm_id(m, words[k]), &st[cur ^ 1], &nlen);
+        float p = sb_lm_score(sc->lm, &st[cur], sb_pb_lm_id(sc, words[k]), &st[cur ^ 1], &nlen);
         cur ^= 1;
-        if (k < m->order - 1) est += p; else ngram += p;
+        if (k < sc->order - 1) est += p; else ngram += p;
     }
     o->lm_est = (float)est;
     o->lm_ngram = (float)ngram;
     o->end = st[cur];
-    o->estimate = (float)(fixed + w[SB_PB_F_LM] * LN10 * (est + ngram));
+    o->estimate = (float)(fixed + w[SB_PB_F_LM] * SB_PB_LN10 * (est + ngram));
 }
 
 int sb_pb_cmp_raw(const void *a, const void *b) {
-    const rawopt_t *x = a, *y = b;
+    const sb_pb_rawopt *x = a, *y = b;
     if (x->src != y->src) return x->src < y->src ? -1 : 1;
     if (x->o.estimate != y->o.estimate) return x->o.estimate > y->o.estimate ? -1 : 1;
     return x->seq < y->seq ? -1 : (x->seq > y->seq);
 }
 
-int sb_pb_bin_span(const sb_pb_model *m, const uint32_t *ids, int n, sb_pb_local *L, sb_pb_sent_ctx *ctx,
-                   uint64_t *first, int *count) {
+int sb_pb_bin_span(const sb_pb_scorer *sc, const sb_pb_bin *bin, const uint32_t *tmap, const uint32_t *ids, int n,
+                   sb_pb_local *L, sb_pb_sent_ctx *ctx, uint64_t *first, int *count) {
     const uint8_t *p;
     *count = 0;
     uint32_t nt;
-    int rc = sb_pb_bin_phrase(m->bin, ids, n, &p, &nt);
+    int rc = sb_pb_bin_phrase(bin, ids, n, &p, &nt);
     if (rc || !nt) return rc;
     if (nt > L->captmp) {
-        rawopt_t *t = realloc(L->tmp, (size_t)nt * sizeof *t);
+        sb_pb_rawopt *t = realloc(L->tmp, (size_t)nt * sizeof *t);
         if (!t) return SB_ENOMEM;
         L->tmp = t;
         L->captmp = nt;
     }
-    const int separate = sb_pb_bin_ro_mode(m->bin) == SB_PB_BIN_RO_SEPARATE;
+    const int separate = sb_pb_bin_ro_mode(bin) == SB_PB_BIN_RO_SEPARATE;
     sb_pb_bin_target t;
     for (uint32_t k = 0; k < nt; k++) {
-        if ((rc = sb_pb_bin_target_next(m->bin, &p, &t))) return rc;
+        if ((rc = sb_pb_bin_target_next(bin, &p, &t))) return rc;
         if (L->nw + (uint64_t)t.len > L->capw) {
             uint64_t c = L->capw ? L->capw * 2 : 4096;
             while (c < L->nw + (uint64_t)t.len) c *= 2;
@@ -56,25 +59,25 @@ int sb_pb_bin_span(const sb_pb_model *m, const uint32_t *ids, int n, sb_pb_local
             L->words = w;
             L->capw = c;
         }
-        rawopt_t *r = &L->tmp[k];
+        sb_pb_rawopt *r = &L->tmp[k];
         memset(r, 0, sizeof *r);
         r->seq = k;
         r->o.tgt_off = (uint32_t)L->nw;
         r->o.tgt_len = (uint16_t)t.len;
-        for (int i = 0; i < t.len; i++) L->words[L->nw + (uint64_t)i] = m->bin_tmap[t.ids[i]];
+        for (int i = 0; i < t.len; i++) L->words[L->nw + (uint64_t)i] = tmap[t.ids[i]];
         memcpy(r->o.tm, t.tm, sizeof t.tm);
         if (separate) {
             if (ctx) { sb_pb_phase(ctx->phase, SB_PB_PH_RO); ctx->ro_lookups++; }
-            t.has_ro = sb_pb_bin_reordering(m->bin, ids, n, t.ids, t.len, t.ro);
+            t.has_ro = sb_pb_bin_reordering(bin, ids, n, t.ids, t.len, t.ro);
             if (t.has_ro < 0) return SB_EFORMAT;
             if (ctx) sb_pb_phase(ctx->phase, SB_PB_PH_PT);
         }
         if (t.has_ro) { memcpy(r->o.ro, t.ro, sizeof t.ro); r->o.has_ro = 1; }
-        sb_pb_option_scores(m, &r->o, L->words + L->nw);
+        sb_pb_option_scores(sc, &r->o, L->words + L->nw);
         L->nw += (uint64_t)t.len;
     }
     qsort(L->tmp, nt, sizeof *L->tmp, sb_pb_cmp_raw);
-    uint32_t keep = m->table_limit && nt > (uint32_t)m->table_limit ? (uint32_t)m->table_limit : nt;
+    uint32_t keep = sc->table_limit && nt > (uint32_t)sc->table_limit ? (uint32_t)sc->table_limit : nt;
     if (L->n + keep > L->cap) {
         uint64_t c = L->cap ? L->cap * 2 : 256;
         while (c < L->n + keep) c *= 2;

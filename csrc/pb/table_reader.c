@@ -101,8 +101,8 @@ static size_t utf8_valid_prefix(const char *s, size_t len) {
 
 typedef int (*line_fn)(sb_pb_reader *rd, const char *line, size_t len, uint64_t lineno);
 
-/* fn on each non-blank line; a line holding a NUL byte or invalid UTF-8 (checked here, at load, so decoding never
- * meets it) is refused */
+/* fn on each non-blank line; a line holding a control byte (a NUL, a '\r' not before its '\n': the line rule of
+ * common.h) or invalid UTF-8 (checked here, at load, so decoding never meets it) is refused */
 static int each_line(sb_pb_reader *rd, const char *buf, size_t len, uint64_t first_line, line_fn fn) {
     size_t i = 0;
     uint64_t lineno = first_line;
@@ -111,7 +111,12 @@ static int each_line(sb_pb_reader *rd, const char *buf, size_t len, uint64_t fir
         size_t end = nl ? (size_t)(nl - buf) : len;
         size_t l = end - i;
         if (l && buf[i + l - 1] == '\r') l--;
-        if (memchr(buf + i, '\0', l)) return sb_pb_reader_fail(rd, lineno, "a NUL byte inside the line");
+        size_t bad = sb_line_control(buf + i, l);   /* the line rule: a lone '\r', a NUL, ... refused */
+        if (bad != l) {
+            char why[128];
+            sb_line_control_msg((unsigned char)buf[i + bad], why, sizeof why);
+            return sb_pb_reader_fail(rd, lineno, "%s", why);
+        }
         size_t ok = utf8_valid_prefix(buf + i, l);
         if (ok != l)
             return sb_pb_reader_fail(rd, lineno, "invalid UTF-8 (byte 0x%02x at column %zu)",

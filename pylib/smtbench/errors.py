@@ -14,3 +14,8 @@ class ResultMismatch(CliError, RuntimeError):
     """A correctness check inside a benchmark failed - a live peer's output (Moses' table or extract, KenLM's total)
     or a fast path's checksum differs from ours: the run stops with one line (exit status 2), since a time beside
     something that computed another result is no ratio."""
+
+
+class UnlikeRatio(ValueError):
+    """A declared ratio whose numerator and denominator rows come from different runs (``run_id``), clocks or thread
+    counts (report.common.check_like): the report refuses to print it (one line, exit status 2)."""

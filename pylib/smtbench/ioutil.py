@@ -1,13 +1,18 @@
 """Output files appear whole or not at all: a regular file (or a new path) is written to a temporary file beside
 it and renamed over it; a device, FIFO or ``-`` (standard output) is written through, never replaced; a symlink is
 followed (the temporary file and the rename go to the directory of the file it names). Every writer in the project
-goes through :func:`atomic_open` (a stream) or :func:`atomic_path` (a name for a C kernel or another program)."""
+goes through :func:`atomic_open` (a stream) or :func:`atomic_path` (a name for a C kernel or another program).
+
+Inputs of line-parallel text are read by one line rule, :func:`open_text` (see there; CONTRIBUTING.md "Text
+lines"): a line ends at ``\n``, a control character inside a line is refused as ``path:line``, a damaged .gz/.xz is
+one line naming the file."""
 from __future__ import annotations
 
 import contextlib
 import gzip
 import io
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -193,26 +198,232 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         fh.write(text)
 
 
+class CompressedInputError(ValueError):
+    """A damaged or truncated .gz/.xz input (``path: ...``); one line."""
+
+
+class TextFormatError(ValueError):
+    """A text file breaking the line rule (see :func:`open_text`): ``path:line: what is wrong``; one line."""
+
+
+def _decompression_errors() -> tuple[type[BaseException], ...]:
+    import lzma
+    import zlib
+    return (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError)
+
+
+class _Checked:
+    """A binary input stream whose decompression errors (a corrupt or truncated .gz/.xz) become one
+    :class:`CompressedInputError` naming the file."""
+
+    def __init__(self, raw: IO[bytes], name: str, kind: str):
+        self._raw, self.name, self._kind = raw, name, kind
+
+    def _fail(self, exc: BaseException) -> CompressedInputError:
+        return CompressedInputError(f"{self.name}: corrupt or truncated {self._kind} data ({exc})")
+
+    def read(self, n: int = -1) -> bytes:
+        try:
+            return self._raw.read(n)
+        except _decompression_errors() as exc:
+            raise self._fail(exc) from None
+
+    def read1(self, n: int = -1) -> bytes:
+        try:
+            return self._raw.read1(n)  # type: ignore[attr-defined]
+        except _decompression_errors() as exc:
+            raise self._fail(exc) from None
+
+    def readline(self, n: int = -1) -> bytes:
+        try:
+            return self._raw.readline(n)
+        except _decompression_errors() as exc:
+            raise self._fail(exc) from None
+
+    def __iter__(self) -> Iterator[bytes]:
+        while True:
+            line = self.readline()
+            if not line:
+                return
+            yield line
+
+    def close(self) -> None:
+        self._raw.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._raw.closed
+
+    def __getattr__(self, name: str):
+        return getattr(self._raw, name)
+
+    def __enter__(self) -> "_Checked":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
-    """Read plain, .gz or .xz bytes."""
-    p = str(path)
+    """Read plain, .gz or .xz bytes; a corrupt or truncated .gz/.xz raises :class:`CompressedInputError` (one line
+    naming the file) when the damage is read."""
+    p = os.fspath(path)
     if p.endswith(".gz"):
-        return gzip.open(p, "rb")
+        return _Checked(gzip.open(p, "rb"), p, "gzip")  # type: ignore[return-value]
     if p.endswith(".xz"):
         import lzma
-        return lzma.open(p, "rb")
+        return _Checked(lzma.open(p, "rb"), p, "xz")  # type: ignore[return-value]
     return open(p, "rb")
 
 
-def open_text(path: str | os.PathLike[str]) -> IO[str]:
-    """Read plain, .gz or .xz text as UTF-8."""
-    p = str(path)
-    if p.endswith(".gz"):
-        return gzip.open(p, "rt", encoding="utf-8")
-    if p.endswith(".xz"):
-        import lzma
-        return lzma.open(p, "rt", encoding="utf-8")
-    return open(p, encoding="utf-8")
+def printed_tolerance(printed: float) -> float:
+    """How far a value Moses printed (6 significant digits: n-best features and totals, table scores and counts) may
+    lie from the exact one: half a unit in the 6th digit, plus one unit (the printed value was summed in float)."""
+    if printed == 0:
+        return 1e-6
+    import math
+    return 1.5 * 10 ** (math.floor(math.log10(abs(printed))) - 5)
+
+
+# ASCII control characters other than TAB and LF (C0 and DEL): refused inside a line (CR only before LF)
+_CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")
+_BOM = b"\xef\xbb\xbf"
+_READ = 1 << 20
+
+
+def _control_name(c: int) -> str:
+    if c == 0x0D:
+        return "a carriage return (\\r) inside the line (a line ends at \\n; a \\r only right before it)"
+    if c == 0:
+        return "a NUL byte inside the line"
+    return f"the control character 0x{c:02x} inside the line"
+
+
+class TextLines:
+    """A text input read by the one line rule (:func:`open_text`): iterate for lines (each with its ``\\n``, the
+    last one without where the file does not end in one, as a text file gives them), or ``readline``,
+    ``readlines``, ``read``. ``lineno``: lines handed out so far."""
+
+    def __init__(self, raw: IO[bytes], name: str, close: bool = True, strict: bool = True):
+        self.name = name
+        self.lineno = 0
+        self._raw, self._close, self._strict = raw, close, strict
+        self._gen = self._lines()
+
+    def _fail(self, buf: bytes, pos: int, base: int, what: str) -> TextFormatError:
+        line = base + buf.count(b"\n", 0, pos) + 1
+        return TextFormatError(f"{self.name}:{line}: {what}")
+
+    def _chunks(self) -> Iterator[bytes]:
+        """Blocks of whole lines (the last may lack its newline); read1 where the stream has it (a pipe or a
+        terminal hands each line on as it comes)."""
+        read = getattr(self._raw, "read1", None) or self._raw.read
+        pending: list[bytes] = []  # a line longer than a read: joined once (never grown block by block)
+        while True:
+            block = read(_READ)
+            if not block:
+                break
+            cut = block.rfind(b"\n")
+            if cut < 0:
+                pending.append(block)
+                continue
+            pending.append(block[:cut + 1])
+            yield b"".join(pending)
+            pending = [block[cut + 1:]] if cut + 1 < len(block) else []
+        if pending:
+            yield b"".join(pending)
+
+    def _lines(self) -> Iterator[str]:
+        base = 0  # lines before this block
+        first = True
+        for buf in self._chunks():
+            if first:
+                first = False
+                if self._strict and buf.startswith(_BOM):
+                    buf = buf[3:]
+            if self._strict:
+                if b"\r" in buf:
+                    buf = buf.replace(b"\r\n", b"\n")
+                m = _CONTROL.search(buf)
+                if m:
+                    raise self._fail(buf, m.start(), base, _control_name(buf[m.start()]))
+            try:
+                text = buf.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                col = exc.start - (buf.rfind(b"\n", 0, exc.start) + 1) + 1
+                raise self._fail(buf, exc.start, base,
+                                 f"invalid UTF-8 (byte 0x{buf[exc.start]:02x} at column {col})") from None
+            pieces = text.split("\n")
+            last = pieces.pop()
+            for piece in pieces:
+                self.lineno += 1
+                yield piece + "\n"
+            if last:
+                self.lineno += 1
+                yield last
+            base += len(pieces) + (1 if last else 0)
+
+    def __iter__(self) -> Iterator[str]:
+        return self._gen
+
+    def __next__(self) -> str:
+        return next(self._gen)
+
+    def readline(self) -> str:
+        return next(self._gen, "")
+
+    def readlines(self) -> list[str]:
+        return list(self._gen)
+
+    def read(self) -> str:
+        return "".join(self._gen)
+
+    def close(self) -> None:
+        self._gen.close()
+        if self._close:
+            self._raw.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._raw.closed
+
+    def __enter__(self) -> "TextLines":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open_text(path: str | os.PathLike[str], *, strict: bool = True) -> TextLines:
+    """Read plain, .gz or .xz UTF-8 text (``-``: standard input) by the project's one line rule for line-parallel
+    text (corpora, references, hypotheses, decoder input, n-best lists, extract files, moses.ini; CONTRIBUTING.md
+    "Text lines"):
+
+    - a line ends at ``\\n`` only; a CRLF's ``\\r`` is removed (Windows files read as Unix ones);
+    - a ``\\r`` anywhere else, a NUL or any other ASCII control character but TAB (bytes 0x00-0x08, 0x0b-0x1f,
+      0x7f) is refused: :class:`TextFormatError` ``path:line: ...`` (never a silent second line or a glued word);
+    - U+2028, U+2029, U+0085 and every other non-ASCII character are ordinary characters inside a line;
+    - a UTF-8 byte-order mark at the start of the file is removed (nowhere else is it special);
+    - invalid UTF-8 is :class:`TextFormatError` ``path:line: invalid UTF-8 (byte 0x.. at column N)``;
+    - a corrupt or truncated .gz/.xz is :class:`CompressedInputError` ``path: ...``.
+
+    ``strict=False`` keeps only the line ends (``\\n``), the UTF-8 check and the decompression check, for formats
+    whose peer defines its own whitespace (ARPA: KenLM's ARPA reader splits at space, ``\\t`` and ``\\r``; a
+    ``\\x0b`` or ``\\x0c`` is a word character there)."""
+    p = os.fspath(path)
+    if p == "-":
+        stream = sys.stdin
+        raw = getattr(stream, "buffer", None) if stream is not None else None
+        if raw is None or stream.closed:
+            raise TextFormatError("-: standard input is closed (give the input a file name)")
+        return TextLines(raw, "<stdin>", close=False, strict=strict)
+    return TextLines(open_binary(p), p, close=True, strict=strict)
+
+
+def read_lines(path: str | os.PathLike[str]) -> list[str]:
+    """Every line of ``path`` (:func:`open_text`'s rule), without its ``\\n``."""
+    with open_text(path) as fh:
+        return [line[:-1] if line.endswith("\n") else line for line in fh]
 
 
 # ---------------------------------------------------------------- cleanup on SIGTERM / SIGINT

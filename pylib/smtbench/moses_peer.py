@@ -30,3 +30,66 @@ def program(name: str) -> Path:
         raise FileNotFoundError(f"{p}: Moses' {name} is not built "
                                 f"(run `make moses`, or `bash tools/build_moses.sh all`, or set SMTBENCH_MOSES_BIN)")
     return p
+
+
+# ----------------------------------------------------------------------------------------------- how it was built
+
+def _elf_needed(data: bytes) -> list[str] | None:
+    """The DT_NEEDED names of a 64-bit little-endian ELF file (None: not such a file; [] for a static binary)."""
+    import struct
+
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return None
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    secs = []
+    for i in range(shnum):
+        off = shoff + i * shentsize
+        if off + 64 > len(data):
+            return None
+        _name, typ, _flags, _addr, offset, size, link = struct.unpack_from("<IIQQQQI", data, off)
+        secs.append((typ, offset, size, link))
+    out = []
+    for typ, offset, size, link in secs:
+        if typ != 6 or link >= len(secs):  # SHT_DYNAMIC; sh_link: its string table
+            continue
+        stroff = secs[link][1]
+        for pos in range(offset, min(offset + size, len(data)) - 15, 16):
+            tag, val = struct.unpack_from("<qQ", data, pos)
+            if tag == 0:
+                break
+            if tag == 1:  # DT_NEEDED
+                end = data.find(b"\0", stroff + val)
+                out.append(data[stroff + val:end].decode("ascii", "replace"))
+    return out
+
+
+def allocator_of(path: str | Path) -> str:
+    """The malloc a Moses binary runs with, read from the file (no run): ``tcmalloc (shared: <lib>)`` when it links
+    libtcmalloc dynamically, ``tcmalloc (static)`` when tcmalloc's own symbols or messages are linked in (bjam's
+    ``link=static`` with libgoogle-perftools-dev installed), ``jemalloc ...`` likewise, else ``glibc malloc``."""
+    data = Path(path).read_bytes()
+    needed = _elf_needed(data)
+    if needed is None:
+        raise ValueError(f"{path}: not a 64-bit little-endian ELF executable")
+    for lib in needed:
+        for name in ("tcmalloc", "jemalloc"):
+            if name in lib:
+                return f"{name} (shared: {lib})"
+    if b"tc_malloc" in data or b"TCMALLOC_" in data:
+        return "tcmalloc (static)"
+    if b"je_malloc" in data or b"jemalloc" in data:
+        return "jemalloc (static)"
+    return "glibc malloc"
+
+
+def build_fields(programs: tuple[str, ...] = ("moses2", "moses")) -> dict[str, str | None]:
+    """The fields every row of an experiment that runs Moses carries (its RowWriter's ``fixed``): each built
+    program's allocator (``moses2_allocator``, ``moses_allocator``; None where the program is not built)."""
+    return {f"{p}_allocator": allocator_of(bin_dir() / p) if available(p) else None for p in programs}
+
+
+# the experiments (their RowWriter names) that run Moses' programs live, and which programs: their rows carry
+# build_fields(those programs) (experiments.harness.rows adds them to the writer's fixed fields)
+RUNS = {"decode_normal": ("moses2", "moses"), "decode_cube": ("moses2", "moses"),  # bench moses_decode
+        "moses2_moses1": ("moses2", "moses"), "mediani_scoring": ("extract", "score", "consolidate")}

@@ -9,35 +9,6 @@
 
 import os
 import re
-import sys
-
-import yaml
-from snakemake.exceptions import WorkflowError
-
-# workflow/profiles/default, this machine's local executor, is Snakemake's workflow profile: it applies to every run
-# unless `--workflow-profile none`, and its keys win over --profile's. A --profile setting one of them otherwise
-# (another executor: slurm's cores and bench limit, paper's cores) without `--workflow-profile none` is refused.
-def _overridden_profile_keys(argv):
-    """{profile: keys it sets that workflow/profiles/default would override} of this command line's --profile's."""
-    if workflow.remote_exec or workflow.subprocess_exec or any(a.startswith("--workflow-profile") for a in argv):
-        return {}
-    local = yaml.safe_load(Path(workflow.basedir, "profiles", "default", "config.yaml").read_text())
-    profiles = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--profile"]
-    profiles += [a.split("=", 1)[1] for a in argv if a.startswith("--profile=")]
-    clashes = {}
-    for profile in profiles:
-        settings = Path(profile) / "config.yaml"
-        if settings.is_file():
-            own = yaml.safe_load(settings.read_text()) or {}
-            keys = sorted(k for k in own if k in local and own[k] != local[k])
-            if keys:
-                clashes[profile] = keys
-    return clashes
-
-
-for _profile, _keys in _overridden_profile_keys(sys.argv).items():
-    raise WorkflowError(f"--profile {_profile} takes --workflow-profile none: else workflow/profiles/default (this "
-                        f"machine's local executor, which Snakemake lays over every run) overrides its {', '.join(_keys)}")
 
 NATIVE_BUILD = f"build/native/{GRID_NAME}/buildinfo.json"
 NATIVE_SOURCES = sorted(str(p) for d in ("csrc", "csrc/pb") for p in Path(d).glob("*.[ch]")) + ["pylib/smtbench/_build.py"]

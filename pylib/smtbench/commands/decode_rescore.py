@@ -24,7 +24,8 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from ..decode.derivation import DerivationScorer, parse_segmentation
-    from ..decode.nbest import printed_tolerance, read_nbest
+    from ..decode.nbest import read_nbest
+    from ..ioutil import printed_tolerance
     from ..ioutil import atomic_open, open_text
 
     with open_text(args.source) as fh:

@@ -42,9 +42,8 @@ def run_postprocess(args: argparse.Namespace) -> int:
     import sys
 
     from ..data import postprocess_lines
-    from ..ioutil import atomic_open, open_text
-    with (contextlib.nullcontext(sys.stdin) if args.input == "-" else open_text(args.input)) as fh:
-        lines = [line.rstrip("\n") for line in fh]
+    from ..ioutil import atomic_open, read_lines
+    lines = read_lines(args.input)  # the one line rule (``-``: standard input)
     out = postprocess_lines(lines, recase=args.recase, detruecase=args.detruecase, detokenize=args.detokenize)
     with (contextlib.nullcontext(sys.stdout) if args.output == "-" else atomic_open(args.output)) as fo:
         for line in out:

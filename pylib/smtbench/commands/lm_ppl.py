@@ -44,11 +44,8 @@ def run(args: argparse.Namespace) -> int:
     model = read_arpa(args.arpa)
     extra = {} if args.node_size is None else {"node_size": args.node_size}  # B-tree backends only
     scorer = backends.make(args.backend, model, queue_size=args.queue_size, **extra)
-    try:
-        with open_text(args.text) as fh:
-            text = backends.encode_lines(model, (line.rstrip("\n") for line in fh))
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{args.text}: not UTF-8 text ({exc.reason} at byte {exc.start} of a read block)") from None
+    with open_text(args.text) as fh:  # the line rule: invalid UTF-8 named as text:line
+        text = backends.encode_lines(model, (line.rstrip("\n") for line in fh))
     if text.sentences == 0:
         raise ValueError(f"{args.text}: empty text (no line to score)")
     scores = scorer.score_stream(text.tokens)

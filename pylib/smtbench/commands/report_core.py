@@ -29,6 +29,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--repo", default=".", help="the git repository (default: here)")
     p.add_argument("--figures", required=True, help="folder for history_<experiment>.png")
     p.add_argument("--table", help="output stem for the points (.csv and .md)")
+    p.add_argument("--counts", metavar="GLOB", help="count rows (smtbench count) drawn beside the ratios, read now and "
+                                                    "at every commit that changed them; none matching: none drawn")
     p.set_defaults(func=_history)
 
     p = g.add_parser("lm-metrics", help="smoke metrics of the LM models (lm models-table CSV) or of the "
@@ -60,13 +62,13 @@ def _history(args: argparse.Namespace) -> int:
     from ..report import history
 
     try:
-        h = history.collect(args.repo)
+        h = history.collect(args.repo, counts=args.counts)
     except (subprocess.CalledProcessError, FileNotFoundError) as exc:
         raise ValueError(f"--repo {args.repo}: not a git checkout with history ({exc})") from None
     Path(args.figures).mkdir(parents=True, exist_ok=True)
     made = history.write(h, args.figures, args.table)
     print(f"history: {len(h.points)} points over {h.points.commit.nunique()} commits, {int(h.points.step.sum())} "
-          f"steps beyond the intervals; {len(made)} figures; {len(h.skipped)} commits unreadable", flush=True)
+          f"steps beyond the intervals; {len(h.counts)} counts; {len(made)} figures; {len(h.skipped)} commits unreadable", flush=True)
     return 0
 
 

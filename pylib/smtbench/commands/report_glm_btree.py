@@ -17,7 +17,11 @@ NOTES = ("Ours: n-gram queries of the test text (each word and </s> with its con
          "so this is ours, not the paper's). Every B-tree point gives bit-identical "
          "scores, equal to the probing LM's per query within 1e-5 and to kenlm's total (checked in the run). "
          "GPU columns: '" + "no GPU lent" + "' where the run had no GPU (nothing is invented). paper_*: the "
-         "published row named in paper_row (the paper has no CPU B-tree; KenLM trie is its nearest analogue).")
+         "published row named in paper_row (the paper has no CPU B-tree; KenLM trie is its nearest analogue). "
+         "Ratios (declared: smtbench.report.glm_btree): vs_probing_1 over our 1-thread probing LM of the same run "
+         "(a thread-scaling ratio for the 2-thread rows); vs_kenlm_trie_cpp only at the trie program's thread count "
+         "(1): a multi-thread row, or a row timed outside the run's repeats (no run id: the kenlm module), carries "
+         "none.")
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:

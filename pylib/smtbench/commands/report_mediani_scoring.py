@@ -35,7 +35,11 @@ def run(args: argparse.Namespace) -> int:
               f"process (interpreter start included for ours). Our tables were checked equal to each other "
               f"inside the benchmark, Moses' against ours pair by pair (table_check / moses_table_check: pairs, "
               f"alignments, counts, the 4 scores to Moses' printed precision). paper_*: Mediani et al. 2012 "
-              f"(hours on 8/16-core machines, 13.8M-29.4M sentence pairs)." + " " + INTERVAL_NOTE)
+              f"(hours on 8/16-core machines, 13.8M-29.4M sentence pairs). allocator: the malloc Moses' score and "
+              f"consolidate run with, read from the binaries by the run (smtbench.moses_peer.allocator_of). Ratios "
+              f"(declared: smtbench.report.mediani_scoring): against Moses at the row's thread count, against our "
+              f"sort pipeline and our 1-thread run within the run; Table 4's critical path of k > 1 partitions timed "
+              f"one after another is a projection and carries no ratio." + " " + INTERVAL_NOTE)
     ext = rows[rows.system == "moses-extract"] if "system" in rows else rows.iloc[:0]
     if len(ext):
         e = ext.iloc[0]

@@ -33,8 +33,7 @@ def _table(rows, stem: str, title: str) -> None:
         write_table(md.live_table(rows), stem, title, notes=md.live_notes(rows) + " " + INTERVAL_NOTE)
     elif (rows.kind == "quality").any() and any(c.startswith("m2-") for c in rows.columns):
         fn = md.cube_table if (rows[rows.kind == "quality"].search == "cube").all() else md.normal_table
-        write_table(md.with_interval(fn(rows), rows), stem, title + " (the oracle's recorded runs)",
-                    notes=md.NOTES + " " + INTERVAL_NOTE)
+        write_table(fn(rows), stem, title + " (the oracle's recorded runs: labelled, no ratio)", notes=md.NOTES)
     else:
         raise ValueError(f"{stem}: the rows have neither live peers (bench moses_decode --peers) nor oracle runs")
 

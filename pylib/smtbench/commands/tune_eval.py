@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..decode.ini import load_ini
-    from ..ioutil import atomic_write_text
+    from ..ioutil import atomic_write_text, read_lines
     from ..machine import git_sha
     from ..tune.loop import (TuneOptions, _subset, decode, decoder_passthrough, sacrebleu_tok, split_weights,
                              tuneable_layout, weights_of)
@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
         src, refs = _subset(args.input, args.reference, args.sentences, Path(tmp))
         hyp = Path(args.output) if args.output else Path(tmp) / "1best"
         seconds = decode(args.config, src, None, opts, hyp, None, Path(tmp) / "decode.log", sys.stderr)
-        columns = [Path(r).read_text(encoding="utf-8").splitlines() for r in refs]
-        if len(hyp.read_text(encoding="utf-8").splitlines()) != len(columns[0]):
+        columns = [read_lines(r) for r in refs]
+        if len(read_lines(hyp)) != len(columns[0]):
             raise ValueError(f"{args.config}: the decoder wrote a different number of lines than {refs[0]} has")
         bleu = sacrebleu_tok(hyp, columns)
     row = {"experiment": "tune", "label": args.label, "ini": args.config, "input": args.input,

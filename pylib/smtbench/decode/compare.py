@@ -63,3 +63,66 @@ def compare(ours: Sequence[str], ours_scores: Sequence[float], theirs: Sequence[
         else:
             c.worse.append((i, a, b))
     return c
+
+
+@dataclass
+class Identity:
+    """A live peer's 1-best lines against ours, line by line (:func:`peer_identity`)."""
+    peer: str
+    sentences: int
+    identical: int                  # same text, scores tied
+    ties: int                       # text differs, model scores tie at the peer's printed precision
+    ours_higher: int                # ours scores higher (beyond the tie)
+    theirs_higher: list[tuple[int, float, float]] = field(default_factory=list)  # (line index, ours, theirs)
+    tie: float = 1e-3
+
+    def as_dict(self, prefix: str) -> dict:
+        return {f"{prefix}_identical": self.identical, f"{prefix}_ties": self.ties,
+                f"{prefix}_score_ge": self.identical + self.ties + self.ours_higher,
+                f"{prefix}_ours_higher": self.ours_higher, f"{prefix}_theirs_higher": len(self.theirs_higher),
+                f"{prefix}_theirs_higher_list": [list(w) for w in self.theirs_higher[:50]],
+                f"{prefix}_tie": self.tie}
+
+
+#: peers whose search is ours (Moses2's normal and cube pruning: csrc/pb follows Moses2): a line where such a peer
+#: finds a better-scoring translation than ours is a bug of ours and stops the run; other peers (Moses v1, whose
+#: normal search orders and recombines hypotheses otherwise) have their differences counted as search differences
+STRICT_PEERS = frozenset({"moses2"})
+
+
+def printed_digits(texts: Sequence[str]) -> int:
+    """The decimals a peer printed its scores with (the most any of ``texts`` has; 3 where none has any)."""
+    return max((len(t.partition(".")[2]) for t in texts if "." in t and "e" not in t.lower()), default=3)
+
+
+def peer_identity(peer: str, ours: Sequence[str], ours_scores: Sequence[float], theirs: Sequence[str],
+                  theirs_scores: Sequence[float], digits: int = 3, where: str = "") -> Identity:
+    """The one identity rule for a live decoding peer. Per line: identical (same text, scores tied), a tie (text
+    differs, model scores equal at the peer's printed precision: within one unit of its last printed digit,
+    10^-digits, which covers either side's rounding), ours higher, or theirs higher. A line where a
+    STRICT_PEERS peer (Moses2) scores higher than ours stops the run (errors.ResultMismatch, one line naming the
+    first such line); for any other peer (Moses v1) those lines are counted, not fatal (search differences)."""
+    from ..errors import ResultMismatch
+
+    n = len(ours)
+    if not (len(ours_scores) == len(theirs) == len(theirs_scores) == n):
+        raise ValueError(f"{peer}: outputs and scores must have one line per sentence on both sides "
+                         f"(ours {n}/{len(ours_scores)}, theirs {len(theirs)}/{len(theirs_scores)})")
+    tie = 10.0 ** -digits + 1e-9
+    c = Identity(peer=peer, sentences=n, identical=0, ties=0, ours_higher=0, tie=round(tie, 9))
+    for i, (a, b, sa, sb) in enumerate(zip(ours, theirs, ours_scores, theirs_scores)):
+        if abs(sa - sb) <= tie:
+            if a == b:
+                c.identical += 1
+            else:
+                c.ties += 1
+        elif sa > sb:
+            c.ours_higher += 1
+        else:
+            c.theirs_higher.append((i, sa, sb))
+    if c.theirs_higher and peer in STRICT_PEERS:
+        i, sa, sb = c.theirs_higher[0]
+        raise ResultMismatch(f"{where or peer}: line {i + 1}: {peer} found a better translation than ours (model score "
+                             f"{sb:.{digits}f} > ours {sa:.{digits}f}; {len(c.theirs_higher)} such line(s) of {n}): "
+                             f"our search missed it")
+    return c

@@ -118,13 +118,12 @@ def _parse_sections(path: Path) -> tuple[dict[str, list[tuple[int, str]]], dict[
     sections: dict[str, list[tuple[int, str]]] = {}
     headers: dict[str, int] = {}
     current: str | None = None
+    from ..ioutil import read_lines
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is not content
-    except UnicodeDecodeError as exc:
-        raise IniError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        text = read_lines(path)  # the one line rule: a BOM (Windows editors) is not content, \r only before \n
     except IsADirectoryError:
         raise IniError(f"{path}: is a directory, expected a moses.ini file") from None
-    for lineno, raw in enumerate(text.splitlines(), 1):
+    for lineno, raw in enumerate(text, 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue

@@ -72,6 +72,7 @@ class Run:
     lines: list[str]
     scores: list[float] | None
     stderr: str
+    digits: int | None = None  # the decimals the peer printed its scores with (compare.printed_digits)
 
 
 def run(dec: Decoder, input_path: str | os.PathLike, keep_output: bool = True) -> Run:
@@ -98,20 +99,23 @@ def run(dec: Decoder, input_path: str | os.PathLike, keep_output: bool = True) -
             with open(scores_path) as fh:  # type: ignore[arg-type]
                 scores = [float(x) for x in fh.read().split()]
             return Run(wall, [x.strip() for x in raw], scores, err)
-        lines, scores = [], []
+        lines, scores, printed = [], [], []
         for i, line in enumerate(raw):
             score, _, hyp = line.strip().partition(" ")
+            printed.append(score)
             try:
                 scores.append(float(score))
             except ValueError:
                 raise RuntimeError(f"{dec.describe()}: output line {i + 1} is not 'SCORE HYP': {line[:80]!r}")
             lines.append(hyp.strip())
-        return Run(wall, lines, scores, err)
+        from .compare import printed_digits
+        return Run(wall, lines, scores, err, printed_digits(printed))
 
 
 def first_line_file(input_path: str | os.PathLike, tmpdir: str | os.PathLike) -> str:
     """A file holding only the first line of ``input_path`` (the loading-only run's input)."""
-    with open(input_path, encoding="utf-8") as fh:
+    from ..ioutil import open_text
+    with open_text(input_path) as fh:
         first = fh.readline()
     path = os.path.join(str(tmpdir), "first-line")
     with open(path, "w", encoding="utf-8") as out:

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import IO, Iterator
 
+from ..ioutil import printed_tolerance  # noqa: F401  (its home is ioutil; this name stays for older callers)
+
 
 class NbestFormatError(ValueError):
     """A malformed n-best line; the message names file:line."""
@@ -41,11 +43,3 @@ def read_nbest(fh: IO[str], name: str = "<n-best>") -> Iterator[NbestEntry]:
             yield NbestEntry(int(parts[0]), parts[1].strip(), parse_features(parts[2]), float(parts[3]), lineno)
         except ValueError as exc:
             raise NbestFormatError(f"{name}:{lineno}: {exc}") from None
-
-
-def printed_tolerance(printed: float) -> float:
-    """Half a unit... plus one unit in the 6th significant digit (Moses prints 6 digits; sums in float)."""
-    if printed == 0:
-        return 1e-6
-    import math
-    return 1.5 * 10 ** (math.floor(math.log10(abs(printed))) - 5)

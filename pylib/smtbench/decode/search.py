@@ -88,33 +88,25 @@ def check_sentence(line: str, where: str) -> bytes:
 
 
 def input_lines(path: str, stdin=None) -> Iterable[str]:
-    """The sentences of an input file (plain, .gz or .xz; ``-``: standard input): split at ``\n`` only, so a lone
-    ``\r`` inside a line never makes two sentences (every input line gives one output line); strict UTF-8, an
-    invalid byte reported as ``input:line``."""
+    """The sentences of an input file (plain, .gz or .xz; ``-``: standard input) by the one line rule
+    (``ioutil.open_text``): a line ends at ``\n`` (a CRLF's ``\r`` removed), so every input line gives one output
+    line; a ``\r``, NUL or other control character inside a line and invalid UTF-8 are refused as ``input:line``."""
     import sys
 
-    from ..ioutil import open_binary
-    name = "<stdin>" if path == "-" else path
+    from ..ioutil import TextLines, open_text
     if path == "-":
         stream = stdin if stdin is not None else sys.stdin
         fh = getattr(stream, "buffer", None)
         if fh is None or stream.closed:
             raise InputError("standard input is closed (give the input with -i FILE)")
-        return _decoded(fh, name, close=False)
-    return _decoded(open_binary(path), name, close=True)
+        return _stripped(TextLines(fh, "<stdin>", close=False))
+    return _stripped(open_text(path))
 
 
-def _decoded(fh, name: str, close: bool) -> Iterable[str]:
-    try:
-        for lineno, raw in enumerate(fh, 1):
-            try:
-                yield raw.decode("utf-8").rstrip("\n")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"{name}:{lineno}: invalid UTF-8 (byte 0x{raw[exc.start]:02x} at column "
-                                 f"{exc.start + 1})") from None
-    finally:
-        if close:
-            fh.close()
+def _stripped(lines) -> Iterable[str]:
+    with lines:
+        for line in lines:
+            yield line[:-1] if line.endswith("\n") else line
 
 
 def common_opts(opts, model: PhraseModel, stack_size: int, beam_threshold: float, distortion_limit: int | None,

@@ -47,11 +47,15 @@ def timing_lock(path: str | None) -> Iterator[None]:
 def rows(experiment: str, out: str | None, fixed: Mapping[str, Any] | None = None,
          stdout_when_none: bool = True) -> Iterator[RowWriter]:
     """The row writer of a run: ``out`` written atomically (replaced only when the run succeeds), standard output
-    when ``out`` is None (or nowhere, ``stdout_when_none=False``)."""
+    when ``out`` is None (or nowhere, ``stdout_when_none=False``). A run of an experiment that runs Moses
+    (``moses_peer.RUNS``) adds each program's allocator to ``fixed``."""
     import os
 
+    from .. import moses_peer
     from ..ioutil import atomic_open
 
+    if experiment in moses_peer.RUNS:  # every row of a run with Moses says how its programs were built
+        fixed = {**moses_peer.build_fields(moses_peer.RUNS[experiment]), **(fixed or {})}
     if out:
         with atomic_open(out, "w") as fh:
             yield RowWriter(experiment, fh, fixed=dict(fixed or {}))

@@ -96,7 +96,8 @@ def read_model(ini: str) -> ModelTables:
     """The ini's PhraseDictionaryMemory and LexicalReordering lines; every relative ``path=`` made absolute
     (Moses resolves them against its working directory; ours runs from the ini's folder)."""
     base = Path(ini).resolve().parent
-    lines = Path(ini).read_text(encoding="utf-8").splitlines()
+    from ..ioutil import read_lines
+    lines = read_lines(ini)
     pt_line = lr_line = None
     pt_path = lr_path = None
     for i, line in enumerate(lines):

@@ -113,7 +113,7 @@ def _peers(args: argparse.Namespace, protocol: Protocol, rows, config: dict, src
     import tempfile
 
     from ..decode import moses_run
-    from ..decode.compare import bleu, compare
+    from ..decode.compare import bleu, peer_identity
     from .harness import Ratio, RepeatLoop, Task, describe, loading_subtracted, not_built, peer_missing
 
     pop = args.pop_limit if args.search == "cube" else None
@@ -138,7 +138,9 @@ def _peers(args: argparse.Namespace, protocol: Protocol, rows, config: dict, src
             r = moses_run.run(dec, inp)
             if len(r.lines) != len(src):
                 raise RuntimeError(f"{dec.describe()}: {len(r.lines)} output lines for {len(src)} input lines")
-            c = compare(best, best_scores, r.lines, r.scores or [0.0] * len(src), tolerance=2e-3)
+            # the identity rule (decode.compare.peer_identity): a Moses2 line scoring above ours stops the run
+            c = peer_identity(dec.name, best, best_scores, r.lines, r.scores or [0.0] * len(src),
+                              digits=r.digits or 6, where=f"{dec.describe()} < {args.input}")
             rows.emit(kind="peer", system=dec.name, **config, status="ok", command=dec.describe(),
                       threads=args.peer_threads, bleu=round(bleu(r.lines, refs), 2), **c.as_dict("ours_vs"))
 

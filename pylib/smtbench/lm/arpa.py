@@ -195,7 +195,7 @@ def missing_context(model: ArpaModel) -> tuple[int, int] | None:
 
 def synthetic_label(arpa: str) -> str:
     """The '# SYNTHETIC ...' comment the estimator writes above \\data\\ (empty for real models)."""
-    with open_text(arpa) as fh:
+    with open_text(arpa, strict=False) as fh:  # ARPA: KenLM's blanks (space, \t, \r), not the line rule
         for _ in range(20):
             line = fh.readline()
             if not line or line.startswith("\\data\\"):

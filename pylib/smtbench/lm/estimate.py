@@ -317,7 +317,7 @@ def synthetic_label(text: str | os.PathLike[str], source: str | None = None) -> 
 def _arpa_values(path: str | os.PathLike[str]) -> dict[tuple[str, ...], tuple[float, float]]:
     out: dict[tuple[str, ...], tuple[float, float]] = {}
     order = 0
-    with open_text(path) as fh:
+    with open_text(path, strict=False) as fh:  # ARPA: KenLM's blanks (space, \t, \r), not the line rule
         for line in fh:
             line = line.rstrip("\n")
             if line.startswith("\\") and line.endswith("-grams:"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Iterable
 
 import matplotlib
@@ -89,6 +90,23 @@ def paper_values(paper: str, table: str) -> pd.DataFrame:
     wide.columns = [f"paper_{c}" for c in wide.columns]
     cites = df.groupby("key")["citation"].first().rename("paper_citation")
     return wide.join(cites).reset_index()
+
+
+RECORDED_RUNS = ROOT / "resources" / "recorded_runs.csv"
+
+
+def recorded_values(source: str, table: str) -> pd.DataFrame:
+    """Figures recorded elsewhere (another run, another machine: e.g. the Moses oracle's runs-quiet.tsv), one row per
+    key, columns recorded_<metric>, ``recorded`` (the label: "recorded, <machine/date>") and recorded_citation. A
+    table shows them beside its own rows, labelled, and never divides by them (no ratio: issue 40)."""
+    df = pd.read_csv(RECORDED_RUNS)
+    df = df[(df.source == source) & (df.table == table)]
+    if df.empty:
+        raise KeyError(f"no recorded values for {source} {table} in {RECORDED_RUNS}")
+    wide = df.pivot_table(index="key", columns="metric", values="value", aggfunc="first")
+    wide.columns = [f"recorded_{c}" for c in wide.columns]
+    first = df.groupby("key")[["recorded", "citation"]].first().rename(columns={"citation": "recorded_citation"})
+    return wide.join(first).reset_index()
 
 
 def write_table(df: pd.DataFrame, stem: str | Path, title: str, notes: str = "") -> None:
@@ -185,3 +203,132 @@ INTERVAL_NOTE = ("`<ratio>_ci_low` / `<ratio>_ci_high`: the ratio's 95% interval
                  "Empty interval cells: one repeat, or "
                  "rows that cannot be paired (rows from before the protocol without a repeat index, a point timed "
                  "outside the paired loop).")
+
+
+# ----------------------------------------------------------------------------------------------- declared ratios
+# Every ratio a report prints is declared (issue 40): its column, what its numerator and denominator rows are, and the
+# row fields both must share - the run (`run_id`, set by smtbench.protocol's repeat loop on every row it times), the
+# thread count and the clock. The report computes it only through check_like/ratio_pairs, which refuse a ratio whose
+# two sides differ in any of them. A recorded figure (another run, another machine) is shown labelled "recorded, ..."
+# and never divided by. tests/test_ratios.py scans the committed tables for ratio columns nobody declared.
+
+SAME = ("run_id", "threads", "clock")
+#: the value a row that lacks the field is taken to have (rows of a single-threaded, wall-clock point often omit them)
+FIELD_DEFAULTS = {"threads": 1, "clock": "wall"}
+UNRECORDED = "unrecorded"
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """One ratio a table prints: ``name`` (its column; ``<name>_paired`` / ``_ci_low`` / ``_ci_high`` / ``_median``
+    / ``_min`` / ``_max`` are its interval's columns), ``num`` / ``den`` (which rows: in words, for the notes and the
+    error), ``same`` (the fields both sides must share) and ``blank`` (those of ``same`` where a difference is by
+    design - e.g. a multi-thread row of ours against a one-thread peer - and leaves the row without the ratio, its
+    cell empty, instead of refusing the table)."""
+    name: str
+    num: str
+    den: str
+    same: tuple[str, ...] = SAME
+    blank: tuple[str, ...] = ()
+
+
+DECLARED: dict[str, tuple[Ratio, ...]] = {}
+
+
+def declare(table: str, *ratios: Ratio) -> tuple[Ratio, ...]:
+    """Register the ratios table ``table`` (its file stem; also stems ``table_<suffix>``) prints; returns them."""
+    DECLARED[table] = tuple(DECLARED.get(table, ())) + ratios
+    return ratios
+
+
+def declared() -> dict[str, tuple[Ratio, ...]]:
+    """Every report module's declarations (imports the report modules)."""
+    import importlib
+    import pkgutil
+
+    from .. import report
+    for m in pkgutil.iter_modules(report.__path__):
+        importlib.import_module(f"{report.__name__}.{m.name}")
+    return DECLARED
+
+
+def _values(rows: pd.DataFrame, key: str) -> set[str]:
+    default = FIELD_DEFAULTS.get(key, UNRECORDED)
+    if key not in rows.columns:
+        return {str(default)}
+    return {str(default) if v is None or v != v else str(int(v)) if isinstance(v, float) and v.is_integer()
+            else str(v) for v in rows[key]}
+
+
+def unlike(ratio: Ratio, num: pd.DataFrame, den: pd.DataFrame) -> dict[str, tuple[list[str], list[str]]]:
+    """The fields of ``ratio.same`` whose values differ between the numerator's and the denominator's rows (a
+    field one side leaves unrecorded counts as differing)."""
+    out = {}
+    for key in ratio.same:
+        a, b = _values(num, key), _values(den, key)
+        if a != b or (key != "run_id" and len(a) > 1):  # a run's repeats may span run ids only alike on both sides
+            out[key] = (sorted(a), sorted(b))
+    return out
+
+
+def check_like(ratio: Ratio, num: pd.DataFrame, den: pd.DataFrame, where: str = "") -> bool:
+    """True when the ratio may be printed; False when it may not by design (a difference in ``ratio.blank``, or a
+    numerator timed outside the run's repeats: no run id): the row carries no ratio. Any other difference raises
+    UnlikeRatio (one line). Rows without run ids on both sides (rows written before the repeat protocol) pass."""
+    from ..errors import UnlikeRatio
+
+    if num.empty or den.empty:
+        return False
+    bad = unlike(ratio, num, den)
+    if not bad:
+        return True
+    if all(k in ratio.blank or (k == "run_id" and UNRECORDED in a) for k, (a, _) in bad.items()):
+        return False
+    what = "; ".join(f"{k} {'/'.join(a)} vs {'/'.join(b)}" for k, (a, b) in bad.items())
+    raise UnlikeRatio(f"{where + ': ' if where else ''}ratio {ratio.name} refused: its numerator ({ratio.num}) and "
+                      f"denominator ({ratio.den}) differ in {what} (a ratio divides rows of one run, one clock, one "
+                      f"thread count)")
+
+
+def ratio_pairs(ratio: Ratio, rows: pd.DataFrame, num: pd.Series, den: pd.Series, value: str,
+                higher_is_better: bool = False, where: str = "") -> list[float] | None:
+    """The per-repeat paired ratios (smtbench.protocol.paired_ratios) of ``rows[num]`` over ``rows[den]``, after
+    check_like; None where the row carries no ratio by design."""
+    from ..protocol import kept, paired_ratios
+
+    if not check_like(ratio, kept(rows[num]), kept(rows[den]), where):
+        return None
+    return paired_ratios(rows, num, den, value=value, higher_is_better=higher_is_better)
+
+
+#: ratio columns, as the scan of tables/*.csv recognizes them (after the interval's suffixes are taken off); paper_*
+#: columns are the papers' own figures and not ours
+RATIO_COLUMN = r"(speedup|(^|_)vs(_|$)|(^|_)ratio(_|$)|_over_)"
+RATIO_SUFFIXES = ("_paired", "_ci_low", "_ci_high", "_median", "_min", "_max")
+
+
+def ratio_columns_of(columns: Iterable[str]) -> set[str]:
+    """The ratio columns among a table's ``columns`` (their base names, interval suffixes removed)."""
+    import re
+    out = set()
+    for c in columns:
+        if c.startswith("paper_"):
+            continue
+        base = c
+        for s in RATIO_SUFFIXES:
+            if base.endswith(s):
+                base = base[: -len(s)]
+                break
+        if re.search(RATIO_COLUMN, base):
+            out.add(base)
+    return out
+
+
+def declared_for(stem: str, table: dict[str, tuple[Ratio, ...]] | None = None) -> set[str]:
+    """The ratio columns declared for a table file stem (``mokry_table3_4_trained-mira`` -> ``mokry_table3_4``)."""
+    table = declared() if table is None else table
+    names: set[str] = set()
+    for key, ratios in table.items():
+        if stem == key or stem.startswith(key + "_"):
+            names |= {r.name for r in ratios}
+    return names

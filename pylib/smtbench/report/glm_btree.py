@@ -8,8 +8,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..protocol import REGIME_COLUMNS, paired_ratios, spell_counts
-from .common import add_interval, move_last, paper_values
+from ..protocol import REGIME_COLUMNS, spell_counts
+from .common import Ratio, add_interval, declare, move_last, paper_values, ratio_pairs
 
 NO_GPU = "no GPU lent"
 POINT = ["model", "sweep", "backend", "path", "node_size", "threads", "batch"]
@@ -74,6 +74,20 @@ def _main_model(rows: pd.DataFrame) -> str:
     return str((nb if not nb.empty else rows)["model"].iloc[0])
 
 
+# Table 3's ratios (report.common.declare): every row's throughput over our one-thread probing LM (ours against ours:
+# for a multi-thread row a thread-scaling ratio, so threads may differ), and over KenLM's trie program (gLM's CPU
+# peer) only at the trie's own thread count (1: a multi-thread row of ours carries no ratio to it)
+VS_PROBING_1 = Ratio("vs_probing_1", num="the row's system", den="our probing LM, 1 thread", same=("run_id", "clock"))
+VS_KENLM_TRIE = Ratio("vs_kenlm_trie_cpp", num="the row's system", den="KenLM's trie, kenlm_benchmark (1 thread)",
+                      blank=("threads",))
+# the GPU rows (no CPU thread count) against the trie: gLM's own comparison, a device against KenLM's one thread
+VS_KENLM_TRIE_GPU = Ratio("vs_kenlm_trie_cpp", num="the B-tree on the GPU", den=VS_KENLM_TRIE.den,
+                          same=("run_id", "clock"))
+declare("glm_table3", VS_PROBING_1, VS_KENLM_TRIE, VS_KENLM_TRIE_GPU)
+# Table 4's one ratio is of sizes, not times: n-grams of the big model over the regular one's (no run to share)
+declare("glm_table4", Ratio("size_ratio_ngrams", num="the big model's n-grams", den="the regular model's", same=()))
+
+
 def table3(rows: pd.DataFrame, model: str | None = None) -> pd.DataFrame:
     """Throughput and size of each system on one model (the shipped-corpus 5-gram)."""
     model = model or _main_model(rows)
@@ -106,10 +120,15 @@ def table3(rows: pd.DataFrame, model: str | None = None) -> pd.DataFrame:
     m = rows[(rows["model"] == model) & (rows["sweep"] == "table")].copy()
     m["threads"] = m["threads"].fillna(-1).astype(int)
     sel = [(m["backend"] == b) & (m["path"] == pa) & (m["threads"] == t) for b, pa, t in zip(p.backend, p.path, p.threads)]
-    for col, base_sel in (("vs_probing_1", (m["backend"] == "probing") & (m["threads"] == 1)),
-                          ("vs_kenlm_trie_cpp", m["backend"] == "kenlm-trie-cpp")):
-        out = add_interval(out, col, [paired_ratios(m, s_, base_sel, value="qps", higher_is_better=True)
-                                      for s_ in sel])
+    for ratio, base_sel in ((VS_PROBING_1, (m["backend"] == "probing") & (m["threads"] == 1)),
+                            (VS_KENLM_TRIE, m["backend"] == "kenlm-trie-cpp")):
+        # every row's ratio only where its rows and the base's are of one run, clock and (where declared) thread
+        # count (report.common.check_like: refused otherwise; None: no ratio by design, the cell left empty)
+        per = [ratio_pairs(VS_KENLM_TRIE_GPU if ratio is VS_KENLM_TRIE and b == "btree-cuda" else ratio, m, s_,
+                           base_sel, value="qps", higher_is_better=True, where=f"glm_table3 ({model}), {label}")
+               for s_, label, b in zip(sel, out["system"], p.backend)]
+        out[ratio.name] = [v if r is not None else np.nan for v, r in zip(out[ratio.name], per)]
+        out = add_interval(out, ratio.name, [r or [] for r in per])
     spells = spell_counts(m)
     out["retaken_repeats"], out["spell_probe_ns"] = spells["retaken"], spells["probe_ns"]
     for k in REGIME_COLUMNS:  # rows with a working-set probe (smtbench.protocol, machine regime)

@@ -13,8 +13,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..moses_peer import NOT_BUILT
-from ..protocol import kept, paired_ratios
-from .common import add_interval, paper_values
+from ..protocol import kept
+from .common import Ratio, add_interval, declare, paper_values, ratio_pairs
 
 POINT = ["system", "fraction", "threads", "memory", "partitions"]
 TIMED = ["ours", "memory", "sort", "moses", "distributed"]
@@ -28,6 +28,19 @@ def moses_status(rows: pd.DataFrame) -> str:
     if "status" in m and m.status.notna().all():
         return str(m.status.iloc[0])
     return "measured"
+
+
+def moses_allocator(rows: pd.DataFrame) -> str:
+    """How Moses' score and consolidate were built: their malloc, as the run read it from the binaries
+    (moses_peer.allocator_of, the rows' ``<program>_allocator``); rows from before that say so."""
+    from .moses_decode import UNRECORDED_ALLOCATOR
+    found = []
+    for prog in ("score", "consolidate"):
+        col = f"{prog}_allocator"
+        v = rows[col].dropna() if col in rows else pd.Series(dtype=object)
+        if len(v):
+            found.append(f"{prog}: {v.iloc[0]}")
+    return "; ".join(found) or UNRECORDED_ALLOCATOR
 
 
 def moses_checks(rows: pd.DataFrame) -> pd.DataFrame:
@@ -62,12 +75,37 @@ def _is(rows: pd.DataFrame, pt) -> pd.Series:
     return m
 
 
-def _ratios(rows: pd.DataFrame, fast, slow) -> list[float]:
-    """Per-repeat time(slow) / time(fast) of two points (empty when either is missing)."""
+# the declarations (report.common.declare). Against Moses: rows of one run, clock and thread count. Against our own
+# sort pipeline (single-threaded, the Moses design in our code) and our own 1-thread run: a design / thread-scaling
+# ratio of ours, so threads may differ, run and clock may not. Table 4's ratios divide by a critical path that is
+# measured only for one partition (or parts run side by side on as many cores); otherwise it is a projection
+# (partition + slowest part + merge, parts timed one after another) and the row carries no ratio.
+VS_MOSES = Ratio("speedup_vs_moses", num="the row's system", den="Moses' score + consolidate, the same threads")
+VS_MOSES_1T = Ratio("speedup_vs_moses_1t", num="ours, 1 thread", den="Moses, 1 thread")
+VS_SORT = Ratio("speedup_vs_sort", num="the row's system", den="our sort pipeline (1 thread)", same=("run_id", "clock"))
+THREADS = Ratio("thread_speedup", num="ours, most threads", den="ours, 1 thread", same=("run_id", "clock"))
+VS_SINGLE = Ratio("vs_single_run", num="ours, one job, most threads", den="the distributed form's critical path",
+                  same=("run_id", "clock"))
+declare("mediani_table1", VS_MOSES, VS_SORT)
+declare("mediani_table3", VS_MOSES, VS_MOSES_1T, VS_SORT, THREADS)
+declare("mediani_table4", VS_MOSES, VS_SORT, VS_SINGLE)
+
+
+def _ratios(rows: pd.DataFrame, fast, slow, ratio: Ratio) -> list[float] | None:
+    """Per-repeat time(slow) / time(fast) of two points (empty when either is missing; None: the ratio may not be
+    printed for these rows, report.common.check_like; an unlike pair is refused there)."""
     if fast is None or slow is None:
         return []
     r = _rows(rows)
-    return paired_ratios(r, _is(r, fast), _is(r, slow), value="t")
+    return ratio_pairs(ratio, r, _is(r, fast), _is(r, slow), value="t", where=f"mediani_scoring, {fast['system']} "
+                       f"x{fast['fraction']:g} {fast['threads']:g}t / {slow['system']} {slow['threads']:g}t")
+
+
+def _interval(df: pd.DataFrame, ratio: Ratio, per: list[list[float] | None]) -> pd.DataFrame:
+    """The ratio's interval columns; a row whose pair check_like refused by design gets no ratio at all."""
+    if ratio.name in df:
+        df[ratio.name] = [v if r is not None else float("nan") for v, r in zip(df[ratio.name], per)]
+    return add_interval(df, ratio.name, [r or [] for r in per])
 
 
 def per_point(rows: pd.DataFrame) -> pd.DataFrame:
@@ -102,8 +140,8 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
     tmax = int(pts[pts.system.isin(["ours", "moses"])].threads.max()) if len(pts) else 1
     status = moses_status(rows)
     out = []
-    per_row: list[list[float]] = []
-    per_moses: list[list[float]] = []
+    per_row: list[list[float] | None] = []
+    per_moses: list[list[float] | None] = []
     sort = _best(pts, "sort", frac)
     checks = moses_checks(rows)
     check = checks.loc[checks.fraction == frac, "check"]
@@ -137,10 +175,11 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
                         speedup_vs_moses=(moses.seconds_min / r.seconds_min) if moses is not None else float("nan"),
                         speedup_vs_sort=(sort.seconds_min / r.seconds_min) if sort is not None else float("nan"),
                         status="measured",
-                        table_check=(check.iloc[0] if system == "moses" and len(check) else "")))
-        per_row.append(_ratios(rows, r, sort))
-        per_moses.append(_ratios(rows, r, moses))
-    df = add_interval(add_interval(pd.DataFrame(out), "speedup_vs_sort", per_row), "speedup_vs_moses", per_moses)
+                        table_check=(check.iloc[0] if system == "moses" and len(check) else ""),
+                        allocator=(moses_allocator(rows) if system == "moses" else "")))
+        per_row.append(_ratios(rows, r, sort, VS_SORT))
+        per_moses.append(_ratios(rows, r, moses, VS_MOSES))
+    df = _interval(_interval(pd.DataFrame(out), VS_SORT, per_row), VS_MOSES, per_moses)
     pv = paper_values("mediani2012", "table1")
     moses = float(pv.loc[pv.key == "Moses", "paper_hours"].iloc[0])
     pv["paper_speedup_vs_moses"] = moses / pv["paper_hours"]
@@ -176,14 +215,16 @@ def table3(rows: pd.DataFrame) -> pd.DataFrame:
     tmax = int(pts[pts.system == "ours"].threads.max())
     status = moses_status(rows)
     out = []
-    vs_sort: list[list[float]] = []
-    vs_1t: list[list[float]] = []
-    vs_moses: list[list[float]] = []
+    vs_sort: list[list[float] | None] = []
+    vs_1t: list[list[float] | None] = []
+    vs_moses: list[list[float] | None] = []
+    vs_moses_1t: list[list[float] | None] = []
     for frac in sorted(pts[pts.system != "distributed"].fraction.unique()):
         rec = dict(fraction=frac)
-        vs_sort.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "sort", frac)))
-        vs_1t.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "ours", frac, 1)))
-        vs_moses.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "moses", frac, tmax)))
+        vs_sort.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "sort", frac), VS_SORT))
+        vs_1t.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "ours", frac, 1), THREADS))
+        vs_moses.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "moses", frac, tmax), VS_MOSES))
+        vs_moses_1t.append(_ratios(rows, _best(pts, "ours", frac, 1), _best(pts, "moses", frac, 1), VS_MOSES_1T))
         for name, system, th in [("moses_1t", "moses", 1), (f"moses_{tmax}t", "moses", tmax), ("sort", "sort", None),
                                  ("memory", "memory", None), ("ours_1t", "ours", 1), (f"ours_{tmax}t", "ours", tmax)]:
             r = _best(pts, system, frac, th)
@@ -198,9 +239,12 @@ def table3(rows: pd.DataFrame) -> pd.DataFrame:
         rec["speedup_vs_sort"] = rec["sort_s"] / rec[f"ours_{tmax}t_s"]
         rec["thread_speedup"] = rec["ours_1t_s"] / rec[f"ours_{tmax}t_s"]
         out.append(rec)
-    df = add_interval(add_interval(pd.DataFrame(out), "speedup_vs_sort", vs_sort), "thread_speedup", vs_1t)
+    df = _interval(_interval(pd.DataFrame(out), VS_SORT, vs_sort), THREADS, vs_1t)
     if "speedup_vs_moses" in df:
-        df = add_interval(df, "speedup_vs_moses", vs_moses)
+        df = _interval(df, VS_MOSES, vs_moses)
+        # speedup_vs_moses_1t keeps no interval columns of its own (as before), but its pair is checked alike
+        df["speedup_vs_moses_1t"] = [v if r is not None else float("nan")
+                                     for v, r in zip(df["speedup_vs_moses_1t"], vs_moses_1t)]
     checks = moses_checks(rows)
     if not checks.empty:
         df = df.merge(checks[["fraction", "check"]].rename(columns={"check": "moses_table_check"}), on="fraction",
@@ -230,15 +274,31 @@ def table4(rows: pd.DataFrame) -> pd.DataFrame:
     out["speedup_vs_moses"] = moses.seconds_min / out.critical_path_s if moses is not None else float("nan")
     out["vs_single_run"] = out.critical_path_s / ours.seconds_min if ours is not None else float("nan")
     dist = [d.loc[i] for i in out.index]
-    out = add_interval(out, "speedup_vs_sort", [_ratios(rows, x, sort) for x in dist])
-    out = add_interval(out, "vs_single_run", [_ratios(rows, ours, x) for x in dist])
-    out = add_interval(out, "speedup_vs_moses", [_ratios(rows, x, moses) for x in dist])
+    measured = [_critical_path_measured(rows, x) for x in dist]
+    out.insert(out.columns.get_loc("critical_path_s") + 1, "critical_path",
+               ["measured" if m else "projected (parts timed one after another: no ratio)" for m in measured])
+    out = _interval(out, VS_SORT, [_ratios(rows, x, sort, VS_SORT) if m else None for x, m in zip(dist, measured)])
+    out = _interval(out, VS_SINGLE, [_ratios(rows, ours, x, VS_SINGLE) if m else None
+                                     for x, m in zip(dist, measured)])
+    out = _interval(out, VS_MOSES, [_ratios(rows, x, moses, VS_MOSES) if m else None
+                                    for x, m in zip(dist, measured)])
     out["key"] = "Distributed"
     pv = paper_values("mediani2012", "table4")
     moses = float(pv.loc[pv.key == "Moses", "paper_hours"].iloc[0])
     pv["paper_speedup_vs_moses"] = moses / pv["paper_hours"]
     pv = pv[pv.key == "Distributed"]
     return out.merge(pv, on="key", how="left").drop(columns=["key"])
+
+
+def _critical_path_measured(rows: pd.DataFrame, pt) -> bool:
+    """One partition (the critical path is the run's wall time), or the parts ran side by side (rows saying
+    ``parts_parallel``) on no more parts than the machine's cores: measured; anything else is a projection."""
+    k = int(pt["partitions"])
+    if k <= 1:
+        return True
+    r = rows[_is(rows.assign(memory=rows["memory"].fillna("").astype(str)), pt)]
+    cores = int(r["machine_cores"].iloc[0]) if "machine_cores" in r and len(r) else 1
+    return bool("parts_parallel" in r and r["parts_parallel"].fillna(False).astype(bool).all() and k <= cores)
 
 
 def fig_scaling(rows: pd.DataFrame):

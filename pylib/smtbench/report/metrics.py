@@ -131,8 +131,12 @@ def glm_btree(rows: pd.DataFrame) -> list[Record]:
         th = m["threads"].fillna(-1).astype(int)
 
         def per_repeat(a: tuple[str, int], b: tuple[str, int]) -> list[float]:
-            return paired_ratios(m, (m.backend == a[0]) & (th == a[1]), (m.backend == b[0]) & (th == b[1]),
-                                 value="qps", higher_is_better=True)
+            num, den = (m.backend == a[0]) & (th == a[1]), (m.backend == b[0]) & (th == b[1])
+            if b[0] == "kenlm-trie-cpp":  # the live peer: rows of one run, clock, thread count (report.common)
+                from .common import check_like
+                from .glm_btree import VS_KENLM_TRIE
+                check_like(VS_KENLM_TRIE, m[num], m[den], where=f"glm_btree metrics ({model})")
+            return paired_ratios(m, num, den, value="qps", higher_is_better=True)
         qps = {(b, int(t)): float(q) for b, t, q in zip(g.backend, g.threads, g.qps_best)}
         tmax = max(t for _, t in qps)
         ratios: dict[str, object] = {}
@@ -237,6 +241,10 @@ def moses_decode(rows: pd.DataFrame) -> list[Record]:
             out.append(("moses_decode", key, "bleu", f"{float(p.bleu):.2f}", "exact"))
             from ..protocol import kept
             t = kept(rows[(rows.kind == "peer_timing") & (rows.search == p.search)])  # retaken repeats left out
+            from .common import check_like
+            from .moses_decode import OURS_SPEEDUP
+            if not check_like(OURS_SPEEDUP, t[t.system == "ours"], t[t.system == p.system], where=f"moses_decode {key}"):
+                continue  # timed outside the run's repeats: no ratio
             ours = t[t.system == "ours"].set_index("repeat").words_per_second
             theirs = t[t.system == p.system].set_index("repeat").words_per_second
             r = (ours / theirs).dropna()

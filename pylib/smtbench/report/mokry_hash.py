@@ -7,11 +7,27 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..protocol import kept, paired_ratios, spell_counts
-from .common import add_interval, paper_values
+from ..protocol import kept, spell_counts
+from .common import Ratio, add_interval, declare, paper_values, ratio_pairs
 
 POINT = ["variant", "table_mib", "mode", "threads", "queue_size"]
 PAPER_VARIANT = "kv"  # Mokry's table: 16-byte key+value entries probed from the ideal bucket
+
+
+# the declarations (report.common.declare): speed-ups and floors divide rows of one run, clock and thread count; the
+# ratio to KenLM's hash benchmark only where both sides were timed by one clock (its program reads CPUTime(), ours
+# the wall clock in rows without a `clock` field): otherwise the row carries no ratio, KenLM's own row shows its time
+SPEEDUP = Ratio("speedup", num="the variant's best queue size", den="the same variant, plain lookups (queue 0)")
+FLOOR = Ratio("best_over_floor", num="the variant's best queue size", den="one random line read, the same table")
+VS_KENLM = Ratio("vs_kenlm_benchmark", num="the variant's best queue size",
+                 den="KenLM's probing_hash_table_benchmark, its best queue", blank=("clock",))
+declare("mokry_hash_layouts", SPEEDUP, FLOOR, VS_KENLM)
+declare("mokry_table3_2", Ratio("miss_speedup", SPEEDUP.num + ", misses", SPEEDUP.den),
+        Ratio("hit_speedup", SPEEDUP.num + ", hits", SPEEDUP.den))
+
+
+def _pairs(ratio: Ratio, g: pd.DataFrame, num: pd.Series, den: pd.Series, where: str) -> list[float] | None:
+    return ratio_pairs(ratio, g, num, den, value="ns_per_lookup", where=where)
 
 
 def with_variant(rows: pd.DataFrame) -> pd.DataFrame:
@@ -71,10 +87,12 @@ def _intervals(out: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
             sp.append([]), fl.append([])
             continue
         best = (g["mode"] == o["mode"]) & (g["queue_size"] == int(o.best_queue_size))
-        sp.append(paired_ratios(g, best, (g["mode"] == o["mode"]) & (g["queue_size"] == 0), value="ns_per_lookup"))
-        fl.append(paired_ratios(g, g["mode"] == "line", best, value="ns_per_lookup"))
-    out = add_interval(out, "speedup", sp)
-    out["_floor_ratios"] = fl
+        where = f"{o.variant}, {o.table_mib} MiB, {o['mode']}, {o.threads} thread(s)"
+        sp.append(_pairs(SPEEDUP, g, best, (g["mode"] == o["mode"]) & (g["queue_size"] == 0), where))
+        fl.append(_pairs(FLOOR, g, g["mode"] == "line", best, where) if (g["mode"] == "line").any() else [])
+    out["speedup"] = [v if r is not None else float("nan") for v, r in zip(out["speedup"], sp)]
+    out = add_interval(out, "speedup", [r or [] for r in sp])
+    out["_floor_ratios"] = [r or [] for r in fl]
     tables = {k: g for k, g in rows.groupby("table_mib")}  # one run per table size
     out["retaken_repeats"] = [spell_counts(tables[m])["retaken"] for m in out.table_mib]
     return out
@@ -108,8 +126,9 @@ def _vs_kenlm(b: pd.DataFrame, rows: pd.DataFrame, threads: int) -> pd.DataFrame
             continue
         g = r[(r.table_mib == o.table_mib) & (r["mode"] == o["mode"]) & (r.threads == threads)]
         ours = (g.variant == o.variant) & (g.queue_size == int(o.best_queue_size))
-        per.append(paired_ratios(g, ours, g.variant == KENLM, value="ns_per_lookup"))
-        est.append(k / o.best_ns)
+        pairs = _pairs(VS_KENLM, g, ours, g.variant == KENLM, f"{o.variant}, {o.table_mib} MiB, {o['mode']}")
+        per.append(pairs or [])
+        est.append(k / o.best_ns if pairs is not None else float("nan"))
     n = b["n_repeats"].copy() if "n_repeats" in b else None
     b = add_interval(b.assign(vs_kenlm_benchmark=est), "vs_kenlm_benchmark", per)
     if n is not None:

@@ -7,8 +7,8 @@ import math
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..protocol import REGIME_COLUMNS, paired_ratios, spell_counts
-from .common import add_interval, move_last, paper_values
+from ..protocol import REGIME_COLUMNS, spell_counts
+from .common import Ratio, add_interval, declare, move_last, paper_values, ratio_pairs
 
 POINT = ["model", "backend", "queue_size"]
 
@@ -92,6 +92,15 @@ RATIOS = [
 ]
 
 
+_NAMES = {"automaton": "our automaton (best queue)", "sequential": "our sequential path",
+          "kenlm-probing-cpp": "KenLM's probing model, kenlm_benchmark -t 1", "kenlm-module": "the kenlm module",
+          "sequential-line": "our sequential path, line-probed", "automaton-line": "our automaton, line-probed",
+          "sequential-pf": "our sequential path, all orders prefetched"}
+# the declarations (report.common.declare): every ratio of Table 3.3 divides rows of one run, clock, thread count
+DECLARED = {name: Ratio(name, num=_NAMES[fast[0]], den=_NAMES[slow[0]]) for name, fast, slow in RATIOS}
+declare("mokry_table3_3", *DECLARED.values())
+
+
 def with_intervals(out: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     """Every measured ratio's 95% interval over the run's paired repeats (smtbench.protocol), n_repeats, and how many
     repeats a slow spell had retaken (0 for rows from before the protocol)."""
@@ -113,8 +122,10 @@ def with_intervals(out: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         per_row = []
         for _, row in out.iterrows():
             m = by_model[row["model"]]
-            per_row.append(paired_ratios(m, mask(m, row, fast), mask(m, row, slow), value="ns_per_query"))
-        out = add_interval(out, name, per_row)
+            per_row.append(ratio_pairs(DECLARED[name], m, mask(m, row, fast), mask(m, row, slow), value="ns_per_query",
+                                       where=f"mokry_table3_3 ({row['model']})"))
+        out[name] = [v if r is not None else math.nan for v, r in zip(out[name], per_row)]
+        out = add_interval(out, name, [r or [] for r in per_row])
     if "n_repeats" not in out.columns:
         out["n_repeats"] = 0
     spells = [spell_counts(by_model[m]) for m in out["model"]]

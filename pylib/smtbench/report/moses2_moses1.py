@@ -8,8 +8,16 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..moses_peer import NOT_BUILT
-from ..protocol import kept, paired_ratios
-from .common import add_interval, paper_values, point_mask
+from ..protocol import kept
+from .common import Ratio, add_interval, declare, paper_values, point_mask, ratio_pairs
+
+# the declarations (report.common.declare): Moses v1 against itself in one run - a table storage against the text
+# table in memory at the same thread count, and its thread scaling (threads differ by design)
+VS_MEMORY = Ratio("speedup_vs_memory", num="the row's table storage", den="the text table in memory, same threads")
+VS_1 = Ratio("speedup_vs_1", num="the row's thread count", den="1 thread, same storage", same=("run_id", "clock"))
+declare("moses2_fig1", VS_MEMORY)
+declare("moses2_fig2", VS_MEMORY)
+declare("moses2_fig10", VS_1)
 
 POINT = ["model", "phrase_table", "reordering", "threads"]
 LABEL = {"memory": "in-memory text", "probing": "probing (CreateProbingPT)", "compact": "compact (cmph)",
@@ -36,12 +44,14 @@ def per_point(rows: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _per_repeat(rows: pd.DataFrame, fast: dict, slow: dict) -> list[float]:
-    """slow / fast decoding seconds per repeat (points given as POINT dicts), paired within the run's repeats."""
+def _per_repeat(rows: pd.DataFrame, fast: dict, slow: dict, ratio: Ratio) -> list[float]:
+    """slow / fast decoding seconds per repeat (points given as POINT dicts), paired within the run's repeats, after
+    report.common.check_like."""
     t = rows[_status(rows).isna()]
     if t.empty:
         return []
-    return paired_ratios(t, point_mask(t, fast), point_mask(t, slow), value="decode_seconds")
+    return ratio_pairs(ratio, t, point_mask(t, fast), point_mask(t, slow), value="decode_seconds",
+                       where=f"moses2_moses1, {fast}") or []
 
 
 def _not_built(rows: pd.DataFrame) -> pd.DataFrame:
@@ -82,7 +92,7 @@ def _storage_table(rows: pd.DataFrame, vary: str, fixed: str, fixed_value: str, 
                         "lines_differing": int(r.lines_differing), "repeats": int(r.repeats),
                         "status": "measured"})
             pt = {"model": m, vary: r._asdict()[vary], fixed: fv, "threads": r.threads}
-            per.append(_per_repeat(rows, pt, {**pt, vary: "memory"}) if len(mem) else [])
+            per.append(_per_repeat(rows, pt, {**pt, vary: "memory"}, VS_MEMORY) if len(mem) else [])
     nb = _not_built(rows)
     if len(nb):
         nb = nb[nb[fixed] == fixed_value] if (nb[fixed] == fixed_value).any() else nb
@@ -126,7 +136,7 @@ def fig10(rows: pd.DataFrame) -> pd.DataFrame:
                         "speedup_vs_1": (float(one.decode_min_s.iloc[0]) / r.decode_min_s) if len(one)
                         else float("nan"), "status": "measured"})
             p = {"model": m, "phrase_table": pt, "reordering": lr, "threads": r.threads}
-            per.append(_per_repeat(rows, p, {**p, "threads": 1}) if len(one) else [])
+            per.append(_per_repeat(rows, p, {**p, "threads": 1}, VS_1) if len(one) else [])
     nb = _not_built(rows)
     for r in nb.itertuples():
         d = r._asdict()

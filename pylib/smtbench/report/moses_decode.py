@@ -4,55 +4,60 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .common import paper_values
+from .common import Ratio, check_like, declare, recorded_values
+
+
+def _recorded(table: str) -> pd.DataFrame:
+    return recorded_values("moses_oracle", table).set_index("key")
 
 
 def cube_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """Our cube pruning beside Moses2's (the oracle's m2-cube400 run and quiet re-timing)."""
+    """Our cube pruning on the oracle's model beside Moses2's recorded run (m2-cube400 and its quiet re-timing): the
+    recorded figure is shown, labelled, with no ratio (another run on another machine: issue 40)."""
     q = rows[rows.kind == "quality"].iloc[-1]
     t = rows[rows.kind == "timing"]
-    pv = paper_values("moses_oracle", "cube400").set_index("key")
-    m2 = float(pv.loc["moses2", "paper_words_per_second"])
-    best = float(t.words_per_second.max())
+    rec = _recorded("cube400")
     return pd.DataFrame([
         {"system": f"ours, cube pruning, pop limit {int(q.pop_limit)}, -s {int(q.stack_size)}",
-         "words_per_second": best, "words_per_second_median": float(t.words_per_second.median()),
-         "vs_moses2_quiet": best / m2, "bleu": q.bleu, "identical_with_moses2": q.get("m2-cube400_identical"),
+         "words_per_second": float(t.words_per_second.max()),
+         "words_per_second_median": float(t.words_per_second.median()), "recorded_words_per_second": None,
+         "recorded": "measured here", "bleu": q.bleu, "identical_with_moses2": q.get("m2-cube400_identical"),
          "score_ge_moses2": q.get("m2-cube400_score_ge"), "nbest_rescore_mismatches": q.nbest_rescore_mismatches,
-         "sentences": int(q.sentences), "paper_words_per_second": None, "paper_citation": "measured here"},
+         "sentences": int(q.sentences), "recorded_citation": None},
         {"system": "Moses2, -search-algorithm 1 -cube-pruning-pop-limit 400 -s 400", "words_per_second": None,
-         "words_per_second_median": None, "vs_moses2_quiet": 1.0, "bleu": q.get("m2-cube400_bleu"),
+         "words_per_second_median": None,
+         "recorded_words_per_second": float(rec.loc["moses2", "recorded_words_per_second"]),
+         "recorded": rec.loc["moses2", "recorded"], "bleu": q.get("m2-cube400_bleu"),
          "identical_with_moses2": int(q.sentences), "score_ge_moses2": int(q.sentences),
-         "nbest_rescore_mismatches": None, "sentences": int(q.sentences), "paper_words_per_second": m2,
-         "paper_citation": pv.loc["moses2", "paper_citation"]},
+         "nbest_rescore_mismatches": None, "sentences": int(q.sentences),
+         "recorded_citation": rec.loc["moses2", "recorded_citation"]},
     ])
 
 
 def normal_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Our normal search on the oracle's model beside Moses2's and Moses v1's recorded runs (labelled, no ratio)."""
     q = rows[rows.kind == "quality"].iloc[-1]
     t = rows[rows.kind == "timing"]
-    wps_best = float(t.words_per_second.max())
-    wps_median = float(t.words_per_second.median())
-    pv = paper_values("moses_oracle", "normal200").set_index("key")
-    m2_wps = float(pv.loc["moses2", "paper_words_per_second"])
+    rec = _recorded("normal200")
     out = [
-        {"system": f"ours, normal search, -s {int(q.stack_size)}", "words_per_second": wps_best,
-         "words_per_second_median": wps_median, "vs_moses2_quiet": wps_best / m2_wps, "bleu": q.bleu,
+        {"system": f"ours, normal search, -s {int(q.stack_size)}", "words_per_second": float(t.words_per_second.max()),
+         "words_per_second_median": float(t.words_per_second.median()), "recorded_words_per_second": None,
+         "recorded": "measured here", "bleu": q.bleu,
          "identical_with_moses2": q.get("m2-normal200_identical"), "score_ge_moses2": q.get("m2-normal200_score_ge"),
          "nbest_entries_rescored": q.nbest_entries, "nbest_rescore_mismatches": q.nbest_rescore_mismatches,
-         "sentences": int(q.sentences), "paper_words_per_second": None, "paper_citation": "measured here"},
+         "sentences": int(q.sentences), "recorded_citation": None},
         {"system": "Moses2, -search-algorithm 0 -s 200", "words_per_second": None, "words_per_second_median": None,
-         "vs_moses2_quiet": 1.0, "bleu": q.get("m2-normal200_bleu"), "identical_with_moses2": int(q.sentences),
-         "score_ge_moses2": int(q.sentences), "nbest_entries_rescored": None, "nbest_rescore_mismatches": None,
-         "sentences": int(q.sentences), "paper_words_per_second": m2_wps,
-         "paper_citation": pv.loc["moses2", "paper_citation"]},
-        {"system": "Moses v1, -search-algorithm 0 -s 200", "words_per_second": None, "words_per_second_median": None,
-         "vs_moses2_quiet": float(pv.loc["moses1", "paper_words_per_second"]) / m2_wps,
-         "bleu": q.get("m1-normal200_bleu"),
-         "identical_with_moses2": pv.loc["moses1", "paper_identical_with_moses2"], "score_ge_moses2": None,
+         "recorded_words_per_second": float(rec.loc["moses2", "recorded_words_per_second"]),
+         "recorded": rec.loc["moses2", "recorded"], "bleu": q.get("m2-normal200_bleu"),
+         "identical_with_moses2": int(q.sentences), "score_ge_moses2": int(q.sentences),
          "nbest_entries_rescored": None, "nbest_rescore_mismatches": None, "sentences": int(q.sentences),
-         "paper_words_per_second": float(pv.loc["moses1", "paper_words_per_second"]),
-         "paper_citation": pv.loc["moses1", "paper_citation"]},
+         "recorded_citation": rec.loc["moses2", "recorded_citation"]},
+        {"system": "Moses v1, -search-algorithm 0 -s 200", "words_per_second": None, "words_per_second_median": None,
+         "recorded_words_per_second": float(rec.loc["moses1", "recorded_words_per_second"]),
+         "recorded": rec.loc["moses1", "recorded"], "bleu": q.get("m1-normal200_bleu"),
+         "identical_with_moses2": rec.loc["moses1", "recorded_identical_with_moses2"], "score_ge_moses2": None,
+         "nbest_entries_rescored": None, "nbest_rescore_mismatches": None, "sentences": int(q.sentences),
+         "recorded_citation": rec.loc["moses1", "recorded_citation"]},
     ]
     return pd.DataFrame(out)
 
@@ -62,21 +67,11 @@ NOTES = ("Ours: `smtbench bench decode` on the oracle's model (moses.ini, dev bo
          "re-timing). BLEU: sacrebleu on the tokenized lowercased text (--tokenize none), measured here for every "
          "system from its output. identical/score_ge: 1-best lines equal to Moses2's, and model score >= Moses2's "
          "- 1e-3. Every n-best entry (10 per sentence, with its segmentation) was rescored by the independent "
-         "derivation scorer (kenlm module, text tables). vs_moses2_quiet compares with the oracle's quiet Moses2 "
-         "figure on this machine type (a different run, not interleaved); paper_* columns: the oracle's figures.")
-
-
-def with_interval(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
-    """vs_moses2_quiet's 95% interval for our row (the first): each timed repeat's words/s over the oracle's fixed
-    Moses2 figure (that figure is a number from another run, so only our repeats vary); n_repeats."""
-    from ..protocol import kept
-    from .common import add_interval
-
-    t = kept(rows[rows.kind == "timing"])
-    ref = table["paper_words_per_second"].dropna()
-    m2 = float(ref.iloc[0]) if len(ref) else float("nan")
-    per = [[float(w) / m2 for w in t.words_per_second.dropna()] if m2 == m2 else []] + [[]] * (len(table) - 1)
-    return add_interval(table, "vs_moses2_quiet", per)
+         "derivation scorer (kenlm module, text tables). recorded_words_per_second: the oracle's recorded Moses "
+         "runs (resources/recorded_runs.csv), labelled in `recorded` with the machine and conditions they were "
+         "taken under (Moses v1's with a 10-best list on a loaded machine); they are another run on another "
+         "machine, so no ratio stands beside them (issue 40): the live comparison on the same model, in the same "
+         "run, is the table moses_decode_{normal,cube}.")
 
 
 # --- live peers: Moses2 / Moses v1 decoding the same model and input in the same run (`bench moses_decode --peers`)
@@ -88,6 +83,13 @@ def _search_label(q: pd.Series) -> str:
     if q.search == "cube":
         return f"cube pruning, pop limit {int(q.pop_limit)}, -s {int(q.stack_size)}"
     return f"normal search, -s {int(q.stack_size)}"
+
+
+# the live table's one ratio (report.common.declare): ours / the peer's words per second within a repeat, both timed as
+# processes in the same run, at the same thread count and by the same clock (refused otherwise)
+OURS_SPEEDUP = Ratio("ours_speedup", num="ours, as a process", den="the row's system (Moses2 or Moses v1), as a process")
+declare("moses_decode_normal", OURS_SPEEDUP)
+declare("moses_decode_cube", OURS_SPEEDUP)
 
 
 def live_table(rows: pd.DataFrame) -> pd.DataFrame:
@@ -111,8 +113,18 @@ def live_table(rows: pd.DataFrame) -> pd.DataFrame:
                "ours_speedup_max": None, "n_repeats": None, "bleu": q.bleu if p is None else p.get("bleu"),
                "identical_with_ours": int(q.sentences) if p is None else p.get("ours_vs_identical"),
                "ours_score_ge": int(q.sentences) if p is None else p.get("ours_vs_score_ge"),
-               "sentences": int(q.sentences), "threads": None, "command": None if p is None else p.get("command")}
+               # the identity rule (decode.compare.peer_identity): differing lines that tie at the peer's printed
+               # precision, lines ours scores higher, lines theirs scores higher (Moses v1 only: Moses2's stop the
+               # run); rows from before the rule have ours_vs_better / ours_vs_worse at a 2e-3 tolerance
+               "ties_with_ours": None if p is None else p.get("ours_vs_ties"),
+               "ours_higher": None if p is None else p.get("ours_vs_ours_higher", p.get("ours_vs_better")),
+               "theirs_higher": None if p is None else p.get("ours_vs_theirs_higher", p.get("ours_vs_worse")),
+               "sentences": int(q.sentences), "threads": None, "allocator": None if p is None else allocator(p, system),
+               "command": None if p is None else p.get("command")}
         t = timing[timing.system == system].set_index("repeat").words_per_second
+        if len(t) and not check_like(OURS_SPEEDUP, timing[timing.system == "ours"], timing[timing.system == system],
+                                     where=f"moses_decode, {row['system']}"):
+            t = t.iloc[0:0]  # timed outside the run's repeats: no ratio
         if len(t):
             ratios = (ours_t / t).dropna()
             from ..protocol import ratio_ci
@@ -125,9 +137,20 @@ def live_table(rows: pd.DataFrame) -> pd.DataFrame:
                        threads=int(timing[timing.system == system].threads.iloc[0]))
         out.append(row)
     df = pd.DataFrame(out)
-    for col in ("identical_with_ours", "ours_score_ge", "n_repeats", "threads"):
+    for col in ("identical_with_ours", "ours_score_ge", "ties_with_ours", "ours_higher", "theirs_higher", "n_repeats",
+                "threads"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
     return df
+
+
+UNRECORDED_ALLOCATOR = "not recorded (rows before issue 40; tools/build_moses.sh then passed --without-tcmalloc)"
+
+
+def allocator(row: pd.Series, program: str) -> str:
+    """How a Moses program of the row was built: its malloc, as the run read it from the binary
+    (moses_peer.allocator_of; the rows' ``<program>_allocator``); rows from before that say so."""
+    v = row.get(f"{program}_allocator")
+    return str(v) if isinstance(v, str) else UNRECORDED_ALLOCATOR
 
 
 def live_notes(rows: pd.DataFrame) -> str:
@@ -139,6 +162,12 @@ def live_notes(rows: pd.DataFrame) -> str:
             "only (loading, start-up and one sentence), so loading is excluded for every system alike; words/s "
             "over the words after the first line. ours_speedup = ours / that system's words per second within "
             "each repeat (median, min, max over the repeats). identical_with_ours / ours_score_ge: 1-best lines "
-            "equal to ours, and our model score >= theirs - 2e-3 (Moses prints 3 decimals). BLEU: sacrebleu "
+            "equal to ours, and our model score >= theirs - 2e-3 (Moses prints 3 decimals). The identity rule "
+            "(smtbench.decode.compare.peer_identity): a line where Moses2 scores above ours stops the run; "
+            "ties_with_ours counts differing lines whose model scores tie at the peer's printed precision, "
+            "ours_higher / theirs_higher the lines one side scores higher (Moses v1's theirs_higher: search "
+            "differences of its normal search, counted, not fatal; empty ties: rows from before the rule). BLEU: sacrebleu "
             "--tokenize none on the tokenized lowercased text. Ours is also checked inside the run: every n-best "
-            "entry rescored by the independent derivation scorer (quality row).")
+            "entry rescored by the independent derivation scorer (quality row). allocator: the malloc each Moses "
+            "binary runs with, read from the binary by the run (smtbench.moses_peer.allocator_of; Moses' own build "
+            "links tcmalloc where installed, tools/build_moses.sh installs it).")

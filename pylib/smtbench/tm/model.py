@@ -173,7 +173,7 @@ def compare_tables(ours: str, theirs: str, columns: int, tmpdir: str | None = No
     by pair, so a full table compares in constant memory."""
     import tempfile
 
-    from ..decode.nbest import printed_tolerance
+    from ..ioutil import printed_tolerance
 
     value_diff = align_diff = count_diff = n_a = n_b = only_a = only_b = 0
     examples: list[str] = []

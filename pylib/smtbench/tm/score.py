@@ -51,14 +51,18 @@ def _input_fd(path: str) -> Iterator[int]:
         raise FileNotFoundError(f"{p}: no such file")
     if p.endswith(".gz") or p.endswith(".xz"):
         tool = "gzip" if p.endswith(".gz") else "xz"
-        proc = procs.Popen([tool, "-dc", p], stdout=subprocess.PIPE)
+        proc = procs.Popen([tool, "-dc", p], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             yield proc.stdout.fileno()
         finally:
             proc.stdout.close()
+            why = proc.stderr.read().decode(errors="replace").strip().replace("\n", "; ")  # a few bytes at most
+            proc.stderr.close()
             rc = proc.wait()
-        if rc not in (0, -13):
-            raise PhraseFormatError(f"{p}: {tool} -dc failed with status {rc}")
+        if rc not in (0, -13):  # one line naming the file, as ioutil.open_binary's (the tool's own words in it)
+            from ..ioutil import CompressedInputError
+            raise CompressedInputError(f"{p}: corrupt or truncated {'gzip' if tool == 'gzip' else 'xz'} data "
+                                       f"({why or f'{tool} -dc: status {rc}'})")
     else:
         fd = os.open(p, os.O_RDONLY)
         try:
@@ -282,7 +286,7 @@ def read_extract_frame(paths: str | Sequence[str], weighted: bool = False, fvoca
     frames = []
     for path in paths:
         with open_text(path) as fh:
-            lines = fh.read().splitlines()
+            lines = [line.rstrip("\n") for line in fh]
         rows = []
         want = 4 if weighted else 3
         for lineno, line in enumerate(lines, 1):

@@ -11,17 +11,22 @@ _CHUNK = 1 << 22
 
 
 def chunks(path: Path, is_dir_error: type[Exception] = ValueError) -> Iterator[tuple[bytes, int]]:
-    """(whole lines as bytes, line number of the first) from a plain/.gz/.xz text file."""
+    """(whole lines as bytes, line number of the first) from a plain/.gz/.xz text file; a UTF-8 byte-order mark at
+    its start is dropped (the line rule of ``ioutil.open_text``; the C reader checks the rest of it)."""
     if path.is_dir():
         raise is_dir_error(f"{path}: is a directory, expected a table file")
     from ..ioutil import open_binary
     lineno = 1
     rest = b""
+    first = True
     with open_binary(path) as fh:
         while True:
             block = fh.read(_CHUNK)
             if not block:
                 break
+            if first:
+                first = False
+                block = block[3:] if block.startswith(b"\xef\xbb\xbf") else block
             block = rest + block
             cut = block.rfind(b"\n")
             if cut < 0:

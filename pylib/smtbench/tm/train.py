@@ -351,7 +351,7 @@ def clean_pairs(src: list[str], tgt: list[str], min_length: int, max_length: int
 def arpa_order(path: str) -> int:
     """The order of an ARPA model, from its \\data\\ header."""
     order = 0
-    with open_text(path) as fh:
+    with open_text(path, strict=False) as fh:  # ARPA: KenLM's blanks (space, \t, \r), not the line rule
         seen = False
         for lineno, line in enumerate(fh, 1):
             line = line.strip()

@@ -25,6 +25,7 @@ from typing import IO, Any, Sequence
 import numpy as np
 
 from ..decode.ini import MosesConfig, load_ini
+from ..ioutil import open_text, read_lines
 from ..procs import Popen
 from .bleu import load_references
 from .pool import NbestPool
@@ -80,7 +81,8 @@ def write_ini(src: str | os.PathLike[str], weights: dict[str, list[float]], out:
     ``note``: where the weights come from; it replaces `tm model`'s comments that call them untuned defaults."""
     from ..ioutil import atomic_open
 
-    lines = Path(src).read_text(encoding="utf-8").splitlines(keepends=True)
+    with open_text(src) as fh:
+        lines = fh.readlines()
     section = None
     done = set()
     with atomic_open(out) as fh:
@@ -187,7 +189,7 @@ def sacrebleu_tok(hyp_path: Path, refs: list[list[str]]) -> float:
     """sacrebleu with ``--tokenize none`` (the text is tokenized and lowercased already)."""
     import sacrebleu
 
-    hyps = hyp_path.read_text(encoding="utf-8").splitlines()
+    hyps = read_lines(hyp_path)
     return float(sacrebleu.corpus_bleu(hyps, refs, tokenize="none", force=True).score)
 
 
@@ -280,8 +282,8 @@ def tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathLi
         record["sentences"] = opts.sentences
     src, references = _subset(src, references, opts.sentences, work)
     refs = load_references(list(references))
-    ref_columns = [Path(r).read_text(encoding="utf-8").splitlines() for r in references]
-    with open(src, encoding="utf-8") as fh:
+    ref_columns = [read_lines(r) for r in references]
+    with open_text(src) as fh:
         n_src = sum(1 for _ in fh)
     if n_src != len(refs):
         raise TuneError(f"{src}: {n_src} lines, but {references[0]} has {len(refs)}")
@@ -396,8 +398,8 @@ def _subset(src: str, references: Sequence[str], sentences: int, work: Path) -> 
 
     out = []
     for k, path in enumerate([src, *references]):
-        with open(path, encoding="utf-8") as fh:
-            lines = [line for _, line in zip(range(sentences), fh)]
+        with open_text(path) as fh:
+            lines = [line if line.endswith("\n") else line + "\n" for _, line in zip(range(sentences), fh)]
         if len(lines) < sentences:
             raise TuneError(f"{path}: {len(lines)} lines, fewer than --sentences {sentences}")
         dst = work / ("dev.src" if k == 0 else f"dev.ref{k - 1}")

@@ -1,15 +1,18 @@
-# smtbench: one command regenerates every table and figure.
-#   snakemake --profile workflow/profiles/default        (this machine, default grid: writes results/)
+# smtbench: one command regenerates every table and figure. The grid (what is run) is a config file,
+# config/<grid>.yaml; the executor (where) is a profile under workflow/profiles/, named when used (this Snakefile sits
+# at the checkout's root, so Snakemake lays no workflow profile over any run):
+#   snakemake --cores 2                                  the default grid here (config/default.yaml), into results/
+#   snakemake --profile workflow/profiles/default        the same, with this machine's settings (one timing job at
+#                                                        a time, failed jobs' logs shown); `make reproduce`
 #   snakemake --profile workflow/profiles/smoke          (CI: minutes, writes build/smoke/, checks regressions)
-#   snakemake --profile workflow/profiles/paper --workflow-profile none    (a big server: the papers' grids)
-#   snakemake --profile workflow/profiles/slurm --workflow-profile none    (the paper grid on a SLURM cluster)
+#   snakemake --profile workflow/profiles/paper          (a big server: the papers' grids)
+#   snakemake --profile workflow/profiles/slurm          (the paper grid on a SLURM cluster)
 #   snakemake -s workflow/report.smk --report results/report.html   (one HTML page: every table and figure of
 #                                                results/, grouped by paper, with captions)
-# The grid (what is run) is a config file, config/<grid>.yaml; the executor (where) is a profile: workflow/profiles/
-# default is the local one (Snakemake applies it by itself), slurm and slurm-smoke are SLURM's. Any grid runs on any
-# executor: `--configfile config/<grid>.yaml` beside the executor's profile.
-# Every rule calls the `smtbench` CLI with shell:; timing rules hold the global `bench` resource (1) and the
-# whole machine (BENCH_THREADS).
+# Any grid runs on any executor: `--configfile config/<grid>.yaml` beside the executor's profile. The rules, the
+# config schema, the conda environment and the profiles are under workflow/ (the snakemake-workflows template's
+# layout). Every rule calls the `smtbench` CLI with shell:; timing rules hold the global `bench` resource (1) and
+# the whole machine (BENCH_THREADS).
 import shlex
 from pathlib import Path
 
@@ -25,7 +28,7 @@ if "grid" not in config:
     configfile: "config/default.yaml"
 
 
-validate(config, "schemas/config.schema.yaml")  # relative to this file; fills in every default
+validate(config, "workflow/schemas/config.schema.yaml")  # relative to this file; fills in every default
 
 GRID_NAME = config["grid"]
 GRID = config  # this grid's sweeps
@@ -33,7 +36,7 @@ OUT = config["outdir"]  # `--config outdir=DIR`: the same grid into another fold
 # The software of every rule: one conda environment file for all of them (the package is a cffi build of this
 # checkout), used only with `--sdm conda`; by default rules run in the environment Snakemake runs in (`make` sets
 # up .venv). An absolute path, so that rules of every included file name the same file.
-CONDA_ENV = str(Path(workflow.basedir) / "envs" / "smtbench.yaml")
+CONDA_ENV = str(Path(workflow.basedir) / "workflow" / "envs" / "smtbench.yaml")
 ALL = []  # every rule file appends its final tables and figures here
 METRICS = []  # ...and its regression metrics CSV (experiment,key,metric,value,kind) here
 
@@ -44,29 +47,29 @@ rule all:
         lambda wildcards: ALL + [f"{OUT}/README.md"],
 
 
-include: "rules/common.smk"
-include: "rules/build.smk"
+include: "workflow/rules/common.smk"
+include: "workflow/rules/build.smk"
 
 
 # Explicit includes, producers before consumers (a rule file may use the paths and rules of those above it).
-# Adding an experiment = one rule file + one line here.
-include: "rules/data.smk"
-include: "rules/lm_models.smk"
-include: "rules/tm_train.smk"
-include: "rules/mokry_hash.smk"
-include: "rules/mokry_lm.smk"
-include: "rules/glm_btree.smk"
-include: "rules/mediani_scoring.smk"
-include: "rules/moses_decode.smk"
-include: "rules/moses_training.smk"
-include: "rules/decode_shards.smk"
-include: "rules/mokry_decoder.smk"
-include: "rules/moses2_search.smk"
-include: "rules/moses2_scaling.smk"
-include: "rules/moses2_moses1.smk"
-include: "rules/moore_quirk.smk"
-include: "rules/history.smk"
-include: "rules/tune.smk"
+# Adding an experiment = one rule file (workflow/rules/) + one line here.
+include: "workflow/rules/data.smk"
+include: "workflow/rules/lm_models.smk"
+include: "workflow/rules/tm_train.smk"
+include: "workflow/rules/mokry_hash.smk"
+include: "workflow/rules/mokry_lm.smk"
+include: "workflow/rules/glm_btree.smk"
+include: "workflow/rules/mediani_scoring.smk"
+include: "workflow/rules/moses_decode.smk"
+include: "workflow/rules/moses_training.smk"
+include: "workflow/rules/decode_shards.smk"
+include: "workflow/rules/mokry_decoder.smk"
+include: "workflow/rules/moses2_search.smk"
+include: "workflow/rules/moses2_scaling.smk"
+include: "workflow/rules/moses2_moses1.smk"
+include: "workflow/rules/moore_quirk.smk"
+include: "workflow/rules/history.smk"
+include: "workflow/rules/tune.smk"
 
 
 # CI regression check (profiles with a `regression` section, i.e. smoke): correctness metrics must
@@ -96,6 +99,17 @@ if "regression" in GRID:
 for _rule in workflow.rules:
     if "bench" in _rule.resources and "slurm_extra" not in _rule.resources:
         _rule.resources["slurm_extra"] = "--exclusive"
+
+
+# Every rule's Snakemake benchmark record, {OUT}/benchmarks/<rule file>/<rule>[/<wildcards>].tsv: the results index
+# sums them per experiment ("Cost on this machine": what a reproduction costs here). Set after the rules are defined
+# (as Snakemake's parser would for a `benchmark:` directive), so that no rule file needs one of its own.
+for _rule in workflow.rules:
+    if _rule.benchmark is None and _rule.name != "all":
+        _rule.benchmark_modifier = workflow.modifier.path_modifier
+        _stem = Path(_rule.snakefile).stem if Path(_rule.snakefile).suffix == ".smk" else "workflow"
+        _wildcards = (f"{{{w}}}" for w in sorted(_rule.wildcard_names))
+        _rule.benchmark = str(Path(OUT, "benchmarks", _stem, _rule.name, *_wildcards)) + ".tsv"
 
 
 # The results index comes last: it lists whatever the rule files above produce.
