@@ -30,7 +30,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                     "Tokenized text (the decoders' output before `postprocess`) wants --tokenize none; "
                     "detokenized text sacrebleu's default 13a.")
     b.add_argument("--reference", "-r", required=True, nargs="+", help="reference file(s), line-parallel")
-    b.add_argument("--hypothesis", "-y", required=True, help="the system's output, one line per reference line (- = stdin)")
+    b.add_argument("--hypothesis", "-y", required=True,
+                   help="the system's output, one line per reference line (- = stdin)")
     b.add_argument("--tokenize", default="13a",
                    help="sacrebleu tokenizer: 13a (detokenized text), none (tokenized text), intl, char, zh, ...")
     b.add_argument("--lowercase", "-lc", action="store_true", help="case-insensitive BLEU")
@@ -54,17 +55,12 @@ def run_postprocess(args: argparse.Namespace) -> int:
 def run_bleu(args: argparse.Namespace) -> int:
     import sacrebleu
 
-    import sys
-
     from ..decode.compare import read_lines
     from ..ioutil import line_count_mismatch
     if args.reference.count("-") + (args.hypothesis == "-") > 1:
         raise ValueError("bleu: standard input (-) can stand for one file only")
-
-    def read(path: str) -> list[str]:
-        return [line.rstrip("\n") for line in sys.stdin] if path == "-" else read_lines(path)
-    hyp = read(args.hypothesis)
-    refs = [read(r) for r in args.reference]
+    hyp = read_lines(args.hypothesis)  # `-`: standard input (ioutil.open_text)
+    refs = [read_lines(r) for r in args.reference]
     for path, r in zip(args.reference, refs):
         if len(r) != len(hyp):
             raise ValueError(line_count_mismatch(path, len(r), args.hypothesis, len(hyp)) if "-" not in (
