@@ -28,8 +28,9 @@ def test_every_subcommand_help_shows_its_defaults():
         if p.description:
             assert " ".join(p.description.split())[-1] in ".)", f"{' '.join(path)}: description cut short"
         for a in p._actions:
-            if isinstance(a, (argparse._HelpAction, argparse._VersionAction, argparse._SubParsersAction)):
-                continue
+            if isinstance(a, (argparse._HelpAction, argparse._VersionAction, argparse._SubParsersAction,
+                              argparse._StoreTrueAction, argparse._StoreFalseAction)):
+                continue  # a flag's default is not giving it: no "(default: True)" (issue 41)
             if a.default is None or a.default is False or a.default is argparse.SUPPRESS or a.required:
                 continue
             if not a.option_strings:

@@ -49,16 +49,20 @@ def test_sharded_decode_equals_one_run(tmp_path, small_trained, search, capsys) 
 
 
 def test_more_shards_than_sentences(tmp_path, small_trained, capsys) -> None:
+    """More shards than sentences is refused (issue 41: one file per shard made `--shards 100000000` a hang); as
+    many shards as sentences, the last without its final newline, merge to the unsharded run."""
     ini, dev, _ = small_trained
     src = tmp_path / "two.es"
     src.write_text(dev[0] + "\n" + dev[1], encoding="utf-8")  # no final newline: the shard adds it
     d = tmp_path / "s"
-    assert main(["decode", "split", "-i", str(src), "--shards", "3", "--outdir", str(d)]) == 0
-    assert (d / "shard0.txt").read_bytes() == b""
+    assert main(["decode", "split", "-i", str(src), "--shards", "3", "--outdir", str(d)]) == 2
+    assert "--shards 3" in capsys.readouterr().err and not d.exists()
+    assert main(["decode", "split", "-i", str(src), "--shards", "2", "--outdir", str(d)]) == 0
+    assert (d / "shard1.txt").read_bytes() == dev[1].encode("utf-8") + b"\n"
     _decode("normal", ini, src, tmp_path / "whole")
-    for i in range(3):
+    for i in range(2):
         _decode("normal", ini, d / f"shard{i}.txt", tmp_path / f"p{i}")
-    ps = [str(tmp_path / f"p{i}") for i in range(3)]
+    ps = [str(tmp_path / f"p{i}") for i in range(2)]
     assert main(["decode", "merge", "--manifest", str(d / "shards.json"), "--outputs", *[p + ".out" for p in ps],
                  "-o", str(tmp_path / "m.out"), "--n-best-parts", *[p + ".nbest" for p in ps],
                  "--n-best", str(tmp_path / "m.nbest")]) == 0

@@ -35,7 +35,8 @@ class HelpFormatter(argparse.HelpFormatter):
         h = action.help or ""
         d = action.default
         if ("%(default)" in h or "default" in h.lower() or d is None or d is False or d is argparse.SUPPRESS
-                or isinstance(action, (argparse._HelpAction, argparse._VersionAction))
+                or isinstance(action, (argparse._HelpAction, argparse._VersionAction, argparse._StoreFalseAction,
+                                       argparse._StoreTrueAction))  # a flag: its default is not giving it
                 or not (action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE))):
             return h
         return f"{h} (default: %(default)s)" if h else "default: %(default)s"
@@ -77,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     for _, p in all_parsers(parser):
         p.formatter_class = HelpFormatter
         for a in p._actions:   # argparse prints no default for an option without help text
-            if a.help is None and a.option_strings and a.default not in (None, False, argparse.SUPPRESS):
+            if a.help is None and a.option_strings and a.default not in (None, False, argparse.SUPPRESS) \
+                    and not isinstance(a, (argparse._StoreFalseAction, argparse._StoreTrueAction)):
                 a.help = "default: %(default)s"
     return parser
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .ioutil import atomic_open, open_text
+from .ioutil import atomic_open, line_count_mismatch, open_text
 
 # The split the corpus README suggests: whole books held out.
 DEV_BOOKS = ("Ruth", "Esth", "Eccl", "Joel", "Eph", "Phil", "Col", "1Thess", "2Thess")
@@ -166,8 +166,7 @@ def read_parallel_text(f_path: str | os.PathLike[str], e_path: str | os.PathLike
     with open_text(e_path) as fh:
         es = [line.rstrip("\n").strip() for line in fh]
     if len(fs) != len(es):
-        raise CorpusFormatError(f"{f_path}: {len(fs)} lines but {e_path} has {len(es)} (the two files must be "
-                                "line-parallel)")
+        raise CorpusFormatError(line_count_mismatch(f_path, len(fs), e_path, len(es)))
     if not fs:
         raise CorpusFormatError(f"{f_path}: empty file")
     for i, (a, b) in enumerate(zip(fs, es), 1):

@@ -118,7 +118,7 @@ def _replacing(target: str, keep_mode: int | None) -> Iterator[tuple[int, str]]:
     """(fd, name) of a temporary file beside ``target``, renamed over it if the block succeeds, removed if not
     (or on SIGTERM/SIGINT: registered for the signal handler)."""
     d, name = os.path.split(target)
-    remove_stale_temps(d or ".", name)
+    remove_stale_temps(d or ".")
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.{_HOST}.{os.getpid()}.", suffix=".tmp", dir=d or ".")
     _CLEANUP[id(tmp)] = tmp
     try:
@@ -445,14 +445,27 @@ def removed_on_signal(path: str | os.PathLike[str]) -> Iterator[None]:
 def _on_signal(signum, frame) -> None:  # pragma: no cover - exercised in a subprocess by the tests
     import shutil
     import sys
+    stopped: list[str] = []
+    procs = sys.modules.get("smtbench.procs")
+    if procs is not None:  # children first, so that none writes after its temporaries are removed
+        with contextlib.suppress(Exception):
+            stopped = procs.stop(sig=signum)
+    removed = []
     for p in list(_CLEANUP.values()):
-        if os.path.isdir(p):
+        if os.path.isdir(p) and not os.path.islink(p):
             shutil.rmtree(p, ignore_errors=True)
         else:
-            with contextlib.suppress(OSError):
+            try:
                 os.unlink(p)
+            except OSError:
+                continue
+        if not os.path.lexists(p):
+            removed.append(p)
     with contextlib.suppress(Exception):
-        sys.stderr.write(f"smtbench: stopped by signal {signum}; temporary files removed\n")
+        what = [f"stopped {', '.join(stopped)}"] if stopped else []
+        shown = ", ".join(removed[:5]) + (f" and {len(removed) - 5} more" if len(removed) > 5 else "")
+        what.append(f"removed {shown}" if removed else "no temporary file to remove")
+        sys.stderr.write(f"smtbench: stopped by signal {signum}; {'; '.join(what)}\n")
         sys.stderr.flush()
     os._exit(128 + signum)
 
@@ -500,17 +513,31 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temps(d: str | os.PathLike[str], name: str) -> list[str]:
+# folders already scanned for stale temporaries by this process: one scan per folder and command, not one per
+# output written (decode split writing N shards into one folder would otherwise rescan it N times: quadratic)
+_SCANNED: set[str] = set()
+
+
+def remove_stale_temps(d: str | os.PathLike[str], name: str | None = None) -> list[str]:
     """Remove the temporary files ``.<name>.<host>.<pid>.*.tmp`` beside an output that a writer on this host left
     when it was killed with SIGKILL (SIGTERM/SIGINT remove their own); a temp of a live process, of another host
-    (a shared file system) or of another naming is left alone. Returns what was removed."""
+    (a shared file system) or of another naming is left alone. ``name`` None: every output's temporaries in ``d``,
+    once per process and folder (what every atomic writer calls). Returns what was removed."""
+    import re
+    if name is None:
+        key = os.path.realpath(d)
+        if key in _SCANNED:
+            return []
+        _SCANNED.add(key)
     removed = []
-    head = f".{name}.{_HOST}."
+    pat = re.compile(rf"\.{re.escape(name) if name is not None else '.+'}\.{re.escape(_HOST)}\.(\d+)\.[^.]*\.tmp\Z",
+                     re.DOTALL)
     with contextlib.suppress(OSError):
         for entry in os.scandir(d):
-            if not (entry.name.startswith(head) and entry.name.endswith(".tmp")):
+            m = pat.match(entry.name)
+            if m is None:
                 continue
-            pid_text = entry.name[len(head):].split(".", 1)[0]
+            pid_text = m.group(1)
             if pid_text.isdigit() and not _pid_alive(int(pid_text)) and entry.is_file(follow_symlinks=False):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
@@ -534,3 +561,21 @@ def remove_stale_runs(base: str | os.PathLike[str], prefix: str) -> list[str]:
                 shutil.rmtree(entry.path, ignore_errors=True)
                 removed.append(entry.path)
     return removed
+
+
+def _ends_without_newline(path: str | os.PathLike[str]) -> bool:
+    """True when a (plain, .gz or .xz) file is not empty and its last byte is not ``\\n``."""
+    last = b""
+    with contextlib.suppress(OSError, EOFError, ValueError), open_binary(path) as fh:
+        while chunk := fh.read(1 << 20):
+            last = chunk[-1:]
+    return last not in (b"", b"\n")
+
+
+def line_count_mismatch(a: str | os.PathLike[str], na: int, b: str | os.PathLike[str], nb: int) -> str:
+    """The message for two files that must be line-parallel but are not: the counts, and for a file whose last
+    line has no newline, that ``wc -l`` counts one line fewer than there are."""
+    notes = [f"{os.fspath(p)} has no newline after its last line (wc -l says {n - 1})"
+             for p, n in ((a, na), (b, nb)) if n and _ends_without_newline(p)]
+    return (f"{os.fspath(a)}: {na} lines but {os.fspath(b)} has {nb}" + (f" ({'; '.join(notes)})" if notes else "")
+            + "; the two files must be line-parallel")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .native import buildinfo
+from . import procs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,10 +54,10 @@ def huge_page_mode() -> str | None:
 
 def git_sha() -> str:
     try:
-        sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True).stdout.strip()
+        sha = procs.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
+                        capture_output=True, text=True, check=True).stdout.strip()
+        dirty = procs.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                          capture_output=True, text=True, check=True).stdout.strip()
         return sha + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -68,8 +69,8 @@ def gpu() -> dict[str, Any]:
     if not smi:
         return {"available": False, "reason": "nvidia-smi not found (no NVIDIA driver on this machine)"}
     try:
-        out = subprocess.run([smi, "--query-gpu=name,memory.total,driver_version",
-                              "--format=csv,noheader"], capture_output=True, text=True, timeout=20)
+        out = procs.run([smi, "--query-gpu=name,memory.total,driver_version",
+                         "--format=csv,noheader"], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {"available": False, "reason": f"nvidia-smi failed: {exc}"}
     if out.returncode != 0 or not out.stdout.strip():

@@ -12,7 +12,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                     "with any `smtbench decode <search>`, then merge: the result equals one unsharded run byte for "
                     "byte (n-best ids included).")
     p.add_argument("-i", "--input", required=True, help="source text, one sentence per line (plain, .gz, .xz)")
-    p.add_argument("--shards", type=int, required=True, help="number of shards (an empty shard if fewer sentences)")
+    p.add_argument("--shards", type=int, required=True, help="number of shards (at most the number of sentences)")
     p.add_argument("--sentences", type=int, default=0, help="take the first N sentences (default 0: all)")
     p.add_argument("--outdir", required=True, help="folder of the shards and the manifest")
     p.set_defaults(func=run_split)

@@ -30,7 +30,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                     "Tokenized text (the decoders' output before `postprocess`) wants --tokenize none; "
                     "detokenized text sacrebleu's default 13a.")
     b.add_argument("--reference", "-r", required=True, nargs="+", help="reference file(s), line-parallel")
-    b.add_argument("--hypothesis", "-y", required=True, help="the system's output, one line per reference line")
+    b.add_argument("--hypothesis", "-y", required=True,
+                   help="the system's output, one line per reference line (- = stdin)")
     b.add_argument("--tokenize", default="13a",
                    help="sacrebleu tokenizer: 13a (detokenized text), none (tokenized text), intl, char, zh, ...")
     b.add_argument("--lowercase", "-lc", action="store_true", help="case-insensitive BLEU")
@@ -55,11 +56,17 @@ def run_bleu(args: argparse.Namespace) -> int:
     import sacrebleu
 
     from ..decode.compare import read_lines
-    hyp = read_lines(args.hypothesis)
+    from ..ioutil import line_count_mismatch
+    if args.reference.count("-") + (args.hypothesis == "-") > 1:
+        raise ValueError("bleu: standard input (-) can stand for one file only")
+    hyp = read_lines(args.hypothesis)  # `-`: standard input (ioutil.open_text)
     refs = [read_lines(r) for r in args.reference]
     for path, r in zip(args.reference, refs):
         if len(r) != len(hyp):
-            raise ValueError(f"{path}: {len(r)} lines but {args.hypothesis} has {len(hyp)}")
+            raise ValueError(line_count_mismatch(path, len(r), args.hypothesis, len(hyp)) if "-" not in (
+                path, args.hypothesis) else f"{path}: {len(r)} lines but {args.hypothesis} has {len(hyp)}")
+    if not hyp:
+        raise ValueError(f"{args.hypothesis}: empty, and so are the references: BLEU needs at least one line")
     if args.tokenize not in sacrebleu.metrics.bleu.BLEU.TOKENIZERS:
         raise ValueError(f"--tokenize {args.tokenize}: one of {', '.join(sacrebleu.metrics.bleu.BLEU.TOKENIZERS)}")
     metric = sacrebleu.metrics.BLEU(tokenize=args.tokenize, lowercase=args.lowercase)

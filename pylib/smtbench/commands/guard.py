@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import signal
-import subprocess
 import sys
 
 
@@ -16,12 +15,13 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .. import procs
     from ..resources import describe_exit, mem_available_bytes
 
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not cmd:
         raise ValueError("guard: no command given (use: smtbench guard --what TEXT -- CMD ...)")
-    proc = subprocess.Popen(cmd)
+    proc = procs.Popen(cmd)
     try:
         rc = proc.wait()
     except KeyboardInterrupt:

@@ -18,10 +18,10 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 def run(args: argparse.Namespace) -> int:
     import os
     import shutil
-    import subprocess
     import sys
     from pathlib import Path
 
+    from .. import procs
     from ..report.common import repo_root
     res = Path(args.results).resolve()
     if not (res / "tables").is_dir() and not (res / "figures").is_dir():
@@ -32,8 +32,8 @@ def run(args: argparse.Namespace) -> int:
     if not snakefile.is_file():
         raise ValueError(f"{snakefile}: not found (run from a checkout of smtbench)")
     exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
-    r = subprocess.run([exe, "-s", str(snakefile), "--report", str(out), "--config", f"results={res}"], cwd=root,
-                       env=os.environ.copy())
+    r = procs.run([exe, "-s", str(snakefile), "--report", str(out), "--config", f"results={res}"], cwd=root,
+                  env=os.environ.copy())
     if r.returncode:
         raise ValueError(f"snakemake --report failed (exit {r.returncode})")
     print(out)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import moses_peer
+from .. import procs
 
 #: what each system's command looks like (a template for the tables' notes)
 SEARCHES = ("normal", "cube")
@@ -85,7 +86,7 @@ def run(dec: Decoder, input_path: str | os.PathLike, keep_output: bool = True) -
             argv += ["--scores", scores_path]
         with open(out_path, "wb") as out:
             t0 = time.perf_counter()
-            r = subprocess.run(argv, stdin=src, stdout=out, stderr=subprocess.PIPE, cwd=dec.cwd)
+            r = procs.run(argv, stdin=src, stdout=out, stderr=subprocess.PIPE, cwd=dec.cwd)
             wall = time.perf_counter() - t0
         err = r.stderr.decode(errors="replace")
         if r.returncode != 0:

@@ -39,8 +39,8 @@ def shard_name(i: int) -> str:
 
 
 def split(input_path: str, shards: int, outdir: str | os.PathLike[str], sentences: int = 0) -> list[Shard]:
-    """Write ``outdir/shard{i}.txt`` (i < shards; contiguous, sizes differ by at most one; an empty shard when there
-    are fewer sentences than shards), ``outdir/whole.txt`` (all of them) and the manifest ``outdir/shards.json``
+    """Write ``outdir/shard{i}.txt`` (i < shards; contiguous, sizes differ by at most one; ``shards`` at most the
+    number of sentences, or 1 for an empty input), ``outdir/whole.txt`` (all of them) and the manifest ``outdir/shards.json``
     (last: its presence means the split is complete). ``sentences`` > 0 takes the first that many lines."""
     if shards < 1:
         raise ValueError(f"--shards {shards}: must be at least 1")
@@ -52,6 +52,9 @@ def split(input_path: str, shards: int, outdir: str | os.PathLike[str], sentence
             break
         check_sentence(line, f"{input_path}:{lineno}")  # a bad line is named in the input, not in a shard
         lines.append(line.encode("utf-8") + b"\n")
+    if shards > max(len(lines), 1):
+        raise ValueError(f"--shards {shards}: more than the {len(lines)} sentence(s) of {input_path}"
+                         f"{f' (first --sentences {sentences})' if sentences else ''}; give at most {max(len(lines), 1)}")
     out = Path(outdir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--outdir {outdir}: exists and is not a directory")

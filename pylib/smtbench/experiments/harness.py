@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ..benchutil import RowWriter
 from ..errors import ResultMismatch
 from ..protocol import NullWriter, Protocol, Ratio, RegimeProbe, RepeatLoop, Summary, Task, describe, run_points
+from .. import procs
 
 __all__ = ["Protocol", "Ratio", "RepeatLoop", "Summary", "Task", "NullWriter", "RowWriter", "describe", "run_points",
            "timing_lock", "rows", "progress", "agree", "agree_close", "peer_missing", "not_built",
@@ -120,7 +121,7 @@ def timed_process(argv: Sequence[str], input_path: str, cwd: str | None = None) 
     import tempfile
     with open(input_path, "rb") as src, tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
-        r = subprocess.run(list(argv), stdin=src, stdout=out, stderr=subprocess.PIPE, cwd=cwd)
+        r = procs.run(list(argv), stdin=src, stdout=out, stderr=subprocess.PIPE, cwd=cwd)
         wall = time.perf_counter() - t0
         if r.returncode:
             raise RuntimeError(f"{' '.join(argv)} < {input_path}: exit {r.returncode}: "

@@ -35,6 +35,7 @@ from ..errors import ResultMismatch
 from ..ioutil import atomic_open, open_text
 from .harness import (Protocol, Ratio, RepeatLoop, Task, describe, not_built, peer_missing, progress as progress_bar,
                       rows as open_rows)
+from .. import procs
 
 
 @dataclass
@@ -109,7 +110,7 @@ def _run(cmd: list[str]) -> tuple[float, int]:
     import tempfile
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as tf:
         t0 = time.perf_counter()
-        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", tf.name, *cmd], stdout=subprocess.DEVNULL)
+        proc = procs.run(["/usr/bin/time", "-f", "%M", "-o", tf.name, *cmd], stdout=subprocess.DEVNULL, group=True)
         dt = time.perf_counter() - t0
         if proc.returncode:
             raise RuntimeError(f"{' '.join(cmd)} failed with status {proc.returncode}")
@@ -293,9 +294,9 @@ def _moses_preamble(s: TmScoreSweep, points: list[dict], writer: RowWriter, rows
 def _sorted_lines(path: str, dst: Path, tmpdir: Path) -> None:
     """``LC_ALL=C sort`` of a (plain or .gz) file into dst."""
     cat = f"gzip -dc {shlex.quote(path)}" if path.endswith(".gz") else f"cat {shlex.quote(path)}"
-    r = subprocess.run(["bash", "-o", "pipefail", "-c",
-                        f"{cat} | sort -S 256M -T {shlex.quote(str(tmpdir))} > {shlex.quote(str(dst))}"],
-                       env=dict(os.environ, LC_ALL="C"), stderr=subprocess.PIPE)
+    r = procs.run(["bash", "-o", "pipefail", "-c",
+                   f"{cat} | sort -S 256M -T {shlex.quote(str(tmpdir))} > {shlex.quote(str(dst))}"],
+                  env=dict(os.environ, LC_ALL="C"), stderr=subprocess.PIPE, group=True)
     if r.returncode:
         raise RuntimeError(f"sorting {path} failed: {r.stderr.decode(errors='replace').strip()[-300:]}")
 

@@ -28,6 +28,7 @@ from .. import moses_peer
 from ..ioutil import atomic_open, atomic_path, open_text
 from .harness import (Protocol, RepeatLoop, Task, describe, loading_subtracted, not_built, peer_missing,
                       progress as progress_bar, rows as open_rows, timed_process)
+from .. import procs
 
 PHRASE_TABLES = ("memory", "probing", "compact")
 REORDERINGS = ("memory", "tree", "compact")
@@ -124,7 +125,7 @@ def _replace(line: str, head: str, path: str) -> str:
 
 
 def _run_checked(argv: list[str], what: str, **kw) -> None:
-    r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+    r = procs.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
     if r.returncode:
         raise RuntimeError(f"{what}: {' '.join(argv)}: exit {r.returncode}: "
                            f"{r.stderr.decode(errors='replace').strip()[-800:]}")

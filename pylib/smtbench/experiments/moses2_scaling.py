@@ -6,6 +6,7 @@ broken fast path), which is compared with Moses2's own run. The points' rows and
 from __future__ import annotations
 
 import argparse
+from .. import procs
 
 
 def main(args: argparse.Namespace) -> int:
@@ -182,7 +183,7 @@ def main(args: argparse.Namespace) -> int:
                            "-o", os.devnull, "--no-progress"]
                     if table != "text":
                         cmd += ["--binary", str(tables[table]), "--cache", str(cache)]
-                    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                    proc = procs.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                     err = proc.stderr.read()
                     status = proc.wait()
                     if status != 0:

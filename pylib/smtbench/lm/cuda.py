@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from .. import procs
 
 PKG = Path(__file__).resolve().parents[1]  # the smtbench package
 ROOT = PKG.parent.parent
@@ -79,10 +80,10 @@ def build(out: Path | str | None = None, archs: tuple[str, ...] | list[str] = DE
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         tmp_lib = Path(tmp) / out.name
         cmd = [nvcc, *flags, "-I", str(CUDA_SRC), "-o", str(tmp_lib), *map(str, sources)]
-        res = subprocess.run(cmd, capture_output=not verbose, text=True)
+        res = procs.run(cmd, capture_output=not verbose, text=True)
         if res.returncode != 0:
             raise CudaError(f"nvcc failed (exit {res.returncode}): {' '.join(cmd)}\n{res.stderr or ''}")
-        version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip()
+        version = procs.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip()
         (Path(tmp) / "cdefs.h").write_text(cdef_text)
         info = {"nvcc": nvcc, "nvcc_version": version.splitlines()[-1] if version else "unknown",
                 "flags": flags, "archs": list(archs), "sources": [str(s.relative_to(ROOT)) for s in sources],

@@ -24,6 +24,7 @@ import numpy as np
 from ..ioutil import atomic_open, atomic_path, open_text
 from ..native import as_ptr, check, ffi, lib
 from ..resources import require_memory
+from .. import procs
 
 MAX_ORDER = int(lib.SB_KN_MAX_ORDER)
 SPECIAL = ("<s>", "</s>", "<unk>")
@@ -83,7 +84,7 @@ def fast_atomic_out(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
     proc = None
     try:
         with atomic_path(target) as tmp, open(tmp, "wb") as raw:
-            proc = subprocess.Popen([gz, "-1", "-c", "-n"], stdin=subprocess.PIPE, stdout=raw)
+            proc = procs.Popen([gz, "-1", "-c", "-n"], stdin=subprocess.PIPE, stdout=raw)
             try:
                 yield proc.stdin
             finally:
@@ -208,7 +209,13 @@ def estimate(text: str | os.PathLike[str], order: int, arpa: str | os.PathLike[s
     stages = ["count"] + [f"adjust {n}" for n in range(order - 1, 0, -1)] + ["discounts"] + \
         [f"probs {n}" for n in range(1, order + 1)]
     with _progress(len(stages), "lm estimate: stages", progress) as bar:
-        check(lib.sb_kn_finish_counts(kn, len(vocab)), "kn count")
+        rc = lib.sb_kn_finish_counts(kn, len(vocab))
+        if rc == lib.SB_EINVAL:  # the words are there (read_corpus checked): the highest order has no n-gram
+            raise EstimateError(f"{text}: no {order}-gram in the text (every sentence, with <s> and </s>, is "
+                                f"shorter than {order} tokens; {stats.sentences} sentence(s), "
+                                f"{stats.tokens - stats.sentences} words): too little text for this order; use a "
+                                "smaller order or more text")
+        check(rc, "kn count")
         # Memory estimate for the rest: each order holds at most about as many n-grams as the highest order
         # (4n+16 bytes each), plus the suffix sort buffers of one adjust step.
         top = int(lib.sb_kn_size(kn, order))
@@ -347,7 +354,6 @@ def heldout_perplexity(arpa: str | os.PathLike[str], heldout: str | os.PathLike[
 def parity(train: str, heldout: str, orders: list[int], lmplz: str, workdir: str, *,
            discount_fallback: bool = False, progress: bool = False) -> list[dict]:
     """Our estimator vs lmplz on the same text: held-out perplexity (kenlm module) and every n-gram."""
-    import subprocess as sp
     rows = []
     wd = Path(workdir)
     wd.mkdir(parents=True, exist_ok=True)
@@ -361,7 +367,7 @@ def parity(train: str, heldout: str, orders: list[int], lmplz: str, workdir: str
         if discount_fallback:
             cmd.append("--discount_fallback")
         t0 = time.perf_counter()
-        res = sp.run(cmd, capture_output=True, text=True)
+        res = procs.run(cmd, capture_output=True, text=True)
         t_ref = time.perf_counter() - t0
         if res.returncode != 0:
             raise RuntimeError(f"lmplz failed ({res.returncode}): {res.stderr[-2000:]}")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..ioutil import atomic_open, atomic_path
+from .. import procs
 
 INCLUDES = ("KenLM's kenlm_benchmark -q -t 1 on its own binary of the same ARPA: excludes loading; one worker "
             "thread, fed by a reader thread from the page cache in 4,096-word buffers; float sum per buffer; "
@@ -44,7 +45,7 @@ def build_binary(arpa: str | os.PathLike, kind: str, out: str | os.PathLike) -> 
     if kind not in KINDS:
         raise ValueError(f"KenLM binary kind {kind!r}: one of {', '.join(KINDS)}")
     with atomic_path(out) as tmp:
-        r = subprocess.run([str(program("build_binary")), kind, str(arpa), tmp], capture_output=True, text=True)
+        r = procs.run([str(program("build_binary")), kind, str(arpa), tmp], capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"{arpa}: KenLM build_binary {kind} failed ({r.returncode}): {r.stderr.strip()[-2000:]}")
 
@@ -74,8 +75,8 @@ class KenlmPeer:
                     fh.write(line + "\n")
         self.ids = os.path.join(self._dir, "ids")
         with open(text, "rb") as src, open(self.ids, "wb") as dst:
-            r = subprocess.run([str(program("kenlm_benchmark")), "-v", "-m", str(self.model)], stdin=src,
-                               stdout=dst, stderr=subprocess.PIPE, text=False)
+            r = procs.run([str(program("kenlm_benchmark")), "-v", "-m", str(self.model)], stdin=src,
+                          stdout=dst, stderr=subprocess.PIPE, text=False)
         if r.returncode != 0:
             raise RuntimeError(f"{self.model}: kenlm_benchmark -v failed: {r.stderr.decode(errors='replace')[-2000:]}")
         os.unlink(text)
@@ -87,8 +88,8 @@ class KenlmPeer:
                 while fh.read(1 << 24):
                     pass
         with open(self.ids, "rb") as src:
-            r = subprocess.run([str(program("kenlm_benchmark")), "-q", "-t", str(threads), "-m", str(self.model)],
-                               stdin=src, capture_output=True, text=True)
+            r = procs.run([str(program("kenlm_benchmark")), "-q", "-t", str(threads), "-m", str(self.model)],
+                          stdin=src, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"{self.model}: kenlm_benchmark -q failed: {r.stderr.strip()[-2000:]}")
         return parse_query_output(r.stdout, r.stderr, str(self.model))
@@ -154,7 +155,7 @@ def hash_program() -> Path:
 def hash_benchmark(entries: int, lookups: int) -> HashPeerRun:
     """One run of KenLM's hash benchmark (one-size mode): a table of KenLM's Size(entries), ``lookups`` misses."""
     prog = hash_program()
-    r = subprocess.run([str(prog), str(entries), str(lookups)], capture_output=True, text=True)
+    r = procs.run([str(prog), str(entries), str(lookups)], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{prog} {entries} {lookups}: exit {r.returncode}: {r.stderr.strip()[-800:]}")
     head = re.search(r"^entries (\d+) bytes (\d+) insert_ns ([0-9.e+-]+)$", r.stdout, re.M)

@@ -44,6 +44,7 @@ import matplotlib.ticker as mticker
 import pandas as pd
 
 from . import metrics
+from .. import procs
 
 RAW = "results/raw"
 SMOKE = "workflow/baselines/smoke.csv"
@@ -75,7 +76,7 @@ COLORS = {"rows": "C0", "smoke": "C1", "instructions_per_unit": "0.15", "ll_miss
 
 
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+    return procs.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
 
 
 def commits(root: Path, path: str) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..ioutil import atomic_open, open_text
+from ..ioutil import atomic_open, line_count_mismatch, open_text
 
 
 class AlignmentFormatError(ValueError):
@@ -163,17 +163,51 @@ def run_eflomal(src: str, tgt: str, fwd_out: str, rev_out: str, progress: bool =
         src_lines = fs.readlines()
         tgt_lines = ft.readlines()
     if len(src_lines) != len(tgt_lines):
-        raise AlignmentFormatError(f"{src}: {len(src_lines)} lines but {tgt} has {len(tgt_lines)}")
-    Path(fwd_out).parent.mkdir(parents=True, exist_ok=True)
-    tmp_f, tmp_r = f"{fwd_out}.tmp{os.getpid()}", f"{rev_out}.tmp{os.getpid()}"
+        raise AlignmentFormatError(line_count_mismatch(src, len(src_lines), tgt, len(tgt_lines)))
+    if not any(s.split() and t.split() for s, t in zip(src_lines, tgt_lines)):
+        raise AlignmentFormatError(f"{src}: no sentence pair with words on both sides ({len(src_lines)} lines): "
+                                   "nothing to align")
+    run_interruptible_align(src_lines, tgt_lines, fwd_out, rev_out, opts, progress)
+
+
+def run_interruptible_align(src_lines: list[str], tgt_lines: list[str], fwd_out: str, rev_out: str, opts: dict,
+                            progress: bool) -> None:
+    """eflomal.Aligner.align's two steps, with every temporary ours: its input files in a folder beside the
+    outputs (not /tmp), its outputs through ``atomic_path``, all registered for removal on SIGTERM/SIGINT (a
+    folder a SIGKILLed run left is removed by the next); its binary started through :mod:`smtbench.procs`, so it
+    is stopped when we stop (and by PR_SET_PDEATHSIG when we are killed)."""
+    import shutil
+    import tempfile
+
+    import eflomal
+    import eflomal.cython
+
+    from ..ioutil import _HOST, atomic_path, remove_stale_runs, removed_on_signal
+    from ..procs import adopted
+    from ..progress import heartbeat
+
+    d = os.path.dirname(os.path.abspath(fwd_out))
+    os.makedirs(d, exist_ok=True)
+    prefix = f".eflomal.{_HOST}."
+    remove_stale_runs(d, prefix)
+    work = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}.", dir=d)
+    its = opts["n_iterations"]
+    aligner = eflomal.Aligner(**{**opts, "n_iterations": None if its is None else (its,) * opts["model"]})
     try:
-        its = opts["n_iterations"]
-        aligner = eflomal.Aligner(**{**opts, "n_iterations": None if its is None else (its,) * opts["model"]})
-        with heartbeat(f"eflomal model {opts['model']}, both directions ({len(src_lines)} pairs)", progress):
-            aligner.align(src_lines, tgt_lines, links_filename_fwd=tmp_f, links_filename_rev=tmp_r, quiet=True)
-        os.replace(tmp_f, fwd_out)
-        os.replace(tmp_r, rev_out)
+        with removed_on_signal(work), atomic_path(fwd_out) as tmp_f, atomic_path(rev_out) as tmp_r:
+            srcf, trgf = os.path.join(work, "src.bin"), os.path.join(work, "tgt.bin")
+            with open(srcf, "wb") as fs, open(trgf, "wb") as ft:
+                aligner.prepare_files(src_lines, fs, tgt_lines, ft, None, None)
+            with heartbeat(f"eflomal model {opts['model']}, both directions ({len(src_lines)} pairs)", progress), \
+                    adopted(eflomal.cython):
+                eflomal.cython.align(srcf, trgf, links_filename_fwd=tmp_f, links_filename_rev=tmp_r,
+                                     statistics_filename=None, scores_filename_fwd=None, scores_filename_rev=None,
+                                     priors_filename=None, model=aligner.model, score_model=aligner.score_model,
+                                     n_iterations=aligner.n_iterations, n_samplers=aligner.n_samplers, quiet=True,
+                                     rel_iterations=aligner.rel_iterations, null_prior=aligner.null_prior,
+                                     use_gdb=False)
+            for t in (tmp_f, tmp_r):
+                if not os.path.isfile(t) or (os.path.getsize(t) == 0 and src_lines):
+                    raise AlignmentFormatError(f"eflomal wrote no alignment ({t}); see its messages above")
     finally:
-        for t in (tmp_f, tmp_r):
-            if os.path.exists(t):
-                os.unlink(t)
+        shutil.rmtree(work, ignore_errors=True)

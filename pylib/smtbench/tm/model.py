@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..ioutil import atomic_open, open_text
+from .. import procs
 
 INI_TEMPLATE = """\
 #########################
@@ -149,8 +150,8 @@ def _sorted_pairs(path: str, tmpdir: str):
     Python's string order has it."""
     import subprocess
     env = dict(os.environ, LC_ALL="C")
-    srt = subprocess.Popen(["sort", "-S", "256M", "-T", tmpdir], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                           env=env)
+    srt = procs.Popen(["sort", "-S", "256M", "-T", tmpdir], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                      env=env)
 
     def feed() -> None:
         try:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..ioutil import atomic_open, atomic_path, open_text, remove_stale_runs, removed_on_signal, run_interruptible
+from .. import procs
 
 LEX_MISSING = 1.0  # Moses' score: LexicalTable::permissiveLookup returns 1.0 for a pair not in the lex table
 SEP = " ||| "
@@ -50,7 +51,7 @@ def _input_fd(path: str) -> Iterator[int]:
         raise FileNotFoundError(f"{p}: no such file")
     if p.endswith(".gz") or p.endswith(".xz"):
         tool = "gzip" if p.endswith(".gz") else "xz"
-        proc = subprocess.Popen([tool, "-dc", p], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = procs.Popen([tool, "-dc", p], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             yield proc.stdout.fileno()
         finally:
@@ -436,10 +437,10 @@ def compare_tables(ours, oracle, tol: float = 1e-6) -> dict[str, float]:
 def _sort_cmd(inp: str, memory: int, tmpdir: str, parallel: int) -> subprocess.Popen:
     """`gzip -dc inp | LC_ALL=C sort -S memory -T tmpdir --parallel=N` with its stdout a pipe."""
     env = dict(os.environ, LC_ALL="C")
-    cat = subprocess.Popen(["gzip", "-dc", inp] if inp.endswith(".gz") else ["cat", inp], stdout=subprocess.PIPE)
+    cat = procs.Popen(["gzip", "-dc", inp] if inp.endswith(".gz") else ["cat", inp], stdout=subprocess.PIPE)
     par = [f"--parallel={parallel}"] if parallel else []  # 0: GNU sort's default (all cores, up to 8), as Moses
-    srt = subprocess.Popen(["sort", "-S", f"{max(1, memory >> 20)}M", "-T", tmpdir, *par],
-                           stdin=cat.stdout, stdout=subprocess.PIPE, env=env)
+    srt = procs.Popen(["sort", "-S", f"{max(1, memory >> 20)}M", "-T", tmpdir, *par],
+                      stdin=cat.stdout, stdout=subprocess.PIPE, env=env)
     cat.stdout.close()
     srt._cat = cat  # type: ignore[attr-defined]
     return srt
@@ -546,11 +547,11 @@ def score_moses(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, out:
         logs = [tempfile.TemporaryFile() for _ in cmds]
         try:
             if threads >= 2:
-                procs = [subprocess.Popen(c, env=env, stdout=subprocess.DEVNULL, stderr=lg)
-                         for c, lg in zip(cmds, logs)]
-                codes = [p.wait() for p in procs]
+                running = [procs.Popen(c, env=env, stdout=subprocess.DEVNULL, stderr=lg, group=True)
+                           for c, lg in zip(cmds, logs)]
+                codes = [p.wait() for p in running]
             else:
-                codes = [subprocess.run(c, env=env, stdout=subprocess.DEVNULL, stderr=lg).returncode
+                codes = [procs.run(c, env=env, stdout=subprocess.DEVNULL, stderr=lg, group=True).returncode
                          for c, lg in zip(cmds, logs)]
             for c, code, lg in zip(cmds, codes, logs):
                 if code:

@@ -29,13 +29,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..ioutil import atomic_open, atomic_write_text, open_text
+from ..ioutil import atomic_open, atomic_write_text, line_count_mismatch, open_text
 
 STEPS = ("corpus", "align", "extract", "score", "reorder", "lm", "model")
 CASING = ("keep", "lower", "truecase")
@@ -114,6 +115,9 @@ class Trainer:
     def __init__(self, o: TrainOptions):
         self.o = o
         self.out = Path(o.outdir)
+        for opt, d in (("--outdir", o.outdir), ("--model-dir", o.model_dir)):
+            if d and os.path.lexists(d) and not os.path.isdir(d):
+                raise TrainError(f"{opt} {d}: exists and is not a folder")
         self.stamps = self.out / ".steps"
         for side, ext in (("--f", o.f), ("--e", o.e)):
             if not ext or "/" in ext:
@@ -135,6 +139,9 @@ class Trainer:
             raise TrainError(f"--max-phrase-length {o.max_phrase_length}: must be >= 1")
         if o.lm is None and not 2 <= o.lm_order <= 6:
             raise TrainError(f"--lm-order {o.lm_order}: must be in 2..6")
+        if o.lm is None:
+            from ..benchutil import parse_size
+            parse_size(o.lm_memory, "--lm-memory", lo=64 << 20)  # the estimator's floor, named by our option
         self.src_in = f"{o.corpus}.{o.f}"
         self.tgt_in = f"{o.corpus}.{o.e}"
         if o.corpus_step_active:
@@ -179,10 +186,12 @@ class Trainer:
 
     def _corpus(self) -> dict:
         o = self.o
-        if not o.corpus_step_active:
-            return {"pairs": _count_lines(self.src_in), "note": "used as given (no tokenization, casing or cleaning)"}
-        from ..progress import bar
         src, tgt = _read_pair(self.src_in, self.tgt_in)
+        if not o.corpus_step_active:
+            if not any(a.split() and b.split() for a, b in zip(src, tgt)):
+                raise TrainError(f"{self.src_in}: no sentence pair with words on both sides ({len(src)} lines)")
+            return {"pairs": len(src), "note": "used as given (no tokenization, casing or cleaning)"}
+        from ..progress import bar
         if o.tokenize:
             from ..data import Tokenizer
             with bar("corpus: tokenize", total=2 * len(src), unit="line", on=o.progress) as pb:
@@ -349,6 +358,10 @@ class Trainer:
         import contextlib
 
         from ..folderlock import folder_lock
+        if self.o.lm is not None:  # its header, before any step runs (not after alignment and scoring)
+            if not os.path.isfile(self.o.lm):
+                raise TrainError(f"--lm {self.o.lm}: no such file")
+            arpa_order(self.o.lm)
         self.check(only)
         with contextlib.ExitStack() as locks:  # one lock per step run: the workflow runs steps as parallel jobs
             for step in self.steps():
@@ -424,8 +437,11 @@ def arpa_order(path: str) -> int:
             line = line.strip()
             if line == "\\data\\":
                 seen = True
-            elif seen and line.startswith("ngram "):
-                order = max(order, int(line.split()[1].split("=")[0]))
+            elif seen and line.startswith("ngram"):
+                m = re.fullmatch(r"ngram\s+0*([1-9][0-9]*)\s*=\s*([0-9]+)", line)
+                if m is None:
+                    raise TrainError(f"{path}:{lineno}: bad ARPA header line {line!r} (expected 'ngram N=COUNT')")
+                order = max(order, int(m.group(1)))
             elif seen and line.startswith("\\"):
                 break
             if lineno > 1000 and not seen:
@@ -444,9 +460,14 @@ def _read_pair(src: str, tgt: str) -> tuple[list[str], list[str]]:
     with open_text(tgt) as ft:
         b = [line.rstrip("\n") for line in ft]
     if len(a) != len(b):
-        raise TrainError(f"{src}: {len(a)} lines but {tgt} has {len(b)} (the two sides must be line-parallel)")
+        raise TrainError(line_count_mismatch(src, len(a), tgt, len(b)))
     if not a:
         raise TrainError(f"{src}: empty corpus")
+    for path, lines in ((src, a), (tgt, b)):
+        for lineno, line in enumerate(lines, 1):
+            if "|||" in line:
+                raise TrainError(f"{path}:{lineno}: '|||' in the corpus (the field separator of Moses' extract and "
+                                 "phrase-table files); escape or remove it")
     return a, b
 
 

@@ -21,14 +21,15 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import IO, Sequence
+from typing import IO, Any, Sequence
 
 import numpy as np
 
 from ..decode.ini import MosesConfig, load_ini
 from ..ioutil import open_text, read_lines
+from ..procs import Popen
 from .bleu import load_references
 from .pool import NbestPool
 
@@ -213,18 +214,18 @@ def decode(ini: str, src: str, weights: dict[str, list[float]] | None, opts: Tun
     t0 = time.perf_counter()
     with atomic_open(log) as lg:
         lg.write(" ".join(cmd) + "\n")
-        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE)
-        assert proc.stderr is not None
-        while True:
-            chunk = proc.stderr.read1(4096) if hasattr(proc.stderr, "read1") else proc.stderr.read(4096)
-            if not chunk:
-                break
-            text = chunk.decode("utf-8", "replace")
-            lg.write(text)
-            if opts.progress:
-                err.write(text)
-                err.flush()
-        rc = proc.wait()
+        with Popen(cmd, stderr=subprocess.PIPE) as proc:  # stopped if this block raises or we are stopped
+            assert proc.stderr is not None
+            while True:
+                chunk = proc.stderr.read1(4096) if hasattr(proc.stderr, "read1") else proc.stderr.read(4096)
+                if not chunk:
+                    break
+                text = chunk.decode("utf-8", "replace")
+                lg.write(text)
+                if opts.progress:
+                    err.write(text)
+                    err.flush()
+            rc = proc.wait()
     if rc != 0:
         raise TuneError(f"the decoder failed (exit {rc}); its messages are in {log}")
     return time.perf_counter() - t0
@@ -313,6 +314,8 @@ def _tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathL
     if not layout:
         raise TuneError(f"{ini}: no tuneable feature")
     work = Path(workdir)
+    if work.exists() and not work.is_dir():
+        raise TuneError(f"--workdir {work}: exists and is not a folder")
     work.mkdir(parents=True, exist_ok=True)
     inputs = _inputs(ini, cfg, src, references)
     record = {"ini": str(Path(ini).resolve()), "input": str(Path(src).resolve()),
@@ -331,7 +334,7 @@ def _tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathL
     state = work / "tune.json"
     old_content: dict = {}
     if state.exists():
-        old = json.loads(state.read_text())
+        old = _read_json(state, dict)
         diff = [k for k in record if old.get(k) != record[k]]
         if diff:
             raise TuneError(f"{work}: a tuning run with other arguments ({', '.join(diff)}) is there; "
@@ -361,15 +364,20 @@ def _tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathL
         onebest = work / f"run{run}.1best"
         decoded = split_weights(layout, current)
         if done.exists():
-            it = Iteration(**json.loads(done.read_text()))
-            if not np.allclose(weights_of_dict(it.weights, layout), current, rtol=0, atol=0):
+            it = _read_iteration(done)
+            try:
+                resumed = weights_of_dict(it.weights, layout)
+                weights_of_dict(it.new_weights, layout)
+            except (KeyError, ValueError):
+                raise TuneError(f"{done}: its weights do not fit {ini}'s features; remove {work}") from None
+            if resumed.shape != current.shape or not np.allclose(resumed, current, rtol=0, atol=0):
                 raise TuneError(f"{done}: decoded with other weights than this run reaches; remove {work}")
             pool.add_nbest(nbest)
             print(f"tune: run {run} (resumed): dev BLEU {it.dev_bleu:.2f}", file=err)
         else:
             dec_s = 0.0
             if not (nbest.exists() and onebest.exists() and (work / f"run{run}.weights.json").exists()
-                    and json.loads((work / f"run{run}.weights.json").read_text()) == decoded):
+                    and _read_json(work / f"run{run}.weights.json", dict) == decoded):
                 atomic_write_text(work / f"run{run}.weights.json", json.dumps(decoded) + "\n")
                 print(f"tune: run {run}: decoding {len(refs)} sentences ({opts.decoder}, n-best {opts.nbest})",
                       file=err)
@@ -406,6 +414,37 @@ def _tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathL
         final = best.weights
         print(f"tune: returning the weights of run {best.run} (best dev BLEU {best.dev_bleu:.2f})", file=err)
     return final, history
+
+
+def _read_json(path: Path, kind: type) -> Any:
+    """A JSON file of the work directory; damage is one line naming it."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise TuneError(f"{path}: not valid JSON ({exc}); remove it (or the whole --workdir) and rerun") from None
+    if not isinstance(value, kind):
+        raise TuneError(f"{path}: expected a JSON {kind.__name__}, found {type(value).__name__}; remove it and rerun")
+    return value
+
+
+def _read_iteration(path: Path) -> Iteration:
+    """A finished iteration's record (run<i>.json), checked field by field."""
+    rec = _read_json(path, dict)
+    names = [f.name for f in fields(Iteration)]
+    missing = [n for n in names if n not in rec]
+    extra = [k for k in rec if k not in names]
+    if missing or extra:
+        raise TuneError(f"{path}: not an iteration record ({'missing ' + ', '.join(missing) if missing else ''}"
+                        f"{'; ' if missing and extra else ''}{'unknown ' + ', '.join(extra) if extra else ''}); "
+                        "remove it and rerun (that iteration is redone)")
+    it = Iteration(**rec)
+    ok = isinstance(it.weights, dict) and isinstance(it.new_weights, dict) \
+        and all(isinstance(v, list) and all(isinstance(x, (int, float)) for x in v)
+                for w in (it.weights, it.new_weights) for v in w.values()) \
+        and isinstance(it.dev_bleu, (int, float))
+    if not ok:
+        raise TuneError(f"{path}: its weights or dev BLEU are not numbers; remove it and rerun")
+    return it
 
 
 def _subset(src: str, references: Sequence[str], sentences: int, work: Path) -> tuple[str, list[str]]:

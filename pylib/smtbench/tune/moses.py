@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import moses_peer
 from ..decode.nbest import parse_features
+from .. import procs
 
 
 class MosesToolError(RuntimeError):
@@ -41,7 +42,7 @@ def moses_nbest(src: str | os.PathLike[str], dst: str | os.PathLike[str], layout
 
 
 def _run(cmd: list[str], cwd: str | os.PathLike[str] | None = None) -> str:
-    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True)
+    proc = procs.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise MosesToolError(f"{Path(cmd[0]).name} failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
     return proc.stderr
