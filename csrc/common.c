@@ -65,6 +65,12 @@ uint64_t sb_now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t sb_thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 int sb_pin_to_cpu(int cpu) {
 #ifdef __linux__
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -77,6 +77,8 @@ void sb_huge_free(void *ptr, size_t bytes);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t sb_now_ns(void);
+/* The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID: user + system) in nanoseconds. */
+uint64_t sb_thread_cpu_ns(void);
 
 /* Pin the calling thread to cpu (cpu % online cpus). Returns SB_OK or SB_EUNSUPPORTED. */
 int sb_pin_to_cpu(int cpu);

@@ -411,7 +411,7 @@ typedef struct {
     pthread_barrier_t *barrier;
     uint64_t begin, end;        /* slice of the global query stream */
     uint64_t *keys;             /* pre-generated keys of this slice */
-    uint64_t start_ns, end_ns, checksum, found;
+    uint64_t start_ns, end_ns, cpu_start_ns, cpu_end_ns, checksum, found;
     int thread_index;
 } bench_job;
 
@@ -442,6 +442,7 @@ static void *bench_worker(void *arg) {
     uint64_t checksum = sink * 0, found = 0;
     pthread_barrier_wait(job->barrier);
     job->start_ns = sb_now_ns();
+    job->cpu_start_ns = sb_thread_cpu_ns();
     const uint64_t *keys = job->keys;
 #define KEY_ARRAY(i) (keys[i])
 /* a hit folds its value (KEYS stores none: recomputed from the key, as fill_random made it), a miss its key */
@@ -471,6 +472,7 @@ static void *bench_worker(void *arg) {
 #undef KEY_ARRAY
 #undef FOLD
 #undef LOOKUPS
+    job->cpu_end_ns = sb_thread_cpu_ns();
     job->end_ns = sb_now_ns();
     job->checksum = checksum;
     job->found = found;
@@ -520,6 +522,7 @@ int sb_hash_bench(const sb_hash *t, const sb_hash_bench_args *a, sb_hash_bench_r
             if (jobs[i].end_ns > last) last = jobs[i].end_ns;
             uint64_t own = jobs[i].end_ns - jobs[i].start_ns;
             if (own > res->max_thread_ns) res->max_thread_ns = own;
+            res->cpu_ns += jobs[i].cpu_end_ns - jobs[i].cpu_start_ns;
             res->checksum += jobs[i].checksum;
             res->found += jobs[i].found;
         }

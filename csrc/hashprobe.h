@@ -79,6 +79,9 @@ typedef struct {
 typedef struct {
     uint64_t wall_ns;        /* first thread start to last thread end */
     uint64_t max_thread_ns;  /* slowest thread's own timed loop */
+    uint64_t cpu_ns;         /* CPU time of the timed loops (CLOCK_THREAD_CPUTIME_ID of each thread, summed): on one
+                              * thread the clock KenLM's benchmark reads (its CPUTime(), its one-thread process's
+                              * CLOCK_PROCESS_CPUTIME_ID) over the same region */
     uint64_t checksum;       /* wrapping sum over every query of (value if found, else the key): equal for every
                               * layout, queue size and thread count */
     uint64_t found;          /* queries that found their key */

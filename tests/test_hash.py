@@ -235,10 +235,17 @@ def test_kenlm_hash_benchmark_runs_beside_ours(tmp_path):
     assert (k.buckets == rows[rows.variant == "keys"].buckets.iloc[0]).all() and (k.table_bytes == 8 * k.buckets).all()
     t = mh.layouts(rows)
     ours = t[(t.variant != "kenlm-cpp") & (t["mode"] == "miss")]
-    assert len(ours) == 2 and (ours.n_repeats == 2).all()
-    # KenLM's program times by CPUTime(), ours by the wall clock: no ratio between them (report.common.check_like,
-    # issue 40) until the sweep times both sides by one clock
-    assert ours.vs_kenlm_benchmark.isna().all() and ours.vs_kenlm_benchmark_ci_low.isna().all()
+    assert len(ours) == 2 and (ours.n_repeats == 2).all() and (ours.clock == "wall").all()
+    assert (t[t.variant == "kenlm-cpp"].clock == "cpu").all() and "vs_kenlm_benchmark" not in t
+    # one clock on both sides: KenLM's CPUTime() against our lookup thread's CPU time, at one thread
+    assert (k.clock == "cpu").all() and (k.cpu_ns_per_lookup == k.ns_per_lookup).all()
+    mine = rows[(rows.variant != "kenlm-cpp") & (rows["mode"] != "line")]
+    assert (mine.clock == "wall").all() and (mine.cpu_ns_per_lookup > 0).all()
+    v = mh.vs_kenlm(rows).set_index("comparison")
+    assert list(v.index) == [mh.LIKE, mh.BEST, mh.MOKRY] and (v.clock == "cpu").all()
+    assert v.loc[mh.LIKE, "variant"] == "keys" and v.loc[mh.LIKE, "queue_sizes"] == "0/4"
+    assert v.vs_kenlm_benchmark.notna().all() and v.vs_kenlm_benchmark_ci_low.notna().all()
+    assert (v.n_repeats == 2).all()
 
 
 def test_an_unpatched_kenlm_hash_benchmark_is_refused(tmp_path, monkeypatch, capsys):
@@ -275,3 +282,97 @@ def test_focus_repeats_the_layout_tables_points(tmp_path):
         assert len(q) == 2 and q[0] == 0  # the plain point and one best queue
     t = mh.layouts(rows)
     assert (t[t["mode"] == "miss"].n_repeats == 4).all()
+
+
+# ----------------------------------------------------------------------------------------------- ours against KenLM
+def _kenlm_rows(seed: int = 0):
+    """Rows shaped as `bench mokry_hash --kenlm-peer` writes them (one run, 3 repeats, one thread's misses): ours by
+    the wall clock with their CPU time beside it, KenLM's benchmark by CPU time only; plus decoys the headline must
+    not read - our 'keys' at a queue size KenLM does not run, Mokry's layout faster at KenLM's sizes, two threads,
+    a retaken attempt."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    base = dict(run_id="run-1", table_mib=2, mode="miss", lookups=1000)
+    for rep in range(3):
+        for v, qs in (("keys", [0, 2, 4, 8, 16, 24]), ("kv", [0, 2, 4, 8, 16, 24]), ("split-ovf", [0, 2, 4, 8, 16, 24])):
+            for q in qs:
+                for t in (1, 2):
+                    cpu = float(rng.uniform(20, 60))
+                    rows.append(dict(base, variant=v, layout=v, threads=t, queue_size=q, repeat=rep, clock="wall",
+                                     ns_per_lookup=cpu * 1.1, cpu_ns_per_lookup=cpu))
+        for q in (0, 2, 4, 8, 16):
+            rows.append(dict(base, variant="kenlm-cpp", layout="kenlm-keys", threads=1, queue_size=q, repeat=rep,
+                             clock="cpu", ns_per_lookup=float(rng.uniform(20, 60)),
+                             cpu_ns_per_lookup=float("nan")))
+        rows.append(dict(base, variant="keys", layout="keys", threads=1, queue_size=2, repeat=rep, clock="wall",
+                         ns_per_lookup=0.5, cpu_ns_per_lookup=0.4, retaken=True))  # a retaken attempt
+    d = pd.DataFrame(rows)
+    d["retaken"] = d["retaken"].fillna(False).astype(bool)
+    k = d.variant == "kenlm-cpp"
+    d.loc[k, "cpu_ns_per_lookup"] = d.loc[k, "ns_per_lookup"]
+    return d
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_kenlm_headline_is_like_for_like(seed):
+    """The headline divides our 'keys' layout at KenLM's queue sizes by KenLM at the same sizes, CPU time by CPU
+    time, one thread, one run; the best design and Mokry's layout are their own labelled rows; our other points
+    (another queue size, another layout, two threads, a retaken attempt) never enter it."""
+    from smtbench.protocol import paired_ratios
+    from smtbench.report import mokry_hash as mh
+
+    d = _kenlm_rows(seed)
+    t = mh.vs_kenlm(d).set_index("comparison")
+    assert list(t.index) == [mh.LIKE, mh.BEST, mh.MOKRY] and (t.clock == "cpu").all() and (t.threads == 1).all()
+    like = t.loc[mh.LIKE]
+    live = d[~d.retaken & (d.threads == 1)]
+    sizes = [0, 2, 4, 8, 16]  # KenLM's (Immediate, PrefetchQueue 2/4/8/16), all swept by ours here
+    ours = live[(live.variant == "keys") & live.queue_size.isin(sizes)]
+    ken = live[live.variant == "kenlm-cpp"]
+    assert like.variant == "keys" and like.queue_sizes == like.kenlm_queue_sizes == "/".join(map(str, sizes))
+    assert like.cpu_ns_per_lookup == ours.cpu_ns_per_lookup.min()
+    assert like.kenlm_cpu_ns_per_lookup == ken.cpu_ns_per_lookup.min()
+    assert like.vs_kenlm_benchmark == pytest.approx(ken.cpu_ns_per_lookup.min() / ours.cpu_ns_per_lookup.min())
+    pairs = paired_ratios(live, (live.variant == "keys") & live.queue_size.isin(sizes),
+                          live.variant == "kenlm-cpp", value="cpu_ns_per_lookup")
+    assert len(pairs) == 3 and like.n_repeats == 3
+    assert like.vs_kenlm_benchmark_ci_low <= like.vs_kenlm_benchmark_paired <= like.vs_kenlm_benchmark_ci_high
+    # the best design: the fastest of all our one-thread points (any layout, any of our queue sizes), labelled
+    best = live[live.variant != "kenlm-cpp"].sort_values("cpu_ns_per_lookup").iloc[0]
+    row = t.loc[mh.BEST]
+    assert (row.variant, row.queue_size) == (best.variant, best.queue_size)
+    assert row.vs_kenlm_benchmark == pytest.approx(ken.cpu_ns_per_lookup.min() / best.cpu_ns_per_lookup)
+    assert t.loc[mh.MOKRY].variant == "kv" and t.loc[mh.MOKRY].vs_kenlm_benchmark > 0
+
+
+def test_the_kenlm_headline_refuses_unlike_rows_and_waits_for_our_cpu_clock():
+    from smtbench.errors import UnlikeRatio
+    from smtbench.report import mokry_hash as mh
+
+    d = _kenlm_rows()
+    bad = d.copy()
+    bad.loc[(bad.variant == "keys") & (bad.queue_size == 4), "run_id"] = "another-run"
+    with pytest.raises(UnlikeRatio, match="vs_kenlm_benchmark refused.*run_id"):
+        mh.vs_kenlm(bad)
+    bad = d.copy()
+    bad.loc[bad.variant == "kenlm-cpp", "clock"] = "wall"  # a peer timed by another clock than ours' CPU time
+    with pytest.raises(UnlikeRatio, match="clock"):
+        mh.vs_kenlm(bad)
+    # KenLM's rows from before the clocks were named alike read as CPU time
+    old = d.assign(clock=d["clock"].replace({"cpu": "CPUTime"}))
+    assert mh.vs_kenlm(old).vs_kenlm_benchmark.notna().all()
+    # ours recorded before the CPU clock: the rows stay, no ratio, a note to re-measure
+    t = mh.vs_kenlm(d.drop(columns="cpu_ns_per_lookup").assign(
+        cpu_ns_per_lookup=lambda x: x.ns_per_lookup.where(x.variant == "kenlm-cpp")))
+    assert len(t) == 3 and t.vs_kenlm_benchmark.isna().all() and t.note.str.startswith("re-measure").all()
+    # no KenLM in the run: an empty table
+    assert mh.vs_kenlm(d[d.variant != "kenlm-cpp"]).empty
+
+
+def test_our_rows_carry_their_clock_and_cpu_time():
+    rows = run_sweep(HashSweep(table_mib=2, queue_sizes=[0, 4], threads=[1, 2], lookups=20000, repeats=1,
+                               variants=["keys"]))
+    assert rows and all(r["clock"] == "wall" and r["cpu_ns"] > 0 for r in rows)
+    assert all(r["cpu_ns_per_lookup"] == r["cpu_ns"] / r["lookups"] for r in rows)

@@ -4,7 +4,7 @@ HASH_ROWS = expand(f"{OUT}/raw/mokry_hash/mib{{mib}}.jsonl", mib=MOKRY_HASH["tab
 HASH_KENLM_MIB = set(MOKRY_HASH.get("kenlm_peer_mib", []))  # sizes at which KenLM's own hash benchmark runs beside
 
 ALL += [f"{OUT}/tables/mokry_table3_2.md", f"{OUT}/figures/mokry_fig3_2.png", f"{OUT}/tables/mokry_hash_layouts.md",
-        f"{OUT}/figures/mokry_hash_layouts.png"]
+        f"{OUT}/figures/mokry_hash_layouts.png", f"{OUT}/tables/mokry_hash_vs_kenlm.md"]
 METRICS.append(f"{OUT}/metrics/mokry_hash.csv")
 
 
@@ -53,13 +53,17 @@ rule mokry_hash_report:
         layouts=f"{OUT}/tables/mokry_hash_layouts.md",
         layouts_csv=shown(f"{OUT}/tables/mokry_hash_layouts.csv", "mokry_hash"),
         layouts_figure=shown(f"{OUT}/figures/mokry_hash_layouts.png", "mokry_hash"),
+        vs_kenlm=f"{OUT}/tables/mokry_hash_vs_kenlm.md",
+        vs_kenlm_csv=shown(f"{OUT}/tables/mokry_hash_vs_kenlm.csv", "mokry_hash"),
         metrics=f"{OUT}/metrics/mokry_hash.csv",
     params:
         table=lambda wildcards, output: output.csv.removesuffix(".csv"),
         layouts=lambda wildcards, output: output.layouts_csv.removesuffix(".csv"),
+        vs_kenlm=lambda wildcards, output: output.vs_kenlm_csv.removesuffix(".csv"),
     log:
         f"{OUT}/logs/mokry_hash/report.log",
     shell:
         "smtbench report mokry_hash --rows {input} --table {params.table} "
         "--figure {output.figure} --layouts-table {params.layouts} --layouts-figure {output.layouts_figure} "
+        "--vs-kenlm-table {params.vs_kenlm} "
         "--metrics {output.metrics} 2> {log}"

@@ -35,6 +35,7 @@ class BenchResult:
     max_thread_ns: int
     checksum: int
     found: int
+    cpu_ns: int = 0  # CPU time of the timed loops, every thread's summed (on one thread: KenLM's CPUTime() clock)
 
 
 def _check_layout(layout: str) -> int:
@@ -140,7 +141,8 @@ class ProbingHashTable:
             "pin": int(pin)})
         res = ffi.new("sb_hash_bench_result *")
         check(lib.sb_hash_bench(self._t, args, res), "hash bench")
-        return BenchResult(int(res.wall_ns), int(res.max_thread_ns), int(res.checksum), int(res.found))
+        return BenchResult(int(res.wall_ns), int(res.max_thread_ns), int(res.checksum), int(res.found),
+                           int(res.cpu_ns))
 
 
     def probe_stats(self, *, fill_seed: int, filled: int, query_seed: int, lookups: int,

@@ -126,7 +126,8 @@ HASH_BENCHMARK = "probing_hash_table_benchmark"
 HASH_INCLUDES = ("KenLM's util/probing_hash_table_benchmark (its ProbingHashTable of 8-byte keys, IdentityHash, "
                  "Power2Mod, huge pages; its Immediate and PrefetchQueue 2/4/8/16), patched by "
                  "tools/kenlm-probing-benchmark.patch to run one table size on one thread: filled once with random "
-                 "keys per process, then the same random misses through each queue, timed by its CPUTime()")
+                 "keys per process, then the same random misses through each queue, timed by its CPUTime() "
+                 "(CLOCK_PROCESS_CPUTIME_ID of its one-thread process: CPU time)")
 
 
 @dataclass

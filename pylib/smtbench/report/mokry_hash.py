@@ -14,16 +14,20 @@ POINT = ["variant", "table_mib", "mode", "threads", "queue_size"]
 PAPER_VARIANT = "kv"  # Mokry's table: 16-byte key+value entries probed from the ideal bucket
 
 
-# the declarations (report.common.declare): speed-ups and floors divide rows of one run, clock and thread count; the
-# ratio to KenLM's hash benchmark only where both sides were timed by one clock (its program reads CPUTime(), ours
-# the wall clock in rows without a `clock` field): otherwise the row carries no ratio, KenLM's own row shows its time
+# the declarations (report.common.declare): speed-ups and floors divide rows of one run, clock and thread count (ours:
+# the wall clock); the comparison with KenLM's hash benchmark is its own table (vs_kenlm): CPU time against CPU time,
+# one thread, one run - KenLM's program reads only its CPUTime(), so ours is read from the rows' cpu_ns_per_lookup
 SPEEDUP = Ratio("speedup", num="the variant's best queue size", den="the same variant, plain lookups (queue 0)")
 FLOOR = Ratio("best_over_floor", num="the variant's best queue size", den="one random line read, the same table")
-VS_KENLM = Ratio("vs_kenlm_benchmark", num="the variant's best queue size",
-                 den="KenLM's probing_hash_table_benchmark, its best queue", blank=("clock",))
-declare("mokry_hash_layouts", SPEEDUP, FLOOR, VS_KENLM)
+VS_KENLM = Ratio("vs_kenlm_benchmark", num="ours: the row's variant at the row's queue size(s), CPU time per lookup, "
+                 "one thread's misses", den="KenLM's probing_hash_table_benchmark in the same repeats: its best of the "
+                 "row's KenLM queue sizes, CPU time per lookup")
+declare("mokry_hash_layouts", SPEEDUP, FLOOR)
+declare("mokry_hash_vs_kenlm", VS_KENLM)
 declare("mokry_table3_2", Ratio("miss_speedup", SPEEDUP.num + ", misses", SPEEDUP.den),
         Ratio("hit_speedup", SPEEDUP.num + ", hits", SPEEDUP.den))
+CPU = "cpu"  # the clock of KenLM's benchmark (its CPUTime()) and of ours' cpu_ns_per_lookup
+LEGACY_CLOCKS = {"CPUTime": CPU}  # KenLM's rows before the clocks were named alike
 
 
 def _pairs(ratio: Ratio, g: pd.DataFrame, num: pd.Series, den: pd.Series, where: str) -> list[float] | None:
@@ -34,6 +38,8 @@ def with_variant(rows: pd.DataFrame) -> pd.DataFrame:
     """Rows from before the layouts existed are Mokry's table."""
     if "variant" not in rows:
         rows = rows.assign(variant=PAPER_VARIANT, layout=PAPER_VARIANT)
+    if "clock" in rows:
+        rows = rows.assign(clock=rows["clock"].replace(LEGACY_CLOCKS))
     return rows
 
 
@@ -110,50 +116,117 @@ def _floor_interval(b: pd.DataFrame) -> pd.DataFrame:
 KENLM = "kenlm-cpp"  # rows of KenLM's own probing_hash_table_benchmark, run beside ours (bench mokry_hash --kenlm-peer)
 
 
-def _vs_kenlm(b: pd.DataFrame, rows: pd.DataFrame, threads: int) -> pd.DataFrame:
-    """Where KenLM's own hash benchmark ran beside ours (misses, one thread): ``vs_kenlm_benchmark`` = its best
-    queue's ns per lookup / the row's best-queue ns (> 1: ours faster), its interval from the paired repeats (each
-    repeat: KenLM's best queue of that repeat against the row's best queue point), n_repeats kept as it was."""
-    if KENLM not in set(rows["variant"]) or threads != 1:
-        return b
+LIKE = "like for like (headline)"
+BEST = "best design of ours"
+MOKRY = "Mokry's layout"
+VS_COLUMNS = ["table_mib", "comparison", "variant", "queue_sizes", "queue_size", "cpu_ns_per_lookup",
+              "kenlm_queue_sizes", "kenlm_queue_size", "kenlm_cpu_ns_per_lookup", "clock", "threads",
+              "vs_kenlm_benchmark", "vs_kenlm_benchmark_paired", "vs_kenlm_benchmark_ci_low",
+              "vs_kenlm_benchmark_ci_high", "n_repeats", "note"]
+REMEASURE = ("re-measure: our rows predate the CPU clock (no cpu_ns_per_lookup); KenLM's rows are CPU time, ours "
+             "wall time, so no ratio")
+
+
+def _sizes(qs) -> str:
+    return "/".join(str(int(q)) for q in sorted(qs))
+
+
+def vs_kenlm(rows: pd.DataFrame) -> pd.DataFrame:
+    """Ours against KenLM's own hash benchmark run beside ours (``--kenlm-peer``), per table size: one thread's
+    misses, both sides by CPU time (KenLM's CPUTime(); ours: the lookup thread's CPU time over the same loop), paired
+    per repeat of the same run. Three labelled rows: (1) ``like for like (headline)``: our ``keys`` layout (8-byte
+    keys, as KenLM's) at KenLM's queue sizes (those of its 0/2/4/8/16 that ours swept), each side's best of those
+    sizes (per repeat for the interval, min over repeats for the ratio column); (2) ``best design of ours``: the
+    variant whose best queue of all ours swept is fastest (by CPU time), at that queue; (3) ``Mokry's layout``
+    (``kv``, 16-byte key+value) at its best queue. Rows (2) and (3) divide by KenLM's best of all its sizes (the
+    same KenLM point as (1) wherever ours swept all of KenLM's sizes). Rows of ours without CPU times (before the
+    clock was recorded) keep the row, its ratio blank (``note``: re-measure). No row where KenLM's benchmark did not
+    run; multi-thread rows of ours are not compared (KenLM's benchmark runs one thread)."""
+    rows = with_variant(rows)
+    if KENLM not in set(rows["variant"]):
+        return pd.DataFrame(columns=VS_COLUMNS)
     r = kept(rows.assign(queue_size=rows["queue_size"].fillna(0).astype(int)))
-    ken = b[(b.variant == KENLM)].set_index(["table_mib", "mode"])["best_ns"]
-    per, est = [], []
-    for _, o in b.iterrows():
-        k = ken.get((o.table_mib, o["mode"]))
-        if o.variant == KENLM or k is None or k != k:
-            per.append([]), est.append(float("nan"))
+    r = r[r["mode"] == "miss"]
+    if "threads" in r:
+        r = r[r["threads"].fillna(1) == 1]
+    if "cpu_ns_per_lookup" not in r:
+        r = r.assign(cpu_ns_per_lookup=float("nan"))
+    if "clock" in r:  # rows timed by a CPU clock only (KenLM's, before they said so twice): that is their CPU time
+        r = r.assign(cpu_ns_per_lookup=r["cpu_ns_per_lookup"].where(r["clock"] != CPU, r["ns_per_lookup"]))
+    out: list[dict] = []
+    per: list[list[float]] = []
+    for mib, g in r.groupby("table_mib"):
+        ken = g[g.variant == KENLM]
+        ours = g[g.variant != KENLM]
+        if ken.empty or ours.empty:
             continue
-        g = r[(r.table_mib == o.table_mib) & (r["mode"] == o["mode"]) & (r.threads == threads)]
-        ours = (g.variant == o.variant) & (g.queue_size == int(o.best_queue_size))
-        pairs = _pairs(VS_KENLM, g, ours, g.variant == KENLM, f"{o.variant}, {o.table_mib} MiB, {o['mode']}")
-        per.append(pairs or [])
-        est.append(k / o.best_ns if pairs is not None else float("nan"))
-    n = b["n_repeats"].copy() if "n_repeats" in b else None
-    b = add_interval(b.assign(vs_kenlm_benchmark=est), "vs_kenlm_benchmark", per)
-    if n is not None:
-        b["n_repeats"] = n
-    return b
+        ken_qs = sorted(set(ken.queue_size))
+        timed = ours["cpu_ns_per_lookup"].notna().all()
+        # the value each side is read by: CPU time (ours from cpu_ns_per_lookup, their clock then 'cpu')
+        g = g.assign(clock=[CPU if v != KENLM and timed else c
+                            for v, c in zip(g.variant, g["clock"] if "clock" in g else ["wall"] * len(g))])
+        by = "cpu_ns_per_lookup" if timed else "ns_per_lookup"  # choosing the best design: by CPU where recorded
+        best_at = ours.groupby(["variant", "queue_size"])[by].min()
+        specs = []
+        keys_qs = [q for q in ken_qs if ("keys", q) in best_at.index]
+        if keys_qs:
+            specs.append((LIKE, "keys", keys_qs, keys_qs))
+        if len(best_at):
+            v, q = best_at.idxmin()
+            specs.append((BEST, v, [q], ken_qs))
+        kv = best_at[best_at.index.get_level_values(0) == PAPER_VARIANT]
+        if len(kv):
+            specs.append((MOKRY, PAPER_VARIANT, [kv.idxmin()[1]], ken_qs))
+        for label, v, qs, kqs in specs:
+            num = ((g.variant == v) & g.queue_size.isin(qs)).to_numpy()
+            den = ((g.variant == KENLM) & g.queue_size.isin(kqs)).to_numpy()
+            k = g[den].groupby("queue_size")["cpu_ns_per_lookup"].min()
+            o = g[num].groupby("queue_size")["cpu_ns_per_lookup"].min()
+            swept = sorted(set(ours[ours.variant == v].queue_size))
+            row = dict(table_mib=mib, comparison=label, variant=v,
+                       queue_sizes=_sizes(qs) if label == LIKE else f"its best of ours' {len(swept)} sizes "
+                                                                   f"{min(swept)}-{max(swept)}: {int(qs[0])}",
+                       queue_size=int(o.idxmin()) if o.notna().any() else None,
+                       cpu_ns_per_lookup=o.min(), kenlm_queue_sizes=_sizes(kqs), kenlm_queue_size=int(k.idxmin()),
+                       kenlm_cpu_ns_per_lookup=k.min(), clock=CPU, threads=1, vs_kenlm_benchmark=float("nan"),
+                       note="" if timed else REMEASURE + ("" if label == LIKE else "; layout and queue chosen by "
+                                                           "the wall clock"))
+            pairs = None
+            if timed:  # check_like: one run, one thread count, one clock on both sides, or refused
+                pairs = _pairs(VS_KENLM, g, pd.Series(num, index=g.index), pd.Series(den, index=g.index),
+                               f"{v} vs {KENLM}, {mib} MiB, misses, 1 thread")
+                if pairs is not None:
+                    row["vs_kenlm_benchmark"] = k.min() / o.min()
+            per.append(pairs or [])
+            out.append(row)
+    if not out:
+        return pd.DataFrame(columns=VS_COLUMNS)
+    t = add_interval(pd.DataFrame(out), "vs_kenlm_benchmark", per)
+    t["queue_size"] = t["queue_size"].astype("Int64")
+    return t[[c for c in VS_COLUMNS if c in t]]
 
 
 def layouts(rows: pd.DataFrame, threads: int = 1) -> pd.DataFrame:
     """Every layout variant at every table size of 1 GiB and more (all sizes if none is that large), misses and
     hits: plain and best-queue ns per lookup, lines per lookup, the one-random-line floor measured over the same
     table in the same run, and the best ns over that floor. Variant ``keys`` is KenLM's benchmark protocol
-    (util/probing_hash_table_benchmark_main.cc: 8-byte keys, multiplier 1.5, queues 2/4/8/16); ``kv`` is Mokry's."""
+    (util/probing_hash_table_benchmark_main.cc: 8-byte keys, multiplier 1.5, queues 2/4/8/16); ``kv`` is Mokry's.
+    ``clock``: what a row's times are (ours: wall; KenLM's own benchmark, where it ran: CPU); no ratio crosses rows
+    (the comparison with KenLM is vs_kenlm's table)."""
     b = best_speedups(rows, variant=None)
     b = b[b.threads == threads]
     big = b[b.table_mib >= 1024]
     b = big if len(big) else b
     b = b.assign(best_over_floor=b.best_ns / b.line_floor_ns) if "line_floor_ns" in b else b
     b = _floor_interval(b)
-    b = _vs_kenlm(b, with_variant(rows), threads)
-    keep = [c for c in ("table_mib", "variant", "mode", "plain_ns", "best_ns", "best_queue_size", "speedup",
+    r = with_variant(rows)
+    clocks = (r.assign(clock=r["clock"].fillna("wall")) if "clock" in r else r.assign(clock="wall"))
+    clocks = clocks.groupby("variant")["clock"].agg(lambda c: "/".join(sorted(set(c))))
+    b = b.assign(clock=b.variant.map(clocks).fillna("wall"))
+    keep = [c for c in ("table_mib", "variant", "mode", "clock", "plain_ns", "best_ns", "best_queue_size", "speedup",
                         "speedup_paired", "speedup_ci_low", "speedup_ci_high", "lines_per_lookup", "line_floor_ns",
                         "best_over_floor", "best_over_floor_paired", "best_over_floor_ci_low",
-                        "best_over_floor_ci_high", "vs_kenlm_benchmark", "vs_kenlm_benchmark_paired",
-                        "vs_kenlm_benchmark_ci_low", "vs_kenlm_benchmark_ci_high", "load1_max", "n_repeats",
-                        "retaken_repeats") if c in b]
+                        "best_over_floor_ci_high", "load1_max", "n_repeats", "retaken_repeats") if c in b]
     order = {v: i for i, v in enumerate(["kv", "keys", "kv-line", "kv-line-ovf", "split", "split-pf",
                                                    "split-ovf", "split-ovf-pf", KENLM])}
     b = b.assign(_o=b.variant.map(lambda v: (order.get(v.split(":")[0], 9), v)))
