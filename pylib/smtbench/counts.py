@@ -16,7 +16,8 @@ caches are warm with whatever loading left in them. No one-line-input subtractio
 Debian 12's valgrind (3.19) stops with SIGILL on AVX-512, which ``-march=native`` emits: counts come from the
 portable build (SMTBENCH_NATIVE=0); a native build is refused.
 
-Units: ``lookup`` (hash), ``query`` (one scored word incl. ``</s>``: LM, B-tree, KenLM). Metrics per unit:
+Units: ``lookup`` (hash), ``query`` (one scored word incl. ``</s>``: LM, B-tree, KenLM), ``source word``
+(decoders: the words of the decoded input sentences). Metrics per unit:
 ``ir`` (instructions), ``dr``/``dw`` (data reads/writes), ``d1_miss`` (D1mr+D1mw), ``ll_miss`` (DLmr+DLmw),
 ``br_miss`` (Bcm+Bim).
 """
@@ -44,6 +45,7 @@ METRICS: dict[str, tuple[str, ...]] = {"ir": ("Ir",), "dr": ("Dr",), "dw": ("Dw"
 DEFAULT_TOLERANCE = 0.02
 EVICT_BYTES = 16 << 20  # > the simulated LL (8 MiB, 16-way LRU): a region starts with none of the kernel's lines
 HASH_LOOKUPS = 100_000
+DECODE_SENTENCES = {"cube": 10, "normal": 3}  # under callgrind a normal-search sentence costs ~8 cube ones
 CSV_COLUMNS = ["point", "system", "kernel", "unit", "metric", "per_unit"]
 BASELINE_COLUMNS = [*CSV_COLUMNS, "tolerance"]
 
@@ -77,12 +79,18 @@ POINTS: list[Point] = [
           "the oracle's 5-gram on dev.en, the automaton with a queue of 8"),
     Point("btree-o5-k31", "lm-o5", "ours", "sb_btree_query_ex", "query",
           "the oracle's 5-gram as a B-tree (node size 31, 25 MiB), dev.en's queries, interleave 8, one thread"),
+    Point("cube-p400-s400", "decode", "ours", "sb_pb_decode_cube", "source word",
+          f"cube pruning (pop limit 400, stack 400: Moses2's m2-cube400) with the oracle's model on the first "
+          f"{DECODE_SENTENCES['cube']} sentences of dev.es"),
+    Point("normal-s100", "decode", "ours", "sb_pb_decode_normal", "source word",
+          f"the normal stack search (stack 100) with the oracle's model on the first {DECODE_SENTENCES['normal']} "
+          f"sentences of dev.es"),
     Point("kenlm-probing-o5", "kenlm-o5", "kenlm", "kenlm_benchmark", "query",
           "KenLM's probing binary of the same ARPA, kenlm_benchmark -q -t 1 on dev.en's ids (worker loop only)"),
 ]
 BY_NAME = {p.name: p for p in POINTS}
 GROUPS = sorted({p.group for p in POINTS})
-ORACLE_GROUPS = {"lm-o5", "kenlm-o5"}
+ORACLE_GROUPS = {"lm-o5", "kenlm-o5", "decode"}
 
 
 def default_oracle() -> Path:
@@ -208,6 +216,40 @@ def _prepare_lm(oracle: Path) -> dict[str, Driven]:
             "btree-o5-k31": (btree, lambda: float(bprob.astype(np.float64).sum()).hex())}
 
 
+def _prepare_decode(oracle: Path) -> dict[str, Driven]:
+    import hashlib
+
+    from .decode.cube import CubeDecoder
+    from .decode.model import PhraseModel
+    from .decode.normal import NormalDecoder
+    from .decode.search import check_sentence, entries
+    from .native import check, ffi, lib
+
+    model = PhraseModel(oracle / "moses.ini")
+    lines = (oracle / "dev.es").read_text(encoding="utf-8").splitlines()
+    out, counters = ffi.new("sb_pb_result **"), ffi.new("sb_pb_counters *")
+
+    def point(dec: Any, n: int) -> Driven:
+        texts = [check_sentence(line, f"{oracle}/dev.es:{i + 1}") for i, line in enumerate(lines[:n])]
+        words = sum(len(t.split()) for t in texts)
+        results: list[Any] = []
+        decode = dec.decode
+
+        def run() -> int:
+            for t in texts:
+                check(decode(t, out, counters, ffi.NULL), "decoding")
+                results.append(out[0])
+            return words
+
+        def checksum() -> str:
+            best = [entries(ffi.gc(r, lib.sb_pb_result_free))[0].text for r in results]
+            return hashlib.sha1("\n".join(best).encode()).hexdigest()[:16]
+        return run, checksum
+
+    return {"cube-p400-s400": point(CubeDecoder(model, pop_limit=400, stack_size=400), DECODE_SENTENCES["cube"]),
+            "normal-s100": point(NormalDecoder(model, stack_size=100), DECODE_SENTENCES["normal"])}
+
+
 def drive(group: str, out: str, oracle: Path) -> int:
     """Under valgrind: prepare the group's points uninstrumented, then count each inside its own region."""
     import gc
@@ -226,6 +268,8 @@ def drive(group: str, out: str, oracle: Path) -> int:
         points = _prepare_hash(int(group.removeprefix("hash-").removesuffix("mib")))
     elif group == "lm-o5":
         points = _prepare_lm(oracle)
+    elif group == "decode":
+        points = _prepare_decode(oracle)
     else:
         raise CountError(f"no driver for group {group!r}")
     evict = _paged(np.ones(EVICT_BYTES, dtype=np.uint8))
