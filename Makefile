@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 PROFILE ?= default
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup reproduce retake test test-asan test-slurm smoke lmplz moses moses-test clean
+.PHONY: setup reproduce retake test test-asan test-slurm smoke lmplz moses moses-test valgrind clean
 
 $(BIN)/smtbench: pyproject.toml setup.py pylib/smtbench/_build.py $(wildcard csrc/*.c csrc/*.h csrc/pb/*.c csrc/pb/*.h)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,8 +36,14 @@ moses:
 moses-test:
 	bash tools/build_moses.sh test > /dev/null
 
-# Unit tests (correctness), then the smoke sweep with its regression check against the baseline.
-test: setup lmplz moses-test
+# Valgrind for `smtbench count` (callgrind counts, CI's gate on them; apt-get where missing), before the extension
+# is built so that it compiles callgrind's client requests in.
+valgrind:
+	bash tools/install_valgrind.sh
+
+# Unit tests (correctness), then the smoke sweep with its regression checks against the baselines (the exact
+# metrics and the counts: workflow/baselines/smoke.csv, workflow/baselines/counts.csv).
+test: valgrind setup lmplz moses-test
 	$(BIN)/python -m pytest -q
 	$(BIN)/snakemake --profile workflow/profiles/smoke
 

@@ -69,6 +69,7 @@ include: "workflow/rules/moses2_scaling.smk"
 include: "workflow/rules/moses2_moses1.smk"
 include: "workflow/rules/moore_quirk.smk"
 include: "workflow/rules/history.smk"
+include: "workflow/rules/counts.smk"
 include: "workflow/rules/tune.smk"
 
 

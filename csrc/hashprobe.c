@@ -131,6 +131,10 @@ static inline int probe_ovf(const sb_hash *t, int L, uint64_t key, uint64_t b, u
 /* Probe from bucket b. Returns 1 and the value when found (KEYS: 0, it stores none); else 0. *stop = the bucket
  * probing ended at. */
 static inline int probe(const sb_hash *t, int L, uint64_t key, uint64_t b, uint64_t *value, uint64_t *stop) {
+#ifdef SB_SLOWDOWN_PROBE /* a deliberate slowdown for tests/test_counts.py: the count gate must catch it */
+    for (volatile int w_ = 0; w_ < 4; w_++) {
+    }
+#endif
     if (is_ovf(L)) return probe_ovf(t, L, key, b, value, stop);
     const uint64_t *e = sb_probing_find_from(&t->tab, stride_of(L), key, b, stop);
     if (!e) { *value = 0; return 0; }

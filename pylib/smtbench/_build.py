@@ -76,7 +76,8 @@ def _compiler_version(cc: str) -> str:
         return "unknown"
 
 
-def make_builder(absolute: bool = False) -> FFI:
+def make_builder(absolute: bool = False, info_dir: Path = PKG) -> FFI:
+    """The cffi builder; ``info_dir`` gets ``_buildinfo.json`` (another folder for a build outside the package)."""
     ffi = FFI()
     hs = headers()
     ffi.cdef(cdefs(hs))
@@ -97,11 +98,17 @@ def make_builder(absolute: bool = False) -> FFI:
     cc = os.environ.get("CC", "cc")
     info = {"cc": cc, "compiler": _compiler_version(cc), "cflags": flags,
             "native": "-march=native" in flags, "sources": sources}
-    (PKG / "_buildinfo.json").write_text(json.dumps(info, indent=1) + "\n")
+    (Path(info_dir) / "_buildinfo.json").write_text(json.dumps(info, indent=1) + "\n")
     return ffi
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and "--outdir" in sys.argv:
+    # A build outside the package (tests/test_counts.py: a build with other SMTBENCH_CFLAGS): DIR/smtbench/_native*.so
+    # beside its own _buildinfo.json; the package's extension is left alone.
+    out = Path(sys.argv[sys.argv.index("--outdir") + 1]).resolve()
+    (out / "smtbench").mkdir(parents=True, exist_ok=True)
+    print(make_builder(absolute=True, info_dir=out / "smtbench").compile(tmpdir=str(out), verbose="-v" in sys.argv))
+elif __name__ == "__main__":
     # In-place rebuild: compile into pylib/ so the editable install picks it up.
     built = Path(make_builder(absolute=True).compile(tmpdir=str(ROOT / "pylib"), verbose="-v" in sys.argv))
     # exactly one extension file may remain, or Python could import a stale one

@@ -1,0 +1,113 @@
+"""`smtbench count` (issue 42): the count gate fails on a deliberate slowdown of the hash probe loop, with one line
+naming the kernel, the metric, the baseline and the new value, and passes the unchanged build; the same build
+counts the same twice; the baseline file and the callgrind reader refuse or read what they should."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from smtbench import counts
+from smtbench.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _have_valgrind() -> str | None:
+    if shutil.which("valgrind") is None:
+        return "valgrind is not installed (`make valgrind` or apt-get install valgrind)"
+    from smtbench.native import lib
+
+    if not lib.sb_cg_available():
+        return "the extension was built without valgrind/callgrind.h: rebuild it after installing valgrind"
+    return None
+
+
+def _table(path: Path, rows: list[tuple[str, str, float]]) -> None:
+    lines = [",".join(counts.CSV_COLUMNS)]
+    lines += [f"{p},ours,sb_hash_find_batch,lookup,{m},{v}" for p, m, v in rows]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_gate_lines_and_tolerances(tmp_path, capsys):
+    """Without valgrind: a rise beyond the row's own tolerance is one line and exit 1, a fall or a rise within it is
+    not; a point of ours missing from the run fails; a bad baseline line is a one-line error naming it."""
+    base = tmp_path / "base.csv"
+    _table(tmp_path / "a.csv", [("p1", "ir", 100), ("p1", "ll_miss", 1.0), ("p2", "ir", 50)])
+    assert main(["count", "--check", str(tmp_path / "a.csv"), "--baseline", str(base), "--update"]) == 0
+    text = base.read_text().replace("p1,ours,sb_hash_find_batch,lookup,ll_miss,1.0,0.02",
+                                    "p1,ours,sb_hash_find_batch,lookup,ll_miss,1.0,0.2")
+    base.write_text(text)
+    _table(tmp_path / "b.csv", [("p1", "ir", 103), ("p1", "ll_miss", 1.1), ("p2", "ir", 40)])
+    capsys.readouterr()
+    assert main(["count", "--check", str(tmp_path / "b.csv"), "--baseline", str(base)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    regress = [line for line in out if line.startswith("count regression")]
+    assert regress == ["count regression: p1 (sb_hash_find_batch) ir per lookup: baseline 100, now 103 (+3.0%, "
+                       "tolerance 2%)"]
+    assert any(line.startswith("count fell: p2 ir") for line in out)
+    _table(tmp_path / "c.csv", [("p1", "ir", 100), ("p1", "ll_miss", 1.0)])
+    assert main(["count", "--check", str(tmp_path / "c.csv"), "--baseline", str(base)]) == 1
+    assert "count missing: p2 (sb_hash_find_batch) ir per lookup" in capsys.readouterr().out
+    base.write_text(text.replace("p2,ours,sb_hash_find_batch,lookup,ir,50,0.02", "p2,ours,x,lookup,ir,fifty,0.02"))
+    assert main(["count", "--check", str(tmp_path / "a.csv"), "--baseline", str(base)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{base}:4:" in err[0], err
+
+
+def test_function_costs_reads_self_cost(tmp_path):
+    """Self costs per function from a callgrind file: a call's inclusive line (after calls=) is not its caller's."""
+    f = tmp_path / "cg.out"
+    f.write_text("version: 1\ncreator: test\nevents: Ir Dr\nfl=(1) a.c\nfn=(1) main\n10 5 1\n"
+                 "cfn=(2) kernel\ncalls=1 20\n11 900 300\n12 7 0\nfn=(2)\n20 900 300\ntotals: 922 306\n")
+    assert counts.function_costs(f) == {"main": 12, "kernel": 900}
+    assert counts.parse_callgrind(f)[1] == {"Ir": 922, "Dr": 306}
+    g = tmp_path / "cg2.out"
+    g.write_text(f.read_text().replace("20 900 300", "20 1200 300"))
+    lines = counts.diff(f, g)
+    assert lines[1].split() == ["+300", "Ir", "900", "->", "1,200", "kernel"]
+
+
+def test_slowdown_fails_the_gate_unchanged_build_passes(tmp_path, monkeypatch, capsys):
+    """The hash points (1 MiB table) counted with the package's build (twice) and with a build of the same sources
+    plus -DSB_SLOWDOWN_PROBE (extra work in the probe loop, compiled into a temporary folder)."""
+    why = _have_valgrind()
+    if why:
+        pytest.skip(why)
+    from smtbench.native import buildinfo
+
+    if buildinfo().get("native"):
+        pytest.skip("the package's extension is a -march=native build: counts need the portable one")
+    slow = tmp_path / "slow"
+    env = {**os.environ, "SMTBENCH_CFLAGS": "-DSB_SLOWDOWN_PROBE", "SMTBENCH_NATIVE": "0"}
+    r = subprocess.run([sys.executable, str(ROOT / "pylib/smtbench/_build.py"), "--outdir", str(slow)], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    ext = next((slow / "smtbench").glob("_native*.so"))
+    points = counts.select("hash-1mib")
+
+    def run(name: str) -> Path:
+        res = counts.count(points, counts.default_oracle(), tmp_path / "work")
+        table = tmp_path / f"{name}.csv"
+        counts.write_outputs(res, str(tmp_path / f"{name}.jsonl"), str(table))
+        return table
+
+    first = run("first")
+    base = tmp_path / "baseline.csv"
+    counts.update_baseline(first, base)
+    again = run("again")
+    assert again.read_text() == first.read_text()  # the same build counts the same
+    assert main(["count", "--check", str(again), "--baseline", str(base)]) == 0
+    monkeypatch.setenv("SMTBENCH_COUNT_EXT", str(ext))
+    slowed = run("slowed")
+    capsys.readouterr()
+    assert main(["count", "--check", str(slowed), "--baseline", str(base)]) == 1
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("count regression")]
+    ir = [line for line in lines if " ir per lookup" in line]
+    assert len(ir) == 2, lines  # both queue sizes run the probe loop
+    assert ir[0].startswith("count regression: hash-kv-1mib-q0 (sb_hash_find_batch) ir per lookup: baseline ")
+    assert ", now " in ir[0] and "tolerance 2%" in ir[0]

@@ -1,0 +1,45 @@
+# Issue 42: counts that do not move with the weather. Fixed named points (hash probe, probing LM, B-tree, KenLM's
+# probing model as the peer) under callgrind with pinned cache geometry -> per-unit instructions, data accesses,
+# simulated D1/LL misses and mispredicted branches; the gate fails the run on a count that rose more than its
+# tolerance against the committed baseline (wall-time ratios stay in `rule regression`, reported, never gating).
+COUNTS = GRID["counts"] if "counts" in GRID else None
+
+if COUNTS and needs_oracle("counts"):
+    ALL += [f"{OUT}/regression/counts.md"]
+
+    rule counts:
+        """Every count point under valgrind (about a minute): rows, the per-unit table the gate reads, and each
+        point's callgrind file (for `smtbench count --diff`)."""
+        conda: CONDA_ENV
+        input:
+            BUILD,
+            peer=f"{KENLM_BIN}/kenlm_benchmark",
+        output:
+            rows=f"{OUT}/raw/counts/rows.jsonl",
+            table=f"{OUT}/counts/counts.csv",
+            callgrind=directory(f"{OUT}/counts/callgrind"),
+        params:
+            expect_build=expected_build,  # the grid's (portable) build: valgrind 3.19 stops on AVX-512
+            points=COUNTS["points"],
+            oracle=ORACLE,
+        log:
+            f"{OUT}/logs/counts/counts.log",
+        shell:
+            "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench count --points {params.points} --oracle {params.oracle} "
+            "--workdir work/counts --out {output.rows} --csv {output.table} --callgrind-dir {output.callgrind} "
+            "--progress > {log} 2>&1"
+
+    rule counts_check:
+        """The gate: one line per count above its baseline by more than its tolerance (on the console), exit 1."""
+        conda: CONDA_ENV
+        input:
+            table=f"{OUT}/counts/counts.csv",
+            baseline=COUNTS["baseline"],
+        output:
+            report=f"{OUT}/regression/counts.md",
+            figure=f"{OUT}/regression/regression_counts.png",
+        log:
+            f"{OUT}/logs/counts/check.log",
+        shell:
+            "smtbench count --check {input.table} --baseline {input.baseline} --report {output.report} "
+            "--figure {output.figure} 2> {log}"
