@@ -31,7 +31,8 @@ def main(args: argparse.Namespace) -> int:
     from .harness import Protocol, rows as open_rows, run_points
 
     protocol = Protocol.from_args(args)
-    chosen = peers.select(args.peers, "moses_decode", peers.load(args.peers_file))  # bad names: before any work
+    chosen = (peers.select(args.peers, "moses_decode", peers.load(args.peers_file))  # bad names: before any work
+              if args.peers or args.peers_file else [])
     if args.sentences < 0:
         raise ValueError(f"--sentences {args.sentences}: must be >= 0")
     if not 1 <= args.peer_threads <= 256:
