@@ -2,6 +2,8 @@
 # Moses2 / Moses v1 (tools/build_moses.sh, `make moses`) decode the same model and input in the same rule: 1-best
 # lines and model scores compared, every system timed as a process in each repeat, alternating order, loading
 # excluded alike (bench decode --peers). A peer that is not built gets a row saying "not built (make moses)".
+# The peers named in the grid (moses_decode.peers, weights_peers) are entries of config/peers.yaml (smtbench.peers);
+# a user's own decoder is one more entry there (README "Benchmark your own system").
 # The model (config moses_decode.model): `trained` = the workflow's own model (our alignment, tables, LM and
 # moses.ini, moses_training.smk's tm_model_filtered) on the test books, which needs nothing beside the checkout;
 # `oracle` = the Moses-trained oracle model on the dev books. Where the oracle is present and the model is

@@ -1,6 +1,6 @@
 """`smtbench bench moses_decode` (old name: `bench decode`): decode a test set with one of our decoders on a Moses
 model, check it against the Moses oracle's outputs and the independent derivation scorer, and time it (model loading
-excluded), beside the live Moses2 / Moses v1 with --peers. The sweep: experiments/moses_decode.py."""
+excluded), beside the live peers of config/peers.yaml with --peers. The sweep: experiments/moses_decode.py."""
 from __future__ import annotations
 
 import argparse
@@ -28,11 +28,14 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     from ..protocol import Protocol
     Protocol.add_arguments(p, repeats=1)  # timed passes
     p.add_argument("--outputs", required=True, help="folder for the correctness pass' 1-best, scores, n-best")
-    p.add_argument("--peers", nargs="*", default=[], choices=["moses2", "moses"],
-                   help="live peers (tools/build_moses.sh): decode the same input with the same model and search "
-                        "settings, compare 1-best lines and model scores with ours, and time each beside ours as "
-                        "a process in every repeat (alternating order; loading excluded alike: a run on the first "
-                        "line only is subtracted). A peer that is not built gets a row saying so")
+    p.add_argument("--peers", nargs="*", default=[], metavar="NAME[,NAME...]",
+                   help="live peers, entries of config/peers.yaml or a --peers-file (moses2, moses: `make moses`; "
+                        "a user's own decoder: one entry): decode the same input with the same model and search "
+                        "settings, check their 1-best lines against ours (the identity rule), and time each beside "
+                        "ours as a process in every repeat (alternating order; loading excluded alike: a run on the "
+                        "first line only is subtracted). A peer that is not built gets a row saying so")
+    p.add_argument("--peers-file", action="append", default=[], metavar="YAML",
+                   help="more peer entries (config/peers.yaml's format; an entry of the same name replaces its)")
     p.add_argument("--peer-threads", type=int, default=1, help="threads of every process-timed system (ours: 0 = "
                    "the single-threaded path when 1)")
     p.add_argument("--out", required=True, help="JSON-lines rows")

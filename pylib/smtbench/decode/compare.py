@@ -96,12 +96,14 @@ def printed_digits(texts: Sequence[str]) -> int:
 
 
 def peer_identity(peer: str, ours: Sequence[str], ours_scores: Sequence[float], theirs: Sequence[str],
-                  theirs_scores: Sequence[float], digits: int = 3, where: str = "") -> Identity:
+                  theirs_scores: Sequence[float], digits: int = 3, where: str = "",
+                  strict: bool | None = None) -> Identity:
     """The one identity rule for a live decoding peer. Per line: identical (same text, scores tied), a tie (text
     differs, model scores equal at the peer's printed precision: within one unit of its last printed digit,
     10^-digits, which covers either side's rounding), ours higher, or theirs higher. A line where a
-    STRICT_PEERS peer (Moses2) scores higher than ours stops the run (errors.ResultMismatch, one line naming the
-    first such line); for any other peer (Moses v1) those lines are counted, not fatal (search differences)."""
+    strict peer (``strict``; None: whether ``peer`` is in STRICT_PEERS, Moses2; config/peers.yaml's ``identity:
+    strict``) scores higher than ours stops the run (errors.ResultMismatch, one line naming the first such line); for
+    any other peer (Moses v1) those lines are counted, not fatal (search differences)."""
     from ..errors import ResultMismatch
 
     n = len(ours)
@@ -120,7 +122,7 @@ def peer_identity(peer: str, ours: Sequence[str], ours_scores: Sequence[float], 
             c.ours_higher += 1
         else:
             c.theirs_higher.append((i, sa, sb))
-    if c.theirs_higher and peer in STRICT_PEERS:
+    if c.theirs_higher and (peer in STRICT_PEERS if strict is None else strict):
         i, sa, sb = c.theirs_higher[0]
         raise ResultMismatch(f"{where or peer}: line {i + 1}: {peer} found a better translation than ours (model score "
                              f"{sb:.{digits}f} > ours {sa:.{digits}f}; {len(c.theirs_higher)} such line(s) of {n}): "

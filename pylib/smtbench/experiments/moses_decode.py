@@ -1,15 +1,17 @@
 """`smtbench bench moses_decode` (old name: `bench decode`): decode a test set with one of our decoders on a Moses
 model, check it against the Moses oracle's outputs and the independent derivation scorer, and time it (model loading
-excluded); with `--peers`, the live Moses2 / Moses v1 decode the same input with the same model and settings, their
-outputs compared with ours, and every system (ours included) is timed as a process in every repeat of the harness'
-repeat protocol (loading subtracted alike: `harness.loading_subtracted`). moses_training's timed decode on the
-trained model is this verb too (its rule writes results/raw/moses_training/)."""
+excluded); with `--peers`, the live peers named (entries of config/peers.yaml or a --peers-file: Moses2, Moses v1, a
+user's own decoder) decode the same input with the same model and settings, their outputs checked against ours (the
+identity rule), and every system (ours included) is timed as a process in every repeat of the harness' repeat
+protocol (loading subtracted alike: `harness.loading_subtracted`). moses_training's timed decode on the trained
+model is this verb too (its rule writes results/raw/moses_training/)."""
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..peers import Peer
     from .harness import Protocol
 
 
@@ -18,6 +20,7 @@ def main(args: argparse.Namespace) -> int:
     import hashlib
     from pathlib import Path
 
+    from .. import peers
     from ..decode.compare import bleu, compare, read_lines, read_scores
     from ..decode.derivation import DerivationScorer, parse_segmentation
     from ..decode.model import PhraseModel
@@ -28,6 +31,8 @@ def main(args: argparse.Namespace) -> int:
     from .harness import Protocol, rows as open_rows, run_points
 
     protocol = Protocol.from_args(args)
+    chosen = (peers.select(args.peers, "moses_decode", peers.load(args.peers_file))  # bad names: before any work
+              if args.peers or args.peers_file else [])
     if args.sentences < 0:
         raise ValueError(f"--sentences {args.sentences}: must be >= 0")
     if not 1 <= args.peer_threads <= 256:
@@ -99,32 +104,33 @@ def main(args: argparse.Namespace) -> int:
             return secs * 1e9
 
         run_points(protocol, rows, ["ours"], time_point, label="moses_decode")  # smtbench.protocol
-        if args.peers:
-            _peers(args, protocol, rows, config, src, refs, best, best_scores)
+        if chosen:
+            _peers(args, protocol, rows, config, src, refs, best, best_scores, chosen)
     return 0
 
 
 def _peers(args: argparse.Namespace, protocol: Protocol, rows, config: dict, src: list[str], refs: list[str],
-           best: list[str], best_scores: list[float]) -> None:
-    """Moses2 / Moses on the same model and input: one checked run each, then timed process runs of every system
-    (ours included, as a process) in every repeat of the repeat protocol (paired: the ratios ours/Moses2 and
-    ours/Moses per repeat drive the adaptive stop)."""
+           best: list[str], best_scores: list[float], chosen: list[Peer]) -> None:
+    """The peers ``chosen`` (smtbench.peers entries) on the same model and input: one checked run each, then timed
+    process runs of every system (ours included, as a process) in every repeat of the repeat protocol (paired: the
+    ratios ours/<peer> per repeat drive the adaptive stop)."""
     import sys
     import tempfile
 
     from ..decode import moses_run
     from ..decode.compare import bleu, peer_identity
-    from .harness import Ratio, RepeatLoop, Task, describe, loading_subtracted, not_built, peer_missing
+    from .harness import Ratio, RepeatLoop, Task, describe, loading_subtracted
 
     pop = args.pop_limit if args.search == "cube" else None
     systems = [moses_run.our_decoder(args.config, args.search, args.stack_size, pop,
                                      threads=args.peer_threads if args.peer_threads > 1 else 0)]
-    for name in args.peers:
-        if peer_missing(name):
-            not_built(rows, kind="peer", system=name, **config)
+    for peer in chosen:
+        missing = peer.missing()
+        if missing:  # a row saying so, never a silent skip
+            rows.emit(kind="peer", system=peer.name, label=peer.label, **config, status=missing)
             continue
-        systems.append(moses_run.moses_decoder(name, args.config, args.search, args.stack_size, pop,
-                                               threads=args.peer_threads))
+        systems.append(moses_run.peer_decoder(peer, args.config, args.search, args.stack_size, pop,
+                                              threads=args.peer_threads))
     if len(systems) == 1:
         return
     first_words = len(src[0].split())
@@ -138,16 +144,21 @@ def _peers(args: argparse.Namespace, protocol: Protocol, rows, config: dict, src
             r = moses_run.run(dec, inp)
             if len(r.lines) != len(src):
                 raise RuntimeError(f"{dec.describe()}: {len(r.lines)} output lines for {len(src)} input lines")
-            # the identity rule (decode.compare.peer_identity): a Moses2 line scoring above ours stops the run
-            c = peer_identity(dec.name, best, best_scores, r.lines, r.scores or [0.0] * len(src),
-                              digits=r.digits or 6, where=f"{dec.describe()} < {args.input}")
-            rows.emit(kind="peer", system=dec.name, **config, status="ok", command=dec.describe(),
-                      threads=args.peer_threads, bleu=round(bleu(r.lines, refs), 2), **c.as_dict("ours_vs"))
+            if r.scores is None:  # no scores: its text only, differing lines counted, unjudged
+                same = sum(a == b for a, b in zip(best, r.lines))
+                identity = {"ours_vs_identical": same, "ours_vs_differing": len(src) - same}
+            else:  # the identity rule (decode.compare.peer_identity): a strict peer scoring above ours stops the run
+                identity = peer_identity(dec.name, best, best_scores, r.lines, r.scores, digits=r.digits or 6,
+                                         where=f"{dec.describe()} < {args.input}", strict=dec.strict).as_dict("ours_vs")
+            built = {} if dec.name == "ours" else {"allocator": _allocator(dec.argv[0])}
+            rows.emit(kind="peer", system=dec.name, label=dec.label, **config, status="ok", command=dec.describe(),
+                      threads=args.peer_threads, bleu=round(bleu(r.lines, refs), 2), identity=
+                      "scores" if r.scores is not None else "lines", **identity, **built)
 
         def task(dec) -> Task:
             def fn(rep: int) -> float:
-                full, first, secs = loading_subtracted(lambda path: moses_run.run(dec, path, keep_output=False).wall_s,
-                                                       inp, one)
+                full, first, secs = loading_subtracted(
+                    lambda path: moses_run.run(dec, path, keep_output=False, loading=path == one).wall_s, inp, one)
                 rows.emit(kind="peer_timing", system=dec.name, repeat=rep, **config, threads=args.peer_threads,
                           position=rows.context.get("order_pos"), wall_seconds=round(full, 4),
                           first_line_seconds=round(first, 4), decode_seconds=round(secs, 4), timed_words=words,
@@ -158,3 +169,12 @@ def _peers(args: argparse.Namespace, protocol: Protocol, rows, config: dict, src
         ratios = [Ratio.speedup(f"ours_vs_{d.name}", "ours", d.name) for d in systems if d.name != "ours"]
         summary = RepeatLoop(protocol, rows, [task(d) for d in systems], ratios).run()
         print(f"moses_decode peers: {describe(summary)}", file=sys.stderr)
+
+
+def _allocator(program: str) -> str:
+    """The malloc a peer's program runs with, read from the binary (moses_peer.allocator_of), or why not."""
+    from .. import moses_peer
+    try:
+        return moses_peer.allocator_of(program)
+    except (ValueError, OSError):
+        return "unknown (not an ELF executable)"

@@ -74,9 +74,12 @@ NOTES = ("Ours: `smtbench bench decode` on the oracle's model (moses.ini, dev bo
          "run, is the table moses_decode_{normal,cube}.")
 
 
-# --- live peers: Moses2 / Moses v1 decoding the same model and input in the same run (`bench moses_decode --peers`)
+# --- live peers: Moses2 / Moses v1 / a user's entry of config/peers.yaml decoding the same model and input in the same
+# run (`bench moses_decode --peers`)
 
+#: the tables' names of rows written before peer rows carried their entry's ``label``
 PEER_LABELS = {"ours": "ours", "moses2": "Moses2", "moses": "Moses v1"}
+MOSES_PEERS = ("moses2", "moses")  # listed first, in this order; other entries follow in the run's order
 
 
 def _search_label(q: pd.Series) -> str:
@@ -104,9 +107,9 @@ def live_table(rows: pd.DataFrame) -> pd.DataFrame:
     label = _search_label(q)
     ours_t = timing[timing.system == "ours"].set_index("repeat").words_per_second
     out = []
-    for system in ["ours"] + [s for s in ("moses2", "moses") if s in set(peers.get("system", []))]:
+    for system in systems_of(peers):
         p = peers[peers.system == system].iloc[-1] if system != "ours" else None
-        row = {"system": f"{PEER_LABELS[system]}, {label}", "status": "ok" if p is None else p.status,
+        row = {"system": f"{peer_label(p, system)}, {label}", "status": "ok" if p is None else p.status,
                "words_per_second_median": None, "ours_speedup_median": None, "ours_speedup_paired": None,
                "ours_speedup_ci_low": None,
                "ours_speedup_ci_high": None, "ours_speedup_min": None,
@@ -119,7 +122,8 @@ def live_table(rows: pd.DataFrame) -> pd.DataFrame:
                "ties_with_ours": None if p is None else p.get("ours_vs_ties"),
                "ours_higher": None if p is None else p.get("ours_vs_ours_higher", p.get("ours_vs_better")),
                "theirs_higher": None if p is None else p.get("ours_vs_theirs_higher", p.get("ours_vs_worse")),
-               "sentences": int(q.sentences), "threads": None, "allocator": None if p is None else allocator(p, system),
+               "sentences": int(q.sentences), "threads": None,
+               "allocator": None if p is None or p.status != "ok" else allocator(p, system),  # not run: none
                "command": None if p is None else p.get("command")}
         t = timing[timing.system == system].set_index("repeat").words_per_second
         if len(t) and not check_like(OURS_SPEEDUP, timing[timing.system == "ours"], timing[timing.system == system],
@@ -143,18 +147,53 @@ def live_table(rows: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def systems_of(peers: pd.DataFrame) -> list[str]:
+    """The table's systems: ours, Moses2 and Moses v1 where run, then the other peers in the order of their rows."""
+    names = list(dict.fromkeys(peers.get("system", [])))
+    return ["ours"] + [s for s in MOSES_PEERS if s in names] + [s for s in names if s not in ("ours", *MOSES_PEERS)]
+
+
+def peer_label(row: pd.Series | None, system: str) -> str:
+    """A system's name in the table: its peer entry's label as the run recorded it, else the built-in one."""
+    v = None if row is None else row.get("label")
+    return v if isinstance(v, str) and v else PEER_LABELS.get(system, system)
+
+
 UNRECORDED_ALLOCATOR = "not recorded (rows before issue 40; tools/build_moses.sh then passed --without-tcmalloc)"
 
 
 def allocator(row: pd.Series, program: str) -> str:
-    """How a Moses program of the row was built: its malloc, as the run read it from the binary
-    (moses_peer.allocator_of; the rows' ``<program>_allocator``); rows from before that say so."""
+    """How a peer's program of the row was built: its malloc, as the run read it from the binary
+    (moses_peer.allocator_of; the rows' ``<program>_allocator`` for Moses' programs, a peer row's ``allocator``
+    for any entry); rows from before that say so."""
     v = row.get(f"{program}_allocator")
+    if not isinstance(v, str):
+        v = row.get("allocator")
     return str(v) if isinstance(v, str) else UNRECORDED_ALLOCATOR
 
 
 def live_notes(rows: pd.DataFrame) -> str:
     q = rows[rows.kind == "quality"].iloc[-1]
+    return _live_notes(q) + _entries_note(rows)
+
+
+def _entries_note(rows: pd.DataFrame) -> str:
+    """What a table with peers other than Moses' adds (nothing for Moses2 / Moses v1 only): where the entries come
+    from, and how a peer that prints no model scores is checked."""
+    peers = rows[rows.kind == "peer"] if "system" in rows else rows.iloc[0:0]
+    others = [s for s in systems_of(peers) if s not in ("ours", *MOSES_PEERS)]
+    if not others:
+        return ""
+    text = (f" Peers {', '.join(others)}: entries of config/peers.yaml or a --peers-file (smtbench.peers), run and "
+            "timed as every system above; command: the command as run (its program's path shortened to its name); "
+            "allocator: read from the program's binary.")
+    if "identity" in peers and (peers.identity == "lines").any():
+        text += (" A peer that prints no model scores is checked on its text only: identical_with_ours counts its "
+                 "lines equal to ours, the other sentences differ, unjudged (its score columns stay empty).")
+    return text
+
+
+def _live_notes(q: pd.Series) -> str:
     return (f"Model: {q.model} ({int(q.sentences)} sentences, {int(q.source_words)} source words). Every system "
             "decodes the same input with the same model and search settings in the same run. Timing: each repeat "
             "runs every system once as a process, in an order that reverses from one repeat to the next; decoding "
