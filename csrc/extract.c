@@ -39,6 +39,13 @@ static int32_t split_words(const char *b, size_t len, int32_t *st, int32_t *en) 
     return n;
 }
 
+/* 1 if words are separated by exactly one ' ' each. */
+static int single_spaced(const char *b, const int32_t *st, const int32_t *en, int32_t n) {
+    for (int32_t i = 1; i < n; i++)
+        if (st[i] != en[i - 1] + 1 || b[en[i - 1]] != ' ') return 0;
+    return 1;
+}
+
 static int reserve(sb_extract_state *s, int k, size_t more) {
     if (s->len[k] + more <= s->cap[k]) return SB_OK;
     size_t cap = s->cap[k] ? s->cap[k] : (1u << 20);
@@ -50,8 +57,7 @@ static int reserve(sb_extract_state *s, int k, size_t more) {
     return SB_OK;
 }
 
-static inline char *put_int(char *o, int32_t v) {
-    if (v < 10) { *o++ = (char)('0' + v); return o; }
+__attribute__((noinline)) static char *put_int_long(char *o, int32_t v) {
     char tmp[12];
     int n = 0;
     while (v) { tmp[n++] = (char)('0' + v % 10); v /= 10; }
@@ -59,7 +65,21 @@ static inline char *put_int(char *o, int32_t v) {
     return o;
 }
 
-static inline char *put_phrase(char *o, const char *line, const int32_t *ws, const int32_t *we, int32_t a, int32_t b) {
+/* v >= 0 in decimal (relative positions: one digit but for phrases longer than 10 words) */
+static inline char *put_int(char *o, int32_t v) {
+    if (SB_LIKELY(v < 10)) { *o = (char)('0' + v); return o + 1; }
+    return put_int_long(o, v);
+}
+
+/* Words a..b of a line joined by single spaces; single: the line's words are all one space apart (a tokenized
+ * corpus), so the phrase is one run of the line. */
+static inline char *put_phrase(char *o, const char *line, const int32_t *ws, const int32_t *we, int32_t a, int32_t b,
+                               int single) {
+    if (single) {
+        size_t n = (size_t)(we[b] - ws[a]);
+        memcpy(o, line + ws[a], n);
+        return o + n;
+    }
     for (int32_t i = a; i <= b; i++) {
         if (i > a) *o++ = ' ';
         size_t n = (size_t)(we[i] - ws[i]);
@@ -159,6 +179,7 @@ static int do_sentence(sb_extract_state *st, const char *ls, size_t nls, const c
         }
     }
     sent S = {n_f, n_e, e_off, fs};
+    const int f1 = single_spaced(ls, fws, fwe, n_f), e1 = single_spaced(lt, ews, ewe, n_e);
     const int64_t L = max_len;  /* 64-bit: s_e + L and max_f - L cannot overflow */
     for (int32_t s_e = 0; s_e < n_e; s_e++) {
         memcpy(used, count_f, (size_t)n_f * sizeof(int32_t));
@@ -186,9 +207,9 @@ static int do_sentence(sb_extract_state *st, const char *ls, size_t nls, const c
                     int rc = reserve(st, 0, line);
                     if (rc) return rc;
                     char *o = st->data[0] + st->len[0];
-                    o = put_phrase(o, ls, fws, fwe, s_f, e_f);
+                    o = put_phrase(o, ls, fws, fwe, s_f, e_f, f1);
                     memcpy(o, " ||| ", 5); o += 5;
-                    o = put_phrase(o, lt, ews, ewe, s_e, e_e);
+                    o = put_phrase(o, lt, ews, ewe, s_e, e_e, e1);
                     memcpy(o, " ||| ", 5); o += 5;
                     int first = 1;
                     for (int32_t e = s_e; e <= e_e; e++)
@@ -204,9 +225,9 @@ static int do_sentence(sb_extract_state *st, const char *ls, size_t nls, const c
                     if (flags & 1) {
                         if ((rc = reserve(st, 1, line))) return rc;
                         o = st->data[1] + st->len[1];
-                        o = put_phrase(o, lt, ews, ewe, s_e, e_e);
+                        o = put_phrase(o, lt, ews, ewe, s_e, e_e, e1);
                         memcpy(o, " ||| ", 5); o += 5;
-                        o = put_phrase(o, ls, fws, fwe, s_f, e_f);
+                        o = put_phrase(o, ls, fws, fwe, s_f, e_f, f1);
                         memcpy(o, " ||| ", 5); o += 5;
                         first = 1;
                         for (int32_t e = s_e; e <= e_e; e++)
@@ -226,9 +247,9 @@ static int do_sentence(sb_extract_state *st, const char *ls, size_t nls, const c
                         const char *prev = orient(&S, s_f - 1, s_e - 1, e_f + 1, s_e - 1, &n1);
                         const char *next = orient(&S, e_f + 1, e_e + 1, s_f - 1, e_e + 1, &n2);
                         o = st->data[2] + st->len[2];
-                        o = put_phrase(o, ls, fws, fwe, s_f, e_f);
+                        o = put_phrase(o, ls, fws, fwe, s_f, e_f, f1);
                         memcpy(o, " ||| ", 5); o += 5;
-                        o = put_phrase(o, lt, ews, ewe, s_e, e_e);
+                        o = put_phrase(o, lt, ews, ewe, s_e, e_e, e1);
                         memcpy(o, " ||| ", 5); o += 5;
                         memcpy(o, prev, n1); o += n1;
                         *o++ = ' ';

@@ -118,7 +118,7 @@ def _sentence_lines(ls: str, lt: str, la: str, align: str, lineno: int, max_len:
 
 
 #: sentence pairs handed to the C extractor at a time
-BLOCK = 8192
+BLOCK = 1024
 
 
 def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_out: str | None,
@@ -157,8 +157,11 @@ def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_
 def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs: Sequence, max_len: int, pb) -> int:
     """The C path of :func:`extract_files`: blocks of BLOCK sentence pairs through ``sb_extract_block``; a
     sentence it leaves to the reference (an odd alignment token, a point outside the pair) goes through
-    :func:`_sentence_lines`, which raises the reference's error or writes its lines."""
+    :func:`_sentence_lines`, which raises the reference's error or writes its lines. Each output is written (and
+    gzip-compressed: zlib lets go of the GIL) by a thread of its own while the C call, which lets go of it too,
+    extracts the next block; at most one block's output waits."""
     import itertools
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     from ..ioutil import TextFormatError, _control_name
     from ..native import check, ffi, lib
@@ -166,6 +169,9 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
     flags = (1 if outs[1] is not None else 0) | (2 if outs[2] is not None else 0)
     st = ffi.new("sb_extract_state *")
     lineno = 0  # lines before this block
+    live = [k for k, out in enumerate(outs) if out is not None]
+    writers = {k: ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract-write") for k in live}
+    pending: list[Future] = []  # the previous block's writes
     try:
         while True:
             block = list(itertools.islice(rows, BLOCK))
@@ -179,32 +185,46 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
                 data.append(text.encode("utf-8"))
             st.pos[0] = st.pos[1] = st.pos[2] = 0
             st.next = 0
+            parts: dict[int, list[bytes]] = {k: [] for k in live}
             while True:
-                rc = lib.sb_extract_block(st, data[0], len(data[0]), data[1], len(data[1]), data[2], len(data[2]),
-                                          max_len, flags)
-                if rc == lib.SB_EFORMAT and st.bad_col >= 0:  # not reached through open_text, which refuses first
+                rc = lib.sb_extract_block(st, data[0], len(data[0]), data[1], len(data[1]), data[2],
+                                          len(data[2]), max_len, flags)
+                if rc == lib.SB_EFORMAT and st.bad_col >= 0:  # not reached through open_text (refuses first)
                     k = st.bad_stream
                     line = data[k][st.pos[k]:].split(b"\n", 1)[0]
-                    raise TextFormatError(f"{names[k]}:{lineno + st.next + 1}: {_control_name(line[st.bad_col])}")
+                    raise TextFormatError(f"{names[k]}:{lineno + st.next + 1}: "
+                                          f"{_control_name(line[st.bad_col])}")
                 check(rc, f"extract {names[0]}")
-                for k, out in enumerate(outs):
-                    if out is not None and st.len[k]:
-                        out.write(ffi.buffer(st.data[k], st.len[k]))
+                for k in live:
+                    if st.len[k]:
+                        parts[k].append(ffi.buffer(st.data[k], st.len[k])[:])
                         st.len[k] = 0
                 if st.stop < 0:
                     break
                 i = st.stop
                 lines = _sentence_lines(*block[i], names[2], lineno + i + 1, max_len, bool(flags & 1),
                                         bool(flags & 2))
-                for out, part in zip(outs, lines):
-                    if out is not None and part:
-                        out.write("".join(part).encode("utf-8"))
+                for k in live:
+                    if lines[k]:
+                        parts[k].append("".join(lines[k]).encode("utf-8"))
                 st.pairs += len(lines[0])
+            for f in pending:
+                f.result()
+            pending = [writers[k].submit(_write_all, outs[k], parts[k]) for k in live]
             lineno += len(block)
             pb.update(len(block))
+        for f in pending:
+            f.result()
         return int(st.pairs)
     finally:
+        for w in writers.values():
+            w.shutdown(wait=True)
         lib.sb_extract_free(st)
+
+
+def _write_all(out, parts: list[bytes]) -> None:
+    for b in parts:
+        out.write(b)
 
 
 def lexical_counts(src: str, tgt: str, align: str, progress: bool = False) -> tuple[Counter, Counter, Counter]:
