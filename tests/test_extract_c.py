@@ -101,7 +101,12 @@ def test_unicode_whitespace_splits_as_python(tmp_path):
     ("0-0\n0-\n", r"al:2: bad alignment point '0-'"),
     ("0-0\n99999999999999999999-0\n", r"al:2: alignment point 99999999999999999999-0 outside"),
 ])
-def test_errors_are_the_reference_ones(tmp_path, al, msg):
+@pytest.mark.parametrize("block", [1, 1024])
+def test_errors_are_the_reference_ones(tmp_path, monkeypatch, al, msg, block):
+    """The same message from both paths, no output left; with blocks of one sentence the error comes while the
+    previous block's output is still being written."""
+    import smtbench.tm.extract as X
+    monkeypatch.setattr(X, "BLOCK", block)
     (tmp_path / "f").write_text("a b\nc\n")
     (tmp_path / "e").write_text("x y\nz\n")
     (tmp_path / "al").write_text(al)
