@@ -13,6 +13,10 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--max-length", type=int, default=7, help="longest phrase extracted (words)")
     p.add_argument("--orientation", action="store_true",
                    help="also write extract.o.gz (wbe-msd orientations, for `tm reorder`)")
+    p.add_argument("--no-inverse", action="store_true",
+                   help="do not write extract.inv.gz (our scorer does not read it; Moses' score and `tm score-moses` do)")
+    p.add_argument("--plain", action="store_true",
+                   help="the pure-Python extractor (the reference the C one is tested against; same bytes, slower)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.set_defaults(func=run)
 
@@ -22,8 +26,9 @@ def run(args: argparse.Namespace) -> int:
     from ..tm.extract import extract_files, lex_files
     out = Path(args.outdir)
     lex_files(args.src, args.tgt, args.align, str(out / "lex.f2e"), str(out / "lex.e2f"), progress=not args.quiet)
-    n = extract_files(args.src, args.tgt, args.align, str(out / "extract.gz"), str(out / "extract.inv.gz"),
-                      max_len=args.max_length, progress=not args.quiet,
+    inv = None if args.no_inverse else str(out / "extract.inv.gz")
+    n = extract_files(args.src, args.tgt, args.align, str(out / "extract.gz"), inv,
+                      max_len=args.max_length, progress=not args.quiet, plain=args.plain,
                       orientation_out=str(out / "extract.o.gz") if args.orientation else None)
     print(f"extracted {n} phrase pairs -> {out}")
     return 0

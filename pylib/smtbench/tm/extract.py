@@ -95,10 +95,39 @@ def parallel_lines(names: Sequence[str], handles: Sequence) -> Iterator[tuple[st
         yield row
 
 
-def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_out: str,
-                  max_len: int = 7, progress: bool = False, orientation_out: str | None = None) -> int:
-    """Write Moses' extract and extract.inv (gzip when the name ends in .gz), and with ``orientation_out`` the
-    orientation file (`F ||| E ||| prev next`, wbe-msd). Returns the pair count."""
+def _sentence_lines(ls: str, lt: str, la: str, align: str, lineno: int, max_len: int, inverse: bool,
+                    orient: bool) -> tuple[list[str], list[str], list[str]]:
+    """The reference path for one sentence pair: its extract, extract.inv and orientation lines."""
+    fw, ew = ls.split(), lt.split()
+    pts = parse_links(la, align, lineno)
+    linked = set(pts)
+    buf, ibuf, obuf = [], [], []
+    try:
+        for s_f, e_f, s_e, e_e, rel in extract_sentence(len(fw), len(ew), pts, max_len):
+            fp = " ".join(fw[s_f:e_f + 1])
+            ep = " ".join(ew[s_e:e_e + 1])
+            buf.append(f"{fp} ||| {ep} ||| {' '.join(f'{f}-{e}' for f, e in rel)}\n")
+            if inverse:
+                ibuf.append(f"{ep} ||| {fp} ||| {' '.join(f'{e}-{f}' for f, e in rel)}\n")
+            if orient:
+                prev, nxt = orientations(len(fw), len(ew), linked, s_f, e_f, s_e, e_e)
+                obuf.append(f"{fp} ||| {ep} ||| {prev} {nxt}\n")
+    except ValueError as exc:
+        raise AlignmentFormatError(f"{align}:{lineno}: {exc}") from None
+    return buf, ibuf, obuf
+
+
+#: sentence pairs handed to the C extractor at a time
+BLOCK = 1024
+
+
+def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_out: str | None,
+                  max_len: int = 7, progress: bool = False, orientation_out: str | None = None,
+                  plain: bool = False) -> int:
+    """Write Moses' extract and (unless ``extract_inv_out`` is None) extract.inv (gzip when the name ends in .gz),
+    and with ``orientation_out`` the orientation file (`F ||| E ||| prev next`, wbe-msd). Returns the pair count.
+    The C extractor (``csrc/extract.c``) writes them; ``plain`` runs the pure-Python reference instead (the same
+    bytes: ``tests/test_extract_c.py``)."""
     import contextlib
 
     from ..progress import bar
@@ -106,32 +135,96 @@ def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_
     with contextlib.ExitStack() as stack:
         pb = stack.enter_context(bar("extract", unit="pair", on=progress))
         fs, ft, fa = (stack.enter_context(open_text(p)) for p in (src, tgt, align))
-        fo = stack.enter_context(atomic_open(extract_out))
-        fi = stack.enter_context(atomic_open(extract_inv_out))
-        fr = stack.enter_context(atomic_open(orientation_out)) if orientation_out else None
-        for lineno, (ls, lt, la) in enumerate(parallel_lines((src, tgt, align), (fs, ft, fa)), 1):
+        mode = "w" if plain else "wb"
+        fo = stack.enter_context(atomic_open(extract_out, mode))
+        fi = stack.enter_context(atomic_open(extract_inv_out, mode)) if extract_inv_out else None
+        fr = stack.enter_context(atomic_open(orientation_out, mode)) if orientation_out else None
+        rows = parallel_lines((src, tgt, align), (fs, ft, fa))
+        if not plain:
+            return _extract_native(rows, (src, tgt, align), (fo, fi, fr), max_len, pb)
+        for lineno, (ls, lt, la) in enumerate(rows, 1):
             pb.update()
-            fw, ew = ls.split(), lt.split()
-            pts = parse_links(la, align, lineno)
-            linked = set(pts)
-            buf, ibuf, obuf = [], [], []
-            try:
-                for s_f, e_f, s_e, e_e, rel in extract_sentence(len(fw), len(ew), pts, max_len):
-                    fp = " ".join(fw[s_f:e_f + 1])
-                    ep = " ".join(ew[s_e:e_e + 1])
-                    buf.append(f"{fp} ||| {ep} ||| {' '.join(f'{f}-{e}' for f, e in rel)}\n")
-                    ibuf.append(f"{ep} ||| {fp} ||| {' '.join(f'{e}-{f}' for f, e in rel)}\n")
-                    if fr is not None:
-                        prev, nxt = orientations(len(fw), len(ew), linked, s_f, e_f, s_e, e_e)
-                        obuf.append(f"{fp} ||| {ep} ||| {prev} {nxt}\n")
-            except ValueError as exc:
-                raise AlignmentFormatError(f"{align}:{lineno}: {exc}") from None
+            buf, ibuf, obuf = _sentence_lines(ls, lt, la, align, lineno, max_len, fi is not None, fr is not None)
             fo.write("".join(buf))
-            fi.write("".join(ibuf))
+            if fi is not None:
+                fi.write("".join(ibuf))
             if fr is not None:
                 fr.write("".join(obuf))
             n += len(buf)
     return n
+
+
+def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs: Sequence, max_len: int, pb) -> int:
+    """The C path of :func:`extract_files`: blocks of BLOCK sentence pairs through ``sb_extract_block``; a
+    sentence it leaves to the reference (an odd alignment token, a point outside the pair) goes through
+    :func:`_sentence_lines`, which raises the reference's error or writes its lines. Each output is written (and
+    gzip-compressed: zlib lets go of the GIL) by a thread of its own while the C call, which lets go of it too,
+    extracts the next block; at most one block's output waits."""
+    import itertools
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from ..ioutil import TextFormatError, _control_name
+    from ..native import check, ffi, lib
+    max_len = max(min(max_len, 1 << 30), 0)
+    flags = (1 if outs[1] is not None else 0) | (2 if outs[2] is not None else 0)
+    st = ffi.new("sb_extract_state *")
+    lineno = 0  # lines before this block
+    live = [k for k, out in enumerate(outs) if out is not None]
+    writers = {k: ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract-write") for k in live}
+    pending: list[Future] = []  # the previous block's writes
+    try:
+        while True:
+            block = list(itertools.islice(rows, BLOCK))
+            if not block:
+                break
+            data = []
+            for k in range(3):
+                text = "".join(r[k] for r in block)
+                if not text.endswith("\n"):
+                    text += "\n"
+                data.append(text.encode("utf-8"))
+            st.pos[0] = st.pos[1] = st.pos[2] = 0
+            st.next = 0
+            parts: dict[int, list[bytes]] = {k: [] for k in live}
+            while True:
+                rc = lib.sb_extract_block(st, data[0], len(data[0]), data[1], len(data[1]), data[2],
+                                          len(data[2]), max_len, flags)
+                if rc == lib.SB_EFORMAT and st.bad_col >= 0:  # not reached through open_text (refuses first)
+                    k = st.bad_stream
+                    line = data[k][st.pos[k]:].split(b"\n", 1)[0]
+                    raise TextFormatError(f"{names[k]}:{lineno + st.next + 1}: "
+                                          f"{_control_name(line[st.bad_col])}")
+                check(rc, f"extract {names[0]}")
+                for k in live:
+                    if st.len[k]:
+                        parts[k].append(ffi.buffer(st.data[k], st.len[k])[:])
+                        st.len[k] = 0
+                if st.stop < 0:
+                    break
+                i = st.stop
+                lines = _sentence_lines(*block[i], names[2], lineno + i + 1, max_len, bool(flags & 1),
+                                        bool(flags & 2))
+                for k in live:
+                    if lines[k]:
+                        parts[k].append("".join(lines[k]).encode("utf-8"))
+                st.pairs += len(lines[0])
+            for f in pending:
+                f.result()
+            pending = [writers[k].submit(_write_all, outs[k], parts[k]) for k in live]
+            lineno += len(block)
+            pb.update(len(block))
+        for f in pending:
+            f.result()
+        return int(st.pairs)
+    finally:
+        for w in writers.values():
+            w.shutdown(wait=True)
+        lib.sb_extract_free(st)
+
+
+def _write_all(out, parts: list[bytes]) -> None:
+    for b in parts:
+        out.write(b)
 
 
 def lexical_counts(src: str, tgt: str, align: str, progress: bool = False) -> tuple[Counter, Counter, Counter]:

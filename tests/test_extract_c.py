@@ -1,0 +1,141 @@
+"""The C phrase extractor (csrc/extract.c) against the pure-Python reference (`tm extract --plain`): the same
+extract, extract.inv and orientation bytes, the same one-line errors."""
+from __future__ import annotations
+
+import gzip
+import lzma
+import random
+import sys
+
+import pytest
+
+from smtbench.tm.align import AlignmentFormatError
+from smtbench.tm.extract import extract_files
+
+from conftest import HAVE_ORACLE, ORACLE
+
+
+def run_both(d, f: str, e: str, al: str, max_len: int = 7, gz: bool = False) -> list[bytes]:
+    """Write the three inputs, extract with both paths; assert the same bytes, return the C path's files."""
+    for name, text in (("f", f), ("e", e), ("al", al)):
+        (d / name).write_bytes(text.encode("utf-8"))
+    got = []
+    for plain in (False, True):
+        sfx = ".gz" if gz else ""
+        outs = [str(d / f"{k}{int(plain)}{sfx}") for k in ("ext", "inv", "o")]
+        n = extract_files(str(d / "f"), str(d / "e"), str(d / "al"), outs[0], outs[1], max_len,
+                          orientation_out=outs[2], plain=plain)
+        rd = (lambda p: gzip.open(p, "rb").read()) if gz else (lambda p: open(p, "rb").read())
+        files = [rd(p) for p in outs]
+        assert n == files[0].count(b"\n") == files[1].count(b"\n") == files[2].count(b"\n")
+        got.append(files)
+    assert got[0] == got[1]
+    return got[0]
+
+
+def random_alignment(rng: random.Random, nf: int, ne: int) -> str:
+    """Crossing links, unaligned words at either edge, one-to-many both ways, now and then a duplicate point."""
+    pts = [(rng.randrange(nf), rng.randrange(ne)) for _ in range(rng.randrange(0, nf + ne + 1))] if nf and ne else []
+    if pts and rng.random() < 0.2:
+        pts.append(pts[0])
+    rng.shuffle(pts)
+    return " ".join(f"{i}-{j}" for i, j in pts)
+
+
+def test_shipped_corpus_random_alignments(tmp_path):
+    """400 verses of the shipped corpus with seeded random alignments (crossings, edges unaligned, duplicates)."""
+    from smtbench import data
+    from pathlib import Path
+    tsv = Path(__file__).resolve().parent.parent / "resources" / "bible-es-en" / "es-en.tsv.xz"
+    vs = data.read_tsv(tsv)[:400]
+    rng = random.Random(43)
+    fs, es, als = [], [], []
+    for v in vs:
+        f, e = v.es.split()[:rng.randrange(0, 14)], v.en.split()[:rng.randrange(0, 14)]
+        fs.append(" ".join(f))
+        es.append(" ".join(e))
+        als.append(random_alignment(rng, len(f), len(e)))
+    out = run_both(tmp_path, "\n".join(fs) + "\n", "\n".join(es) + "\n", "\n".join(als) + "\n", gz=True)
+    assert len(out[0]) > 10_000
+
+
+@pytest.mark.skipif(not HAVE_ORACLE, reason="the Moses oracle (../shared/oracles/moses-bible-dev) is not here")
+def test_oracle_alignment_slice(tmp_path):
+    """The first 300 lines of the oracle's corpus and its grow-diag-final-and alignment (Moses' symal)."""
+    def head(name: str) -> str:
+        with lzma.open(ORACLE / name, "rt", encoding="utf-8", newline="\n") as fh:
+            return "".join(next(fh) for _ in range(300))
+    run_both(tmp_path, head("train.es.xz"), head("train.en.xz"), head("train.aligned.grow-diag-final-and.xz"))
+
+
+@pytest.mark.parametrize("max_len", [0, 1, 2, 3, 7, 50])
+def test_hostile_alignments(tmp_path, max_len):
+    """Edges unaligned, empty lines, phrases exactly at and just over the length limit, a last line without its
+    newline."""
+    f = "a b c d e f g h\n\nu\nx  y\tz\np q r s\nw"
+    e = "A B C D E F G H\n\n\nX Y\nP Q R S T\nW"
+    al = "1-1 2-2 3-3 4-4 5-5 6-6\n\n\n0-1 2-0\n0-3 3-0 1-1 1-2\n0-0"
+    run_both(tmp_path, f, e, al, max_len)
+
+
+def test_unicode_whitespace_splits_as_python(tmp_path):
+    """Every character str.split() splits at that a line may hold (the line rule refuses ASCII controls), each
+    between two words, on both sides."""
+    spaces = [chr(c) for c in range(sys.maxunicode + 1)
+              if chr(c).isspace() and not (c < 0x20 or c == 0x7f)]
+    assert " " in spaces and "\u3000" in spaces and "\x85" in spaces
+    f = "".join(f"a{s}b c\n" for s in spaces)
+    e = "".join(f"x{s}y{s}z\n" for s in spaces)
+    al = "".join("0-0 1-2 2-1\n" for _ in spaces)
+    out = run_both(tmp_path, f, e, al)
+    assert out[0].count(b"\n") >= 3 * len(spaces)
+    # near misses are word characters: U+180E (no longer a space), U+200B, U+2030, U+3001
+    run_both(tmp_path, "a\u180eb\u200bc\u2030d\u3001e f\n", "x y\n", "0-0 1-1\n")
+
+
+@pytest.mark.parametrize("al, msg", [
+    ("0-0\n0-3\n", r"al:2: alignment point 0-3 outside a 1x1 sentence pair"),
+    ("0-0\n1-0\n", r"al:2: alignment point 1-0 outside a 1x1 sentence pair"),
+    ("0-0\n0-0 x\n", r"al:2: bad alignment point 'x'"),
+    ("0-0\n0-0-0\n", r"al:2: bad alignment point '0-0-0'"),
+    ("0-0\n0-\n", r"al:2: bad alignment point '0-'"),
+    ("0-0\n99999999999999999999-0\n", r"al:2: alignment point 99999999999999999999-0 outside"),
+])
+@pytest.mark.parametrize("block", [1, 1024])
+def test_errors_are_the_reference_ones(tmp_path, monkeypatch, al, msg, block):
+    """The same message from both paths, no output left; with blocks of one sentence the error comes while the
+    previous block's output is still being written."""
+    import smtbench.tm.extract as X
+    monkeypatch.setattr(X, "BLOCK", block)
+    (tmp_path / "f").write_text("a b\nc\n")
+    (tmp_path / "e").write_text("x y\nz\n")
+    (tmp_path / "al").write_text(al)
+    for plain in (False, True):
+        with pytest.raises(AlignmentFormatError, match=msg):
+            extract_files(*(str(tmp_path / x) for x in ("f", "e", "al", "x.gz", "xi.gz")), plain=plain)
+        assert not (tmp_path / "x.gz").exists() and not (tmp_path / "xi.gz").exists()
+
+
+def test_digits_python_accepts_are_kept(tmp_path):
+    """An alignment token the C parser leaves to the reference (Arabic-Indic digits, which int() reads) between
+    ordinary sentences: the reference writes that sentence, C the others, in order."""
+    run_both(tmp_path, "a b\nc d\ne f\n", "x y\nz w\nu v\n", "0-0 1-1\n\u0660-\u0661 1-0\n0-0 1-1\n")
+
+
+def test_no_inverse(tmp_path):
+    (tmp_path / "f").write_text("a b\n")
+    (tmp_path / "e").write_text("x y\n")
+    (tmp_path / "al").write_text("0-0 1-1\n")
+    n = extract_files(*(str(tmp_path / x) for x in ("f", "e", "al", "x.gz")), None)
+    assert n == 3 and gzip.open(tmp_path / "x.gz", "rt").read().count("\n") == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["al", "e", "f", "x.gz"]
+
+
+def test_blocks_are_seamless(tmp_path, monkeypatch):
+    """Blocks of 3 sentences (and a reference sentence at a block's edge) write what one block writes."""
+    import smtbench.tm.extract as X
+    monkeypatch.setattr(X, "BLOCK", 3)
+    f = "".join(f"a{i} b c\n" for i in range(10))
+    e = "".join(f"x{i} y\n" for i in range(10))
+    al = "".join(("\u0661-0 2-1\n" if i in (2, 3) else "0-0 2-1\n") for i in range(10))
+    run_both(tmp_path, f, e, al)
