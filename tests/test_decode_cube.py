@@ -81,16 +81,19 @@ def test_pipeline_tolerant_equals_lazy_for_every_queue_size(model, dev) -> None:
 def test_stack_configurations(model, dev) -> None:
     """The Moses2 paper's stack configurations (Figs 4-5) group hypotheses differently in the cube, so they differ
     under a pop limit; searched exhaustively (no pop limit, stack size or beam reached) all three find the normal
-    search's exhaustive optimum on short verses; with pruning, outputs rescore."""
+    search's exhaustive optimum on short verses (exact recombination: with Moses' lossy one an exhaustive search
+    keeps, per state, whichever hypothesis scored best so far, and a tie broken otherwise could end elsewhere);
+    with pruning, outputs rescore."""
     from smtbench.decode.cube import CubeDecoder
     from smtbench.decode.derivation import DerivationScorer, parse_segmentation
     from smtbench.decode.normal import NormalDecoder
     lines = dev
     short = sorted((x for x in lines if x.split()), key=lambda x: len(x.split()))[:4]
-    exact = NormalDecoder(model, stack_size=10**6, beam_threshold=0)
+    exact = NormalDecoder(model, stack_size=10**6, beam_threshold=0, recombine_forward=True)
     opt = [exact.translate(x).best.total for x in short]
     for stacks in ("coverage-end", "coverage", "cardinality"):
-        dec = CubeDecoder(model, pop_limit=10**6, stack_size=10**6, beam_threshold=0, stacks=stacks)
+        dec = CubeDecoder(model, pop_limit=10**6, stack_size=10**6, beam_threshold=0, stacks=stacks,
+                          recombine_forward=True)
         assert [dec.translate(x).best.total for x in short] == pytest.approx(opt, abs=1e-9), stacks
     src = lines[:5]
     scorer = DerivationScorer(model.config, src)
@@ -146,7 +149,14 @@ def test_queue_configurations(model, dev) -> None:
 
 def test_cube_configs_bench_and_report(tmp_path, capsys, small_trained) -> None:
     """`bench cube-configs` (the Moses2 paper's Tables 4-5) end to end on a few verses: one row per point, no
-    output beats a confirmed near-exact reference, the report writes both tables, the figure and the metrics."""
+    output beats an exact reference, the report writes both tables, the figure and the metrics.
+
+    What is guaranteed: a reference whose widest search pruned nothing (references_exact; exact recombination) is
+    the optimum of the search space the cube search shares (same options, same distortion check), so nothing beats
+    it. Two widths agreeing (references_confirmed) is no such guarantee, and the model is retrained per session by
+    an aligner that cannot be seeded (tm/align.py): on one of 12 retrained models, with Moses' lossy recombination
+    (the reference's before), a 15-word verse's reference lost the optimum at every width, 200 to 20000 unpruned,
+    and two Table-5 points found it. Hence a widest width that searches these short verses exhaustively (~2 s)."""
     import json
 
     from smtbench.cli import main
@@ -155,14 +165,13 @@ def test_cube_configs_bench_and_report(tmp_path, capsys, small_trained) -> None:
     rows = tmp_path / "rows.jsonl"
     assert main(["bench", "cube-configs", "-f", ini, "--input", src,
                  "--reference", ref, "--sentences", "3", "--pop-limits", "20,50",
-                 "--queue-pop-limit", "20", "--short-words", "12", "--reference-widths", "200,1000",
+                 "--queue-pop-limit", "20", "--short-words", "12", "--reference-widths", "200,100000",
                  "--max-retakes", "0", "--out", str(rows)]) == 0
     got = [json.loads(x) for x in rows.read_text().splitlines()]
     assert len(got) == 2 * 3 + 3
-    # a pruned search may beat only a reference the widening did not confirm (the model is retrained per session by
-    # an unseedable aligner, so which short sentences are hard changes): never a confirmed one
-    assert all(r["short_sentences"] > 0 and r["beat_reference"] <= r["short_sentences"] - r["references_confirmed"]
-               for r in got)
+    # short verses: the tokenized dev text only (no aligner); a pruned search may beat only an inexact reference
+    assert all(r["short_sentences"] > 0 and r["references_exact"] > 0 and r["beat_exact_reference"] == 0
+               and r["beat_reference"] <= r["short_sentences"] - r["references_exact"] for r in got)
     assert main(["report", "moses2-search", "--rows", str(rows), "--table4", str(tmp_path / "t4"),
                  "--table5", str(tmp_path / "t5"), "--figure", str(tmp_path / "f6.png"),
                  "--metrics", str(tmp_path / "m.csv")]) == 0

@@ -14,8 +14,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                       "(the Moses2 paper's Tables 4-5, Fig 6)",
                  description="Decodes the first --sentences lines at every point, --repeats interleaved timed passes "
                              "(model loading excluded), and counts search errors on every line of at most --short-words "
-                             "source words against a near-exact reference (normal search, no beam, stack sizes "
-                             "--reference-widths; confirmed when the two widest agree).")
+                             "source words against a near-exact reference (normal search, no beam, exact "
+                             "recombination, stack sizes --reference-widths; confirmed when the two widest agree, "
+                             "exact when the widest pruned nothing).")
     p.add_argument("-f", "--config", required=True, help="moses.ini")
     p.add_argument("--input", required=True)
     p.add_argument("--reference", required=True, help="reference translations (BLEU)")

@@ -24,7 +24,7 @@ def _summary(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     t = g["decode_seconds"].agg(time_min_s="min", time_median_s="median").reset_index()
     first = g.first().reset_index()
     cols = ["sentences", "source_words", "mean_score", "bleu", "created_per_word", "search_errors",
-            "beat_reference", "short_sentences", "references_confirmed"]
+            "beat_reference", "short_sentences", "references_confirmed", "references_exact"]
     return t.merge(first[keys + [c for c in cols if c in first.columns]], on=keys)
 
 
@@ -104,6 +104,7 @@ NOTES = ("Ours: cube pruning on the model named below (the first `sentences` of 
          "the unit's hypotheses that may take the span checked one by one. Queue configurations (Fig 7, Table 5): "
          "one item queue per stack (Moses2) or per destination coverage (and end), each popped up to the pop "
          "limit. search_errors: verses of at most 12 source words (all of the input, not only the timed subset) "
-         "whose output scores below a near-exact reference (normal search, no beam, the two stack sizes in "
-         "reference_widths; references_confirmed = both agree; beat_reference > 0 would expose a reference that "
-         "is not exact). paper_*: the Moses2 paper, Tables 4-5 (32 threads).")
+         "whose output scores below a near-exact reference (normal search, no beam, exact recombination, the two "
+         "stack sizes in reference_widths; references_confirmed = both agree; references_exact = the widest pruned "
+         "nothing, so proven optimal; beat_reference > 0 would expose a reference that is not exact; rows before "
+         "references_exact used Moses' lossy recombination). paper_*: the Moses2 paper, Tables 4-5 (32 threads).")
