@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from . import procs
+
 #: the simulated caches: the same on every machine (a count must not depend on the host's caches)
 GEOMETRY = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
 VALGRIND_ARGS = ["--tool=callgrind", "--cache-sim=yes", "--branch-sim=yes",
@@ -322,7 +324,7 @@ def _valgrind() -> str:
 
 
 def valgrind_version() -> str:
-    return subprocess.run([_valgrind(), "--version"], capture_output=True, text=True).stdout.strip()
+    return procs.run([_valgrind(), "--version"], capture_output=True, text=True).stdout.strip()
 
 
 def _driver_env(argv: list[str]) -> dict[str, str]:
@@ -344,7 +346,7 @@ def _run_ours(group: str, points: list[Point], tmp: Path, oracle: Path, keep: Pa
     env = _driver_env([sys.executable, "-m", "smtbench.counts", "drive", group, str(out_json), str(oracle)])
     cmd = [_valgrind(), *VALGRIND_ARGS, "--instr-atstart=no", f"--callgrind-out-file={cg}",
            sys.executable, "-m", "smtbench.counts", "drive", group, str(out_json), str(oracle)]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    r = procs.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         tail = " | ".join([line for line in r.stderr.splitlines() if not line.startswith("==")][-5:])
         raise CountError(f"count group {group}: the driver under valgrind failed (exit {r.returncode}): {tail}")
@@ -379,12 +381,12 @@ def _run_kenlm(oracle: Path, workdir: Path, tmp: Path, keep: Path | None) -> dic
         kenlm_peer.build_binary(arpa, "probing", binary)
     if not ids.exists() or ids.stat().st_mtime < binary.stat().st_mtime:
         with open(oracle / "dev.en", "rb") as src, open(ids, "wb") as dst:
-            subprocess.run([str(prog), "-v", "-m", str(binary)], stdin=src, stdout=dst, check=True,
+            procs.run([str(prog), "-v", "-m", str(binary)], stdin=src, stdout=dst, check=True,
                            stderr=subprocess.DEVNULL)
     cg = tmp / "kenlm.callgrind"
     argv = [str(prog), "-q", "-t", "1", "-m", str(binary)]
     with open(ids, "rb") as src:
-        r = subprocess.run([_valgrind(), *VALGRIND_ARGS, "--toggle-collect=*thread_data*RecyclingHandler*::run()",
+        r = procs.run([_valgrind(), *VALGRIND_ARGS, "--toggle-collect=*thread_data*RecyclingHandler*::run()",
                             f"--callgrind-out-file={cg}", *argv], stdin=src, capture_output=True, text=True,
                            env=_driver_env(argv))
     if r.returncode != 0:

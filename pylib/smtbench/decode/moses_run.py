@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from .. import moses_peer
 from .. import procs
 if TYPE_CHECKING:
     from ..peers import Peer
