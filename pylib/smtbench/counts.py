@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import procs
+from .ioutil import read_lines
 
 #: the simulated caches: the same on every machine (a count must not depend on the host's caches)
 GEOMETRY = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
@@ -189,7 +190,7 @@ def _prepare_lm(oracle: Path) -> dict[str, Driven]:
 
     model = read_arpa(oracle / "lm-en5.arpa.xz")
     lm = ProbingLM(model)
-    lines = (oracle / "dev.en").read_text(encoding="utf-8").splitlines()
+    lines = read_lines(oracle / "dev.en")
     tok = _paged(np.asarray(lm.encode(lines).tokens, dtype=np.uint32))
     nq = int(np.count_nonzero((tok & np.uint32(SENTENCE_MARK)) == 0))
     probs, lens = _paged(np.zeros(nq, dtype=np.float32)), _paged(np.zeros(nq, dtype=np.uint8))
@@ -228,7 +229,7 @@ def _prepare_decode(oracle: Path) -> dict[str, Driven]:
     from .native import check, ffi, lib
 
     model = PhraseModel(oracle / "moses.ini")
-    lines = (oracle / "dev.es").read_text(encoding="utf-8").splitlines()
+    lines = read_lines(oracle / "dev.es")
     out, counters = ffi.new("sb_pb_result **"), ffi.new("sb_pb_counters *")
 
     def point(dec: Any, n: int) -> Driven:

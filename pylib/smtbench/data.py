@@ -295,7 +295,7 @@ def prepare(tsv: str | os.PathLike[str] | None, outdir: str | os.PathLike[str], 
     where = assign_splits(corpus, split, dev, test)
     from .folderlock import folder_lock
     from .ioutil import resolve_output
-    with folder_lock(outdir, "data prepare"), _staging(Path(outdir)) as stage:
+    with folder_lock(outdir, "data prepare", option="--outdir"), _staging(Path(outdir)) as stage:
         for name in names:  # a directory where a file goes: refused before any work
             resolve_output(Path(outdir) / name)
         counts = _prepare_into(stage, corpus, where, f, e, casing, tokenize, f_lang, e_lang, progress)

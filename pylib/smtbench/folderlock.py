@@ -27,18 +27,21 @@ def _holder(fd: int) -> str:
 
 
 @contextlib.contextmanager
-def folder_lock(folder: str | os.PathLike[str], what: str, part: str | None = None) -> Iterator[None]:
+def folder_lock(folder: str | os.PathLike[str], what: str, part: str | None = None,
+                option: str | None = None) -> Iterator[None]:
     """Create ``folder`` if needed and hold its lock for the block; ``what`` names the command in the refusal
     (``tm train``). Raises :class:`FolderBusyError` if another live process holds it. ``part``: lock one part of
     the folder only (``.smtbench.<part>.lock``: `tm train` locks each step it runs, so the workflow's jobs of
-    different steps on one folder run side by side while two runs of one step never do)."""
+    different steps on one folder run side by side while two runs of one step never do). ``option``: the option that
+    named the folder (``--workdir``), named in the one-line refusal of a folder that is a file."""
     from .ioutil import OutputPathError
     d = os.fspath(folder)
     try:
         os.makedirs(d, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         if os.path.lexists(d):
-            raise OutputPathError(f"{d}: exists and is not a directory (give a folder)") from None
+            named = f"{option} {d}" if option else d
+            raise OutputPathError(f"{named}: not a folder (a file of that name exists; give a folder)") from None
         raise OutputPathError(f"{d}: cannot create the folder, a parent is not a directory") from None
     except OSError as exc:
         raise OutputPathError(f"{d}: cannot create the folder: {exc.strerror}") from None

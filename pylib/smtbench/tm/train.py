@@ -366,7 +366,7 @@ class Trainer:
         with contextlib.ExitStack() as locks:  # one lock per step run: the workflow runs steps as parallel jobs
             for step in self.steps():
                 if not only or step.name in only:
-                    locks.enter_context(folder_lock(self.out, "tm train", part=step.name))
+                    locks.enter_context(folder_lock(self.out, "tm train", part=step.name, option="--outdir"))
             return self._train(only, force)
 
     def _train(self, only: list[str] | None, force: bool) -> list[dict]:

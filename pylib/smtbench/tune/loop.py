@@ -301,7 +301,7 @@ def tune(ini: str, src: str, references: Sequence[str], workdir: str | os.PathLi
     time (``folderlock``; a second is refused naming the holder)."""
     from ..folderlock import folder_lock
     opts.check()
-    with folder_lock(workdir, "tune"):
+    with folder_lock(workdir, "tune", option="--workdir"):
         return _tune(ini, src, references, workdir, opts, err or sys.stderr)  # stderr as it is now, not at import
 
 
