@@ -146,3 +146,15 @@ def count_rows(sha: str, instr: float, ll: float) -> str:
     return "".join(json.dumps(dict(experiment="mokry_lm", key="model=m", machine_git_sha=sha, side=side,
                                    instructions_per_unit=i, ll_misses_per_unit=m)) + "\n"
                    for side, i, m in (("ours", instr, ll), ("kenlm-probing-cpp", 500.0, 4.0)))
+
+
+def test_smtbench_count_rows_map_to_their_experiment():
+    """`smtbench count`'s rows (experiment "counts", ir/ll_miss per unit) are read under the experiment whose kernel
+    they count and the metric names the panels draw."""
+    from smtbench.report.history import _count_row
+    r = _count_row({"experiment": "counts", "point": "lm-o5-sequential", "system": "ours", "ir_per_unit": 249.5,
+                    "ll_miss_per_unit": 1.8, "git_sha": "abc"})
+    assert (r["experiment"], r["instructions_per_unit"], r["ll_misses_per_unit"]) == ("mokry_lm", 249.5, 1.8)
+    assert _count_row({"experiment": "counts", "point": "hash-kv-1mib-q0"})["experiment"] == "mokry_hash"
+    assert _count_row({"experiment": "counts", "point": "btree-o5-k31"})["experiment"] == "glm_btree"
+    assert _count_row({"experiment": "mokry_lm", "x": 1}) == {"experiment": "mokry_lm", "x": 1}

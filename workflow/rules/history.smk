@@ -4,7 +4,7 @@
 # not the workflow's outputs: after new commits, `snakemake --forcerun report_history` redraws it.
 HISTORY_EXPERIMENTS = ["mokry_lm", "glm_btree", "mokry_hash", "mediani_scoring", "mokry_decoder"]
 HISTORY_FIGURES = [f"{OUT}/figures/history_{e}.png" for e in HISTORY_EXPERIMENTS]
-HISTORY_COUNTS = f"{OUT}/raw/count/*.jsonl"  # the count rows, now and as committed
+HISTORY_COUNTS = f"{OUT}/raw/counts/*.jsonl"  # the count rows, now and as committed
 ALL += HISTORY_FIGURES + [f"{OUT}/tables/history.md"]
 
 

@@ -68,6 +68,24 @@ COUNT_KEY = ("key", "point", "kernel")
 COUNT_SHA = ("git_sha", "machine_git_sha", "commit")
 COUNT_SIDE = ("side", "system")
 COUNT_METRICS = {"instructions_per_unit": "instructions / unit", "ll_misses_per_unit": "LL misses / unit"}
+#: `smtbench count`'s own row names (experiment "counts", metrics ir/ll_miss per unit): each point's experiment by the
+#: prefix of its name, its metrics under the names above
+COUNT_METRIC_ALIASES = {"ir_per_unit": "instructions_per_unit", "ll_miss_per_unit": "ll_misses_per_unit"}
+COUNT_POINT_EXPERIMENT = {"hash-": "mokry_hash", "lm-": "mokry_lm", "kenlm-probing": "mokry_lm", "btree-": "glm_btree",
+                          "cube-": "mokry_decoder", "normal-": "mokry_decoder"}
+
+
+def _count_row(r: dict) -> dict:
+    """A row of `smtbench count` in this module's terms (other rows unchanged)."""
+    if r.get("experiment") != "counts":
+        return r
+    r = dict(r)
+    for a, m in COUNT_METRIC_ALIASES.items():
+        if a in r and m not in r:
+            r[m] = r[a]
+    name = str(r.get("point", ""))
+    r["experiment"] = next((e for pre, e in COUNT_POINT_EXPERIMENT.items() if name.startswith(pre)), None)
+    return r
 MAX_SERIES = 4       # per panel: committed rows, smoke baseline, at most two counts
 MAX_LABELS = 8       # commit labels on a panel's x axis (the others keep an unlabelled tick)
 PANEL_COLS = 4
@@ -261,7 +279,7 @@ def read_counts(root: Path, pattern: str, skipped: list[str]) -> pd.DataFrame:
         texts.append((path, Path(path).read_text(encoding="utf-8")))
     recs: dict[tuple, dict] = {}
     for name, text in texts:
-        for r in _parse_rows(text, name):
+        for r in map(_count_row, _parse_rows(text, name)):
             sha, key = _first(r, COUNT_SHA), _first(r, COUNT_KEY)
             if sha is None or key is None or not r.get("experiment"):
                 continue
