@@ -78,19 +78,25 @@ def test_hostile_alignments(tmp_path, max_len):
     run_both(tmp_path, f, e, al, max_len)
 
 
-def test_unicode_whitespace_splits_as_python(tmp_path):
-    """Every character str.split() splits at that a line may hold (the line rule refuses ASCII controls), each
-    between two words, on both sides."""
+def test_words_split_at_space_and_tab_only(tmp_path):
+    """The word rule (ioutil.words, as the decoder and Moses): every character str.split() would split at that a
+    line may hold (the line rule refuses ASCII controls) but space and TAB is a word character, on both sides and
+    in both paths; space and TAB runs separate words."""
+    from smtbench.ioutil import words
     spaces = [chr(c) for c in range(sys.maxunicode + 1)
-              if chr(c).isspace() and not (c < 0x20 or c == 0x7f)]
-    assert " " in spaces and "\u3000" in spaces and "\x85" in spaces
+              if chr(c).isspace() and not (c < 0x20 or c == 0x7f) and c != 0x20]
+    assert "\u3000" in spaces and "\x85" in spaces and "\xa0" in spaces and "\u2028" in spaces
+    assert all(words(f"a{s}b \t c") == [f"a{s}b", "c"] for s in spaces)
     f = "".join(f"a{s}b c\n" for s in spaces)
-    e = "".join(f"x{s}y{s}z\n" for s in spaces)
-    al = "".join("0-0 1-2 2-1\n" for _ in spaces)
+    e = "".join(f"x{s}y \tz\n" for s in spaces)
+    al = "".join("0-0 1-1\n" for _ in spaces)
     out = run_both(tmp_path, f, e, al)
-    assert out[0].count(b"\n") >= 3 * len(spaces)
-    # near misses are word characters: U+180E (no longer a space), U+200B, U+2030, U+3001
-    run_both(tmp_path, "a\u180eb\u200bc\u2030d\u3001e f\n", "x y\n", "0-0 1-1\n")
+    got = out[0].decode("utf-8").split("\n")
+    for s in spaces:
+        assert f"a{s}b ||| x{s}y ||| 0-0" in got and f"a{s}b c ||| x{s}y z ||| 0-0 1-1" in got
+    # a point past the two words a line has is refused in both paths (no split at the non-ASCII space)
+    with pytest.raises(AlignmentFormatError, match=r"al:1: alignment point 0-2 outside a 2x2"):
+        run_both(tmp_path, "a\xa0b c\n", "x y\n", "0-2\n")
 
 
 @pytest.mark.parametrize("al, msg", [

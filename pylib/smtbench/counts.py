@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import procs
+from .ioutil import words as split_words
 from .ioutil import read_lines
 
 #: the simulated caches: the same on every machine (a count must not depend on the host's caches)
@@ -234,7 +235,7 @@ def _prepare_decode(oracle: Path) -> dict[str, Driven]:
 
     def point(dec: Any, n: int) -> Driven:
         texts = [check_sentence(line, f"{oracle}/dev.es:{i + 1}") for i, line in enumerate(lines[:n])]
-        words = sum(len(t.split()) for t in texts)
+        words = sum(len(split_words(t)) for t in texts)
         results: list[Any] = []
         decode = dec.decode
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from .ioutil import atomic_open, line_count_mismatch, open_text
+from .ioutil import words as split_words, join_words
 
 # The split the corpus README suggests: whole books held out.
 DEV_BOOKS = ("Ruth", "Esth", "Eccl", "Joel", "Eph", "Phil", "Col", "1Thess", "2Thess")
@@ -79,7 +80,7 @@ def truecase_train(lines: list[str], model: str, progress: bool = False) -> list
 
     from .ioutil import atomic_path
     tc = MosesTruecaser()
-    tc.train([s.split() for s in lines], save_to=None, progress_bar=False)
+    tc.train([split_words(s) for s in lines], save_to=None, progress_bar=False)
     with atomic_path(model) as tmp:
         tc.save_model(tmp)
     return [tc.truecase(s, return_str=True) for s in lines]
@@ -94,7 +95,7 @@ def truecase_apply(lines: Iterable[str], model: str) -> list[str]:
 
 def tokenize_lines(lines: Iterable[str], lang: str, lower: bool = True) -> list[str]:
     tok = Tokenizer(lang, lower)
-    return [" ".join(tok(s).split()) for s in lines]
+    return [join_words(tok(s)) for s in lines]
 
 
 @dataclass
@@ -385,7 +386,7 @@ def _prepare_into(out: Path, corpus: Corpus, where: list[str], f: str, e: str, c
                 import sys
                 print(f"tokenizing {sp}.{name} ({len(raw)} lines)", file=sys.stderr)
             toks = tokenize_lines(raw, lang, lower=casing == "lower") if tokenize else \
-                [" ".join((s.lower() if casing == "lower" else s).split()) for s in raw]
+                [join_words(s.lower() if casing == "lower" else s) for s in raw]
             if casing == "truecase":
                 model = str(out / f"truecase-model.{name}")
                 if sp == "train":
@@ -421,7 +422,7 @@ def postprocess_lines(lines: list[str], recase: str | None = None, detruecase: b
     """Undo preparation on decoder output: recase with a truecase model (then capitalise sentence starts), or
     only capitalise them (``detruecase``), then detokenize with sacremoses' rules for ``detokenize``'s language."""
     from sacremoses import MosesDetokenizer, MosesDetruecaser
-    out = [" ".join(s.split()) for s in lines]
+    out = [join_words(s) for s in lines]
     if recase:
         out = truecase_apply(out, recase)
     if recase or detruecase:
@@ -429,7 +430,7 @@ def postprocess_lines(lines: list[str], recase: str | None = None, detruecase: b
         out = [dt.detruecase(s, return_str=True) if s else s for s in out]
     if detokenize:
         dk = MosesDetokenizer(lang=detokenize)
-        out = [dk.detokenize(s.split()) for s in out]
+        out = [dk.detokenize(split_words(s)) for s in out]
     return out
 
 

@@ -5,7 +5,11 @@ goes through :func:`atomic_open` (a stream) or :func:`atomic_path` (a name for a
 
 Inputs of line-parallel text are read by one line rule, :func:`open_text` (see there; CONTRIBUTING.md "Text
 lines"): a line ends at ``\n``, a control character inside a line is refused as ``path:line``, a damaged .gz/.xz is
-one line naming the file."""
+one line naming the file.
+
+Words of a line are split by one word rule, :func:`words`: runs of ASCII space and TAB separate words (as the
+decoder, the C readers and Moses split); every other character, U+00A0, U+2028, U+0085, U+3000 included, is part
+of a word (never ``str.split()``, which also splits at those)."""
 from __future__ import annotations
 
 import contextlib
@@ -418,6 +422,18 @@ def open_text(path: str | os.PathLike[str], *, strict: bool = True) -> TextLines
             raise TextFormatError("-: standard input is closed (give the input a file name)")
         return TextLines(raw, "<stdin>", close=False, strict=strict)
     return TextLines(open_binary(p), p, close=True, strict=strict)
+
+
+def words(line: str) -> list[str]:
+    """The words of ``line``: separated by runs of ASCII space and TAB only, as the decoder, the C readers and
+    Moses split (CONTRIBUTING.md "Text lines"); NBSP, U+2028, U+0085, U+3000 and every other character are part
+    of a word. A line's ending ``\n`` (never inside a line, by the line rule) is dropped too."""
+    return [w for w in line.replace("\t", " ").replace("\n", " ").split(" ") if w]
+
+
+def join_words(line: str) -> str:
+    """``line``'s words (:func:`words`) joined by single spaces."""
+    return " ".join(words(line))
 
 
 def read_lines(path: str | os.PathLike[str]) -> list[str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..ioutil import atomic_open, open_binary, open_text
+from ..ioutil import words as split_words, join_words
 from .ini import MosesConfig, load_ini
 
 LN10 = math.log(10.0)
@@ -58,7 +59,7 @@ def parse_segmentation(line: str) -> list[Segment]:
     segs: list[Segment] = []
     pos = 0
     for m in _SEG.finditer(line):
-        words = line[pos:m.start()].split()
+        words = split_words(line[pos:m.start()])
         segs.append((int(m.group(1)), int(m.group(2)), words))
         pos = m.end()
     if line[pos:].strip():
@@ -79,7 +80,7 @@ class DerivationScorer:
         import kenlm
 
         self.config = config if isinstance(config, MosesConfig) else load_ini(config)
-        self.sentences = [s.split() for s in sentences]
+        self.sentences = [split_words(s) for s in sentences]
         wanted: set[str] = set()
         for words in self.sentences:
             for i in range(len(words)):
@@ -104,13 +105,13 @@ class DerivationScorer:
                 parts = line.rstrip("\n").split(" ||| ")
                 if len(parts) < 3:
                     raise DerivationError(f"{path}:{lineno}: expected 'src ||| tgt ||| scores'")
-                src = " ".join(parts[0].split())
+                src = join_words(parts[0])
                 if src not in wanted:
                     continue
                 vals = [_ln(float(x)) for x in parts[2].split()]
                 if len(vals) != n:
                     raise DerivationError(f"{path}:{lineno}: expected {n} scores, found {len(vals)}")
-                into[(src, " ".join(parts[1].split()))] = vals
+                into[(src, join_words(parts[1]))] = vals
 
     def score(self, sid: int, segs: Sequence[Segment]) -> Scored:
         src = self.sentences[sid]

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import IO, Iterator
 
 from ..ioutil import printed_tolerance  # noqa: F401  (its home is ioutil; this name stays for older callers)
+from ..ioutil import words as split_words
 
 
 class NbestFormatError(ValueError):
@@ -23,7 +24,7 @@ class NbestEntry:
 def parse_features(field: str) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     name = None
-    for tok in field.split():
+    for tok in split_words(field):
         if tok.endswith("="):
             name = tok[:-1]
             out[name] = []

@@ -33,6 +33,7 @@ import argparse
 from ..benchutil import RowWriter, parse_size
 from ..errors import ResultMismatch
 from ..ioutil import atomic_open, open_text
+from ..ioutil import words as split_words
 from .harness import (Protocol, Ratio, RepeatLoop, Task, describe, not_built, peer_missing, progress as progress_bar,
                       rows as open_rows)
 from .. import procs
@@ -434,7 +435,7 @@ def run_bleu(r: TmBleuRun, out: str) -> list[dict]:
     rt = work / "reordering-table.gz"
     filter_table(r.reordering_table, str(rt), phrases)
     tables: dict[str, str] = {"ours": r.ours}
-    base = dict(sentences=n, pop_limit=r.pop_limit, stack_size=r.stack_size, source_words=sum(len(x.split())
+    base = dict(sentences=n, pop_limit=r.pop_limit, stack_size=r.stack_size, source_words=sum(len(split_words(x))
                                                                                               for x in src))
     rows: list[dict] = []
     with atomic_open(out, "w") as fh:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..ioutil import words as split_words
+
 
 def main(args: argparse.Namespace) -> int:
     """`bench mokry_decoder` (options: commands/bench_mokry_decoder.py)."""
@@ -27,7 +29,7 @@ def main(args: argparse.Namespace) -> int:
     src, refs = read_lines(args.input), read_lines(args.reference)
     n = args.sentences or len(src)
     src, refs = src[:n], refs[:n]
-    words = sum(len(s.split()) for s in src)
+    words = sum(len(split_words(s)) for s in src)
     config = load_ini(args.config)
     lm_name = "ini"
     if args.lm:

@@ -27,6 +27,7 @@ import statistics
 from dataclasses import asdict, dataclass, replace
 from typing import Callable, Iterable
 
+from ..ioutil import words as split_words
 from ..decode.beam import BeamDecoder
 from ..decode.compare import bleu
 from ..decode.model import PhraseModel
@@ -132,7 +133,7 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterabl
     """One row per (setting, repeat). Repeat 0 is the exploration; repeats 1.. follow smtbench.protocol (``repeats``
     counts the exploration; a Protocol's repeats/max_repeats likewise; ``writer``: the RowWriter behind ``emit``)."""
     variants = list(variants)
-    words = sum(len(s.split()) for s in src)
+    words = sum(len(split_words(s)) for s in src)
     decoders: dict[Setting, object] = {}
     first: dict[Setting, Outcome] = {}
     order: list[Setting] = []

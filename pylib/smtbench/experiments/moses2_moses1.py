@@ -26,6 +26,7 @@ from pathlib import Path
 
 from .. import moses_peer
 from ..ioutil import atomic_open, atomic_path, open_text
+from ..ioutil import words as split_words
 from .harness import (Protocol, RepeatLoop, Task, describe, loading_subtracted, not_built, peer_missing,
                       progress as progress_bar, rows as open_rows, timed_process)
 from .. import procs
@@ -206,7 +207,7 @@ def run_sweep(s: Moses1Sweep, out: str | None, progress: bool = False) -> list[d
         fh.write("".join(x + "\n" for x in src))
     with atomic_open(first) as fh:
         fh.write(src[0] + "\n")
-    words = sum(len(x.split()) for x in src[1:])
+    words = sum(len(split_words(x)) for x in src[1:])
     config = dict(search=s.search, stack_size=s.stack_size, pop_limit=s.pop_limit if s.search == "cube" else None,
                   sentences=len(src), words_timed=words)
     rows: list[dict] = []

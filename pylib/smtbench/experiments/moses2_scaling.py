@@ -6,6 +6,7 @@ broken fast path), which is compared with Moses2's own run. The points' rows and
 from __future__ import annotations
 
 import argparse
+from ..ioutil import words as split_words
 from .. import procs
 
 
@@ -41,7 +42,7 @@ def main(args: argparse.Namespace) -> int:
     refs = read_lines(args.reference)
     n = args.sentences or len(src)
     src, refs = src[:n], refs[:n]
-    lens = [len(s.split()) for s in src]
+    lens = [len(split_words(s)) for s in src]
     long_words = args.long_words or int(statistics.median(lens))
     subsets = {"all": list(range(n)), "short": [i for i in range(n) if lens[i] <= long_words],
                "long": [i for i in range(n) if lens[i] > long_words]}

@@ -10,6 +10,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable
 
+from ..ioutil import words as split_words
 from ..decode.compare import bleu
 from ..decode.cube import CubeDecoder
 from ..decode.model import PhraseModel
@@ -38,7 +39,7 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], short: list[str],
     """One row per point and repeat: decode time of ``src`` (loading excluded), words/s, mean model score, BLEU,
     hypotheses created, and the search errors on ``short`` against ``short_refs``. Repeats: smtbench.protocol
     (``repeats`` a count or a Protocol; ``writer`` the RowWriter behind ``emit``)."""
-    words = sum(len(s.split()) for s in src)
+    words = sum(len(split_words(s)) for s in src)
     decs = {p: CubeDecoder(model, pop_limit=p.pop_limit, stack_size=stack_size or p.pop_limit, stacks=p.stacks,
                            queues=p.queues) for p in pts}
     quality: dict[Point, dict] = {}
@@ -102,7 +103,7 @@ def main(args: argparse.Namespace) -> int:
     if len(src) != len(refs):
         raise ValueError(f"{args.input}: {len(src)} lines, but {args.reference} has {len(refs)}")
     n = args.sentences or len(src)
-    short = [x for x in src if 0 < len(x.split()) <= args.short_words]
+    short = [x for x in src if 0 < len(split_words(x)) <= args.short_words]
     model = PhraseModel(args.config)
     pts = points(pops, stacks, args.queue_pop_limit, queues)
     refs_short = near_exact(model, short, widths) if short else []

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ..ioutil import words as split_words
+
 if TYPE_CHECKING:
     from ..peers import Peer
     from .harness import Protocol
@@ -43,7 +45,7 @@ def main(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.reference}: {len(refs)} lines but {args.input} has {len(src)}")
     n = args.sentences or len(src)
     src, refs = src[:n], refs[:n]
-    words = sum(len(s.split()) for s in src)
+    words = sum(len(split_words(s)) for s in src)
     model = PhraseModel(args.config)
     config = {"search": args.search, "stack_size": args.stack_size, "sentences": n, "source_words": words,
               "model": str(args.config), "pop_limit": args.pop_limit if args.search == "cube" else None}
@@ -133,8 +135,8 @@ def _peers(args: argparse.Namespace, protocol: Protocol, rows, config: dict, src
                                               threads=args.peer_threads))
     if len(systems) == 1:
         return
-    first_words = len(src[0].split())
-    words = sum(len(s.split()) for s in src) - first_words
+    first_words = len(split_words(src[0]))
+    words = sum(len(split_words(s)) for s in src) - first_words
     with tempfile.TemporaryDirectory(prefix="smtbench-bench-decode-") as tmp:
         inp = f"{tmp}/input"
         with open(inp, "w", encoding="utf-8") as fh:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Protocol
 import numpy as np
 
 from .arpa import ArpaModel
+from ..ioutil import words as split_words
 
 #: A sentence starts with this bit OR'ed onto the id of ``<s>`` (the context; not scored).
 SENTENCE_MARK = 1 << 31
@@ -119,7 +120,7 @@ def encode_lines(model: ArpaModel, lines: Iterable[str]) -> EncodedText:
     mark = SENTENCE_MARK | bos
     n = 0
     for line in lines:
-        words = line.split()
+        words = split_words(line)
         toks.append(mark)
         ids = [get(w, -1) for w in words]
         oov.extend(i < 0 for i in ids)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 import numpy as np
 
 from ..native import as_ptr, check, ffi, lib
+from ..ioutil import words as split_words
 from ..resources import require_memory
 from .arpa import ArpaModel, read_arpa
 
@@ -230,7 +231,7 @@ class BTreeLM:
     def sentence_queries(self, sentences: Sequence[str] | Sequence[Sequence[str]], bos: bool = True,
                          eos: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(queries, sentence index of each query, oov flag) for whitespace-split sentences."""
-        return make_queries([self.ids(s.split() if isinstance(s, str) else s) for s in sentences],
+        return make_queries([self.ids(split_words(s) if isinstance(s, str) else s) for s in sentences],
                             self.order, self.bos if bos else None, self.eos if eos else None, self.unk)
 
     def full_scores(self, sentence: str, bos: bool = True, eos: bool = True) -> list[tuple[float, int, bool]]:

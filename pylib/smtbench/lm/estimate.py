@@ -22,6 +22,7 @@ from typing import IO, Iterator
 import numpy as np
 
 from ..ioutil import atomic_open, atomic_path, open_text
+from ..ioutil import words as split_words
 from ..native import as_ptr, check, ffi, lib
 from ..resources import require_memory
 from .. import procs
@@ -144,7 +145,7 @@ def read_corpus(path: str | os.PathLike[str], est: _Estimator, progress: bool = 
     with open_text(path) as fh, _progress(size if not str(path).endswith((".gz", ".xz")) else None,
                                           "lm estimate: reading", progress, "B") as bar:
         for lineno, line in enumerate(fh, 1):
-            toks = line.split()
+            toks = split_words(line)
             try:
                 ids = list(map(getitem, toks))
             except KeyError:
@@ -326,7 +327,7 @@ def _arpa_values(path: str | os.PathLike[str]) -> dict[tuple[str, ...], tuple[fl
             if not order or not line or line.startswith("\\"):
                 continue
             f = line.split("\t")
-            out[tuple(f[1].split())] = (float(f[0]), float(f[2]) if len(f) > 2 else 0.0)
+            out[tuple(split_words(f[1]))] = (float(f[0]), float(f[2]) if len(f) > 2 else 0.0)
     return out
 
 
@@ -339,14 +340,14 @@ def heldout_perplexity(arpa: str | os.PathLike[str], heldout: str | os.PathLike[
     tokens = oov = 0
     with open_text(heldout) as fh:
         for line in fh:
-            words = line.split()
-            for (lp, _, is_oov) in model.full_scores(" ".join(words), bos=True, eos=True):
+            toks = split_words(line)
+            for (lp, _, is_oov) in model.full_scores(" ".join(toks), bos=True, eos=True):
                 total += lp
                 if is_oov:
                     oov += 1
                 else:
                     total_excl += lp
-            tokens += len(words) + 1
+            tokens += len(toks) + 1
     return {"tokens": tokens, "oov": oov, "log10_sum": total, "ppl": 10.0 ** (-total / tokens),
             "ppl_excl_oov": 10.0 ** (-total_excl / max(tokens - oov, 1))}
 

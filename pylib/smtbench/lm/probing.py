@@ -9,6 +9,7 @@ from typing import Sequence
 import numpy as np
 
 from ..native import NativeError, as_ptr, check, ffi, lib
+from ..ioutil import words as split_words
 from ..resources import require_memory
 from . import backends
 from .arpa import ArpaFormatError, ArpaModel, read_arpa
@@ -152,7 +153,7 @@ class ProbingLM:
     def score_sentence(self, words: Sequence[str] | str, queue_size: int = 0) -> list[tuple[float, int]]:
         """Per-word (log10 p, matched length) for ``words`` and the final ``</s>``, from ``<s>``."""
         if isinstance(words, str):
-            words = words.split()
+            words = split_words(words)
         enc = backends.encode_lines(self.model, [" ".join(words)])
         r = self.score_stream(enc.tokens, queue_size)
         return [(float(p), int(n)) for p, n in zip(r.logprob.tolist(), r.length.tolist())]

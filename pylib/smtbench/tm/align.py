@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..ioutil import atomic_open, line_count_mismatch, open_text
+from ..ioutil import words as split_words
 
 
 class AlignmentFormatError(ValueError):
@@ -102,7 +103,7 @@ def grow_diag_final_and(direct: Iterable[Point], inverse: Iterable[Point], n_f: 
 
 def parse_links(line: str, path: str, lineno: int) -> list[Point]:
     pts = []
-    for tok in line.split():
+    for tok in split_words(line):
         i, sep, j = tok.partition("-")
         if not sep or not i.isdigit() or not j.isdigit():
             raise AlignmentFormatError(f"{path}:{lineno}: bad alignment point {tok!r} (expected i-j)")
@@ -124,7 +125,7 @@ def symmetrize_files(src: str, tgt: str, fwd: str, rev: str, out: str, heuristic
             atomic_open(out) as fo, bar(f"symmetrize ({heuristic})", unit="pair", on=progress) as pb:
         for lineno, (ls, lt, lf, lr) in enumerate(zip(fs, ft, ff, fr), 1):
             pb.update()
-            nf, ne = len(ls.split()), len(lt.split())
+            nf, ne = len(split_words(ls)), len(split_words(lt))
             try:
                 inv = parse_links(lf, fwd, lineno)
                 direct = parse_links(lr, rev, lineno)
@@ -164,7 +165,7 @@ def run_eflomal(src: str, tgt: str, fwd_out: str, rev_out: str, progress: bool =
         tgt_lines = ft.readlines()
     if len(src_lines) != len(tgt_lines):
         raise AlignmentFormatError(line_count_mismatch(src, len(src_lines), tgt, len(tgt_lines)))
-    if not any(s.split() and t.split() for s, t in zip(src_lines, tgt_lines)):
+    if not any(split_words(s) and split_words(t) for s, t in zip(src_lines, tgt_lines)):
         raise AlignmentFormatError(f"{src}: no sentence pair with words on both sides ({len(src_lines)} lines): "
                                    "nothing to align")
     run_interruptible_align(src_lines, tgt_lines, fwd_out, rev_out, opts, progress)

@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Iterator, Sequence
 
 from ..ioutil import atomic_open, open_text
+from ..ioutil import words as split_words
 from .align import AlignmentFormatError, parse_links
 
 Phrase = tuple[int, int, int, int, list[tuple[int, int]]]  # sF, eF, sE, eE, relative (f, e) points
@@ -98,7 +99,7 @@ def parallel_lines(names: Sequence[str], handles: Sequence) -> Iterator[tuple[st
 def _sentence_lines(ls: str, lt: str, la: str, align: str, lineno: int, max_len: int, inverse: bool,
                     orient: bool) -> tuple[list[str], list[str], list[str]]:
     """The reference path for one sentence pair: its extract, extract.inv and orientation lines."""
-    fw, ew = ls.split(), lt.split()
+    fw, ew = split_words(ls), split_words(lt)
     pts = parse_links(la, align, lineno)
     linked = set(pts)
     buf, ibuf, obuf = [], [], []
@@ -237,7 +238,7 @@ def lexical_counts(src: str, tgt: str, align: str, progress: bool = False) -> tu
             bar("lexical tables", unit="pair", on=progress) as pb:
         for lineno, (ls, lt, la) in enumerate(parallel_lines((src, tgt, align), (fs, ft, fa)), 1):
             pb.update()
-            fw, ew = ls.split(), lt.split()
+            fw, ew = split_words(ls), split_words(lt)
             pts = parse_links(la, align, lineno)
             f_al = [False] * len(fw)
             e_al = [False] * len(ew)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..ioutil import atomic_open, open_text
+from ..ioutil import words as split_words
 from .. import procs
 
 INI_TEMPLATE = """\
@@ -124,7 +125,7 @@ def input_phrases(inputs: Iterable[str], max_length: int = 20) -> set[str]:
     for path in inputs:
         with open_text(path) as fh:
             for line in fh:
-                w = line.split()
+                w = split_words(line)
                 for i in range(len(w)):
                     for j in range(i + 1, min(len(w), i + max_length) + 1):
                         out.add(" ".join(w[i:j]))
@@ -213,7 +214,7 @@ def compare_tables(ours: str, theirs: str, columns: int, tmpdir: str | None = No
                 value_diff += 1
                 if len(examples) < 10:
                     examples.append(f"{k}: ours {fa[0]} theirs {fb[0]}")
-            if len(fa) > 1 and len(fb) > 1 and fa[1].split() != fb[1].split():
+            if len(fa) > 1 and len(fb) > 1 and split_words(fa[1]) != split_words(fb[1]):
                 align_diff += 1
             if len(fa) > 2 and len(fb) > 2:
                 ca, cb = [float(x) for x in fa[2].split()], [float(x) for x in fb[2].split()]

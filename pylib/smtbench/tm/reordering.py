@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..ioutil import atomic_open, open_text
+from ..ioutil import words as split_words
 
 _INDEX = {"mono": 0, "swap": 1, "other": 2}
 
@@ -25,7 +26,7 @@ def count_orientations(paths: Iterable[str], progress: bool = False) -> dict[tup
                 parts = line.rstrip("\n").split(" ||| ")
                 if len(parts) != 3:
                     raise OrientationFormatError(f"{path}:{lineno}: expected 'F ||| E ||| prev next'")
-                o = parts[2].split()
+                o = split_words(parts[2])
                 if len(o) != 2 or o[0] not in _INDEX or o[1] not in _INDEX:
                     raise OrientationFormatError(f"{path}:{lineno}: orientations must be two of mono/swap/other")
                 c = counts.get((parts[0], parts[1]))

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..ioutil import atomic_open, atomic_path, open_text, remove_stale_runs, removed_on_signal, run_interruptible
+from ..ioutil import words as split_words, join_words
 from .. import procs
 
 LEX_MISSING = 1.0  # Moses' score: LexicalTable::permissiveLookup returns 1.0 for a pair not in the lex table
@@ -206,7 +207,7 @@ def read_lex(path: str, which: str) -> dict[tuple[str, str], float]:
         for lineno, line in enumerate(fh, 1):
             if "\x00" in line:
                 raise PhraseFormatError(f"{path}:{lineno}: a NUL byte inside the line")
-            parts = line.split()
+            parts = split_words(line)
             if not parts:
                 continue
             if len(parts) != 3:
@@ -242,12 +243,12 @@ def lex_weights(fw: Sequence[str], ew: Sequence[str], points: Sequence[tuple[int
 
 def canonical_alignment(align: str) -> str:
     """Points as a set, listed in E order then F order (how Moses' extract writes them; the C scorer's form)."""
-    pts = sorted({(int(a), int(b)) for a, b in (t.split("-") for t in align.split())}, key=lambda p: (p[1], p[0]))
+    pts = sorted({(int(a), int(b)) for a, b in (t.split("-") for t in split_words(align))}, key=lambda p: (p[1], p[0]))
     return " ".join(f"{f}-{e}" for f, e in pts)
 
 
 def _points(align: str) -> list[tuple[int, int]]:
-    return [(int(a), int(b)) for a, b in (t.split("-") for t in align.split())]
+    return [(int(a), int(b)) for a, b in (t.split("-") for t in split_words(align))]
 
 
 def kn_discounts(counts) -> tuple[float, float, float]:
@@ -268,7 +269,7 @@ def moses_align_key(align: str, by_f: bool) -> str:
     compared lexicographically (a set is a run of element characters closed by a terminator that sorts below
     them, so a shorter set that is a prefix of another is less, and an empty set is less than any other)."""
     sets: list[list[int]] = [[] for _ in range(8)]
-    for p in align.split():
+    for p in split_words(align):
         f, e = p.split("-")
         t, x = (int(f), int(e)) if by_f else (int(e), int(f))
         if t >= len(sets):
@@ -297,7 +298,7 @@ def read_extract_frame(paths: str | Sequence[str], weighted: bool = False, fvoca
             f = [x.strip() for x in line.split("|||")]
             if len(f) != want or not f[0] or not f[1]:
                 raise PhraseFormatError(f"{path}:{lineno}: expected {want} `|||`-separated fields")
-            fws, ews = f[0].split(), f[1].split()
+            fws, ews = split_words(f[0]), split_words(f[1])
             nf, ne = len(fws), len(ews)
             missing = [w for w in fws if fvocab is not None and w not in fvocab]
             if missing:
@@ -305,7 +306,7 @@ def read_extract_frame(paths: str | Sequence[str], weighted: bool = False, fvoca
             missing = [w for w in ews if evocab is not None and w not in evocab]
             if missing:
                 raise PhraseFormatError(f"{path}:{lineno}: the target word '{missing[0][:100]}' is not in the lex tables")
-            for t in f[2].split():
+            for t in split_words(f[2]):
                 a, dash, b = t.partition("-")
                 if not (dash and a.isdigit() and b.isdigit()):
                     raise PhraseFormatError(f"{path}:{lineno}: bad alignment point {t!r} (expected i-j)")
@@ -314,8 +315,8 @@ def read_extract_frame(paths: str | Sequence[str], weighted: bool = False, fvoca
             rows.append(f)
         cols = ["src", "tgt", "align"] + (["count"] if weighted else [])
         df = pd.DataFrame(rows, columns=cols)
-        df["src"] = df["src"].str.split().str.join(" ")
-        df["tgt"] = df["tgt"].str.split().str.join(" ")
+        df["src"] = df["src"].map(join_words)
+        df["tgt"] = df["tgt"].map(join_words)
         df["align"] = df["align"].map(canonical_alignment)
         df["count"] = df["count"].astype(float) if weighted else 1.0
         frames.append(df)
@@ -348,9 +349,9 @@ def score_pandas(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, *, s
     pairs["c_f"] = pairs.groupby("src")["c_ef"].transform("sum")
     lefs, lfes = [], []
     for s, t, a, ai in zip(pairs["src"], pairs["tgt"], pairs["align"], pairs["align_inv"]):
-        lef, lfe = lex_weights(s.split(), t.split(), _points(a), w_ef, w_fe)
+        lef, lfe = lex_weights(split_words(s), split_words(t), _points(a), w_ef, w_fe)
         if ai != a:
-            lfe = lex_weights(s.split(), t.split(), _points(ai), w_ef, w_fe)[1]
+            lfe = lex_weights(split_words(s), split_words(t), _points(ai), w_ef, w_fe)[1]
         lefs.append(lef)
         lfes.append(lfe)
     pairs["lex_ef"] = lefs

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..ioutil import atomic_open, atomic_write_text, line_count_mismatch, open_text
+from ..ioutil import words as split_words, join_words
 
 STEPS = ("corpus", "align", "extract", "score", "reorder", "lm", "model")
 CASING = ("keep", "lower", "truecase")
@@ -188,7 +189,7 @@ class Trainer:
         o = self.o
         src, tgt = _read_pair(self.src_in, self.tgt_in)
         if not o.corpus_step_active:
-            if not any(a.split() and b.split() for a, b in zip(src, tgt)):
+            if not any(split_words(a) and split_words(b) for a, b in zip(src, tgt)):
                 raise TrainError(f"{self.src_in}: no sentence pair with words on both sides ({len(src)} lines)")
             return {"pairs": len(src), "note": "used as given (no tokenization, casing or cleaning)"}
         from ..progress import bar
@@ -198,8 +199,8 @@ class Trainer:
                 src = _map(Tokenizer(o.f_lang or o.f, lower=False), src, pb)
                 tgt = _map(Tokenizer(o.e_lang or o.e, lower=False), tgt, pb)
         else:
-            src = [" ".join(s.split()) for s in src]
-            tgt = [" ".join(s.split()) for s in tgt]
+            src = [join_words(s) for s in src]
+            tgt = [join_words(s) for s in tgt]
         if o.casing == "lower":
             src = [s.lower() for s in src]
             tgt = [s.lower() for s in tgt]
@@ -397,7 +398,7 @@ def clean_pairs(src: list[str], tgt: list[str], min_length: int, max_length: int
     keep: list[int] = []
     why = {"empty": 0, "short": 0, "long": 0, "ratio": 0}
     for i, (s, t) in enumerate(zip(src, tgt)):
-        a, b = len(s.split()), len(t.split())
+        a, b = len(split_words(s)), len(split_words(t))
         if a == 0 or b == 0:
             why["empty"] += 1
         elif a < min_length or b < min_length:
@@ -474,7 +475,7 @@ def _read_pair(src: str, tgt: str) -> tuple[list[str], list[str]]:
 def _map(fn, lines: list[str], pb) -> list[str]:
     out = []
     for s in lines:
-        out.append(" ".join(fn(s).split()))
+        out.append(join_words(fn(s)))
         pb.update()
     return out
 
@@ -486,7 +487,7 @@ def _count_lines(path: str) -> int:
 
 def _count_words(path: str) -> int:
     with open_text(path) as fh:
-        return sum(len(line.split()) for line in fh)
+        return sum(len(split_words(line)) for line in fh)
 
 
 def _why(why: dict[str, int]) -> str:
