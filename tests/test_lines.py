@@ -547,3 +547,61 @@ def test_no_splitlines_on_user_text():
                 found.add((rel, line.strip()))
     assert found - ALLOWED == set(), "splitlines() on user text: read it with ioutil.open_text / read_lines"
     assert ALLOWED - found == set(), "a use in the allowlist is gone: remove it from ALLOWED"
+
+
+# ---------------------------------------------------------------- the word rule
+#: inside a word: str.split() would split at each, the word rule (ioutil.words, the decoder, Moses) does not
+NBSP_WORD, LS_WORD = "x\u00a0y", "b\u2028c"
+
+
+def test_words_rule():
+    from smtbench.ioutil import join_words, words
+    assert words(" \tp\u00a0q  r\u2028s\u3000t\u0085u \t\n") == ["p\u00a0q", "r\u2028s\u3000t\u0085u"]
+    assert words("") == words(" \t ") == [] and join_words("a \t b\u00a0c ") == "a b\u00a0c"
+
+
+def test_prepare_extract_decode_keep_words_whole(tmp_path, capsys):
+    """A corpus with NBSP and U+2028 inside words: data prepare and tm train's corpus step keep them inside the
+    word; the C and Python extracts agree and see it as one token; a phrase table holding it and the decoder
+    translate it as one word, and an unknown such word passes through whole."""
+    from smtbench.ioutil import words
+    from smtbench.tm.extract import extract_files
+    f = [f"s0 {NBSP_WORD} s{i}" for i in range(20)]
+    e = [f"a  {LS_WORD}\tt{i}" for i in range(20)]
+    fp, ep = tmp_path / "c.fr", tmp_path / "c.en"
+    fp.write_text("\n".join(f) + "\n", encoding="utf-8")
+    ep.write_text("\n".join(e) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    rc, _, err = cli(capsys, "data", "prepare", "--text", fp, ep, "--f", "fr", "--e", "en", "--no-tokenize",
+                     "--casing", "keep", "--split", "tail", "--dev", "2", "--test", "2", "--outdir", out)
+    assert rc == 0, err
+    tr_f = (out / "train.fr").read_text(encoding="utf-8").split("\n")[:-1]
+    tr_e = (out / "train.en").read_text(encoding="utf-8").split("\n")[:-1]
+    assert tr_f[0] == f"s0 {NBSP_WORD} s0" and tr_e[0] == f"a {LS_WORD} t0"  # runs of space/TAB become one space
+    model = tmp_path / "model"
+    rc, _, err = cli(capsys, "tm", "train", "--corpus", out / "train", "--f", "fr", "--e", "en", "--outdir", model,
+                     "--step", "corpus")
+    assert rc == 0, err
+    assert (model / "corpus.clean.fr").read_text(encoding="utf-8").split("\n")[0] == tr_f[0]
+    al = tmp_path / "al"
+    al.write_text("0-0 1-1 2-2\n" * len(tr_f))
+    got = []
+    for plain in (False, True):
+        ext = tmp_path / f"ext{int(plain)}"
+        extract_files(str(out / "train.fr"), str(out / "train.en"), str(al), str(ext), str(tmp_path / "inv"), 7,
+                      plain=plain)
+        got.append(ext.read_bytes())
+    assert got[0] == got[1]
+    lines = got[0].decode("utf-8").split("\n")
+    assert f"{NBSP_WORD} ||| {LS_WORD} ||| 0-0" in lines and f"s0 {NBSP_WORD} ||| a {LS_WORD} ||| 0-0 1-1" in lines
+    toy = tmp_path / "toy"
+    toy.mkdir()
+    ini = toy_phrase_model(toy)
+    with open(toy / "pt.txt", "a", encoding="utf-8") as fh:
+        fh.write(f"{NBSP_WORD} ||| {LS_WORD} ||| 0.9 0.9 0.9 0.9 ||| 0-0 ||| 1 1 1\n")
+    inp, hyp = tmp_path / "in.txt", tmp_path / "out.txt"
+    inp.write_text(f"{NBSP_WORD}\np\u00a0q\u3000r\n", encoding="utf-8")
+    rc, _, err = cli(capsys, "decode", "cube", "-f", ini, "-i", inp, "-o", hyp, "--no-progress")
+    assert rc == 0, err
+    h = hyp.read_text(encoding="utf-8").split("\n")
+    assert words(h[0]) == [LS_WORD] and words(h[1]) == ["p\u00a0q\u3000r"]
