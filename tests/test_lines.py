@@ -605,3 +605,48 @@ def test_prepare_extract_decode_keep_words_whole(tmp_path, capsys):
     assert rc == 0, err
     h = hyp.read_text(encoding="utf-8").split("\n")
     assert words(h[0]) == [LS_WORD] and words(h[1]) == ["p\u00a0q\u3000r"]
+
+
+#: str.split() left in pylib, each on purpose: numbers or names in program output (/proc, git, valgrind/perf,
+#: mert), moses.ini options and weights, score columns of our own tables; never words of user text (ioutil.words)
+SPLIT_ALLOWED = {
+    ("resources.py", "return int(line.split()[1]) * 1024"),
+    ("tune/moses.py", "head = line.split()"),
+    ("tune/moses.py", "vals = [np.array(next(lines).split(), dtype=np.float64) for _ in range(rows)]"),
+    ("tune/moses.py", "return MosesResult(np.array(m.group(1).split(), dtype=np.float64), float(m.group(2)), log)"),
+    ("report/history.py", "out.append(meta.split()[2])"),
+    ("report/history.py", "blob = meta.split()[2]"),
+    ("report/history.py", 'full, date = _git(root, "show", "-s", "--format=%H %cI", f"{sha}^{{commit}}").split()'),
+    ("ioutil.py", 'of a word (never ``str.split()``, which also splits at those)."""'),
+    ("ioutil.py", "return int(line.split()[1], 8)"),
+    ("counts.py", "events = line.split()[1:]"),
+    ("counts.py", "totals = [int(x) for x in line.split()[1:]]"),
+    ("counts.py", "parts = line.split()"),
+    ("decode/cli.py", "return int(line.split()[1])"),
+    ("decode/ini.py", "ws = [float(v) for v in values.split()]"),
+    ("decode/ini.py", "for tok in text.split():"),
+    ("decode/ini.py", 'if line.split() != ["0", "T", "0"]:'),
+    ("decode/derivation.py", "vals = [_ln(float(x)) for x in parts[2].split()]"),
+    ("machine.py", "mem_kb = int(line.split()[1])"),
+    ("machine.py", "return round(int(line.split()[1]) / 1024, 1)"),
+    ("experiments/mediani_scoring.py", "rss = int(tf.read().split()[-1]) * 1024"),
+    ("experiments/moses2_moses1.py", "head = line.split()[0]"),
+    ("experiments/moses2_moses1.py", "parts = line.split()"),
+    ("tm/model.py", "va = [float(x) for x in fa[0].split()][:columns]"),
+    ("tm/model.py", "vb = [float(x) for x in fb[0].split()][:columns]"),
+    ("tm/model.py", "ca, cb = [float(x) for x in fa[2].split()], [float(x) for x in fb[2].split()]"),
+    ("tm/score.py", "sc = [float(x) for x in f[2].split()]"),
+    ("tm/score.py", "cn = [float(x) for x in f[4].split()]"),
+}
+
+
+def test_no_str_split_on_user_text():
+    pkg = ROOT / "pylib" / "smtbench"
+    found = set()
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg).as_posix()
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if ".split()" in line:
+                found.add((rel, line.strip()))
+    assert found - SPLIT_ALLOWED == set(), "str.split() on user text: split words with ioutil.words"
+    assert SPLIT_ALLOWED - found == set(), "a use in the allowlist is gone: remove it from SPLIT_ALLOWED"
