@@ -327,7 +327,7 @@ def _arpa_values(path: str | os.PathLike[str]) -> dict[tuple[str, ...], tuple[fl
             if not order or not line or line.startswith("\\"):
                 continue
             f = line.split("\t")
-            out[tuple(split_words(f[1]))] = (float(f[0]), float(f[2]) if len(f) > 2 else 0.0)
+            out[tuple(split_words(f[1].replace("\r", " ")))] = (float(f[0]), float(f[2]) if len(f) > 2 else 0.0)
     return out
 
 
