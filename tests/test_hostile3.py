@@ -1,0 +1,82 @@
+"""A third hostile round (issue 41's last acceptance line): inputs not in test_hostile*.py / test_lines.py, each
+refused in one line (exit 2) before anything is written."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from smtbench.cli import main
+
+
+def _err(capsys) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().count("\n") == 0, err
+    return err
+
+
+def _split(tmp: Path) -> tuple[Path, Path, Path]:
+    src = tmp / "in.txt"
+    src.write_text("".join(f"w{i} x\n" for i in range(6)), encoding="utf-8")
+    assert main(["decode", "split", "-i", str(src), "--shards", "2", "--outdir", str(tmp / "sp")]) == 0
+    p0, p1 = tmp / "p0", tmp / "p1"
+    p0.write_bytes((tmp / "sp" / "shard0.txt").read_bytes())
+    p1.write_bytes((tmp / "sp" / "shard1.txt").read_bytes())
+    return tmp / "sp" / "shards.json", p0, p1
+
+
+def test_merge_refuses_one_part_for_two_shards(tmp_path, capsys):
+    man, p0, _ = _split(tmp_path)
+    out = tmp_path / "m.out"
+    assert main(["decode", "merge", "--manifest", str(man), "--outputs", str(p0), str(p0), "-o", str(out)]) == 2
+    assert "given for two shards" in _err(capsys) and not out.exists()
+
+
+@pytest.mark.parametrize("victim", ["manifest", "part"])
+def test_merge_refuses_an_output_over_an_input(tmp_path, capsys, victim):
+    man, p0, p1 = _split(tmp_path)
+    target = man if victim == "manifest" else p1
+    before = target.read_bytes()
+    assert main(["decode", "merge", "--manifest", str(man), "--outputs", str(p0), str(p1), "-o", str(target)]) == 2
+    assert "the same file as the input" in _err(capsys) and target.read_bytes() == before
+
+
+def test_score_tmpdir_that_is_a_file(tmp_path, capsys):
+    ext = tmp_path / "extract"
+    ext.write_text("a ||| b ||| 0-0\n", encoding="utf-8")
+    lex = tmp_path / "lex"
+    lex.write_text("a b 1.0\n", encoding="utf-8")
+    f = tmp_path / "afile"
+    f.write_text("x\n", encoding="utf-8")
+    out = tmp_path / "pt"
+    assert main(["tm", "score", "--extract", str(ext), "--extract-inv", str(ext), "--lex-e", str(lex), "--lex-f",
+                 str(lex), "--out", str(out), "--tmpdir", str(f)]) == 2
+    assert "--tmpdir" in _err(capsys) and not out.exists()
+
+
+@pytest.mark.parametrize("n", ["0", "-3"])
+def test_extract_max_length_below_one(tmp_path, capsys, n):
+    for name, text in (("s", "hola\n"), ("t", "hello\n"), ("a", "0-0\n")):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    out = tmp_path / "ex"
+    assert main(["tm", "extract", "--src", str(tmp_path / "s"), "--tgt", str(tmp_path / "t"), "--align",
+                 str(tmp_path / "a"), "--outdir", str(out), "--max-length", n]) == 2
+    assert "--max-length" in _err(capsys) and not out.exists()
+
+
+def test_prepare_refuses_the_root_as_outdir(tmp_path, capsys):
+    a, b = tmp_path / "a.x", tmp_path / "a.y"
+    a.write_text("".join(f"w{i}\n" for i in range(6)), encoding="utf-8")
+    b.write_text("".join(f"m{i}\n" for i in range(6)), encoding="utf-8")
+    before = sorted(p.name for p in Path("/").iterdir())
+    assert main(["data", "prepare", "--text", str(a), str(b), "--dev", "1", "--test", "1",
+                 "--outdir", str(tmp_path / "..") + "/" + "../" * 20]) == 2
+    assert "root" in _err(capsys) and sorted(p.name for p in Path("/").iterdir()) == before
+
+
+@pytest.mark.parametrize("kw", [{"mira_c": math.nan}, {"mira_c": 0.0}, {"mira_c": math.inf}, {"mira_epochs": 0}])
+def test_tune_mira_options_checked_before_decoding(kw):
+    from smtbench.tune.loop import TuneError, TuneOptions
+    with pytest.raises(TuneError, match="--mira-"):
+        TuneOptions(**kw).check()
