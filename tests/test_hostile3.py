@@ -80,3 +80,21 @@ def test_tune_mira_options_checked_before_decoding(kw):
     from smtbench.tune.loop import TuneError, TuneOptions
     with pytest.raises(TuneError, match="--mira-"):
         TuneOptions(**kw).check()
+
+
+def test_tm_train_refuses_the_root_as_outdir(tmp_path, capsys):
+    (tmp_path / "c.f").write_text("hola\nadios\n", encoding="utf-8")
+    (tmp_path / "c.e").write_text("hello\nbye\n", encoding="utf-8")
+    before = sorted(p.name for p in Path("/").iterdir())
+    assert main(["tm", "train", "--corpus", str(tmp_path / "c"), "--f", "f", "--e", "e", "--outdir", "/",
+                 "--lm-order", "2"]) == 2
+    assert "--outdir /: the file system's root" in _err(capsys)
+    assert sorted(p.name for p in Path("/").iterdir()) == before
+
+
+def test_folder_lock_refuses_the_root():  # tune --workdir, data prepare --outdir and tm train's steps take it
+    from smtbench.folderlock import folder_lock
+    from smtbench.ioutil import OutputPathError
+    with pytest.raises(OutputPathError, match="--workdir /tmp/..: the file system's root"):
+        with folder_lock("/tmp/..", "tune", option="--workdir"):
+            pass

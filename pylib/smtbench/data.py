@@ -286,8 +286,6 @@ def prepare(tsv: str | os.PathLike[str] | None, outdir: str | os.PathLike[str], 
     if casing not in ("lower", "keep", "truecase"):
         raise CorpusFormatError(f"--casing {casing}: one of lower, keep, truecase")
     names = output_names(f, e, casing)  # refused before anything is read or written
-    if os.path.realpath(outdir) == os.path.realpath(os.sep):
-        raise CorpusFormatError(f"--outdir {os.fspath(outdir)}: the file system's root; give a folder of its own")
     if text is not None:
         corpus = read_parallel_text(text[0], text[1], f, e)
     elif columns is None and ref is None and f == "es" and e == "en" and _looks_like_bible(tsv):
