@@ -98,3 +98,12 @@ def test_folder_lock_refuses_the_root():  # tune --workdir, data prepare --outdi
     with pytest.raises(OutputPathError, match="--workdir /tmp/..: the file system's root"):
         with folder_lock("/tmp/..", "tune", option="--workdir"):
             pass
+
+
+@pytest.mark.parametrize("row", ["[1, 2]", "NaN", "\"text\"", "3"])
+def test_report_rows_that_are_not_objects(tmp_path, capsys, row):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"kind": "x"}\n' + row + "\n", encoding="utf-8")
+    table = tmp_path / "t.md"
+    assert main(["report", "moses_decode", "--rows", str(rows), "--table", str(table)]) == 2
+    assert f"{rows}:2: not a JSON row" in _err(capsys) and not table.exists()
