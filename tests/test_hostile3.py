@@ -107,3 +107,14 @@ def test_report_rows_that_are_not_objects(tmp_path, capsys, row):
     table = tmp_path / "t.md"
     assert main(["report", "moses_decode", "--rows", str(rows), "--table", str(table)]) == 2
     assert f"{rows}:2: not a JSON row" in _err(capsys) and not table.exists()
+
+
+@pytest.mark.parametrize("opt", [["--eflomal-iterations", "-1"], ["--eflomal-samplers", "0"], ["--threads", "-1"],
+                                 ["--score-memory", "0"], ["--eflomal-null-prior", "1"]])
+def test_tm_train_options_checked_before_the_first_step(tmp_path, capsys, opt):
+    (tmp_path / "c.f").write_text("hola\n", encoding="utf-8")
+    (tmp_path / "c.e").write_text("hello\n", encoding="utf-8")
+    out = tmp_path / "model"
+    assert main(["tm", "train", "--corpus", str(tmp_path / "c"), "--f", "f", "--e", "e", "--outdir", str(out),
+                 *opt]) == 2
+    assert opt[0] in _err(capsys) and not out.exists()  # refused before the corpus step wrote anything
