@@ -118,3 +118,10 @@ def test_tm_train_options_checked_before_the_first_step(tmp_path, capsys, opt):
     assert main(["tm", "train", "--corpus", str(tmp_path / "c"), "--f", "f", "--e", "e", "--outdir", str(out),
                  *opt]) == 2
     assert opt[0] in _err(capsys) and not out.exists()  # refused before the corpus step wrote anything
+
+
+def test_tune_eval_refuses_out_and_output_as_one_file(tmp_path, capsys):
+    same = tmp_path / "row.json"
+    assert main(["tune-eval", "-f", str(tmp_path / "moses.ini"), "--input", str(tmp_path / "in"), "--reference",
+                 str(tmp_path / "ref"), "--out", str(same), "--output", str(same)]) == 2
+    assert "--output" in _err(capsys) and not same.exists()  # refused before the config is read
