@@ -125,3 +125,23 @@ def test_tune_eval_refuses_out_and_output_as_one_file(tmp_path, capsys):
     assert main(["tune-eval", "-f", str(tmp_path / "moses.ini"), "--input", str(tmp_path / "in"), "--reference",
                  str(tmp_path / "ref"), "--out", str(same), "--output", str(same)]) == 2
     assert "--output" in _err(capsys) and not same.exists()  # refused before the config is read
+
+
+def _cmd_with_output_over_input(tmp: Path, which: str) -> tuple[list[str], Path]:
+    text = tmp / "in.txt"
+    text.write_text("hola mundo\nel gato\n", encoding="utf-8")
+    if which == "lm estimate":
+        return ["lm", "estimate", "--text", str(text), "--arpa", str(text), "--order", "2"], text
+    if which == "decode normal":
+        ini = tmp / "moses.ini"
+        ini.write_text("[feature]\n", encoding="utf-8")
+        return ["decode", "normal", "--config", str(ini), "--input", str(text), "--output", str(text)], text
+    return ["tm", "score", "--extract", str(text), "--lex-e", str(text), "--lex-f", str(text), "--out", str(text)], text
+
+
+@pytest.mark.parametrize("which", ["lm estimate", "decode normal", "tm score"])
+def test_an_output_naming_an_input_is_refused(tmp_path, capsys, which):
+    args, victim = _cmd_with_output_over_input(tmp_path, which)
+    before = victim.read_bytes()
+    assert main(args) == 2
+    assert "the same file as the input" in _err(capsys) and victim.read_bytes() == before
