@@ -145,3 +145,21 @@ def test_an_output_naming_an_input_is_refused(tmp_path, capsys, which):
     before = victim.read_bytes()
     assert main(args) == 2
     assert "the same file as the input" in _err(capsys) and victim.read_bytes() == before
+
+
+def test_prepare_refuses_an_outdir_whose_outputs_are_its_inputs(tmp_path, capsys):
+    a, b = tmp_path / "train.es", tmp_path / "train.en"
+    a.write_text("".join(f"w{i}\n" for i in range(6)), encoding="utf-8")
+    b.write_text("".join(f"m{i}\n" for i in range(6)), encoding="utf-8")
+    before = a.read_bytes(), b.read_bytes()
+    assert main(["data", "prepare", "--text", str(a), str(b), "--f", "es", "--e", "en", "--dev", "1", "--test", "1",
+                 "--outdir", str(tmp_path)]) == 2
+    assert "the same file as the input --text" in _err(capsys) and (a.read_bytes(), b.read_bytes()) == before
+
+
+def test_tune_refuses_out_over_its_reference(tmp_path, capsys):
+    ref = tmp_path / "dev.en"
+    ref.write_text("a\n", encoding="utf-8")
+    assert main(["tune", "--config", str(tmp_path / "moses.ini"), "--input", str(tmp_path / "dev.es"),
+                 "--reference", str(ref), "--out", str(ref), "--workdir", str(tmp_path / "w")]) == 2
+    assert "the same file as the input --reference" in _err(capsys) and ref.read_text() == "a\n"

@@ -286,6 +286,9 @@ def prepare(tsv: str | os.PathLike[str] | None, outdir: str | os.PathLike[str], 
     if casing not in ("lower", "keep", "truecase"):
         raise CorpusFormatError(f"--casing {casing}: one of lower, keep, truecase")
     names = output_names(f, e, casing)  # refused before anything is read or written
+    from .ioutil import check_outputs_not_inputs
+    check_outputs_not_inputs({f"--outdir's {n}": Path(outdir) / n for n in names},  # e.g. --text D/train.es ... --outdir D
+                             {"--tsv": tsv, "--text": list(text) if text is not None else None})
     if text is not None:
         corpus = read_parallel_text(text[0], text[1], f, e)
     elif columns is None and ref is None and f == "es" and e == "en" and _looks_like_bible(tsv):
