@@ -163,3 +163,12 @@ def test_tune_refuses_out_over_its_reference(tmp_path, capsys):
     assert main(["tune", "--config", str(tmp_path / "moses.ini"), "--input", str(tmp_path / "dev.es"),
                  "--reference", str(ref), "--out", str(ref), "--workdir", str(tmp_path / "w")]) == 2
     assert "the same file as the input --reference" in _err(capsys) and ref.read_text() == "a\n"
+
+
+def test_split_lines_with_a_count_names_the_option(tmp_path, capsys):
+    a, b = tmp_path / "a.x", tmp_path / "a.y"
+    a.write_text("".join(f"w{i}\n" for i in range(6)), encoding="utf-8")
+    b.write_text("".join(f"m{i}\n" for i in range(6)), encoding="utf-8")
+    assert main(["data", "prepare", "--text", str(a), str(b), "--split", "lines", "--dev", "2", "--test",
+                 "1", "--outdir", str(tmp_path / "o")]) == 2
+    assert "--dev 2: with --split lines, give a file of 1-based line numbers" in _err(capsys)

@@ -206,6 +206,9 @@ def _amount(text: str | None, n: int, what: str) -> int:
 def _read_line_list(path: str, n: int, what: str) -> set[int]:
     """1-based line numbers (one per line, blank lines and #-comments skipped), checked against the corpus."""
     out: set[int] = set()
+    if not os.path.isfile(path):  # `--split lines --dev 2`: a count where a file of line numbers goes
+        raise CorpusFormatError(f"{what} {path}: with --split lines, give a file of 1-based line numbers (no such "
+                                "file)" if not os.path.exists(path) else f"{what} {path}: not a file")
     with open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
             t = line.split("#", 1)[0].strip()
