@@ -207,6 +207,9 @@ def _amount(text: str | None, n: int, what: str) -> int:
 def _read_line_list(path: str, n: int, what: str) -> set[int]:
     """1-based line numbers (one per line, blank lines and #-comments skipped), checked against the corpus."""
     out: set[int] = set()
+    if not os.path.isfile(path):  # `--split lines --dev 2`: a count where a file of line numbers goes
+        raise CorpusFormatError(f"{what} {path}: with --split lines, give a file of 1-based line numbers (no such "
+                                "file)" if not os.path.exists(path) else f"{what} {path}: not a file")
     with open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
             t = line.split("#", 1)[0].strip()
@@ -287,6 +290,9 @@ def prepare(tsv: str | os.PathLike[str] | None, outdir: str | os.PathLike[str], 
     if casing not in ("lower", "keep", "truecase"):
         raise CorpusFormatError(f"--casing {casing}: one of lower, keep, truecase")
     names = output_names(f, e, casing)  # refused before anything is read or written
+    from .ioutil import check_outputs_not_inputs
+    check_outputs_not_inputs({f"--outdir's {n}": Path(outdir) / n for n in names},  # e.g. --text D/train.es ... --outdir D
+                             {"--tsv": tsv, "--text": list(text) if text is not None else None})
     if text is not None:
         corpus = read_parallel_text(text[0], text[1], f, e)
     elif columns is None and ref is None and f == "es" and e == "en" and _looks_like_bible(tsv):

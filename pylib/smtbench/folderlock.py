@@ -36,6 +36,8 @@ def folder_lock(folder: str | os.PathLike[str], what: str, part: str | None = No
     named the folder (``--workdir``), named in the one-line refusal of a folder that is a file."""
     from .ioutil import OutputPathError
     d = os.fspath(folder)
+    if os.path.realpath(d) == os.path.realpath(os.sep):  # its steps' files would be strewn over the root
+        raise OutputPathError(f"{f'{option} ' if option else ''}{d}: the file system's root; give a folder of its own")
     try:
         os.makedirs(d, exist_ok=True)
     except (FileExistsError, NotADirectoryError):

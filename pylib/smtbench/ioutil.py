@@ -71,6 +71,20 @@ def check_distinct_outputs(outputs: dict[str, str | os.PathLike[str] | None]) ->
         seen[k] = f"{opt} {os.fspath(path)}"
 
 
+def check_outputs_not_inputs(outputs: dict[str, str | os.PathLike[str] | None],
+                             inputs: dict[str, object]) -> None:
+    """Refuse an output that names one of the command's inputs (``--arpa T --text T``): the input would be lost."""
+    named = {}
+    for opt, given in inputs.items():  # a value may be a list (nargs="+")
+        for p in given if isinstance(given, (list, tuple)) else [given]:
+            if p is not None and os.fspath(p) not in ("", "-"):
+                named[_key(p)] = f"{opt} {os.fspath(p)}"
+    for opt, path in outputs.items():
+        if path is not None and os.fspath(path) not in ("", "-") and _key(path) in named:
+            raise OutputPathError(f"{opt} {os.fspath(path)}: the same file as the input {named[_key(path)]}; "
+                                  "write elsewhere")
+
+
 def resolve_output(path: str | os.PathLike[str]) -> tuple[str, int | None, bool]:
     """Where an output goes: (path to write or rename over, mode to keep, replace?). ``replace`` is False for a
     device, FIFO or socket (written through, under the name given); a symlink resolves to the file it names.

@@ -29,6 +29,9 @@ def run(args: argparse.Namespace) -> int:
     from ..ioutil import atomic_write_text
     from ..lm.estimate import estimate, synthetic_label
 
+    from ..ioutil import check_outputs_not_inputs
+    check_outputs_not_inputs({"--arpa": args.arpa, "--arpa's sidecar": args.arpa + ".json"},
+                             {"--text": args.text, "--synthetic-source": args.synthetic_source})
     label = synthetic_label(args.text, args.synthetic_source)
     stats = estimate(args.text, args.order, args.arpa, memory=args.memory,
                      discount_fallback=args.discount_fallback, progress=not args.quiet,

@@ -24,6 +24,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
     from ..tm.extract import extract_files, lex_files
+    if args.max_length < 1:  # 0 or less would extract nothing and succeed
+        raise ValueError(f"--max-length {args.max_length}: must be >= 1")
     out = Path(args.outdir)
     lex_files(args.src, args.tgt, args.align, str(out / "lex.f2e"), str(out / "lex.e2f"), progress=not args.quiet)
     inv = None if args.no_inverse else str(out / "extract.inv.gz")

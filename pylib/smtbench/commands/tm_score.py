@@ -76,6 +76,10 @@ def run_score(args: argparse.Namespace) -> int:
         if not os.path.isfile(args.extract_inv):
             raise ValueError(f"--extract-inv {args.extract_inv}: no such file (the option is accepted for Moses "
                              "compatibility and not read, but it must name a file)")
+    from ..ioutil import check_outputs_not_inputs
+    check_outputs_not_inputs({"--out": args.out, "--stats": args.stats},
+                             {"--extract": args.extract, "--extract-inv": args.extract_inv, "--lex-f": args.lex_f2e,
+                              "--lex-e": args.lex_e2f})
     st = score_native(args.extract, args.lex_f2e, args.lex_e2f, args.out, threads=args.threads,
                       memory=parse_size(args.memory, "--memory", lo=1 << 20), smoothing=args.smoothing,
                       counts_only=args.counts,

@@ -37,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
     extra = decoder_passthrough(args.decoder_args)
     if args.sentences < 0:
         raise ValueError(f"--sentences {args.sentences}: must be >= 0")
+    from ..ioutil import check_distinct_outputs
+    check_distinct_outputs({"--out": args.out, "--output": args.output})  # one would overwrite the other
     cfg = load_ini(args.config)
     layout = tuneable_layout(cfg)
     opts = TuneOptions(decoder=args.decoder, decoder_args=extra, progress=False)

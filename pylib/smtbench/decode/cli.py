@@ -112,13 +112,15 @@ def run_decoder(args: argparse.Namespace, make: Callable[[PhraseModel, int], obj
     """Load the model, build the decoder with ``make(model, nbest)``, decode, print counters on stderr."""
     from tqdm import tqdm
 
-    from ..ioutil import atomic_open, check_distinct_outputs
+    from ..ioutil import atomic_open, check_distinct_outputs, check_outputs_not_inputs
     from ..progress import heartbeat
     from .search import check_sentence, input_lines, run
 
     nb = nbest_size(args)
     check_distinct_outputs({"-o": args.output, "--scores": args.scores,
                             "--n-best": args.n_best[0] if nb else None, "--counters": args.counters})
+    check_outputs_not_inputs({"-o": args.output, "--scores": args.scores, "--n-best": args.n_best[0] if nb else None,
+                              "--counters": args.counters}, {"--input": args.input, "--config": args.config})
     if args.input != "-":  # a file is checked whole first, so a bad line N never leaves lines 1..N-1 on stdout
         for lineno, line in enumerate(input_lines(args.input), 1):
             check_sentence(line, f"{args.input}:{lineno}")

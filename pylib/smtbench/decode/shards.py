@@ -101,9 +101,19 @@ def _count_lines(path: str) -> int:
     return n
 
 
+def _key(path: str) -> str:
+    return os.path.realpath(path)
+
+
 def _check_parts(parts: Sequence[Shard], files: Sequence[str], option: str, manifest: str) -> None:
     if len(files) != len(parts):
         raise ShardError(f"{option}: {len(files)} files for the {len(parts)} shards of {manifest}")
+    seen: dict[str, str] = {}
+    for f in files:  # one file given for two shards would be merged twice, silently
+        k = _key(f)
+        if k in seen:
+            raise ShardError(f"{option}: {f} is given for two shards (as {seen[k]} too); give each shard its own part")
+        seen[k] = f
 
 
 def _nbest_lines(s: Shard, f: str) -> Iterator[bytes]:
@@ -142,6 +152,12 @@ def merge(manifest: str, outputs: Sequence[str], out: str, *, nbests: Sequence[s
     parts = read_manifest(manifest)
     check_distinct_outputs({"-o": out, "--n-best": nbest_out, "--scores": scores_out})
     _check_parts(parts, outputs, "--outputs", manifest)
+    inputs = {_key(f): f"{opt} {f}" for opt, fs in (("--manifest", [manifest]), ("--outputs", outputs),
+                                                   ("--n-best-parts", nbests), ("--scores-parts", scores))
+              for f in fs}
+    for opt, path in (("-o", out), ("--n-best", nbest_out), ("--scores", scores_out)):
+        if path and _key(path) in inputs:  # writing over an input would lose it (the manifest, a part)
+            raise ShardError(f"{opt} {path}: the same file as the input {inputs[_key(path)]}; write elsewhere")
     if bool(nbests) != bool(nbest_out):
         raise ValueError("--n-best-parts and --n-best go together")
     if bool(scores) != bool(scores_out):

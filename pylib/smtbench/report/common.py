@@ -39,9 +39,12 @@ def read_rows(paths: Iterable[str | Path]) -> pd.DataFrame:
                 line = line.strip()
                 if line:
                     try:
-                        rows.append(json.loads(line))
+                        row = json.loads(line)
                     except json.JSONDecodeError as exc:
                         raise ValueError(f"{p}:{lineno}: not a JSON row ({exc.msg})") from exc
+                    if not isinstance(row, dict):  # a list or a number made a frame with no named columns
+                        raise ValueError(f"{p}:{lineno}: not a JSON row (a {type(row).__name__}, expected an object)")
+                    rows.append(row)
     if not rows:
         raise ValueError(f"no benchmark rows in {list(map(str, paths))}")
     df = pd.DataFrame(rows)

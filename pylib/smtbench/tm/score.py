@@ -144,6 +144,8 @@ def score_native(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, out:
     from ..resources import require_memory
     require_memory(memory, "the phrase scorer's sort buffers")
     base = Path(tmpdir) if tmpdir else Path(out).resolve().parent
+    if base.exists() and not base.is_dir():
+        raise PhraseFormatError(f"--tmpdir {tmpdir}: is not a directory" if tmpdir else f"{base}: is not a directory")
     base.mkdir(parents=True, exist_ok=True)
     remove_stale_runs(base, ".pscore.")
     with tempfile.TemporaryDirectory(prefix=f".pscore.{os.getpid()}.", dir=base) as td, removed_on_signal(td):
@@ -470,6 +472,8 @@ def score_sortpipe(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, o
     from ..native import check, ffi, lib
 
     base = Path(tmpdir) if tmpdir else Path(out).resolve().parent
+    if base.exists() and not base.is_dir():
+        raise PhraseFormatError(f"--tmpdir {tmpdir}: is not a directory" if tmpdir else f"{base}: is not a directory")
     base.mkdir(parents=True, exist_ok=True)
     remove_stale_runs(base, ".sortpipe.")
     with tempfile.TemporaryDirectory(prefix=f".sortpipe.{os.getpid()}.", dir=base) as td, removed_on_signal(td):
@@ -531,6 +535,8 @@ def score_moses(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, out:
     if threads < 1:
         raise ValueError(f"threads {threads}: must be >= 1")
     base = Path(tmpdir) if tmpdir else Path(out).resolve().parent
+    if base.exists() and not base.is_dir():
+        raise PhraseFormatError(f"--tmpdir {tmpdir}: is not a directory" if tmpdir else f"{base}: is not a directory")
     base.mkdir(parents=True, exist_ok=True)
     remove_stale_runs(base, ".mosesscore.")
     env = dict(os.environ, LC_ALL="C")

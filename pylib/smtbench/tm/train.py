@@ -132,16 +132,23 @@ class Trainer:
         if not math.isfinite(o.ratio) or 0 < o.ratio < 1:
             raise TrainError(f"--ratio {o.ratio}: must be 0 (no limit) or a finite number >= 1 (a pair's longer side "
                              "is at least as long as its shorter: a ratio below 1 drops every pair)")
-        if not 0 <= o.eflomal_null_prior <= 1:
-            raise TrainError(f"--eflomal-null-prior {o.eflomal_null_prior}: must be a probability in 0..1")
+        if not 0 < o.eflomal_null_prior < 1:  # the aligner's own range (tm.align), checked before any step runs
+            raise TrainError(f"--eflomal-null-prior {o.eflomal_null_prior}: must be a probability in (0, 1)")
+        if o.eflomal_samplers < 1:
+            raise TrainError(f"--eflomal-samplers {o.eflomal_samplers}: must be >= 1")
+        if o.eflomal_iterations is not None and o.eflomal_iterations < 1:
+            raise TrainError(f"--eflomal-iterations {o.eflomal_iterations}: must be >= 1")
+        if not 1 <= o.threads <= 256:
+            raise TrainError(f"--threads {o.threads}: must be in 1..256")
         if not (math.isfinite(o.reordering_smoothing) and o.reordering_smoothing >= 0):
             raise TrainError(f"--reordering-smoothing {o.reordering_smoothing}: must be a finite number >= 0")
         if o.max_phrase_length < 1:
             raise TrainError(f"--max-phrase-length {o.max_phrase_length}: must be >= 1")
         if o.lm is None and not 2 <= o.lm_order <= 6:
             raise TrainError(f"--lm-order {o.lm_order}: must be in 2..6")
+        from ..benchutil import parse_size
+        parse_size(o.score_memory, "--score-memory", lo=1 << 20)  # the scorer's floor, before the steps before it
         if o.lm is None:
-            from ..benchutil import parse_size
             parse_size(o.lm_memory, "--lm-memory", lo=64 << 20)  # the estimator's floor, named by our option
         self.src_in = f"{o.corpus}.{o.f}"
         self.tgt_in = f"{o.corpus}.{o.e}"

@@ -17,6 +17,7 @@ run 1 and says so in one line. One run per work directory at a time (``folderloc
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -170,6 +171,10 @@ class TuneOptions:
             raise TuneError(f"--sentences {self.sentences}: must be >= 0")
         if not 0 <= self.restarts <= 10_000:
             raise TuneError(f"--random-restarts {self.restarts}: must be in 0..10000")
+        if not (math.isfinite(self.mira_c) and self.mira_c > 0):  # checked before the first decode, not after it
+            raise TuneError(f"--mira-c {self.mira_c}: must be a finite number > 0")
+        if self.mira_epochs < 1:
+            raise TuneError(f"--mira-epochs {self.mira_epochs}: must be >= 1")
 
 
 @dataclass
