@@ -103,7 +103,7 @@ def test_folder_lock_refuses_the_root():  # tune --workdir, data prepare --outdi
 @pytest.mark.parametrize("row", ["[1, 2]", "NaN", "\"text\"", "3"])
 def test_report_rows_that_are_not_objects(tmp_path, capsys, row):
     rows = tmp_path / "rows.jsonl"
-    rows.write_text('{"kind": "x"}\n' + row + "\n", encoding="utf-8")
+    rows.write_text('{"experiment": "decode_normal", "kind": "x"}\n' + row + "\n", encoding="utf-8")
     table = tmp_path / "t.md"
     assert main(["report", "moses_decode", "--rows", str(rows), "--table", str(table)]) == 2
     assert f"{rows}:2: not a JSON row" in _err(capsys) and not table.exists()
@@ -172,3 +172,23 @@ def test_split_lines_with_a_count_names_the_option(tmp_path, capsys):
     assert main(["data", "prepare", "--text", str(a), str(b), "--split", "lines", "--dev", "2", "--test",
                  "1", "--outdir", str(tmp_path / "o")]) == 2
     assert "--dev 2: with --split lines, give a file of 1-based line numbers" in _err(capsys)
+
+
+def test_report_given_rows_of_another_kind_is_one_line(tmp_path):
+    """A report given rows that are not its bench's (a JSON object without the fields it reads, or rows of another
+    experiment) is refused naming the file and line; before, a pandas KeyError/AttributeError traceback."""
+    import subprocess
+    import sys
+    bad = tmp_path / "r.jsonl"
+    bad.write_text('{"a": 1}\n')
+    other = tmp_path / "o.jsonl"
+    other.write_text('{"experiment": "mokry_lm", "x": 1}\n')
+    for verb, rows, needle in (("moses-decode", bad, "r.jsonl:1: not a benchmark row"),
+                               ("mokry-hash", bad, "r.jsonl:1: not a benchmark row"),
+                               ("mokry-hash", other, "o.jsonl:1: a row of experiment 'mokry_lm'")):
+        extra = ["--table", str(tmp_path / "t")] if verb == "moses-decode" else []
+        r = subprocess.run([sys.executable, "-m", "smtbench.cli", "report", verb, "--rows", str(rows), *extra],
+                           capture_output=True, text=True)
+        assert r.returncode == 2, r.stderr
+        assert needle in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().split("\n")) == 1, r.stderr
+        assert not list(tmp_path.glob("t*")), "nothing written"

@@ -163,7 +163,7 @@ def test_lm_metrics_cli(tmp_path):
 
 def test_report_options_write_metrics(tmp_path):
     rows = tmp_path / "lm.jsonl"
-    lm_rows().to_json(rows, orient="records", lines=True)
+    lm_rows().assign(experiment="mokry_lm").to_json(rows, orient="records", lines=True)
     out = tmp_path / "mokry_lm.csv"
     assert main(["report", "mokry-lm", "--rows", str(rows), "--metrics", str(out)]) == 0
     df = read_metrics([out])

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from ..report import glm_btree
     from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
 
-    rows = read_rows(args.rows)
+    rows = read_rows(args.rows, "glm_btree")
     tables, figures = Path(args.tables), Path(args.figures)
     tables.mkdir(parents=True, exist_ok=True)
     figures.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
     from ..report import mediani_scoring as M
     from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
-    rows = read_rows(args.rows)
+    rows = read_rows(args.rows, "mediani_scoring")
     out = Path(args.outdir)
     cpu = f"{rows.machine_cpu.iloc[0]}, {rows.machine_cores.iloc[0]} cores" if "machine_cpu" in rows else ""
     status = M.moses_status(rows)
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     write_table(M.table1(rows), out / "tables" / "mediani_table1",
                 "Mediani et al. 2012 Table 1: phrase-scoring time per system (largest corpus)", notes=common)
     if args.bleu:
-        bleu = read_rows(args.bleu)
+        bleu = read_rows(args.bleu, "mediani_bleu")
         b = bleu.iloc[0]
         write_table(M.table2(bleu), out / "tables" / "mediani_table2",
                     "Mediani et al. 2012 Table 2: BLEU with Moses' phrase table and with ours",

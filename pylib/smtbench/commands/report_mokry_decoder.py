@@ -19,7 +19,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..report import mokry_decoder as md
     from ..report.common import INTERVAL_NOTE, model_note, read_rows, save_figure, write_table
-    rows = read_rows(args.rows)
+    rows = read_rows(args.rows, "mokry_decoder")
     write_table(md.table3_4(rows), args.table, "Mokry 2016 Table 3.4: the pipeline-tolerant decoder",
                 notes=md.NOTES + INTERVAL_NOTE + " " + model_note(rows))
     save_figure(md.fig3_6(rows), args.figure)

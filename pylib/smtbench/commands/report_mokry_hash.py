@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from ..report import mokry_hash as mh
     from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
 
-    rows = read_rows(args.rows)
+    rows = read_rows(args.rows, "mokry_hash")
     if args.table:
         t = mh.table3_2(rows)
         write_table(t, args.table, "Mokry 2016 Table 3.2: best prefetch-queue speed-up per thread count",

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from ..report import mokry_lm as ml
     from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
 
-    rows = read_rows(args.rows)
+    rows = read_rows(args.rows, "mokry_lm")
     if args.table:
         write_table(ml.table3_3(rows), args.table,
                     "Mokry 2016 Table 3.3: best automaton-queue speed-up per model size", notes=NOTES + " " + INTERVAL_NOTE)

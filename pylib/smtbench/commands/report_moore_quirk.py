@@ -32,7 +32,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..report import moore_quirk as mq
     from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
-    rows = read_rows(args.rows)
+    rows = read_rows(args.rows, "moore_quirk")
     write_table(mq.ratio_table(rows), args.ratios,
                 "Moore & Quirk 2007: ms/word and hypotheses/word at equal BLEU (upper hulls), ratios to DE+EP",
                 notes=mq.notes(rows, args.tuning) + " " + INTERVAL_NOTE)
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         from ..report import metrics
         recs = metrics.moore_quirk(rows)
     if args.moses_rows:
-        mrows = read_rows(args.moses_rows)
+        mrows = read_rows(args.moses_rows, "moore_quirk")
         if args.moses_table:
             write_table(mq.moses_table(mrows, args.oracle), args.moses_table,
                         "Moore & Quirk DE+EP on the oracle's Moses model vs our and Moses' other searches, at equal "

@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..report import moses2_moses1 as mm
     from ..report.common import read_rows, save_figure, write_table
-    rows = read_rows(args.rows)
+    rows = read_rows(args.rows, "moses2_moses1")
     t, f = Path(args.tables), Path(args.figures)
     r0 = rows.iloc[0]
     cpu = f"{r0.machine_cpu}, {r0.machine_cores} cores" if "machine_cpu" in rows else "this machine"

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..report import moses2_scaling as ms
     from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
-    rows = read_rows(args.rows)
+    rows = read_rows(args.rows, "moses2_scaling")
     t, f = Path(args.tables), Path(args.figures)
     ms_notes = ms.NOTES + " " + ms.model_note(rows, args.oracle)
     write_table(ms.table3(rows), t / "moses2_table3", "Moses2 paper Table 3: % of decoding time per component",

@@ -21,7 +21,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..report import moses2_search as ms
     from ..report.common import INTERVAL_NOTE, model_note, read_rows, save_figure, write_table
-    rows = read_rows(args.rows)
+    rows = read_rows(args.rows, "moses2_search")
     notes = ms.NOTES + " " + model_note(rows)
     write_table(ms.table4(rows), args.table4, "Moses2 paper Table 4: stack configurations x pop limits",
                 notes=notes)

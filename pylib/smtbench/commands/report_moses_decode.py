@@ -6,6 +6,9 @@ import argparse
 
 from ..experiments import add_verb
 
+#: the rows `bench moses_decode` writes (one experiment name per search)
+DECODE_ROWS = ("decode_normal", "decode_cube")
+
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p = add_verb(groups["report"], "moses_decode", [],
@@ -43,17 +46,17 @@ def run(args: argparse.Namespace) -> int:
 
     from ..report.common import read_rows
 
-    rows = read_rows(args.rows)
+    rows = read_rows(args.rows, DECODE_ROWS)
     _table(rows, args.table, "Normal stack search: ours vs Moses2 and Moses v1, same model, same run")
     frames = [rows]
     if args.cube_rows and args.cube_table:
-        cube = read_rows(args.cube_rows)
+        cube = read_rows(args.cube_rows, DECODE_ROWS)
         frames.append(cube)
         _table(cube, args.cube_table, "Cube pruning: ours vs Moses2, same model, same run")
     for path, stem, title in ((args.oracle_rows, args.oracle_table, "Normal stack search vs Moses2 and Moses v1"),
                               (args.oracle_cube_rows, args.oracle_cube_table, "Cube pruning vs Moses2")):
         if path and stem:
-            o = read_rows([path])
+            o = read_rows([path], DECODE_ROWS)
             frames.append(o)
             _table(o, stem, title + ", oracle model, dev books")
     if args.metrics:

@@ -30,8 +30,12 @@ def results_dir() -> Path:
     return Path(env).resolve() if env else repo_root() / "results"
 
 
-def read_rows(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """Concatenate JSON-lines benchmark rows (one file per sweep point)."""
+def read_rows(paths: Iterable[str | Path], experiment: str | tuple[str, ...] | None = None) -> pd.DataFrame:
+    """Concatenate JSON-lines benchmark rows (one file per sweep point). Every row is a benchmark row (it names its
+    ``experiment``, as ``benchutil.RowWriter`` writes it) and, where ``experiment`` is given, a row of that experiment
+    (or one of them): a report given other rows says so in one line instead of failing on a missing column."""
+    want = (experiment,) if isinstance(experiment, str) else experiment
+    paths = list(paths)
     rows = []
     for p in paths:
         with open(p, encoding="utf-8") as fh:
@@ -44,6 +48,13 @@ def read_rows(paths: Iterable[str | Path]) -> pd.DataFrame:
                         raise ValueError(f"{p}:{lineno}: not a JSON row ({exc.msg})") from exc
                     if not isinstance(row, dict):  # a list or a number made a frame with no named columns
                         raise ValueError(f"{p}:{lineno}: not a JSON row (a {type(row).__name__}, expected an object)")
+                    got = row.get("experiment")
+                    if not isinstance(got, str):
+                        raise ValueError(f"{p}:{lineno}: not a benchmark row (no 'experiment' field: rows come from "
+                                         "`smtbench bench <experiment>`)")
+                    if want is not None and got not in want:
+                        raise ValueError(f"{p}:{lineno}: a row of experiment {got!r}; this report reads rows of "
+                                         + " or ".join(repr(w) for w in want))
                     rows.append(row)
     if not rows:
         raise ValueError(f"no benchmark rows in {list(map(str, paths))}")
