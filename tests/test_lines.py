@@ -650,3 +650,11 @@ def test_no_str_split_on_user_text():
                 found.add((rel, line.strip()))
     assert found - SPLIT_ALLOWED == set(), "str.split() on user text: split words with ioutil.words"
     assert SPLIT_ALLOWED - found == set(), "a use in the allowlist is gone: remove it from SPLIT_ALLOWED"
+
+
+def test_words_of_bytes_split_as_words_of_text():
+    """A decoder's checked input sentence is bytes: ioutil.words splits it by the same rule (the count point and the
+    experiments' source-word counts take it; a str-only words() failed under valgrind in the smoke grid)."""
+    from smtbench.ioutil import words
+    line = "a\u00a0b\tc  d\u2028e"
+    assert [w.decode("utf-8") for w in words(line.encode("utf-8"))] == words(line) == ["a\u00a0b", "c", "d\u2028e"]

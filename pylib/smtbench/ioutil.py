@@ -21,7 +21,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Iterator, overload
 
 
 class OutputPathError(ValueError):
@@ -438,10 +438,17 @@ def open_text(path: str | os.PathLike[str], *, strict: bool = True) -> TextLines
     return TextLines(open_binary(p), p, close=True, strict=strict)
 
 
-def words(line: str) -> list[str]:
+@overload
+def words(line: str) -> list[str]: ...
+@overload
+def words(line: bytes) -> list[bytes]: ...
+def words(line: str | bytes) -> list[str] | list[bytes]:
     """The words of ``line``: separated by runs of ASCII space and TAB only, as the decoder, the C readers and
     Moses split (CONTRIBUTING.md "Text lines"); NBSP, U+2028, U+0085, U+3000 and every other character are part
-    of a word. A line's ending ``\n`` (never inside a line, by the line rule) is dropped too."""
+    of a word. A line's ending ``\n`` (never inside a line, by the line rule) is dropped too. ``bytes`` (a decoder's
+    checked input sentence) split the same way."""
+    if isinstance(line, bytes):
+        return [w for w in line.replace(b"\t", b" ").replace(b"\n", b" ").split(b" ") if w]
     return [w for w in line.replace("\t", " ").replace("\n", " ").split(" ") if w]
 
 
