@@ -165,6 +165,18 @@ def test_tune_refuses_out_over_its_reference(tmp_path, capsys):
     assert "the same file as the input --reference" in _err(capsys) and ref.read_text() == "a\n"
 
 
+def test_tune_refuses_out_over_its_config(tmp_path, capsys):
+    """The tuned moses.ini written over the model being tuned (-f) is refused before the first decode (Moses'
+    mert-moses.pl never writes over its input ini either)."""
+    ini = tmp_path / "moses.ini"
+    ini.write_text("[weight]\nLM0= 0.5\n", encoding="utf-8")
+    (tmp_path / "dev.es").write_text("a\n", encoding="utf-8")
+    (tmp_path / "dev.en").write_text("a\n", encoding="utf-8")
+    assert main(["tune", "--config", str(ini), "--input", str(tmp_path / "dev.es"), "--reference",
+                 str(tmp_path / "dev.en"), "--out", str(ini), "--workdir", str(tmp_path / "w")]) == 2
+    assert "the same file as the input -f/--config" in _err(capsys) and ini.read_text() == "[weight]\nLM0= 0.5\n"
+
+
 def test_split_lines_with_a_count_names_the_option(tmp_path, capsys):
     a, b = tmp_path / "a.x", tmp_path / "a.y"
     a.write_text("".join(f"w{i}\n" for i in range(6)), encoding="utf-8")

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
                             "--workdir": args.workdir or f"{args.out}.work"})
     from ..ioutil import check_outputs_not_inputs
     check_outputs_not_inputs({"--out": args.out, "--summary": args.summary},
-                             {"--input": args.input, "--reference": args.reference})
+                             {"--input": args.input, "--reference": args.reference, "-f/--config": args.config})
     for path in (args.out, args.summary):  # a directory or a path below a file: refused before the first iteration
         if path and path != "-":
             resolve_output(path)
