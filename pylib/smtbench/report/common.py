@@ -94,14 +94,21 @@ def model_note(rows: pd.DataFrame, before: str = ORACLE_INI) -> str:
     return f"Model: {', '.join(models)}{what}" + (f"; input: {', '.join(inputs)}." if inputs else ".")
 
 
+def _wide(path: Path, by: str, who: str, table: str, prefix: str, what: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The long rows of ``path`` whose ``by`` is ``who`` and whose table is ``table``, and their values wide: one row
+    per key, a column ``<prefix>_<metric>`` per metric (paper_values.csv and recorded_runs.csv share this shape)."""
+    df = pd.read_csv(path)
+    df = df[(df[by] == who) & (df.table == table)]
+    if df.empty:
+        raise KeyError(f"no {what} for {who} {table} in {path}")
+    wide = df.pivot_table(index="key", columns="metric", values="value", aggfunc="first")
+    wide.columns = [f"{prefix}_{c}" for c in wide.columns]
+    return df, wide
+
+
 def paper_values(paper: str, table: str) -> pd.DataFrame:
     """The published numbers of one table, wide: one row per key, columns paper_<metric>, citation."""
-    df = pd.read_csv(PAPER_VALUES)
-    df = df[(df.paper == paper) & (df.table == table)]
-    if df.empty:
-        raise KeyError(f"no published values for {paper} {table} in {PAPER_VALUES}")
-    wide = df.pivot_table(index="key", columns="metric", values="value", aggfunc="first")
-    wide.columns = [f"paper_{c}" for c in wide.columns]
+    df, wide = _wide(PAPER_VALUES, "paper", paper, table, "paper", "published values")
     cites = df.groupby("key")["citation"].first().rename("paper_citation")
     return wide.join(cites).reset_index()
 
@@ -113,12 +120,7 @@ def recorded_values(source: str, table: str) -> pd.DataFrame:
     """Figures recorded elsewhere (another run, another machine: e.g. the Moses oracle's runs-quiet.tsv), one row per
     key, columns recorded_<metric>, ``recorded`` (the label: "recorded, <machine/date>") and recorded_citation. A
     table shows them beside its own rows, labelled, and never divides by them (no ratio: issue 40)."""
-    df = pd.read_csv(RECORDED_RUNS)
-    df = df[(df.source == source) & (df.table == table)]
-    if df.empty:
-        raise KeyError(f"no recorded values for {source} {table} in {RECORDED_RUNS}")
-    wide = df.pivot_table(index="key", columns="metric", values="value", aggfunc="first")
-    wide.columns = [f"recorded_{c}" for c in wide.columns]
+    df, wide = _wide(RECORDED_RUNS, "source", source, table, "recorded", "recorded values")
     first = df.groupby("key")[["recorded", "citation"]].first().rename(columns={"citation": "recorded_citation"})
     return wide.join(first).reset_index()
 
