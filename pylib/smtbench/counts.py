@@ -296,22 +296,9 @@ def drive(group: str, out: str, oracle: Path) -> int:
 # ---- the parent: valgrind processes, callgrind files, rows -----------------------------------------------------
 
 def parse_callgrind(path: str | Path) -> tuple[str, dict[str, int]]:
-    """(trigger description, {event: total}) of one callgrind output file."""
-    events: list[str] = []
-    desc, totals = "", None
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            if line.startswith("events:"):
-                events = line.split()[1:]
-            elif line.startswith("desc: Trigger:"):
-                desc = line.split(":", 2)[2].strip()
-            elif line.startswith("totals:"):
-                totals = [int(x) for x in line.split()[1:]]
-            elif line.startswith("summary:") and totals is None:
-                totals = [int(x) for x in line.split()[1:]]
-    if not events or totals is None:
-        raise CountError(f"{path}: not a callgrind output file (no events/totals line)")
-    return desc, {e: (totals[i] if i < len(totals) else 0) for i, e in enumerate(events)}
+    """(trigger description, {event: total}) of one callgrind output file (:func:`read_callgrind`)."""
+    desc, totals, _ = read_callgrind(path)
+    return desc, totals
 
 
 def metrics_of(events: dict[str, int]) -> dict[str, int]:
@@ -598,19 +585,32 @@ _NAMED = re.compile(r"^\((\d+)\)(?:\s+(.*))?$")
 
 
 def function_costs(path: str | Path) -> dict[str, int]:
-    """{function: self instructions} of a callgrind output file, read directly (callgrind_annotate 3.19 sums a
-    dump's garbled ``summary:`` line after CALLGRIND_ZERO_STATS): the cost lines under each ``fn=``, leaving out the
-    line after each ``calls=`` (a call's inclusive cost)."""
+    """{function: self instructions} of a callgrind output file (:func:`read_callgrind`)."""
     if not Path(path).is_file():
         raise CountError(f"{path}: no such callgrind output file")
+    return read_callgrind(path)[2]
+
+
+def read_callgrind(path: str | Path) -> tuple[str, dict[str, int], dict[str, int]]:
+    """The one reader of a callgrind output file: (trigger description, {event: total}, {function: self
+    instructions}). The functions' costs are read directly (callgrind_annotate 3.19 sums a dump's garbled
+    ``summary:`` line after CALLGRIND_ZERO_STATS): the cost lines under each ``fn=``, leaving out the line after
+    each ``calls=`` (a call's inclusive cost)."""
     names: dict[str, str] = {}
     events: list[str] = []
+    desc, totals = "", None
     out: dict[str, int] = {}
     fn, skip = "", False
     with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             if line.startswith("events:"):
                 events = line.split()[1:]
+            elif line.startswith("desc: Trigger:"):
+                desc = line.split(":", 2)[2].strip()
+            elif line.startswith("totals:"):
+                totals = [int(x) for x in line.split()[1:]]
+            elif line.startswith("summary:") and totals is None:
+                totals = [int(x) for x in line.split()[1:]]
             elif line.startswith("fn="):
                 m = _NAMED.match(line[3:].strip())
                 if m:
@@ -632,9 +632,9 @@ def function_costs(path: str | Path) -> dict[str, int]:
                 m = _NAMED.match(line[4:].strip())
                 if m and m.group(2):
                     names[m.group(1)] = m.group(2)
-    if not events:
-        raise CountError(f"{path}: not a callgrind output file (no events line)")
-    return out
+    if not events or totals is None:
+        raise CountError(f"{path}: not a callgrind output file (no events/totals line)")
+    return desc, {e: (totals[i] if i < len(totals) else 0) for i, e in enumerate(events)}, out
 
 
 def diff(a: str | Path, b: str | Path, top: int = 15) -> list[str]:
