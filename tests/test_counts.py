@@ -111,3 +111,12 @@ def test_slowdown_fails_the_gate_unchanged_build_passes(tmp_path, monkeypatch, c
     assert len(ir) == 2, lines  # both queue sizes run the probe loop
     assert ir[0].startswith("count regression: hash-kv-1mib-q0 (sb_hash_find_batch) ir per lookup: baseline ")
     assert ", now " in ir[0] and "tolerance 2%" in ir[0]
+
+
+def test_pairs_name_an_ours_point_and_its_peer_on_the_same_unit():
+    """PAIRS (ours -> peer) names known points: ours on the left, a peer on the right, counted in the same unit."""
+    for ours, peer in counts.PAIRS.items():
+        a, b = counts.BY_NAME[ours], counts.BY_NAME[peer]
+        assert a.system == "ours" and b.system != "ours", (ours, peer)
+        assert a.unit == b.unit, (ours, peer)
+    assert set(counts.MOSES2_SEARCH) == {p.name for p in counts.POINTS if p.system == "moses2"}

@@ -11,19 +11,24 @@ instrumenting and dumps the region to its own file, named by the point. A region
 path (a few hundred instructions). The peer (KenLM's ``kenlm_benchmark -q -t 1``, a C++ process without client
 requests) runs fully instrumented with collection toggled on only inside its worker thread's loop
 (``--toggle-collect`` of the thread's ``run()``: the scoring loop, its float sum and the buffer hand-over), so its
-caches are warm with whatever loading left in them. No one-line-input subtraction is used anywhere.
+caches are warm with whatever loading left in them. Moses2 (the decoders' peer) likewise: collection toggled on
+inside ``Moses2::TranslationTask::Run()`` (one call per sentence: decoding and writing the 1-best), loading not
+collected. Moses' ``score`` (twice: direct, ``--Inverse``) and ``consolidate``, the scoring peer, are counted whole
+(their loading is the lex tables, which our scoring point's region loads too). No one-line-input subtraction is
+used anywhere. :data:`PAIRS` names each of our points' peer point.
 
 Debian 12's valgrind (3.19) stops with SIGILL on AVX-512, which ``-march=native`` emits: counts come from the
 portable build (SMTBENCH_NATIVE=0); a native build is refused.
 
 Units: ``lookup`` (hash), ``query`` (one scored word incl. ``</s>``: LM, B-tree, KenLM), ``source word``
-(decoders: the words of the decoded input sentences). Metrics per unit:
-``ir`` (instructions), ``dr``/``dw`` (data reads/writes), ``d1_miss`` (D1mr+D1mw), ``ll_miss`` (DLmr+DLmw),
-``br_miss`` (Bcm+Bim).
+(decoders, Moses2: the words of the decoded input sentences), ``extract line`` (phrase scoring, Moses' score).
+Metrics per unit: ``ir`` (instructions), ``dr``/``dw`` (data reads/writes), ``d1_miss`` (D1mr+D1mw), ``ll_miss``
+(DLmr+DLmw), ``br_miss`` (Bcm+Bim).
 """
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import re
@@ -50,6 +55,7 @@ DEFAULT_TOLERANCE = 0.02
 EVICT_BYTES = 16 << 20  # > the simulated LL (8 MiB, 16-way LRU): a region starts with none of the kernel's lines
 HASH_LOOKUPS = 100_000
 DECODE_SENTENCES = {"cube": 10, "normal": 3}  # under callgrind a normal-search sentence costs ~8 cube ones
+SCORE_SENTENCES = 500  # the scoring points' extract: the oracle's first aligned training sentence pairs
 CSV_COLUMNS = ["point", "system", "kernel", "unit", "metric", "per_unit"]
 BASELINE_COLUMNS = [*CSV_COLUMNS, "tolerance"]
 
@@ -62,7 +68,7 @@ class CountError(ValueError):
 class Point:
     name: str
     group: str  # one process: the table or model the group's points share
-    system: str  # ours | kenlm
+    system: str  # ours | kenlm | moses2 | moses
     kernel: str  # the C function (or the peer's program) counted
     unit: str
     what: str
@@ -91,10 +97,26 @@ POINTS: list[Point] = [
           f"sentences of dev.es"),
     Point("kenlm-probing-o5", "kenlm-o5", "kenlm", "kenlm_benchmark", "query",
           "KenLM's probing binary of the same ARPA, kenlm_benchmark -q -t 1 on dev.en's ids (worker loop only)"),
+    *(Point(f"moses2-{name}", "moses2", "moses2", "moses2", "source word",
+            f"Moses2 ({flags}, -threads 1, the oracle's moses.ini) on the same {DECODE_SENTENCES[search]} sentences "
+            f"of dev.es as {name}; collected only inside Moses2::TranslationTask::Run() (--toggle-collect: decoding "
+            f"and writing each sentence, not loading; caches warm with what loading left)")
+      for name, search, flags in (("cube-p400-s400", "cube", "-search-algorithm 1 -cube-pruning-pop-limit 400 -s 400"),
+                                  ("normal-s100", "normal", "-search-algorithm 0 -s 100"))),
+    Point("score-t1", "score", "ours", "sb_pscore", "extract line",
+          f"our phrase scoring (smtbench tm score's C core, one thread, 64 MiB): both lex tables loaded, the extract "
+          f"parsed into runs, merged by target and by source, the table written; extract and lex tables of the "
+          f"oracle's first {SCORE_SENTENCES} aligned training sentence pairs (tm extract, plain files)"),
+    Point("moses-score", "moses-score", "moses", "score+consolidate", "extract line",
+          f"Moses' score (direct, and --Inverse) and consolidate on the same extract of {SCORE_SENTENCES} sentence "
+          f"pairs, each whole run counted (lex loading included); the GNU sorts between them are not counted "
+          f"(ours sorts inside its count)"),
 ]
+#: each of our points and the peer point that does the same work on the same input (a report reads them in pairs)
+PAIRS = {"cube-p400-s400": "moses2-cube-p400-s400", "normal-s100": "moses2-normal-s100", "score-t1": "moses-score"}
 BY_NAME = {p.name: p for p in POINTS}
 GROUPS = sorted({p.group for p in POINTS})
-ORACLE_GROUPS = {"lm-o5", "kenlm-o5", "decode"}
+ORACLE_GROUPS = {"lm-o5", "kenlm-o5", "decode", "moses2", "score", "moses-score"}
 
 
 def default_oracle() -> Path:
@@ -254,6 +276,51 @@ def _prepare_decode(oracle: Path) -> dict[str, Driven]:
             "normal-s100": point(NormalDecoder(model, stack_size=100), DECODE_SENTENCES["normal"])}
 
 
+SCORE_MEMORY = 64 << 20  # the scoring point's sort budget: its extract fits in one run
+
+
+def _prepare_score(inputs: Path) -> dict[str, Driven]:
+    """Our scoring point on the folder :func:`_score_inputs` made (the driver's ORACLE argument for this group):
+    the scorer is created and the files opened before the region; inside it, both lex tables, the extract and
+    finish (merges, scores, the table written to a part file in ``inputs``' temporary folder)."""
+    import hashlib
+
+    from .native import check, ffi, lib
+
+    td = Path(tempfile.mkdtemp(prefix="smtbench-count-score-"))
+    args = ffi.new("sb_pscore_args *")
+    tdb = ffi.new("char[]", str(td).encode())
+    args.threads, args.memory_bytes, args.tmpdir = 1, SCORE_MEMORY, tdb
+    args.smoothing, args.counts_only, args.weighted = lib.SB_PSCORE_SMOOTH_NONE, 0, 0
+    pp = ffi.new("sb_pscore **")
+    check(lib.sb_pscore_create(args, pp), "sb_pscore_create")
+    sc = pp[0]
+    err, line = ffi.new("char[512]"), ffi.new("uint64_t *")
+    prefix = ffi.new("char[]", str(td / "part").encode())
+    fds = [os.open(inputs / name, os.O_RDONLY) for name in ("lex.f2e", "lex.e2f", "extract")]
+    st = ffi.new("sb_pscore_stats *")
+
+    def run() -> int:
+        rcs = [lib.sb_pscore_load_lex(sc, lib.SB_PSCORE_LEX_F2E, fds[0], line, err, 512),
+               lib.sb_pscore_load_lex(sc, lib.SB_PSCORE_LEX_E2F, fds[1], line, err, 512),
+               lib.sb_pscore_load_extract(sc, fds[2], line, err, 512),
+               lib.sb_pscore_finish(sc, prefix, err, 512)]
+        for rc in rcs:
+            check(rc, f"scoring {inputs} (line {line[0]}: {ffi.string(err).decode(errors='replace')})")
+        lib.sb_pscore_get_stats(sc, st)
+        return int(st.lines)
+
+    def checksum() -> str:
+        for fd in fds:
+            os.close(fd)
+        table = (td / "part.0").read_bytes()
+        lib.sb_pscore_free(sc)
+        shutil.rmtree(td, ignore_errors=True)
+        return f"{int(st.out_lines)}:{hashlib.sha1(table).hexdigest()[:16]}"
+
+    return {"score-t1": (run, checksum)}
+
+
 def drive(group: str, out: str, oracle: Path) -> int:
     """Under valgrind: prepare the group's points uninstrumented, then count each inside its own region."""
     import gc
@@ -274,6 +341,8 @@ def drive(group: str, out: str, oracle: Path) -> int:
         points = _prepare_lm(oracle)
     elif group == "decode":
         points = _prepare_decode(oracle)
+    elif group == "score":
+        points = _prepare_score(oracle)
     else:
         raise CountError(f"no driver for group {group!r}")
     evict = _paged(np.ones(EVICT_BYTES, dtype=np.uint8))
@@ -388,6 +457,160 @@ def _run_kenlm(oracle: Path, workdir: Path, tmp: Path, keep: Path | None) -> dic
     return {"kenlm-probing-o5": {"units": run.queries, "checksum": repr(run.log10_sum), "events": ev}}
 
 
+def _peer_callgrind(argv: list[str], cg: Path, what: str, toggle: str | None = None, **kw: Any) -> str:
+    """One peer program under callgrind (``toggle``: collect only inside that function, else the whole run);
+    its stdout. Its environment is the driver's (the stack's offset in its page fixed)."""
+    cmd = [_valgrind(), *VALGRIND_ARGS, *([f"--toggle-collect={toggle}"] if toggle else []),
+           f"--callgrind-out-file={cg}", *argv]
+    r = procs.run(cmd, capture_output=True, text=True, env=_driver_env(argv), **kw)
+    if r.returncode != 0:
+        tail = " | ".join([line for line in r.stderr.splitlines() if not line.startswith("==")][-5:])
+        raise CountError(f"{what} under valgrind failed (exit {r.returncode}): {tail[-400:]}")
+    return r.stdout
+
+
+def _kept(keep: Path | None, cg: Path, name: str) -> None:
+    if keep:
+        keep.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(cg, keep / f"{name}.callgrind")
+
+
+#: Moses2's search settings of each peer point: (search, stack, pop limit), as our paired point's decoder
+MOSES2_SEARCH = {"moses2-cube-p400-s400": ("cube", 400, 400), "moses2-normal-s100": ("normal", 100, None)}
+
+
+def _run_moses2(points: list[Point], oracle: Path, tmp: Path, keep: Path | None) -> dict[str, dict] | None:
+    """Moses2 on the oracle's moses.ini (config/peers.yaml's command: -threads 1, the search's flags), run from the
+    ini's folder on the first sentences of dev.es, collecting only inside ``Moses2::TranslationTask::Run()`` (one
+    call per sentence on the worker thread: decoding, the 1-best written to the output collector). Its 1-best lines
+    are checked against our decoder's on the same sentences (decode.compare.peer_identity, counted, not fatal:
+    the row says how many are identical, tie or differ)."""
+    from . import moses_peer
+    from .decode.compare import peer_identity, printed_digits
+    from .decode.cube import CubeDecoder
+    from .decode.model import PhraseModel
+    from .decode.moses_run import moses_decoder
+    from .decode.normal import NormalDecoder
+    from .decode.search import check_sentence
+
+    try:
+        moses_peer.program("moses2")
+    except FileNotFoundError:
+        return None
+    ini = oracle / "moses.ini"
+    lines = read_lines(oracle / "dev.es")
+    model = None
+    out: dict[str, dict] = {}
+    for p in points:
+        search, stack, pop = MOSES2_SEARCH[p.name]
+        n = DECODE_SENTENCES[search]
+        texts = [check_sentence(line, f"{oracle}/dev.es:{i + 1}") for i, line in enumerate(lines[:n])]
+        inp = tmp / f"{p.name}.in"
+        inp.write_text("".join(line + "\n" for line in lines[:n]), encoding="utf-8")
+        dec = moses_decoder("moses2", ini, search, stack, pop, threads=1)
+        cg = tmp / f"{p.name}.callgrind"
+        with open(inp, "rb") as src:
+            stdout = _peer_callgrind(dec.argv, cg, f"moses2 ({p.name})", toggle="Moses2::TranslationTask::Run()",
+                                     stdin=src, cwd=dec.cwd)
+        printed, theirs, theirs_scores = [], [], []
+        for i, line in enumerate(stdout.splitlines()):
+            score, _, hyp = line.strip().partition(" ")
+            try:
+                theirs_scores.append(float(score))
+            except ValueError:
+                raise CountError(f"moses2 ({p.name}): output line {i + 1} is not 'SCORE HYP': {line[:80]!r}") from None
+            printed.append(score)
+            theirs.append(hyp.strip())
+        if len(theirs) != n:
+            raise CountError(f"moses2 ({p.name}): {len(theirs)} output lines for {n} input lines")
+        if model is None:  # our 1-best of the same sentences, decoded here (uninstrumented) for the identity check
+            model = PhraseModel(ini)
+        ours = (CubeDecoder(model, pop_limit=pop, stack_size=stack) if search == "cube"
+                else NormalDecoder(model, stack_size=stack))
+        best = [ours.translate(line).entries[0] for line in lines[:n]]
+        ident = peer_identity("moses2", [e.text for e in best], [e.total for e in best], theirs, theirs_scores,
+                              digits=printed_digits(printed) or 6, strict=False)
+        _, ev = parse_callgrind(cg)
+        _kept(keep, cg, p.name)
+        out[p.name] = {"units": sum(len(split_words(t)) for t in texts),
+                       "checksum": hashlib.sha1("\n".join(theirs).encode()).hexdigest()[:16], "events": ev,
+                       "fields": {"command": dec.describe(), "sentences": n,
+                                  **{k: v for k, v in ident.as_dict("ours_vs").items() if not k.endswith("_list")}}}
+    return out
+
+
+def _score_inputs(oracle: Path, workdir: Path) -> Path:
+    """The scoring points' input, made once in ``workdir`` (deterministic: the C extractor and LC_ALL=C sort): the
+    oracle's first SCORE_SENTENCES aligned training sentence pairs, their lex tables and extract files (`tm
+    extract`, max phrase length 7, plain), and the extract files sorted as Moses' score reads them."""
+    import lzma
+
+    from .tm.extract import extract_files, lex_files
+
+    d = workdir / f"score-{SCORE_SENTENCES}"
+    stamp = f"{oracle.resolve()} {SCORE_SENTENCES}\n"
+    if (d / ".done").exists() and (d / ".done").read_text() == stamp:
+        return d
+    d.mkdir(parents=True, exist_ok=True)
+    for name in ("train.es", "train.en", "train.aligned.grow-diag-final-and"):
+        with lzma.open(oracle / f"{name}.xz", "rb") as src, open(d / name, "wb") as dst:
+            for _, line in zip(range(SCORE_SENTENCES), src):
+                dst.write(line)
+    three = [str(d / n) for n in ("train.es", "train.en", "train.aligned.grow-diag-final-and")]
+    lex_files(*three, str(d / "lex.f2e"), str(d / "lex.e2f"))
+    extract_files(*three, str(d / "extract"), str(d / "extract.inv"), max_len=7)
+    for name in ("extract", "extract.inv"):
+        with open(d / name, "rb") as src, open(d / f"{name}.sorted", "wb") as dst:
+            procs.run(["sort", "-S", "64M", "-T", str(d)], stdin=src, stdout=dst, check=True,
+                      env={**os.environ, "LC_ALL": "C"})
+    (d / ".done").write_text(stamp)
+    return d
+
+
+def _run_moses_score(inputs: Path, tmp: Path, keep: Path | None) -> dict[str, dict] | None:
+    """Moses' score (direct; --Inverse) and consolidate as train-model.perl runs them, on the sorted extract files of
+    :func:`_score_inputs`, each whole run under callgrind, their events summed; the inverse half is sorted between
+    (LC_ALL=C sort, not counted). The table is compared with ours (tm.model.compare_tables, printed precision)."""
+    from . import moses_peer
+    from .tm.model import compare_tables
+    from .tm.score import score_native
+
+    try:
+        score, consolidate = (str(moses_peer.program(p)) for p in ("score", "consolidate"))
+    except FileNotFoundError:
+        return None
+    t = tmp / "moses-score"
+    t.mkdir()
+    steps = [("direct", [score, str(inputs / "extract.sorted"), str(inputs / "lex.f2e"), str(t / "half.f2e")]),
+             ("inverse", [score, str(inputs / "extract.inv.sorted"), str(inputs / "lex.e2f"), str(t / "half.e2f"),
+                          "--Inverse"]),
+             ("consolidate", [consolidate, str(t / "half.f2e"), str(t / "half.e2f.sorted"), str(t / "table")])]
+    total: dict[str, int] = {}
+    parts: dict[str, int] = {}
+    for step, argv in steps:
+        if step == "consolidate":
+            with open(t / "half.e2f", "rb") as src, open(t / "half.e2f.sorted", "wb") as dst:
+                procs.run(["sort", "-S", "64M", "-T", str(t)], stdin=src, stdout=dst, check=True,
+                          env={**os.environ, "LC_ALL": "C"})
+        cg = t / f"{step}.callgrind"
+        _peer_callgrind(argv, cg, f"Moses' {Path(argv[0]).name} ({step})", cwd=str(t))
+        _, ev = parse_callgrind(cg)
+        for k, v in ev.items():
+            total[k] = total.get(k, 0) + v
+        parts[f"ir_{step}"] = ev.get("Ir", 0)
+        _kept(keep, cg, f"moses-score-{step}")
+    with open(inputs / "extract", "rb") as fh:
+        units = sum(1 for line in fh if line.strip())
+    ours = t / "ours.table"
+    score_native(str(inputs / "extract"), str(inputs / "lex.f2e"), str(inputs / "lex.e2f"), str(ours), threads=1,
+                 memory=SCORE_MEMORY)
+    c = compare_tables(str(ours), str(t / "table"), columns=4, tmpdir=str(t))
+    same = {f"vs_ours_{k}": c[k] for k in ("common", "only_ours", "only_theirs", "value_mismatches",
+                                           "alignment_mismatches", "count_mismatches")}
+    digest = hashlib.sha1((t / "table").read_bytes()).hexdigest()[:16]
+    return {"moses-score": {"units": units, "checksum": digest, "events": total, "fields": {**parts, **same}}}
+
+
 def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = None,
           progress: bool = False) -> list[dict[str, Any]]:
     """Count every point (in group order); a peer that is not built gives a row with ``not_built``."""
@@ -404,6 +627,12 @@ def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = 
                 print(f"count: {g} ({', '.join(p.name for p in pts)})", file=sys.stderr, flush=True)
             if g == "kenlm-o5":
                 got = _run_kenlm(oracle, workdir, tmp, keep)
+            elif g == "moses2":
+                got = _run_moses2(pts, oracle, tmp, keep)
+            elif g == "moses-score":
+                got = _run_moses_score(_score_inputs(oracle, workdir), tmp, keep)
+            elif g == "score":
+                got = _run_ours(g, pts, tmp, _score_inputs(oracle, workdir), keep)
             else:
                 got = _run_ours(g, pts, tmp, oracle, keep)
             for p in pts:
@@ -414,7 +643,7 @@ def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = 
                     row["not_built"] = True
                 else:
                     m = metrics_of(r["events"])
-                    row.update(units=r["units"], checksum=r["checksum"], **m,
+                    row.update(units=r["units"], checksum=r["checksum"], **r.get("fields", {}), **m,
                                **{f"{k}_per_unit": v / r["units"] for k, v in m.items()},
                                events=r["events"])
                 results.append(row)
@@ -429,7 +658,9 @@ def write_outputs(results: list[dict[str, Any]], rows: str | None, table: str | 
         with atomic_open(rows) as fh:
             w = RowWriter("counts", fh, fixed={"valgrind": valgrind_version(), "geometry": GEOMETRY,
                                                 "instrumentation": "client requests around the C call "
-                                                "(ours); --toggle-collect of the worker loop (kenlm)"})
+                                                "(ours); --toggle-collect of the worker loop (kenlm), of "
+                                                "Moses2::TranslationTask::Run() (moses2); whole runs (Moses' score "
+                                                "and consolidate)"})
             for r in results:
                 w.emit(**r)
     if table:

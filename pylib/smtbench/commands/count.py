@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     counts.write_outputs(results, args.out, args.csv)
     for r in results:
         if r.get("not_built"):
-            print(f"{r['point']}: not built (KenLM: make lmplz)")
+            how = "Moses: make moses" if r["system"] in ("moses", "moses2") else "KenLM: make lmplz"
+            print(f"{r['point']}: not built ({how})")
         else:
             per = ", ".join(f"{m} {r[m + '_per_unit']:.4g}" for m in counts.METRICS)
             print(f"{r['point']}: {r['units']} x {r['unit']}, per {r['unit']}: {per}")
