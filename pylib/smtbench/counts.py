@@ -27,6 +27,7 @@ Metrics per unit: ``ir`` (instructions), ``dr``/``dw`` (data reads/writes), ``d1
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import json
@@ -98,9 +99,10 @@ POINTS: list[Point] = [
     Point("kenlm-probing-o5", "kenlm-o5", "kenlm", "kenlm_benchmark", "query",
           "KenLM's probing binary of the same ARPA, kenlm_benchmark -q -t 1 on dev.en's ids (worker loop only)"),
     *(Point(f"moses2-{name}", "moses2", "moses2", "moses2", "source word",
-            f"Moses2 ({flags}, -threads 1, the oracle's moses.ini) on the same {DECODE_SENTENCES[search]} sentences "
-            f"of dev.es as {name}; collected only inside Moses2::TranslationTask::Run() (--toggle-collect: decoding "
-            f"and writing each sentence, not loading; caches warm with what loading left)")
+            f"Moses2 ({flags}, -threads 1) on the same {DECODE_SENTENCES[search]} sentences of dev.es as {name}, "
+            f"the oracle's model with its tables filtered to the decoded sentences and its LM as KenLM's probing "
+            f"binary of the same ARPA; collected only inside Moses2::TranslationTask::Run() (--toggle-collect: "
+            f"decoding and writing each sentence, not loading; caches warm with what loading left)")
       for name, search, flags in (("cube-p400-s400", "cube", "-search-algorithm 1 -cube-pruning-pop-limit 400 -s 400"),
                                   ("normal-s100", "normal", "-search-algorithm 0 -s 100"))),
     Point("score-t1", "score", "ours", "sb_pscore", "extract line",
@@ -457,15 +459,23 @@ def _run_kenlm(oracle: Path, workdir: Path, tmp: Path, keep: Path | None) -> dic
     return {"kenlm-probing-o5": {"units": run.queries, "checksum": repr(run.log10_sum), "events": ev}}
 
 
+def _peer_cmd(argv: list[str], cg: Path, toggle: str | None = None) -> list[str]:
+    """A peer program under callgrind (``toggle``: collect only inside that function, else the whole run)."""
+    return [_valgrind(), *VALGRIND_ARGS, *([f"--toggle-collect={toggle}"] if toggle else []),
+            f"--callgrind-out-file={cg}", *argv]
+
+
+def _failed(what: str, rc: int, stderr: str) -> CountError:
+    tail = " | ".join([line for line in stderr.splitlines() if not line.startswith("==")][-5:])
+    return CountError(f"{what} under valgrind failed (exit {rc}): {tail[-400:]}")
+
+
 def _peer_callgrind(argv: list[str], cg: Path, what: str, toggle: str | None = None, **kw: Any) -> str:
-    """One peer program under callgrind (``toggle``: collect only inside that function, else the whole run);
-    its stdout. Its environment is the driver's (the stack's offset in its page fixed)."""
-    cmd = [_valgrind(), *VALGRIND_ARGS, *([f"--toggle-collect={toggle}"] if toggle else []),
-           f"--callgrind-out-file={cg}", *argv]
-    r = procs.run(cmd, capture_output=True, text=True, env=_driver_env(argv), **kw)
+    """One peer program under callgrind (:func:`_peer_cmd`); its stdout. Its environment is the driver's (the
+    stack's offset in its page fixed)."""
+    r = procs.run(_peer_cmd(argv, cg, toggle), capture_output=True, text=True, env=_driver_env(argv), **kw)
     if r.returncode != 0:
-        tail = " | ".join([line for line in r.stderr.splitlines() if not line.startswith("==")][-5:])
-        raise CountError(f"{what} under valgrind failed (exit {r.returncode}): {tail[-400:]}")
+        raise _failed(what, r.returncode, r.stderr)
     return r.stdout
 
 
@@ -479,12 +489,56 @@ def _kept(keep: Path | None, cg: Path, name: str) -> None:
 MOSES2_SEARCH = {"moses2-cube-p400-s400": ("cube", 400, 400), "moses2-normal-s100": ("normal", 100, None)}
 
 
-def _run_moses2(points: list[Point], oracle: Path, tmp: Path, keep: Path | None) -> dict[str, dict] | None:
-    """Moses2 on the oracle's moses.ini (config/peers.yaml's command: -threads 1, the search's flags), run from the
+def _moses2_model(oracle: Path, workdir: Path) -> Path:
+    """The model Moses2 loads under callgrind, made once in ``workdir``: the oracle's moses.ini with its phrase and
+    reordering tables filtered to the decoded sentences (the first max(DECODE_SENTENCES) of dev.es: every line
+    whose source phrase occurs in them, as Moses' filter-model-given-input.pl keeps them; tm.model.filter_table) and
+    its LM as KenLM's probing binary of the same ARPA (the kenlm point's file). Loading the full text tables and the
+    ARPA under callgrind's cache simulation takes minutes; these decode the same sentences to the same scores (the
+    rows' identity fields check it against our decoder on the full model)."""
+    from .lm import kenlm_peer
+    from .tm.model import filter_table, input_phrases
+
+    n = max(DECODE_SENTENCES.values())
+    d = workdir / f"moses2-dev{n}"
+    ini = d / "moses.ini"
+    binary, arpa = workdir / "lm-en5.probing", oracle / "lm-en5.arpa.xz"
+    workdir.mkdir(parents=True, exist_ok=True)
+    if not binary.exists() or binary.stat().st_mtime < arpa.stat().st_mtime:
+        kenlm_peer.build_binary(arpa, "probing", binary)
+    stamp = f"{oracle.resolve()} {n} {binary.stat().st_mtime_ns}\n"
+    if ini.exists() and (d / ".done").exists() and (d / ".done").read_text() == stamp:
+        return ini
+    d.mkdir(parents=True, exist_ok=True)
+    src = d / "input"
+    src.write_text("".join(line + "\n" for line in read_lines(oracle / "dev.es")[:n]), encoding="utf-8")
+    phrases = input_phrases([str(src)])
+    text = (oracle / "moses.ini").read_text(encoding="utf-8")
+    for feature, name in (("PhraseDictionaryMemory", "phrase-table"), ("LexicalReordering", "reordering-table")):
+        m = re.search(rf"^{feature} .*\bpath=(\S+)", text, re.M)
+        if not m:
+            raise CountError(f"{oracle}/moses.ini: no {feature} line with a path= (the Moses2 count points need one)")
+        table = oracle / m.group(1)
+        out = d / f"{name}{''.join(table.suffixes[-1:])}"
+        filter_table(str(table), str(out), phrases)
+        text = text.replace(m.group(0), m.group(0).replace(f"path={m.group(1)}", f"path={out.resolve()}"))
+    m = re.search(r"^KENLM .*\bpath=(\S+)", text, re.M)
+    if not m:
+        raise CountError(f"{oracle}/moses.ini: no KENLM line with a path=")
+    text = text.replace(m.group(0), m.group(0).replace(f"path={m.group(1)}", f"path={binary.resolve()}"))
+    ini.write_text(text, encoding="utf-8")
+    (d / ".done").write_text(stamp)
+    return ini
+
+
+def _run_moses2(points: list[Point], oracle: Path, workdir: Path, tmp: Path,
+                keep: Path | None) -> dict[str, dict] | None:
+    """Moses2 on :func:`_moses2_model` (config/peers.yaml's command: -threads 1, the search's flags), run from the
     ini's folder on the first sentences of dev.es, collecting only inside ``Moses2::TranslationTask::Run()`` (one
-    call per sentence on the worker thread: decoding, the 1-best written to the output collector). Its 1-best lines
-    are checked against our decoder's on the same sentences (decode.compare.peer_identity, counted, not fatal:
-    the row says how many are identical, tie or differ)."""
+    call per sentence on the worker thread: decoding, the 1-best written to the output collector); the points'
+    processes run side by side. Its 1-best lines are checked against our decoder's on the same sentences and the
+    full model (decode.compare.peer_identity, counted, not fatal: the row says how many are identical, tie or
+    differ). None where Moses2 (or KenLM's build_binary) is not built."""
     from . import moses_peer
     from .decode.compare import peer_identity, printed_digits
     from .decode.cube import CubeDecoder
@@ -492,50 +546,63 @@ def _run_moses2(points: list[Point], oracle: Path, tmp: Path, keep: Path | None)
     from .decode.moses_run import moses_decoder
     from .decode.normal import NormalDecoder
     from .decode.search import check_sentence
+    from .lm import kenlm_peer
 
     try:
         moses_peer.program("moses2")
+        kenlm_peer.program("build_binary")
     except FileNotFoundError:
         return None
-    ini = oracle / "moses.ini"
+    ini = _moses2_model(oracle, workdir)
     lines = read_lines(oracle / "dev.es")
-    model = None
     out: dict[str, dict] = {}
-    for p in points:
-        search, stack, pop = MOSES2_SEARCH[p.name]
-        n = DECODE_SENTENCES[search]
-        texts = [check_sentence(line, f"{oracle}/dev.es:{i + 1}") for i, line in enumerate(lines[:n])]
-        inp = tmp / f"{p.name}.in"
-        inp.write_text("".join(line + "\n" for line in lines[:n]), encoding="utf-8")
-        dec = moses_decoder("moses2", ini, search, stack, pop, threads=1)
-        cg = tmp / f"{p.name}.callgrind"
-        with open(inp, "rb") as src:
-            stdout = _peer_callgrind(dec.argv, cg, f"moses2 ({p.name})", toggle="Moses2::TranslationTask::Run()",
-                                     stdin=src, cwd=dec.cwd)
-        printed, theirs, theirs_scores = [], [], []
-        for i, line in enumerate(stdout.splitlines()):
-            score, _, hyp = line.strip().partition(" ")
-            try:
-                theirs_scores.append(float(score))
-            except ValueError:
-                raise CountError(f"moses2 ({p.name}): output line {i + 1} is not 'SCORE HYP': {line[:80]!r}") from None
-            printed.append(score)
-            theirs.append(hyp.strip())
-        if len(theirs) != n:
-            raise CountError(f"moses2 ({p.name}): {len(theirs)} output lines for {n} input lines")
-        if model is None:  # our 1-best of the same sentences, decoded here (uninstrumented) for the identity check
-            model = PhraseModel(ini)
-        ours = (CubeDecoder(model, pop_limit=pop, stack_size=stack) if search == "cube"
-                else NormalDecoder(model, stack_size=stack))
-        best = [ours.translate(line).entries[0] for line in lines[:n]]
-        ident = peer_identity("moses2", [e.text for e in best], [e.total for e in best], theirs, theirs_scores,
-                              digits=printed_digits(printed) or 6, strict=False)
-        _, ev = parse_callgrind(cg)
-        _kept(keep, cg, p.name)
-        out[p.name] = {"units": sum(len(split_words(t)) for t in texts),
-                       "checksum": hashlib.sha1("\n".join(theirs).encode()).hexdigest()[:16], "events": ev,
-                       "fields": {"command": dec.describe(), "sentences": n,
-                                  **{k: v for k, v in ident.as_dict("ours_vs").items() if not k.endswith("_list")}}}
+    with contextlib.ExitStack() as stack:
+        runs = []
+        for p in points:  # every point's Moses2 at once (separate processes: the counts do not depend on it)
+            search, size, pop = MOSES2_SEARCH[p.name]
+            n = DECODE_SENTENCES[search]
+            inp = tmp / f"{p.name}.in"
+            inp.write_text("".join(line + "\n" for line in lines[:n]), encoding="utf-8")
+            dec = moses_decoder("moses2", ini, search, size, pop, threads=1)
+            cg = tmp / f"{p.name}.callgrind"
+            io = [stack.enter_context(open(f, mode)) for f, mode in
+                  ((inp, "rb"), (tmp / f"{p.name}.out", "w+"), (tmp / f"{p.name}.err", "w+"))]
+            proc = stack.enter_context(procs.Popen(_peer_cmd(dec.argv, cg, "Moses2::TranslationTask::Run()"),
+                                                   stdin=io[0], stdout=io[1], stderr=io[2], cwd=dec.cwd,
+                                                   env=_driver_env(dec.argv)))
+            runs.append((p, search, size, pop, n, dec, cg, io, proc))
+        model = PhraseModel(oracle / "moses.ini")  # our 1-best of the same sentences on the full model, meanwhile
+        for p, search, size, pop, n, dec, cg, io, proc in runs:
+            ours = (CubeDecoder(model, pop_limit=pop, stack_size=size) if search == "cube"
+                    else NormalDecoder(model, stack_size=size))
+            best = [ours.translate(line).entries[0] for line in lines[:n]]
+            rc = proc.wait()
+            io[1].seek(0)
+            io[2].seek(0)
+            if rc != 0:
+                raise _failed(f"moses2 ({p.name})", rc, io[2].read())
+            printed, theirs, theirs_scores = [], [], []
+            for i, line in enumerate(io[1].read().splitlines()):
+                score, _, hyp = line.strip().partition(" ")
+                try:
+                    theirs_scores.append(float(score))
+                except ValueError:
+                    raise CountError(f"moses2 ({p.name}): output line {i + 1} is not 'SCORE HYP': "
+                                     f"{line[:80]!r}") from None
+                printed.append(score)
+                theirs.append(hyp.strip())
+            if len(theirs) != n:
+                raise CountError(f"moses2 ({p.name}): {len(theirs)} output lines for {n} input lines")
+            ident = peer_identity("moses2", [e.text for e in best], [e.total for e in best], theirs, theirs_scores,
+                                  digits=printed_digits(printed) or 6, strict=False)
+            _, ev = parse_callgrind(cg)
+            _kept(keep, cg, p.name)
+            texts = [check_sentence(line, f"{oracle}/dev.es:{i + 1}") for i, line in enumerate(lines[:n])]
+            out[p.name] = {"units": sum(len(split_words(t)) for t in texts),
+                           "checksum": hashlib.sha1("\n".join(theirs).encode()).hexdigest()[:16], "events": ev,
+                           "fields": {"command": dec.describe(), "sentences": n,
+                                      **{k: v for k, v in ident.as_dict("ours_vs").items()
+                                         if not k.endswith("_list")}}}
     return out
 
 
@@ -628,7 +695,7 @@ def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = 
             if g == "kenlm-o5":
                 got = _run_kenlm(oracle, workdir, tmp, keep)
             elif g == "moses2":
-                got = _run_moses2(pts, oracle, tmp, keep)
+                got = _run_moses2(pts, oracle, workdir, tmp, keep)
             elif g == "moses-score":
                 got = _run_moses_score(_score_inputs(oracle, workdir), tmp, keep)
             elif g == "score":

@@ -1,5 +1,6 @@
 # Issue 42: counts that do not move with the weather. Fixed named points (hash probe, probing LM, B-tree, KenLM's
-# probing model as the peer) under callgrind with pinned cache geometry -> per-unit instructions, data accesses,
+# probing model as the peer; the decoders with Moses2 as their peer, phrase scoring with Moses' score/consolidate as
+# its: a peer that is not built gives a note, not a failure) under callgrind with pinned cache geometry -> per-unit instructions, data accesses,
 # simulated D1/LL misses and mispredicted branches; the gate fails the run on a count that rose more than its
 # tolerance against the committed baseline (wall-time ratios stay in `rule regression`, reported, never gating).
 COUNTS = GRID["counts"] if "counts" in GRID else None
@@ -8,8 +9,9 @@ if COUNTS and needs_oracle("counts"):
     ALL += [f"{OUT}/regression/counts.md"]
 
     rule counts:
-        """Every count point under valgrind (about a minute): rows, the per-unit table the gate reads, and each
-        point's callgrind file (for `smtbench count --diff`)."""
+        """Every count point under valgrind (about a minute; the Moses2 points about two CPU minutes more, their
+        two processes side by side): rows, the per-unit table the gate reads, and each point's callgrind file (for
+        `smtbench count --diff`)."""
         conda: CONDA_ENV
         input:
             BUILD,
