@@ -122,5 +122,5 @@ rule mediani_distributed_check:
     log:
         f"{OUT}/logs/mediani/distributed_check.log",
     shell:
-        "smtbench report shards --experiment mediani_distributed --pair {params.key} phrase_table {input.merged} "
+        "smtbench report mediani_distributed --pair {params.key} phrase_table {input.merged} "
         "{input.single} --table {params.stem} --metrics {output.metrics} 2> {log}"
