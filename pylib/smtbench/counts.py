@@ -316,26 +316,73 @@ def valgrind_version() -> str:
     return procs.run([_valgrind(), "--version"], capture_output=True, text=True).stdout.strip()
 
 
-def _driver_env(argv: list[str]) -> dict[str, str]:
+def _driver_env(argv: list[str], base: dict[str, str] | None = None) -> dict[str, str]:
     """The driver's environment: Python's hash seed fixed, glibc's mmap threshold fixed (no dynamic threshold: every
     allocation of 64 KiB or more, the kernels' own included, is page-aligned), and the strings at the top of the
     stack padded to one length (SMTBENCH_COUNT_PAD), so that the stack's offset in its page does not follow the
     length of the checkout's paths."""
-    env = {k: v for k, v in os.environ.items() if k != "SMTBENCH_COUNT_PAD"}
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k != "SMTBENCH_COUNT_PAD"}
     env.update(PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MALLOC_MMAP_THRESHOLD_="65536")
-    used = sum(len(a.encode()) + 1 for a in argv) + len(os.fsencode(sys.executable)) + 1
+    used = sum(len(a.encode()) + 1 for a in argv) + len(os.fsencode(argv[0])) + 1
     used += sum(len(k.encode()) + len(v.encode()) + 2 for k, v in env.items()) + len("SMTBENCH_COUNT_PAD=") + 1
     used += 8 * (len(env) + 1 + len(argv) + 2)  # envp, argv and argc below the strings (the pad included)
     env["SMTBENCH_COUNT_PAD"] = "x" * ((-used) % 4096)
     return env
 
 
+def _canonical_driver(tmp: Path, oracle: Path, argv_tail: list[str]) -> tuple[list[str], dict[str, str], Path]:
+    """The driver's command, environment and working folder, the same strings on every checkout: Python's heap
+    holds the paths it was given (sys.path, modules' file names, os.environ), and their lengths move where the
+    kernels' small allocations land, so a simulated-cache count (D1 sets are address bits 6-11) moved by up to
+    1.2% between two checkouts of one commit. So the driver runs the base interpreter (``-S``: no site, no
+    .pth files) from a link farm of fixed-length names in the count's temp folder (``f/p`` -> the package's
+    folder, ``f/s<i>`` -> the site folders of numpy and cffi, ``f/o`` -> the oracle), in that folder, with a
+    minimal environment (no inherited variables but ``SMTBENCH_COUNT_EXT``), the bytecode of the package and of
+    numpy compiled beforehand into the farm's cache. Returns (argv after valgrind's
+    options, env, cwd); ``argv_tail`` follows ``-m smtbench.counts drive`` with ``{o}`` standing for the oracle
+    and ``{f}`` for the farm."""
+    import cffi
+    import numpy
+
+    import compileall
+
+    farm = tmp / "f"
+    farm.mkdir(exist_ok=True)
+    links = {"p": Path(__file__).resolve().parents[1], "o": Path(oracle).resolve()}
+    for i, d in enumerate(sorted({Path(numpy.__file__).resolve().parents[1],
+                                   Path(cffi.__file__).resolve().parents[1]})):
+        links[f"s{i}"] = d
+    for name, target in links.items():
+        link = farm / name
+        if not link.is_symlink():
+            link.symlink_to(target)
+    # bytecode compiled beforehand, for the paths the driver sees, into the farm's own cache (f/c): a pyc holds
+    # its source's path (unmarshalled, then replaced), and a first run that compiles allocates more
+    saved = sys.pycache_prefix
+    sys.pycache_prefix = str(farm / "c")
+    try:
+        compileall.compile_dir(str(farm / "p" / "smtbench"), quiet=2)
+        for site in (n for n in links if n.startswith("s")):
+            for pkg in ("numpy", "cffi"):
+                if (farm / site / pkg).is_dir():
+                    compileall.compile_dir(str(farm / site / pkg), quiet=2, rx=re.compile(r"/tests?/"))
+    finally:
+        sys.pycache_prefix = saved
+    py = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+    argv = [py, "-S", "-m", "smtbench.counts", "drive",
+            *(a.replace("{o}", "f/o").replace("{f}", "f") for a in argv_tail)]
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONPYCACHEPREFIX": "f/c",
+           "PYTHONPATH": ":".join(f"f/{n}" for n in links if n != "o")}
+    if os.environ.get("SMTBENCH_COUNT_EXT"):
+        env["SMTBENCH_COUNT_EXT"] = os.environ["SMTBENCH_COUNT_EXT"]
+    return argv, _driver_env(argv, env), tmp
+
+
 def _run_ours(group: str, points: list[Point], tmp: Path, oracle: Path, keep: Path | None) -> dict[str, dict]:
     out_json, cg = tmp / f"{group}.json", tmp / f"{group}.callgrind"
-    env = _driver_env([sys.executable, "-m", "smtbench.counts", "drive", group, str(out_json), str(oracle)])
-    cmd = [_valgrind(), *VALGRIND_ARGS, "--instr-atstart=no", f"--callgrind-out-file={cg}",
-           sys.executable, "-m", "smtbench.counts", "drive", group, str(out_json), str(oracle)]
-    r = procs.run(cmd, capture_output=True, text=True, env=env)
+    argv, env, cwd = _canonical_driver(tmp, oracle, [group, f"{group}.json", "{o}"])
+    cmd = [_valgrind(), *VALGRIND_ARGS, "--instr-atstart=no", f"--callgrind-out-file={cg}", *argv]
+    r = procs.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
     if r.returncode != 0:
         tail = " | ".join([line for line in r.stderr.splitlines() if not line.startswith("==")][-5:])
         raise CountError(f"count group {group}: the driver under valgrind failed (exit {r.returncode}): {tail}")
@@ -396,7 +443,7 @@ def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = 
     if any(g in ORACLE_GROUPS for g in groups) and not (oracle / "lm-en5.arpa.xz").exists():
         raise CountError(f"--oracle {oracle}: no lm-en5.arpa.xz there (the LM points count the Moses oracle's 5-gram; "
                          f"set --oracle or SMTBENCH_SHARED, or leave out {', '.join(sorted(ORACLE_GROUPS))})")
-    with tempfile.TemporaryDirectory(prefix="smtbench-count-") as td:
+    with tempfile.TemporaryDirectory(prefix="smtbench-count-", dir="/tmp") as td:
         tmp = Path(td)
         for g in groups:
             pts = [p for p in points if p.group == g]
