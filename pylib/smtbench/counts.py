@@ -167,6 +167,12 @@ def pair_of(name: str) -> str | None:
     return PAIRS.get(name) or next((ours for ours, peer in PAIRS.items() if peer == name), None)
 
 
+def add_counts_option(p: Any) -> None:
+    """A report verb's `--counts`: the counts table (`smtbench count --csv`) its headline table takes columns from."""
+    p.add_argument("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
+                                    "instruction and LL-miss columns of the fixed count points, ours and the peer's")
+
+
 def default_oracle() -> Path:
     shared = os.environ.get("SMTBENCH_SHARED") or Path(__file__).resolve().parents[2].parent / "shared"
     return Path(shared) / "oracles" / "moses-bible-dev"
@@ -365,7 +371,7 @@ def drive(group: str, out: str, oracle: Path) -> int:
 
     from .native import as_ptr, buildinfo, ffi, lib
 
-    if buildinfo().get("native") or "-march=native" in buildinfo()["cflags_compiled"]:
+    if "-march=native" in buildinfo()["cflags_compiled"]:  # the loaded extension's own flags (SMTBENCH_COUNT_EXT's)
         raise CountError("counts need the portable build (SMTBENCH_NATIVE=0): valgrind 3.19 stops on AVX-512")
     if not lib.sb_cg_available():
         raise CountError("this build of the extension has no callgrind client requests (valgrind/callgrind.h "
@@ -441,10 +447,10 @@ def _canonical_driver(tmp: Path, oracle: Path, argv_tail: list[str]) -> tuple[li
     1.2% between two checkouts of one commit. So the driver runs the base interpreter (``-S``: no site, no
     .pth files) from a link farm of fixed-length names in the count's temp folder (``f/p`` -> the package's
     folder, ``f/s<i>`` -> the site folders of numpy and cffi, ``f/o`` -> the oracle), in that folder, with a
-    minimal environment (no inherited variables but ``SMTBENCH_COUNT_EXT``), the bytecode of the package and of
-    numpy compiled beforehand into the farm's cache. Returns (argv after valgrind's
-    options, env, cwd); ``argv_tail`` follows ``-m smtbench.counts drive`` with ``{o}`` standing for the oracle
-    and ``{f}`` for the farm."""
+    minimal environment (no inherited variables but ``SMTBENCH_COUNT_EXT``, linked as ``f/_native.so``), the
+    bytecode of the package and of numpy compiled beforehand into the farm's cache. Returns (argv after
+    valgrind's options, env, cwd); ``argv_tail`` follows ``-m smtbench.counts drive`` with ``{o}`` standing for
+    the oracle and ``{f}`` for the farm."""
     import cffi
     import numpy
 
@@ -477,8 +483,13 @@ def _canonical_driver(tmp: Path, oracle: Path, argv_tail: list[str]) -> tuple[li
             *(a.replace("{o}", "f/o").replace("{f}", "f") for a in argv_tail)]
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONPYCACHEPREFIX": "f/c",
            "PYTHONPATH": ":".join(f"f/{n}" for n in links if n != "o")}
-    if os.environ.get("SMTBENCH_COUNT_EXT"):
-        env["SMTBENCH_COUNT_EXT"] = os.environ["SMTBENCH_COUNT_EXT"]
+    if os.environ.get("SMTBENCH_COUNT_EXT"):  # another build of the extension, linked in as f/_native.so
+        ext = Path(os.environ["SMTBENCH_COUNT_EXT"]).resolve()
+        if not ext.is_file():
+            raise CountError(f"SMTBENCH_COUNT_EXT={os.environ['SMTBENCH_COUNT_EXT']}: no such file")
+        if not (farm / "_native.so").is_symlink():
+            (farm / "_native.so").symlink_to(ext)
+        env["SMTBENCH_COUNT_EXT"] = "f/_native.so"
     return argv, _driver_env(argv, env), tmp
 
 
