@@ -4,6 +4,7 @@ counts the same twice; the baseline file and the callgrind reader refuse or read
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -167,3 +168,42 @@ def test_kenlm_hash_points_one_dump_per_queue(tmp_path, monkeypatch):
     q0, q16 = (runs[0][f"kenlm-hash-1mib-q{q}"][1] for q in (0, 16))
     assert 3000 * 10 < q0["Ir"] < q16["Ir"] < 3000 * 200  # the queue's bookkeeping costs instructions
     assert q0["Dw"] < 100 < 3000 < q16["Dw"]  # Immediate writes nothing per lookup; the queue writes its ring
+
+
+def test_moses2_model_filters_tables_and_binarizes_the_lm(tmp_path):
+    """The model the Moses2 points load: the ini's phrase and reordering tables keep exactly the lines whose source
+    phrase occurs in the decoded sentences, the LM path names KenLM's binary, every other ini line stays."""
+    import gzip
+    import lzma
+
+    from smtbench.lm import kenlm_peer
+
+    try:
+        kenlm_peer.program("build_binary")
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    o = tmp_path / "oracle"
+    o.mkdir()
+    (o / "dev.es").write_text("".join(f"a b{i}\n" for i in range(12)))  # b10, b11: past the decoded sentences
+    pt = ["a ||| x ||| 1 1 1 1 ||| ||| 1 1 1", "a b3 ||| x y ||| 1 1 1 1 ||| ||| 1 1 1",
+          "b11 ||| z ||| 1 1 1 1 ||| ||| 1 1 1", "c ||| w ||| 1 1 1 1 ||| ||| 1 1 1"]
+    for name, lines in (("phrase-table.dev.gz", pt),
+                        ("reordering-table.dev.gz", [x.rsplit(" ||| ", 2)[0] for x in pt])):
+        with gzip.open(o / name, "wt") as fh:
+            fh.write("".join(line + "\n" for line in lines))
+    arpa = ("\\data\\\nngram 1=4\nngram 2=1\n\n\\1-grams:\n-1\t<unk>\t0\n-1\t<s>\t0\n-1\t</s>\t0\n-0.5\tx\t0\n\n"
+            "\\2-grams:\n-0.3\t<s> x\n\n\\end\\\n")
+    (o / "lm-en5.arpa.xz").write_bytes(lzma.compress(arpa.encode()))
+    ini = ("[feature]\nPhraseDictionaryMemory name=TM path=phrase-table.dev.gz input-factor=0\n"
+           "LexicalReordering name=LR path=reordering-table.dev.gz\n"
+           "KENLM name=LM0 factor=0 path=lm-en5.arpa.xz order=5\n[weight]\nLM0= 0.5\n")
+    (o / "moses.ini").write_text(ini)
+    got = counts._moses2_model(o, tmp_path / "work")
+    text = got.read_text().splitlines()
+    assert [line for line in text if "path=" not in line] == [line for line in ini.splitlines() if "path=" not in line]
+    paths = dict(re.search(r"^(\w+) .*path=(\S+)", line).groups() for line in text if "path=" in line)
+    assert paths["KENLM"] == str((tmp_path / "work" / "lm-en5.probing").resolve())
+    for feature in ("PhraseDictionaryMemory", "LexicalReordering"):
+        with gzip.open(paths[feature], "rt") as fh:
+            assert [line.split(" ||| ")[0] for line in fh] == ["a", "a b3"]
+    assert counts._moses2_model(o, tmp_path / "work") == got  # made once
