@@ -6,7 +6,7 @@
  * and follows the child or reads the value. K and the order are template parameters; only the
  * combinations listed by sb_cuda_btree_node_sizes / sb_cuda_btree_orders are compiled.
  * Built by `smtbench build-cuda` into libsmtbench_cuda.so and loaded with cffi's dlopen
- * (pylib/smtbench/cuda.py). Every function returns SB_OK (0) or a negative SB_E* code (common.h);
+ * (pylib/smtbench/cuda.py). Every function returns SB_OK (0) or a negative SB_E* code (util/common.h);
  * SB_ECUDA means a CUDA runtime call failed: sb_cuda_last_error names it.
  */
 #ifndef SMTBENCH_CUDA_BTREE_H

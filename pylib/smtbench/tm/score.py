@@ -1,7 +1,7 @@
 """Phrase scoring, three ways, all writing the same Moses phrase table
 ``F ||| E ||| p(f|e) lex(f|e) p(e|f) lex(e|f) ||| align ||| c(e) c(f) c(e,f)``:
 
-* :func:`score_native` — Mediani et al. §3.1 in C (csrc/phrase_score.c): multithreaded load computing the
+* :func:`score_native` — Mediani et al. §3.1 in C (csrc/tm/phrase_score.c): multithreaded load computing the
   lexical weights, external-memory sort of fixed-size integer-id records in runs bounded by ``memory``,
   multiway merges by target then by source. Also the partition step of the distributed form (§3.3):
   ``counts_only`` writes partial counts (``F ||| E ||| align ||| count``), and ``weighted`` inputs merge them.

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "phrase_score.h"
+#include "tm/phrase_score.h"
 
 /* CFFI-BEGIN */
 /* The Moses-style baseline's single-threaded pieces (the lex tables loaded into s first):

@@ -1,6 +1,6 @@
 /* arpa.c - see arpa.h. */
-#include "arpa.h"
-#include "probing.h"
+#include "lm/arpa.h"
+#include "util/probing.h"
 
 #include <errno.h>
 #include <math.h>

@@ -8,7 +8,7 @@
  */
 #ifndef SMTBENCH_SPELLPROBE_H
 #define SMTBENCH_SPELLPROBE_H
-#include "common.h"
+#include "util/common.h"
 
 /* CFFI-BEGIN */
 typedef struct sb_spell sb_spell;

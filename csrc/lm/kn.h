@@ -17,7 +17,7 @@
  */
 #ifndef SMTBENCH_KN_H
 #define SMTBENCH_KN_H
-#include "common.h"
+#include "util/common.h"
 
 /* CFFI-BEGIN */
 typedef struct sb_kn sb_kn;

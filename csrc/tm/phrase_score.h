@@ -23,7 +23,7 @@
  */
 #ifndef SMTBENCH_PHRASE_SCORE_H
 #define SMTBENCH_PHRASE_SCORE_H
-#include "common.h"
+#include "util/common.h"
 
 /* CFFI-BEGIN */
 typedef struct sb_pscore sb_pscore;
@@ -70,8 +70,8 @@ void sb_pscore_get_stats(const sb_pscore *s, sb_pscore_stats *st);
 /* ---- what phrase_baseline.c (the Moses-style sort pipeline's scorer and consolidate, phrase_baseline.h) takes from
  * this kernel: the record layouts, the scorer's state, the line reader, and the few helpers both use (not for
  * cffi) ---- */
-#include "phrase_dict.h"
-#include "probing.h"
+#include "tm/phrase_dict.h"
+#include "util/probing.h"
 
 #include <math.h>
 #include <pthread.h>

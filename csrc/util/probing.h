@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common.h"
+#include "util/common.h"
 
 enum { SB_PROBING_MASK = 0, SB_PROBING_MOD = 1, SB_PROBING_MULHI = 2 };
 

@@ -21,7 +21,7 @@
  */
 #ifndef SMTBENCH_BTREE_H
 #define SMTBENCH_BTREE_H
-#include "common.h"
+#include "util/common.h"
 
 /* CFFI-BEGIN */
 typedef struct sb_btree sb_btree;

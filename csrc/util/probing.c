@@ -1,5 +1,5 @@
 /* probing.c - see probing.h. */
-#include "probing.h"
+#include "util/probing.h"
 
 #include <stdlib.h>
 #include <string.h>

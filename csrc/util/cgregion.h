@@ -9,7 +9,7 @@
  */
 #ifndef SMTBENCH_CGREGION_H
 #define SMTBENCH_CGREGION_H
-#include "common.h"
+#include "util/common.h"
 
 /* CFFI-BEGIN */
 /* 1 where this build issues callgrind's client requests, 0 where it was built without valgrind/callgrind.h. */

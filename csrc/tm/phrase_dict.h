@@ -7,7 +7,7 @@
  */
 #ifndef SMTBENCH_PHRASE_DICT_H
 #define SMTBENCH_PHRASE_DICT_H
-#include "common.h"
+#include "util/common.h"
 
 typedef struct sb_dict sb_dict;
 int sb_dict_create(sb_dict **out);

@@ -13,7 +13,7 @@
  */
 #ifndef SMTBENCH_ARPA_H
 #define SMTBENCH_ARPA_H
-#include "common.h"
+#include "util/common.h"
 
 /* CFFI-BEGIN */
 typedef struct sb_arpa sb_arpa;

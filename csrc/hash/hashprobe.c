@@ -1,7 +1,7 @@
 /* hashprobe.c - see hashprobe.h. */
 #define _GNU_SOURCE
-#include "hashprobe.h"
-#include "probing.h"
+#include "hash/hashprobe.h"
+#include "util/probing.h"
 
 #include <pthread.h>
 #if defined(__AVX2__)

@@ -12,7 +12,7 @@
  */
 #ifndef SMTBENCH_LMSAMPLE_H
 #define SMTBENCH_LMSAMPLE_H
-#include "common.h"
+#include "util/common.h"
 
 /* CFFI-BEGIN */
 typedef struct sb_lms sb_lms;

@@ -1,7 +1,7 @@
 /* phrase_score.c - see phrase_score.h. */
 #define _GNU_SOURCE
-#include "phrase_score.h"
-#include "phrase_dict.h"
+#include "tm/phrase_score.h"
+#include "tm/phrase_dict.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * reads one direction's sorted extract (GNU sort does the sorting) and writes the half phrase table, and
  * consolidate, which joins the two halves as Moses' consolidate does. The kernel is phrase_score.c. */
 #define _GNU_SOURCE
-#include "phrase_baseline.h"
+#include "tm/phrase_baseline.h"
 
 #include <errno.h>
 #include <math.h>

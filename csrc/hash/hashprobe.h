@@ -28,7 +28,7 @@
  */
 #ifndef SMTBENCH_HASHPROBE_H
 #define SMTBENCH_HASHPROBE_H
-#include "common.h"
+#include "util/common.h"
 
 /* CFFI-BEGIN */
 typedef struct sb_hash sb_hash;

@@ -1,6 +1,6 @@
 /* phrase_dict.c - see phrase_dict.h. */
-#include "phrase_dict.h"
-#include "probing.h"
+#include "tm/phrase_dict.h"
+#include "util/probing.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* extract.c - Moses phrase extraction, the fast path of tm/extract.py (see extract.h). */
-#include "extract.h"
+#include "tm/extract.h"
 
 #include <stdlib.h>
 #include <string.h>

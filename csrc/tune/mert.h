@@ -6,7 +6,7 @@
 #ifndef SMTBENCH_MERT_H
 #define SMTBENCH_MERT_H
 
-#include "common.h"
+#include "util/common.h"
 
 /* CFFI-BEGIN */
 /* Lines of group g are [offsets[g], offsets[g+1]) (offsets has ngroups + 1 entries, offsets[0] = 0). For each

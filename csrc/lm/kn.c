@@ -1,6 +1,6 @@
 /* kn.c - see kn.h. Interpolated modified Kneser-Ney, lmplz's rules, written from the fact sheet. */
 #define _GNU_SOURCE
-#include "kn.h"
+#include "lm/kn.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* btree.c - see btree.h: construction of the breadth-first byte array and the CPU batch query. */
 #define _GNU_SOURCE
-#include "btree.h"
+#include "lm/btree.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
 #ifndef SMTBENCH_EXTRACT_H
 #define SMTBENCH_EXTRACT_H
 
-#include "common.h"
+#include "util/common.h"
 
 /* CFFI-BEGIN */
 typedef struct {

@@ -14,7 +14,7 @@
  */
 #ifndef SMTBENCH_LMPROBE_H
 #define SMTBENCH_LMPROBE_H
-#include "common.h"
+#include "util/common.h"
 
 /* CFFI-BEGIN */
 typedef struct sb_lm sb_lm;

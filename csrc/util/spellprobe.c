@@ -1,5 +1,5 @@
 /* spellprobe.c - dependent loads over a random cycle (see spellprobe.h). */
-#include "spellprobe.h"
+#include "util/spellprobe.h"
 
 #include <stdlib.h>
 

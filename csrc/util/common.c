@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "common.h"
+#include "util/common.h"
 
 #include <pthread.h>
 #include <sched.h>

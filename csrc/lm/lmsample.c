@@ -1,7 +1,7 @@
 /* lmsample.c - see lmsample.h. */
 #define _GNU_SOURCE
-#include "lmsample.h"
-#include "probing.h"
+#include "lm/lmsample.h"
+#include "util/probing.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* lmprobe.c - see lmprobe.h. Query semantics follow KenLM's GenericModel::FullScore
  * (ScoreExceptBackoff + ResumeScore + back-off charging), as summarised in
  * shared/notes/kenlm-query-semantics.md; the automaton queue follows Mokry 2016, section 3.2. */
-#include "lmprobe.h"
-#include "probing.h"
+#include "lm/lmprobe.h"
+#include "util/probing.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* cgregion.c - callgrind client requests around the measured region (see cgregion.h). */
-#include "cgregion.h"
+#include "util/cgregion.h"
 
 #if !defined(SB_NO_CALLGRIND) && defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)

@@ -1,5 +1,5 @@
 /* mert.c - upper envelopes for MERT's exact line search (see mert.h). */
-#include "mert.h"
+#include "tune/mert.h"
 
 #include <math.h>
 #include <stdlib.h>
