@@ -1,8 +1,11 @@
 /* phrase_baseline.c - the Moses-style baseline of Mediani et al.'s Table 1 (see phrase_score.h): the scorer that
  * reads one direction's sorted extract (GNU sort does the sorting) and writes the half phrase table, and
- * consolidate, which joins the two halves as Moses' consolidate does. The kernel is phrase_score.c. */
+ * consolidate, which joins the two halves as Moses' consolidate does. The kernel is phrase_score.c; the baseline
+ * shares its parser (phrase_runs.c) and its output formats (phrase_write.c). */
 #define _GNU_SOURCE
 #include "tm/phrase_baseline.h"
+#include "tm/phrase_runs.h"
+#include "tm/phrase_write.h"
 
 #include <errno.h>
 #include <math.h>

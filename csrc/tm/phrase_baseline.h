@@ -1,12 +1,12 @@
 /* phrase_baseline.h - the Moses-style baseline of Mediani et al.'s Table 1 (phrase_baseline.c), on the kernel's
- * scorer state and lex tables (phrase_score.h). */
+ * scorer state and lex tables (phrase_core.h, loaded by phrase_runs.h's sb_pscore_load_lex). */
 #ifndef SMTBENCH_PHRASE_BASELINE_H
 #define SMTBENCH_PHRASE_BASELINE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tm/phrase_score.h"
+#include "tm/phrase_core.h"
 
 /* CFFI-BEGIN */
 /* The Moses-style baseline's single-threaded pieces (the lex tables loaded into s first):
