@@ -30,7 +30,7 @@ struct sb_arpa {
     order_buf bufs[SB_ARPA_MAX_ORDER + 1];
     /* vocabulary: arena of words, offsets, open-addressing table of id+1 */
     char *arena;
-    uint64_t arena_len, arena_cap;
+    size_t arena_len, arena_cap;
     uint64_t *word_off;    /* word i = arena[word_off[i] .. word_off[i+1]) */
     uint64_t *word_hash;
     uint32_t vocab_size, vocab_cap;
@@ -170,14 +170,7 @@ static int64_t vocab_find(const sb_arpa *p, const char *w, size_t n, uint64_t h)
 
 static int vocab_add(sb_arpa *p, const char *w, size_t n, uint64_t h, uint32_t *id) {
     if (p->vocab_size + 1 >= p->vocab_cap) return SB_EFULL;
-    if (p->arena_len + n > p->arena_cap) {
-        uint64_t cap = p->arena_cap ? p->arena_cap * 2 : 1 << 16;
-        while (cap < p->arena_len + n) cap *= 2;
-        char *a = realloc(p->arena, cap);
-        if (!a) return SB_ENOMEM;
-        p->arena = a;
-        p->arena_cap = cap;
-    }
+    if (SB_GROW(p->arena, p->arena_cap, p->arena_len + n, 1 << 16)) return SB_ENOMEM;
     memcpy(p->arena + p->arena_len, w, n);
     p->arena_len += n;
     uint32_t i = p->vocab_size++;
@@ -230,12 +223,6 @@ static int parse_float(sb_arpa *p, const char *s, const char *e, float *out, con
     if (end != tmp + n || isnan(d)) return fail(p, "bad number for %s: '%s'", what, tmp);
     *out = (float)d;
     return SB_OK;
-}
-
-static uint64_t hash_ids(const uint32_t *ids, int n) {
-    uint64_t h = 0x243F6A8885A308D3ULL;
-    for (int i = 0; i < n; i++) h = sb_mix64(h ^ ((uint64_t)ids[i] + 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1)));
-    return h;
 }
 
 static int start_section(sb_arpa *p, int n) {
@@ -338,7 +325,7 @@ static int parse_entry(sb_arpa *p, const char *s, const char *e) {
     }
     if (n >= 2) {
         if (p->dq_len == DUPQ && (rc = dup_check_one(p))) return rc;
-        uint64_t h = hash_ids(ids, n);
+        uint64_t h = sb_ids_hash(ids, (size_t)n);
         SB_PREFETCH(&p->dtab[h & p->dtab_mask]);
         int t = (p->dq_head + p->dq_len) % DUPQ;
         p->dq_row[t] = row;

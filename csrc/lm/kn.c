@@ -25,7 +25,7 @@ struct sb_kn {
     int order;
     uint64_t chunk_tokens;
     uint32_t *tok;        /* pending tokens (whole sentences) */
-    uint64_t ntok, captok;
+    size_t ntok, captok;
     uint32_t vocab_size;
     int counted, adjusted_to, probs_done;
     table_t t[SB_KN_MAX_ORDER + 1];   /* t[1..order] */
@@ -235,14 +235,7 @@ int sb_kn_add(sb_kn *kn, const uint32_t *ids, size_t n) {
     if (n == 0) return SB_OK;
     if (!ids || ids[n - 1] != ID_EOS) return SB_EINVAL;
     for (size_t i = 0; i < n; ++i) if (ids[i] < ID_EOS) return SB_EFORMAT;
-    if (kn->ntok + n > kn->captok) {
-        uint64_t cap = kn->captok ? kn->captok : 4096;
-        while (cap < kn->ntok + n) cap *= 2;
-        uint32_t *p = realloc(kn->tok, cap * 4);
-        if (!p) return SB_ENOMEM;
-        kn->tok = p;
-        kn->captok = cap;
-    }
+    if (SB_GROW(kn->tok, kn->captok, kn->ntok + n, 4096)) return SB_ENOMEM;
     memcpy(kn->tok + kn->ntok, ids, n * 4);
     kn->ntok += n;
     if (kn->ntok >= kn->chunk_tokens) return flush_chunk(kn);

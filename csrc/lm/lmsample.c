@@ -50,15 +50,9 @@ struct sb_lms {
 };
 
 /* ---------- index of word tuples ---------- */
-static inline uint64_t hash_ids(const uint32_t *w, int n) {
-    uint64_t h = 0x12345678ABCDEFULL + (uint64_t)n;
-    for (int i = 0; i < n; ++i) h = sb_mix64(h ^ (w[i] + 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1)));
-    return h;
-}
-
 /* the row of ids (m rows of n words) equal to key, or -1 with *end = the empty slot the probe ended at */
 static int64_t hash_probe(const sb_index *h, const uint32_t *ids, int n, const uint32_t *key, uint64_t *end) {
-    uint64_t b = sb_index_start(h, hash_ids(key, n));
+    uint64_t b = sb_index_start(h, sb_ids_hash(key, (size_t)n));
     for (uint32_t i; (i = sb_index_at(h, b)) != UINT32_MAX; b = sb_index_step(h, b))
         if (memcmp(ids + (uint64_t)i * n, key, (size_t)n * 4) == 0) return i;
     *end = b;

@@ -35,14 +35,7 @@ static int single_spaced(const char *b, const int32_t *st, const int32_t *en, in
 }
 
 static int reserve(sb_extract_state *s, int k, size_t more) {
-    if (s->len[k] + more <= s->cap[k]) return SB_OK;
-    size_t cap = s->cap[k] ? s->cap[k] : (1u << 20);
-    while (cap < s->len[k] + more) cap *= 2;
-    char *p = realloc(s->data[k], cap);
-    if (!p) return SB_ENOMEM;
-    s->data[k] = p;
-    s->cap[k] = cap;
-    return SB_OK;
+    return SB_GROW(s->data[k], s->cap[k], s->len[k] + more, 1u << 20);
 }
 
 __attribute__((noinline)) static char *put_int_long(char *o, int32_t v) {

@@ -65,12 +65,7 @@ int sb_pscore_stream_half(sb_pscore *s, int in_fd, int out_fd, int inverse, uint
             if (k && (al[k].count > al[b].count ||                                               \
                       (al[k].count == al[b].count && sb_ps_align_cmp_moses(al[k].mask, al[b].mask, inverse) > 0))) b = k; \
         }                                                                                        \
-        if (ng == capg) {                                                                        \
-            size_t nc = capg ? capg * 2 : 256;                                                   \
-            halfpair *x = realloc(g, nc * sizeof(halfpair));                                     \
-            if (!x) { rc = SB_ENOMEM; break; }                                                   \
-            g = x; capg = nc;                                                                    \
-        }                                                                                        \
+        if (SB_GROW(g, capg, ng + 1, 256)) { rc = SB_ENOMEM; break; }                            \
         g[ng++] = (halfpair){cur.src, cur.tgt, al[b].mask, cp, al[b].lex};                       \
         nal = 0;                                                                                 \
     } while (0)
@@ -98,12 +93,7 @@ int sb_pscore_stream_half(sb_pscore *s, int in_fd, int out_fd, int inverse, uint
         }
         cur = r; have = 1;
         if (nal && al[nal - 1].mask == r.align) { al[nal - 1].count += r.count; continue; }
-        if (nal == capal) {
-            size_t nc = capal ? capal * 2 : 16;
-            alcount *x = realloc(al, nc * sizeof(alcount));
-            if (!x) { rc = SB_ENOMEM; break; }
-            al = x; capal = nc;
-        }
+        if (SB_GROW(al, capal, nal + 1, 16)) { rc = SB_ENOMEM; break; }
         al[nal++] = (alcount){r.align, r.count, inverse ? r.lex_fe : r.lex_ef};
     }
     if (!rc && have) {

@@ -27,22 +27,12 @@ int sb_ps_pread_all(int fd, void *buf, size_t n, uint64_t off) {
 }
 
 int sb_ps_runvec_push(runvec *rv, run_t r) {
-    if (rv->n == rv->cap) {
-        size_t nc = rv->cap ? rv->cap * 2 : 16;
-        run_t *v = realloc(rv->v, nc * sizeof(run_t));
-        if (!v) return SB_ENOMEM;
-        rv->v = v; rv->cap = nc;
-    }
+    if (SB_GROW(rv->v, rv->cap, rv->n + 1, 16)) return SB_ENOMEM;
     rv->v[rv->n++] = r;
     return SB_OK;
 }
 int sb_ps_u64_push(u64vec *a, uint64_t x) {
-    if (a->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 1024;
-        uint64_t *v = realloc(a->v, nc * sizeof(uint64_t));
-        if (!v) return SB_ENOMEM;
-        a->v = v; a->cap = nc;
-    }
+    if (SB_GROW(a->v, a->cap, a->n + 1, 1024)) return SB_ENOMEM;
     a->v[a->n++] = x;
     return SB_OK;
 }
@@ -67,11 +57,7 @@ char *sb_ps_next_line(linereader *r, size_t *len, int *rc) {
         }
         memmove(r->buf, r->buf + r->pos, r->len - r->pos);
         r->len -= r->pos; r->pos = 0;
-        if (r->len == r->cap) {
-            char *b = realloc(r->buf, r->cap * 2);
-            if (!b) { *rc = SB_ENOMEM; return NULL; }
-            r->buf = b; r->cap *= 2;
-        }
+        if (SB_GROW(r->buf, r->cap, r->len + 1, CHUNK)) { *rc = SB_ENOMEM; return NULL; }
         ssize_t n = read(r->fd, r->buf + r->len, r->cap - r->len);
         if (n < 0) { if (errno == EINTR) continue; *rc = SB_EIO; return NULL; }
         if (n == 0) r->eof = 1;

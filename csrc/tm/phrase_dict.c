@@ -58,12 +58,7 @@ static char *arena_copy(shard *h, const char *s, size_t len) {
         if (cap < len + 1) cap = len + 1;
         char *b = malloc(cap);
         if (!b) return NULL;
-        if (h->nblocks == h->capblocks) {
-            size_t nc = h->capblocks ? h->capblocks * 2 : 16;
-            char **v = realloc(h->blocks, nc * sizeof(char *));
-            if (!v) { free(b); return NULL; }
-            h->blocks = v; h->capblocks = nc;
-        }
+        if (SB_GROW(h->blocks, h->capblocks, h->nblocks + 1, 16)) { free(b); return NULL; }
         h->blocks[h->nblocks++] = b;
         h->blk = b; h->blk_used = 0; h->blk_cap = cap;
         h->bytes += cap;
@@ -101,16 +96,11 @@ int sb_dict_intern(sb_dict *d, const char *s, size_t len, uint32_t *id) {
         if ((rc = grow_slots(h))) goto out;
         probe(h, s, len, hv, &slot);
     }
-    if (h->n == h->cap) {
-        uint32_t nc = h->cap ? h->cap * 2 : 64;
-        uint64_t *hh = realloc(h->hash, nc * sizeof(uint64_t));
-        if (!hh) { rc = SB_ENOMEM; goto out; }
-        h->hash = hh;
-        char **ss = realloc(h->str, nc * sizeof(char *));
-        if (!ss) { rc = SB_ENOMEM; goto out; }
-        h->str = ss;
-        h->bytes += (uint64_t)(nc - h->cap) * (sizeof(uint64_t) + sizeof(char *));
-        h->cap = nc;
+    if (h->n == h->cap) {   /* two arrays of one capacity */
+        size_t ch = h->cap, cs = h->cap;
+        if (SB_GROW(h->hash, ch, ch + 1, 64) || SB_GROW(h->str, cs, cs + 1, 64)) { rc = SB_ENOMEM; goto out; }
+        h->bytes += (uint64_t)(ch - h->cap) * (sizeof(uint64_t) + sizeof(char *));
+        h->cap = (uint32_t)ch;
     }
     char *p = arena_copy(h, s, len);
     if (!p) { rc = SB_ENOMEM; goto out; }

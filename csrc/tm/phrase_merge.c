@@ -182,12 +182,7 @@ static void *merge1_worker(void *arg) {
     #define CLOSE_PAIR() do {                                                                     \
         CLOSE_ALIGN();                                                                            \
         if (!s->a.counts_only) {                                                                  \
-            if (w->ng == w->capg) {                                                               \
-                size_t nc = w->capg ? w->capg * 2 : 256;                                          \
-                rec2 *g = realloc(w->grp, nc * sizeof(rec2));                                     \
-                if (!g) { rc = SB_ENOMEM; break; }                                                \
-                w->grp = g; w->capg = nc;                                                         \
-            }                                                                                     \
+            if (SB_GROW(w->grp, w->capg, w->ng + 1, 256)) { rc = SB_ENOMEM; break; }              \
             w->grp[w->ng++] = (rec2){cur.src, cur.tgt, best_al, 0, 0, c_ef, 0, best_lef, best_lfe}; \
         } else w->pairs++;                                                                        \
     } while (0)

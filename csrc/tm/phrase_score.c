@@ -138,12 +138,7 @@ static void *merge2_worker(void *arg) {
         if (got < 0) { rc = got; break; }
         if (!got) break;
         if (w->ng && !keq(r.src, w->grp[0].src)) write_source(w);
-        if (w->ng == w->capg) {
-            size_t nc = w->capg ? w->capg * 2 : 256;
-            rec2 *g = realloc(w->grp, nc * sizeof(rec2));
-            if (!g) { rc = SB_ENOMEM; break; }
-            w->grp = g; w->capg = nc;
-        }
+        if (SB_GROW(w->grp, w->capg, w->ng + 1, 256)) { rc = SB_ENOMEM; break; }
         w->grp[w->ng++] = r;
     }
     if (!rc && w->ng) write_source(w);

@@ -111,15 +111,10 @@ void *sb_arena_alloc(sb_arena *a, size_t bytes) {
         a->cur++;
         a->used = 0;
     }
-    if (a->n == a->cap) {
-        int cap = a->cap ? a->cap * 2 : 16;
-        char **c = realloc(a->chunk, (size_t)cap * sizeof *c);
-        if (!c) return NULL;
-        a->chunk = c;
-        size_t *z = realloc(a->size, (size_t)cap * sizeof *z);
-        if (!z) return NULL;
-        a->size = z;
-        a->cap = cap;
+    if (a->n == a->cap) {   /* two arrays of one capacity */
+        size_t cc = (size_t)a->cap, cz = cc;
+        if (SB_GROW(a->chunk, cc, cc + 1, 16) || SB_GROW(a->size, cz, cz + 1, 16)) return NULL;
+        a->cap = (int)cc;
     }
     size_t sz = (size_t)1 << 20;
     while (sz < bytes) sz *= 2;
@@ -148,4 +143,21 @@ uint64_t sb_arena_bytes(const sb_arena *a) {
     uint64_t t = 0;
     for (int i = 0; i < a->n; i++) t += a->size[i];
     return t;
+}
+
+int sb_grow(void *pptr, size_t *cap, size_t need, size_t elem, size_t first) {
+    if (need <= *cap) return SB_OK;
+    size_t c = *cap ? *cap : (first ? first : 1);
+    while (c < need) {
+        if (c > SIZE_MAX / 2) return SB_ENOMEM;
+        c *= 2;
+    }
+    if (elem && c > SIZE_MAX / elem) return SB_ENOMEM;
+    void *old;
+    memcpy(&old, pptr, sizeof old);   /* the caller's pointer, whatever its type (object pointers are alike here) */
+    void *p = realloc(old, c * elem);
+    if (!p) return SB_ENOMEM;
+    memcpy(pptr, &p, sizeof p);
+    *cap = c;
+    return SB_OK;
 }

@@ -88,6 +88,20 @@ int sb_pin_to_cpu(int cpu);
  * trust the jobs' results). The jobs report their own errors in their structs. */
 int sb_run_threads(int n, void *(*fn)(void *), void *jobs, size_t job_size);
 
+/* The one growth rule of the C tree: an array that grows by doubling.
+ *
+ *     if (SB_GROW(v->item, v->cap, v->n + 1, 16)) return SB_ENOMEM;
+ *     v->item[v->n++] = x;
+ *
+ * sb_grow makes the array at *pptr (elem bytes an element, *cap elements allocated; pptr is the address of the
+ * array's pointer, of any object pointer type) hold at least `need` elements: a first allocation of `first` elements,
+ * then twice the capacity, each doubled until `need` fit; realloc keeps the contents. SB_OK, or SB_ENOMEM (also where
+ * the size would overflow) with the array and *cap as they were. SB_GROW is sb_grow for the array p with the size_t
+ * capacity cap (both lvalues, evaluated more than once), free when the array already fits. */
+int sb_grow(void *pptr, size_t *cap, size_t need, size_t elem, size_t first);
+#define SB_GROW(p, cap, need, first) \
+    ((size_t)(need) <= (cap) ? SB_OK : sb_grow(&(p), &(cap), (size_t)(need), sizeof *(p), (first)))
+
 /* A growing bump allocator (the Moses2 paper's memory pool, section 4.1): memory is never released object by
  * object, the whole arena is reset (kept for re-use) or freed. Allocations are 16-byte aligned. */
 typedef struct {

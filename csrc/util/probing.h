@@ -1,4 +1,5 @@
-/* probing.h - the one linear-probing hash table of this project, in two shapes, and its one string hash.
+/* probing.h - the one linear-probing hash table of this project, in two shapes, its one string hash and its one
+ * word-id tuple hash.
  *
  * 1. sb_probing: keyed entries in the table itself, page-backed - used by Mokry's hash experiment (hashprobe.c, Mokry
  *    2016 section 3.1) and by the probing LM (lmprobe.c, section 3.2), as KenLM's util/probing_hash_table.hh
@@ -104,6 +105,16 @@ static inline uint64_t sb_str_hash(const char *s, size_t len) {
     uint64_t h = 1469598103934665603ULL;
     for (const unsigned char *p = (const unsigned char *)s, *e = p + len; p < e; p++) h = (h ^ *p) * 0x100000001b3ULL;
     return sb_mix64(h);
+}
+
+/* The one hash of a tuple of word ids (an n-gram, a phrase), for the in-memory indexes (the ARPA reader's duplicate
+ * table, the sampler's context index): the length, then each id at its position, mixed in through sb_mix64, so that
+ * tuples of several lengths may share an index and a permutation hashes apart. Not part of any file format (the
+ * binarized table's keys, pb/bin.c, are its own). */
+static inline uint64_t sb_ids_hash(const uint32_t *ids, size_t n) {
+    uint64_t h = 0x243F6A8885A308D3ULL ^ (uint64_t)n;
+    for (size_t i = 0; i < n; i++) h = sb_mix64(h ^ ((uint64_t)ids[i] + 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1)));
+    return h;
 }
 
 /* ---------------------------------------------------------------- sb_index */
