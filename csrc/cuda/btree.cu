@@ -1,5 +1,5 @@
 // cuda/btree.cu - see btree.h. One warp per query; K and the order are template parameters.
-// The byte layout is the one written by csrc/btree.c (documented in csrc/btree.h).
+// The byte layout is the one written by csrc/lm/btree.c (documented in csrc/lm/btree.h).
 #include "btree.h"
 
 #include <cuda_runtime.h>

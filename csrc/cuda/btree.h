@@ -1,6 +1,6 @@
 /* cuda/btree.h - gLM B-tree trie LM queries on an NVIDIA GPU (Bogoychev & Lopez 2016, sections 3.1.1, 4.2).
  *
- * The byte array built by csrc/btree.c (see btree.h for the layout) is copied to the device once;
+ * The byte array built by csrc/lm/btree.c (see lm/btree.h for the layout) is copied to the device once;
  * each query is evaluated by one warp: at every B-tree node the warp reads the node's K-1 keys with
  * one coalesced load into shared memory, compares them all at once (one lane per key, __ballot_sync),
  * and follows the child or reads the value. K and the order are template parameters; only the

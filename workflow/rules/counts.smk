@@ -1,7 +1,8 @@
-# Issue 42: counts that do not move with the weather. Fixed named points (hash probe, probing LM, B-tree, KenLM's
-# probing model as the peer) under callgrind with pinned cache geometry -> per-unit instructions, data accesses,
-# simulated D1/LL misses and mispredicted branches; the gate fails the run on a count that rose more than its
-# tolerance against the committed baseline (wall-time ratios stay in `rule regression`, reported, never gating).
+# Issue 42: counts that do not move with the weather. Fixed named points (hash probe, probing LM, B-tree, and the
+# peers: KenLM's hash benchmark with a seed, its probing and trie models) under callgrind with pinned cache geometry
+# -> per-unit instructions, data accesses, simulated D1/LL misses and mispredicted branches; the gate fails the run
+# on a count that rose more than its tolerance against the committed baseline (wall-time ratios stay in
+# `rule regression`, reported, never gating).
 COUNTS = GRID["counts"] if "counts" in GRID else None
 
 if COUNTS and needs_oracle("counts"):
@@ -14,6 +15,7 @@ if COUNTS and needs_oracle("counts"):
         input:
             BUILD,
             peer=f"{KENLM_BIN}/kenlm_benchmark",
+            hash_peer=f"{KENLM_BIN}/probing_hash_table_benchmark",  # with SEED (tools/kenlm-probing-benchmark.patch v2)
         output:
             rows=f"{OUT}/raw/counts/rows.jsonl",
             table=f"{OUT}/counts/counts.csv",

@@ -8,7 +8,7 @@ ALL += [f"{OUT}/tables/mokry_table3_2.md", f"{OUT}/figures/mokry_fig3_2.png", f"
 METRICS.append(f"{OUT}/metrics/mokry_hash.csv")
 
 
-rule hash_sweep:
+rule mokry_hash_bench:
     """One table size: every layout variant filled once and held at once, then every (variant, mode, threads, queue
     size) point, repeats interleaved."""
     conda: CONDA_ENV
