@@ -65,17 +65,18 @@ static const char *header_problem(const sb_pb_bin_header *h, uint64_t size) {
         (h->ro_mode == SB_PB_BIN_RO_SEPARATE && h->n_ro >= h->ro_slots))
         return "more entries than hash slots";
     if (h->n_src_phrases > h->n_pairs) return "more source phrases than phrase pairs";
-    if (h->off_src_strings != SB_PB_BIN_HEADER_BYTES || !span_ok(h->off_src_hash, h->src_slots, sizeof(sb_pb_bin_vslot), h->off_src_strings, size) ||
-        !span_ok(h->off_tgt_strings, h->len_tgt_strings, 1, h->off_src_hash + h->src_slots * sizeof(sb_pb_bin_vslot), size) ||
+    const uint64_t vslot = sizeof(sb_pb_bin_vslot), slot = sizeof(sb_pb_bin_slot);
+    if (h->off_src_strings != SB_PB_BIN_HEADER_BYTES || !span_ok(h->off_src_hash, h->src_slots, vslot, h->off_src_strings, size) ||
+        !span_ok(h->off_tgt_strings, h->len_tgt_strings, 1, h->off_src_hash + h->src_slots * vslot, size) ||
         !span_ok(h->off_records, 0, 1, h->off_tgt_strings + h->len_tgt_strings, size) ||
-        !span_ok(h->off_phr_hash, h->phr_slots, sizeof(sb_pb_bin_slot), h->off_records, size) ||
-        !span_ok(h->off_cache, h->n_src_phrases, 8, h->off_phr_hash + h->phr_slots * sizeof(sb_pb_bin_slot), size))
+        !span_ok(h->off_phr_hash, h->phr_slots, slot, h->off_records, size) ||
+        !span_ok(h->off_cache, h->n_src_phrases, 8, h->off_phr_hash + h->phr_slots * slot, size))
         return "a section offset or count out of range";
     uint64_t end = h->off_cache + h->n_src_phrases * 8;
     if (h->ro_mode == SB_PB_BIN_RO_SEPARATE) {
-        if (!span_ok(h->off_ro_records, 0, 1, end, size) || !span_ok(h->off_ro_hash, h->ro_slots, sizeof(sb_pb_bin_slot), h->off_ro_records, size))
+        if (!span_ok(h->off_ro_records, 0, 1, end, size) || !span_ok(h->off_ro_hash, h->ro_slots, slot, h->off_ro_records, size))
             return "a reordering section offset or count out of range";
-        end = h->off_ro_hash + h->ro_slots * sizeof(sb_pb_bin_slot);
+        end = h->off_ro_hash + h->ro_slots * slot;
     }
     if (!span_ok(h->off_meta, h->len_meta, 1, end, size) || h->off_meta + h->len_meta != size)
         return "the provenance section out of range";
@@ -93,7 +94,8 @@ static int file_open(bin_file *b, const char *path, char *err, size_t errlen) {
     if (!S_ISREG(st.st_mode)) { close(fd); return ofail(err, errlen, "not a regular file"); }
     if ((uint64_t)st.st_size < SB_PB_BIN_HEADER_BYTES) {
         close(fd);
-        return ofail(err, errlen, "%lld bytes: shorter than a binarized table's header (%d bytes)", (long long)st.st_size, SB_PB_BIN_HEADER_BYTES);
+        return ofail(err, errlen, "%lld bytes: shorter than a binarized table's header (%d bytes)", (long long)st.st_size,
+                     SB_PB_BIN_HEADER_BYTES);
     }
     void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
@@ -114,8 +116,9 @@ static int file_open(bin_file *b, const char *path, char *err, size_t errlen) {
     if ((why = header_problem(h, b->size))) { ofail(err, errlen, "corrupted header: %s", why); goto bad; }
     /* the body's checksum: one sequential pass (the pages are dropped again below, file_release) */
     madvise((void *)b->base, b->size, MADV_SEQUENTIAL);
-    if (sb_pb_bin_sum_final(sb_pb_bin_sum_block(b->base + SB_PB_BIN_HEADER_BYTES, b->size - SB_PB_BIN_HEADER_BYTES, sb_pb_bin_sum_init(SB_PB_BIN_SUM_SEED)), b->size - SB_PB_BIN_HEADER_BYTES) !=
-        h->body_sum) {
+    const uint64_t body = b->size - SB_PB_BIN_HEADER_BYTES;
+    sb_pb_bin_sum sum = sb_pb_bin_sum_block(b->base + SB_PB_BIN_HEADER_BYTES, body, sb_pb_bin_sum_init(SB_PB_BIN_SUM_SEED));
+    if (sb_pb_bin_sum_final(sum, body) != h->body_sum) {
         ofail(err, errlen, "corrupted contents (checksum mismatch: a damaged or partly written file)");
         goto bad;
     }

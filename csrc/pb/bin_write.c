@@ -349,7 +349,8 @@ int sb_pb_binb_write(sb_pb_binb *b, const char *path, int compressed, int ro_mod
         sb_pb_bin_slot *t = calloc(h.phr_slots, sizeof *t);
         if (!t) { rc = SB_ENOMEM; goto out; }
         for (uint32_t s = 0; s < b->n_src; s++) {
-            uint64_t key = sb_pb_bin_hash_ids(b->src_words + b->src_off[s], b->src_len[s], NULL, 0), j = key & (h.phr_slots - 1);
+            uint64_t key = sb_pb_bin_hash_ids(b->src_words + b->src_off[s], b->src_len[s], NULL, 0);
+            uint64_t j = key & (h.phr_slots - 1);
             while (t[j].key) j = (j + 1) & (h.phr_slots - 1);
             t[j] = (sb_pb_bin_slot){key, recoff[s]};
         }
