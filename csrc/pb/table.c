@@ -28,22 +28,19 @@ void sb_pb_found_free(sb_pb_found *f) {
     memset(f, 0, sizeof *f);
 }
 
-int sb_pb_found_reserve(sb_pb_found *f, uint64_t more, uint64_t more_words) {
-    if (f->n + more > f->cap) {
-        uint64_t c = f->cap ? f->cap * 2 : 256;
-        while (c < f->n + more) c *= 2;
-        sb_pb_option *o = realloc(f->opt, c * sizeof *o);
-        if (!o) return SB_ENOMEM;
-        f->opt = o;
-        f->cap = c;
-    }
-    if (f->nw + more_words > f->capw) {
-        uint64_t c = f->capw ? f->capw * 2 : 4096;
-        while (c < f->nw + more_words) c *= 2;
-        uint32_t *w = realloc(f->words, c * sizeof *w);
-        if (!w) return SB_ENOMEM;
-        f->words = w;
-        f->capw = c;
-    }
+/* *a grown to hold need elements of elem bytes (its capacity doubled from `first`) */
+static int grow(void **a, uint64_t *cap, uint64_t need, size_t elem, uint64_t first) {
+    if (need <= *cap) return SB_OK;
+    uint64_t c = *cap ? *cap * 2 : first;
+    while (c < need) c *= 2;
+    void *p = realloc(*a, c * elem);
+    if (!p) return SB_ENOMEM;
+    *a = p;
+    *cap = c;
     return SB_OK;
+}
+
+int sb_pb_found_reserve(sb_pb_found *f, uint64_t more, uint64_t more_words) {
+    if (grow((void **)&f->opt, &f->cap, f->n + more, sizeof *f->opt, 256)) return SB_ENOMEM;
+    return grow((void **)&f->words, &f->capw, f->nw + more_words, sizeof *f->words, 4096);
 }
