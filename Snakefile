@@ -67,10 +67,10 @@ include: "workflow/rules/mokry_decoder.smk"
 include: "workflow/rules/moses2_search.smk"
 include: "workflow/rules/moses2_scaling.smk"
 include: "workflow/rules/moses2_moses1.smk"
+include: "workflow/rules/tune.smk"  # before moore_quirk.smk, whose tuning rules run tune's loop with tune's settings
 include: "workflow/rules/moore_quirk.smk"
 include: "workflow/rules/history.smk"
 include: "workflow/rules/counts.smk"
-include: "workflow/rules/tune.smk"
 
 
 # CI regression check (profiles with a `regression` section, i.e. smoke): correctness metrics must

@@ -33,7 +33,7 @@ def test_no_profile_is_laid_over_a_run(root):
     r = subprocess.run(["snakemake", "--cores", "2", "-n", "--quiet", "rules"], cwd=root, capture_output=True,
                        text=True)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "profile" not in r.stderr.lower() and "hash_sweep" in r.stdout
+    assert "profile" not in r.stderr.lower() and "mokry_hash_bench" in r.stdout
     r = subprocess.run(["snakemake", "--profile", "workflow/profiles/paper", "-n", "--quiet", "rules"], cwd=root,
                        capture_output=True, text=True)
     assert r.returncode == 0 and "workflow specific profile" not in r.stderr, r.stderr[-2000:]
@@ -124,8 +124,8 @@ def test_fresh_clone_redoes_every_measurement(tmp_path):
     r = subprocess.run(["snakemake", "--profile", "workflow/profiles/default", "-n", "--quiet", "rules"], cwd=clone,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
-    want = {"build_native", "machine", "hash_sweep", "mokry_lm_bench", "glm_btree_bench", "mediani_bench",
-            "moses_decode_run", "tm_model_filtered"}
+    want = {"build_native", "machine", "mokry_hash_bench", "mokry_lm_bench", "glm_btree_bench",
+            "mediani_scoring_bench", "moses_decode_run", "tm_model_filtered"}
     if shared.exists():
         want |= {"moses_decode_oracle_run", "moses_training_fidelity", "moore_quirk_bench", "moore_quirk_moses_bench"}
     got = set(r.stdout.split())
@@ -178,7 +178,7 @@ def test_a_clone_without_shared_decodes_its_own_model_and_names_what_needs_the_o
     assert "--oracle" not in next(x for x in out.splitlines() if "bench moses2_scaling -f" in x)  # no Moses2 run of it
     assert str(empty) not in "".join(x for x in out.splitlines() if "smtbench bench " in x)
     # the index: what needs the oracle (and nothing else), and the model each decoding experiment ran on
-    assert {x.split(":")[0] for x in _index_args(out, "--not-run")} == {"moses_training", "moore_quirk_moses"}
+    assert {x.split(":")[0] for x in _index_args(out, "--not-run")} == {"moses_training", "moore_quirk_moses", "counts"}
     assert all("needs the Moses oracle" in x for x in _index_args(out, "--not-run"))
     models = {x.split(":", 1)[0]: x.split(":", 1)[1] for x in _index_args(out, "--models")}
     assert models["moses_decode"].startswith("trained")

@@ -39,6 +39,15 @@ def needs_oracle(experiment):
     return HAVE_ORACLE
 
 
+# The counts table (issue 42: workflow/rules/counts.smk) the headline reports take their instruction and LL-miss
+# columns from, when this grid counts; COUNTS_OPTION: the reports' `--counts` option for a rule's input.counts
+COUNTS_TABLE = [f"{OUT}/counts/counts.csv"] if "counts" in GRID and HAVE_ORACLE else []
+
+
+def counts_option(wildcards, input):
+    return f"--counts {input.counts}" if input.counts else ""
+
+
 # The model of a decoding experiment (its config key `model`: trained = the workflow's own model, which needs nothing
 # beside the checkout; oracle = the Moses oracle's). An experiment asking for the oracle where it is absent is never
 # switched silently: the profile's `oracle_absent` decides -- `skip` (the schema's default): not run, listed in

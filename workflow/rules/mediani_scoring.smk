@@ -14,7 +14,7 @@ ALL.append(f"{OUT}/tables/mediani_distributed.md")
 METRICS.append(f"{OUT}/metrics/mediani_distributed.csv")
 
 
-rule mediani_bench:
+rule mediani_scoring_bench:
     """Every (system, corpus fraction, threads, budget) point and the distributed form, repeats interleaved;
     tables are checked against each other and the pandas oracle inside the benchmark."""
     conda: CONDA_ENV
@@ -91,18 +91,20 @@ rule mediani_bleu:
 rule mediani_report:
     conda: CONDA_ENV
     input:
-        rows=rules.mediani_bench.output,
+        rows=rules.mediani_scoring_bench.output,
         bleu=rules.mediani_bleu.output,
+        counts=COUNTS_TABLE,
     output:
         shown_all(expand(f"{OUT}/tables/mediani_table{{t}}.{{ext}}", t=[1, 2, 3, 4], ext=["csv", "md"]), "mediani"),
         figure=shown(f"{OUT}/figures/mediani_scaling.png", "mediani"),
         metrics=f"{OUT}/metrics/mediani_scoring.csv",
     params:
         out=lambda wildcards, output: str(Path(output.metrics).parent.parent),
+        counts=counts_option,
     log:
         f"{OUT}/logs/mediani/report.log",
     shell:
-        "smtbench report mediani_scoring --rows {input.rows} --bleu {input.bleu} --outdir {params.out} "
+        "smtbench report mediani_scoring --rows {input.rows} --bleu {input.bleu} {params.counts} --outdir {params.out} "
         "--metrics {output.metrics} 2> {log}"
 
 
@@ -122,5 +124,5 @@ rule mediani_distributed_check:
     log:
         f"{OUT}/logs/mediani/distributed_check.log",
     shell:
-        "smtbench report shards --experiment mediani_distributed --pair {params.key} phrase_table {input.merged} "
+        "smtbench report mediani_distributed --pair {params.key} phrase_table {input.merged} "
         "{input.single} --table {params.stem} --metrics {output.metrics} 2> {log}"

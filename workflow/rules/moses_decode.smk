@@ -18,6 +18,17 @@ MOSES_DECODE_SEARCH = {  # search -> (stack size, pop limit, live peers)
     "cube": (MOSES_DECODE["cube"]["stack_size"], MOSES_DECODE["cube"]["pop_limit"], MOSES_DECODE["peers"]["cube"]),
 } if MOSES_DECODE else {}
 MOSES_DECODE_ORACLE_RUNS = {"normal": "m2-normal200 m1-normal200", "cube": "m2-cube400"}
+if MOSES_DECODE:  # the peers the grid names are entries of config/peers.yaml serving moses_decode: else one line now
+    from smtbench import peers as _peers
+
+    _PEERS = _peers.load()
+    for _key, _names in (("peers.normal", MOSES_DECODE["peers"]["normal"]),
+                         ("peers.cube", MOSES_DECODE["peers"]["cube"]), ("weights_peers", MOSES_DECODE["weights_peers"])):
+        for _name in _names:
+            if _name not in _PEERS:
+                raise ValueError(f"moses_decode.{_key}: {_name}: not an entry of {_peers.DEFAULT_FILE} (entries: "
+                                 f"{', '.join(sorted(_PEERS))}; declare it there, README 'Benchmark your own system')")
+        _peers.select(_names, "moses_decode", _PEERS, option=f"moses_decode.{_key}:")  # an entry serving another
 
 
 if MOSES_DECODE_MODEL:
@@ -148,6 +159,7 @@ if MOSES_DECODE_MODEL:
             cube=f"{OUT}/raw/moses_decode/cube.jsonl",
             oracle=[f"{OUT}/raw/moses_decode/normal-oracle.jsonl", f"{OUT}/raw/moses_decode/cube-oracle.jsonl"]
             if MOSES_DECODE_ORACLE_TOO else [],
+            counts=COUNTS_TABLE,
         output:
             shown_all(expand(f"{OUT}/tables/moses_decode_{{t}}.{{ext}}",
                              t=["normal", "cube"] + (["normal_oracle", "cube_oracle"] if MOSES_DECODE_ORACLE_TOO else []),
@@ -155,6 +167,7 @@ if MOSES_DECODE_MODEL:
             metrics=f"{OUT}/metrics/moses_decode.csv",
         params:
             tables=lambda wildcards, output: output[0].removesuffix("normal.csv"),
+            counts=counts_option,
             oracle=lambda wildcards, input: (
                 f"--oracle-rows {input.oracle[0]} --oracle-cube-rows {input.oracle[1]}" if input.oracle else ""),
             oracle_tables=lambda wildcards, output: (
@@ -165,4 +178,4 @@ if MOSES_DECODE_MODEL:
         shell:
             "smtbench report moses_decode --rows {input.normal} --table {params.tables}normal "
             "--cube-rows {input.cube} --cube-table {params.tables}cube {params.oracle} {params.oracle_tables} "
-            "--metrics {output.metrics} 2> {log}"
+            "{params.counts} --metrics {output.metrics} 2> {log}"

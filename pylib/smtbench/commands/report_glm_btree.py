@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..counts import add_counts_option
 from ..experiments import add_verb
 
 NOTES = ("Ours: n-gram queries of the test text (each word and </s> with its context back to <s>), ids "
@@ -35,6 +36,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--tables", required=True, help="output directory for glm_*.csv/.md")
     p.add_argument("--figures", required=True, help="output directory for glm_fig9.png, glm_fig10.png")
     p.add_argument("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.glm_btree)")
+    add_counts_option(p)
     p.set_defaults(func=run)
 
 
@@ -42,16 +44,16 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..report import glm_btree
-    from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
+    from ..report.common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows, "glm_btree")
     tables, figures = Path(args.tables), Path(args.figures)
     tables.mkdir(parents=True, exist_ok=True)
     figures.mkdir(parents=True, exist_ok=True)
     model = args.model or glm_btree._main_model(rows)
-    write_table(glm_btree.table3(rows, model), tables / "glm_table3",
+    write_table(glm_btree.with_counts(glm_btree.table3(rows, model), args.counts), tables / "glm_table3",
                 f"gLM Table 3: throughput (n-gram queries/s) and size on {model}",
-                notes=NOTES + " " + INTERVAL_NOTE)
+                notes=NOTES + " " + INTERVAL_NOTE + (" " + COUNT_NOTE if args.counts else ""))
     write_table(glm_btree.bstumps(rows, model, args.node_size), tables / "glm_bstumps",
                 f"gLM §5.2: B-stump share of trie nodes per order ({model})", notes=NOTES)
     if args.big_model:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..counts import add_counts_option
 from ..experiments import add_verb
 
 
@@ -14,13 +15,14 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--bleu", nargs="*", default=[], help="`bench mediani_scoring_bleu` rows (Table 2)")
     p.add_argument("--outdir", required=True, help="writes tables/mediani_table{1,2,3,4}.{csv,md}, figures/")
     p.add_argument("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.mediani)")
+    add_counts_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
     from ..report import mediani_scoring as M
-    from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
+    from ..report.common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
     rows = read_rows(args.rows, "mediani_scoring")
     out = Path(args.outdir)
     cpu = f"{rows.machine_cpu.iloc[0]}, {rows.machine_cores.iloc[0]} cores" if "machine_cpu" in rows else ""
@@ -59,10 +61,11 @@ def run(args: argparse.Namespace) -> int:
                            f"on the tokenized lowercased text. output_sha: digest of the 1-best lines (identical "
                            f"tables give identical translations). paper_*: Mediani et al. 2012 Table 2 (WMT2011 "
                            f"en-fr / fr-en; their relative frequencies KN-smoothed)."))
-    write_table(M.table3(rows), out / "tables" / "mediani_table3",
+    write_table(M.with_counts(M.table3(rows), args.counts), out / "tables" / "mediani_table3",
                 "Mediani et al. 2012 Table 3: phrase-scoring time against corpus size",
                 notes=common + " paper_corpus maps our full corpus to EPPS+NC and our largest to +UN (the "
-                               "smaller and the larger of the paper's two corpora); BLEU: Table 2 (mediani_table2).")
+                               "smaller and the larger of the paper's two corpora); BLEU: Table 2 (mediani_table2)."
+                               + (" " + COUNT_NOTE if args.counts else ""))
     write_table(M.table4(rows), out / "tables" / "mediani_table4",
                 "Mediani et al. 2012 Table 4: the distributed form (partition, score with partial counts, merge)",
                 notes=common + " critical_path_s = partition + slowest partition + merge (one node per "

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..experiments import add_verb
+from ..counts import add_counts_option
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
@@ -16,12 +17,13 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--layouts-figure", help="output PNG: ns per lookup against queue size per layout")
     p.add_argument("--vs-kenlm-table", help="output stem for ours against KenLM's hash benchmark (.csv and .md)")
     p.add_argument("--metrics", help="output CSV of regression metrics")
+    add_counts_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..report import mokry_hash as mh
-    from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
+    from ..report.common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows, "mokry_hash")
     if args.table:
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
                           "ratio crosses the two here, the comparison with KenLM is the mokry_hash_vs_kenlm table, "
                           "CPU time against CPU time. " + INTERVAL_NOTE)
     if args.vs_kenlm_table:
-        write_table(mh.vs_kenlm(rows), args.vs_kenlm_table,
+        write_table(mh.with_counts(mh.vs_kenlm(rows), args.counts), args.vs_kenlm_table,
                     "Hash lookups against KenLM's own probing_hash_table_benchmark: like for like, best design, "
                     "Mokry's layout",
                     notes="One thread's random misses, the table of the same bucket count (load 2/3), KenLM's "
@@ -67,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
                           "(> 1: ours faster). Our multi-thread rows are not compared (KenLM's benchmark runs one "
                           "thread). note 're-measure': rows of ours recorded before the CPU clock (no "
                           "cpu_ns_per_lookup): KenLM's CPU time has no like partner, the ratio stays blank until "
-                          "the default profile re-measures. " + INTERVAL_NOTE)
+                          "the default profile re-measures. " + INTERVAL_NOTE
+                          + (" " + COUNT_NOTE if args.counts else ""))
     if args.layouts_figure:
         save_figure(mh.fig_layouts(rows), args.layouts_figure)
     if args.metrics:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..counts import add_counts_option
 from ..experiments import add_verb
 
 
@@ -14,6 +15,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--table", help="output stem for Table 3.3 (.csv and .md)")
     p.add_argument("--figure", help="output PNG for Fig 3.5")
     p.add_argument("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.mokry_lm)")
+    add_counts_option(p)
     p.set_defaults(func=run)
 
 
@@ -35,12 +37,13 @@ NOTES = ("Ours: probing-hash LM (16-byte entries, 1.5 buckets per n-gram, KenLM'
 
 def run(args: argparse.Namespace) -> int:
     from ..report import mokry_lm as ml
-    from ..report.common import INTERVAL_NOTE, read_rows, save_figure, write_table
+    from ..report.common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows, "mokry_lm")
     if args.table:
-        write_table(ml.table3_3(rows), args.table,
-                    "Mokry 2016 Table 3.3: best automaton-queue speed-up per model size", notes=NOTES + " " + INTERVAL_NOTE)
+        write_table(ml.with_counts(ml.table3_3(rows), args.counts), args.table,
+                    "Mokry 2016 Table 3.3: best automaton-queue speed-up per model size", notes=NOTES + " " + INTERVAL_NOTE
+                    + (" " + COUNT_NOTE if args.counts else ""))
     if args.figure:
         save_figure(ml.fig3_5(rows), args.figure)
     if args.metrics:

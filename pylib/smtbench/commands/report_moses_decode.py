@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..counts import add_counts_option
 from ..experiments import add_verb
 
 #: the rows `bench moses_decode` writes (one experiment name per search)
@@ -25,15 +26,18 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--oracle-table", default=None, help="output stem of the oracle normal table")
     p.add_argument("--oracle-cube-table", default=None, help="output stem of the oracle cube table")
     p.add_argument("--metrics", help="regression metrics CSV")
+    add_counts_option(p)
     p.set_defaults(func=run)
 
 
-def _table(rows, stem: str, title: str) -> None:
+def _table(rows, stem: str, title: str, counts: str | None = None, search: str = "normal") -> None:
+    """One table; a live table takes the count columns of ``search``'s count points from ``counts``."""
     from ..report import moses_decode as md
-    from ..report.common import INTERVAL_NOTE, write_table
+    from ..report.common import COUNT_NOTE, INTERVAL_NOTE, write_table
 
     if "system" in rows and rows.kind.isin(["peer", "peer_timing"]).any():
-        write_table(md.live_table(rows), stem, title, notes=md.live_notes(rows) + " " + INTERVAL_NOTE)
+        write_table(md.with_counts(md.live_table(rows), counts, search), stem, title,
+                    notes=md.live_notes(rows) + " " + INTERVAL_NOTE + (" " + COUNT_NOTE if counts else ""))
     elif (rows.kind == "quality").any() and any(c.startswith("m2-") for c in rows.columns):
         fn = md.cube_table if (rows[rows.kind == "quality"].search == "cube").all() else md.normal_table
         write_table(fn(rows), stem, title + " (the oracle's recorded runs: labelled, no ratio)", notes=md.NOTES)
@@ -47,12 +51,12 @@ def run(args: argparse.Namespace) -> int:
     from ..report.common import read_rows
 
     rows = read_rows(args.rows, DECODE_ROWS)
-    _table(rows, args.table, "Normal stack search: ours vs Moses2 and Moses v1, same model, same run")
+    _table(rows, args.table, "Normal stack search: ours vs Moses2 and Moses v1, same model, same run", args.counts)
     frames = [rows]
     if args.cube_rows and args.cube_table:
         cube = read_rows(args.cube_rows, DECODE_ROWS)
         frames.append(cube)
-        _table(cube, args.cube_table, "Cube pruning: ours vs Moses2, same model, same run")
+        _table(cube, args.cube_table, "Cube pruning: ours vs Moses2, same model, same run", args.counts, "cube")
     for path, stem, title in ((args.oracle_rows, args.oracle_table, "Normal stack search vs Moses2 and Moses v1"),
                               (args.oracle_cube_rows, args.oracle_cube_table, "Cube pruning vs Moses2")):
         if path and stem:

@@ -88,6 +88,18 @@ declare("glm_table3", VS_PROBING_1, VS_KENLM_TRIE, VS_KENLM_TRIE_GPU)
 declare("glm_table4", Ratio("size_ratio_ngrams", num="the big model's n-grams", den="the regular model's", same=()))
 
 
+#: Table 3's fixed count points (smtbench.counts): the B-tree (node size 31, interleave 8, independent queries, one
+#: thread) and KenLM's trie under kenlm_benchmark, on the Moses oracle's English 5-gram and its dev.en queries
+COUNT_POINTS = {"B-tree CPU (1 thread)": ("btree-o5-k31", "kenlm-trie-o5")}
+
+
+def with_counts(table: pd.DataFrame, counts_csv: str | None) -> pd.DataFrame:
+    """Table 3 with the count columns beside the ratio to KenLM's trie (:func:`common.with_counts`)."""
+    from .common import with_counts as _with_counts
+
+    return _with_counts(table, counts_csv, lambda r: COUNT_POINTS.get(r["system"]), after="vs_kenlm_trie_cpp_ci_high")
+
+
 def table3(rows: pd.DataFrame, model: str | None = None) -> pd.DataFrame:
     """Throughput and size of each system on one model (the shipped-corpus 5-gram)."""
     model = model or _main_model(rows)

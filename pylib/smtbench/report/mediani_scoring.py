@@ -208,6 +208,19 @@ def table2(bleu_rows: pd.DataFrame) -> pd.DataFrame:
     return df.merge(pv, on="key", how="outer")
 
 
+#: Table 3's fixed count points (smtbench.counts): our scoring core and Moses' score + consolidate on one small
+#: extract (the oracle's first aligned sentence pairs), shown on the full corpus' row
+COUNT_POINTS = {1.0: ("score-t1", "moses-score")}
+
+
+def with_counts(table: pd.DataFrame, counts_csv: str | None) -> pd.DataFrame:
+    """Table 3 with the count columns beside the ratio to Moses (:func:`common.with_counts`)."""
+    from .common import with_counts as _with_counts
+
+    return _with_counts(table, counts_csv, lambda r: COUNT_POINTS.get(float(r["fraction"])),
+                        after="speedup_vs_moses_ci_high")
+
+
 def table3(rows: pd.DataFrame) -> pd.DataFrame:
     """Scoring time against corpus size: Moses (1 and most threads), the sort pipeline, in-memory, ours at 1 and
     at most threads. The paper's two corpora (EPPS+NC, then +UN) sit beside our full corpus and our x4 corpus."""

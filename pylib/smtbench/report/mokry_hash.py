@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..protocol import kept, spell_counts
 from .common import Ratio, add_interval, declare, paper_values, ratio_pairs
+from .common import with_counts as _with_counts
 
 POINT = ["variant", "table_mib", "mode", "threads", "queue_size"]
 PAPER_VARIANT = "kv"  # Mokry's table: 16-byte key+value entries probed from the ideal bucket
@@ -129,6 +130,17 @@ REMEASURE = ("re-measure: our rows predate the CPU clock (no cpu_ns_per_lookup);
 
 def _sizes(qs) -> str:
     return "/".join(str(int(q)) for q in sorted(qs))
+
+
+#: the vs_kenlm rows' fixed count points (smtbench.counts): a 64 MiB table (8x the simulated LL), queue 16 on both sides
+COUNT_POINTS = {"like for like (headline)": ("hash-keys-64mib-q16", "kenlm-hash-64mib-q16"),
+                "Mokry's layout": ("hash-kv-64mib-q16", "kenlm-hash-64mib-q16")}
+
+
+def with_counts(table: pd.DataFrame, counts_csv: str | None) -> pd.DataFrame:
+    """The vs_kenlm table with the count columns beside its ratio (:func:`common.with_counts`)."""
+    return _with_counts(table, counts_csv, lambda r: COUNT_POINTS.get(r["comparison"]),
+                        after="vs_kenlm_benchmark_ci_high")
 
 
 def vs_kenlm(rows: pd.DataFrame) -> pd.DataFrame:

@@ -137,6 +137,19 @@ def with_intervals(out: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     return move_last(out, ["n_repeats", "retaken_repeats", "spell_probe_ns", *REGIME_COLUMNS])
 
 
+#: Table 3.3's fixed count points (smtbench.counts): the automaton at queue 8 and KenLM's probing model, on the
+#: Moses oracle's English 5-gram (lm-en5, the Bible's English like bible.o5) and its dev.en queries
+COUNT_POINTS = {"bible.o5": ("lm-o5-automaton-q8", "kenlm-probing-o5")}
+
+
+def with_counts(table: pd.DataFrame, counts_csv: str | None) -> pd.DataFrame:
+    """Table 3.3 with the count columns beside the automaton's ratio to KenLM (:func:`common.with_counts`)."""
+    from .common import with_counts as _with_counts
+
+    return _with_counts(table, counts_csv, lambda r: COUNT_POINTS.get(r["model"]),
+                        after="automaton_vs_kenlm_probing_cpp_ci_high")
+
+
 def table3_3(rows: pd.DataFrame) -> pd.DataFrame:
     """Ours per model size; beside each, the thesis row of the nearest model size (log scale)."""
     ours = best_speedups(rows)

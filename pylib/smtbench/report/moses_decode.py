@@ -95,6 +95,20 @@ declare("moses_decode_normal", OURS_SPEEDUP)
 declare("moses_decode_cube", OURS_SPEEDUP)
 
 
+#: the live tables' fixed count points (smtbench.counts): ours and Moses2 under callgrind on the Moses oracle's model,
+#: the first sentences of its dev.es (a fixed point beside this table's sweep; its settings in the point's `what`)
+COUNT_POINTS = {"cube": ("cube-p400-s400", "moses2-cube-p400-s400"), "normal": ("normal-s100", "moses2-normal-s100")}
+
+
+def with_counts(table: pd.DataFrame, counts_csv: str | None, search: str) -> pd.DataFrame:
+    """A live table with the count columns on its Moses2 row, beside the ratio (:func:`common.with_counts`)."""
+    from .common import with_counts as _with_counts
+
+    return _with_counts(table, counts_csv,
+                        lambda r: COUNT_POINTS[search] if str(r["system"]).startswith("Moses2") else None,
+                        after="ours_speedup_ci_high")
+
+
 def live_table(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per system of `bench moses_decode --peers`: words per second (median over the repeats; each repeat times
     every system once, as a process, loading excluded alike), ours / theirs per repeat (median, min, max over the
