@@ -4,7 +4,7 @@ mispredicted branches per unit of work, under callgrind, for fixed named points 
 How a point is counted. Ours: one process per group of points (one table or model, built once),
 ``valgrind --tool=callgrind --instr-atstart=no`` with the pinned geometry of :data:`VALGRIND_ARGS` (the same on every
 machine), Python driving the kernels through cffi (``python -m smtbench.counts drive GROUP``). Nothing is
-instrumented until a region begins: ``sb_cg_begin`` (csrc/cgregion.c, callgrind.h's client requests) starts
+instrumented until a region begins: ``sb_cg_begin`` (csrc/util/cgregion.c, callgrind.h's client requests) starts
 instrumenting, reads a 16 MiB buffer (so every region starts with the simulated caches holding none of the kernel's
 data, whatever point ran before it) and zeroes the counters; the kernel's one C call runs; ``sb_cg_end`` stops
 instrumenting and dumps the region to its own file, named by the point. A region holds the C call plus cffi's call

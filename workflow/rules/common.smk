@@ -11,7 +11,7 @@ import os
 import re
 
 NATIVE_BUILD = f"build/native/{GRID_NAME}/buildinfo.json"
-NATIVE_SOURCES = sorted(str(p) for d in ("csrc", "csrc/pb") for p in Path(d).glob("*.[ch]")) + ["pylib/smtbench/_build.py"]
+NATIVE_SOURCES = sorted(str(p) for p in Path("csrc").rglob("*.[ch]") if p.parts[1] != "cuda") + ["pylib/smtbench/_build.py"]
 MACHINE = f"{OUT}/machine.json"
 BUILD = [NATIVE_BUILD, MACHINE]  # the input of every measurement: both, so that a missing stamp reruns them
 ALL.append(MACHINE)
