@@ -1,0 +1,217 @@
+"""The experiment frame: what every timed experiment declares, once, and the parts built from it.
+
+Each experiment module (``experiments/<name>.py``) declares ``VERBS``: its ``smtbench bench`` verbs (one, or two for
+mediani_scoring), each a :class:`Verb` holding the experiment's settings, every one declared once with its name, type,
+default and help (:func:`arg`: a per-point command-line option; ``config=`` names the key of the experiment's config
+block that sets it, ``grid=True`` when the config holds a list the command line takes comma-separated; :func:`key`:
+a config key the workflow alone reads; :func:`protocol`: the repeat protocol's shared options, with the
+experiment's default repeats). From it:
+
+- the ``bench <name>`` parser (:func:`register`; no hand-written argparse per experiment), whose function imports
+  the module and calls its ``main`` (or the verb's ``run``) only when the verb runs;
+- tests/test_experiments.py checks the config schema (workflow/schemas/config.schema.yaml) against it: every key of
+  the experiment's block is declared, and defaults, types and choices agree.
+
+The declaration is data: ``VERBS`` is read from the module's source (:func:`declared`) and evaluated with this
+module's names only, so that building the command line imports no experiment (nor the C extension they load).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+__all__ = ["Setting", "Verb", "Sweep", "arg", "key", "protocol", "declared", "register", "settings", "PROTOCOL_KEYS"]
+
+#: the config keys the protocol marker stands for: the experiment's repeats and its own `protocol:` overrides
+PROTOCOL_KEYS = ("repeats", "protocol")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of an experiment. ``flags``: its command-line option strings (none: the config alone sets it);
+    ``kw``: argparse's keywords (type, default, help, choices, action, ...); ``config``: its key in the experiment's
+    config block (None: the command line alone); ``grid``: the config holds a list, the command line its items
+    comma-separated; ``kind``: arg | key | protocol."""
+    flags: tuple[str, ...]
+    kw: Mapping[str, Any] = field(default_factory=dict)
+    config: str | None = None
+    grid: bool = False
+    kind: str = "arg"
+
+    @property
+    def dest(self) -> str:
+        if "dest" in self.kw:
+            return self.kw["dest"]
+        if self.kind != "arg":
+            return self.config or ""
+        long = next((f for f in self.flags if f.startswith("--")), self.flags[0])
+        return long.lstrip("-").replace("-", "_")
+
+    @property
+    def default(self) -> Any:
+        """The value a run gets without the option (argparse's rule for flags)."""
+        if self.kind == "protocol":
+            return self.kw["repeats"]
+        action = self.kw.get("action")
+        if action == "store_true":
+            return self.kw.get("default", False)
+        if action == "store_false":
+            return self.kw.get("default", True)
+        return self.kw.get("default")
+
+    @property
+    def type(self) -> Any:
+        t = self.kw.get("type")
+        if t is None and self.kw.get("action") in ("store_true", "store_false"):
+            return bool
+        return t or str
+
+    def add_to(self, p: argparse.ArgumentParser) -> None:
+        if self.kind == "protocol":
+            from ..protocol import Protocol
+            Protocol.add_arguments(p, repeats=self.kw["repeats"])
+        elif self.kind == "arg":
+            p.add_argument(*self.flags, **self.kw)
+
+
+def arg(*flags: str, config: str | bool | None = None, grid: bool = False, **kw: Any) -> Setting:
+    """A per-point command-line option (argparse's ``add_argument`` keywords); ``config=True``: the config key is
+    the option's name (underscores), a string: that key."""
+    s = Setting(tuple(flags), dict(kw), None, grid)
+    if config:
+        s = Setting(s.flags, s.kw, s.dest if config is True else config, grid)
+    return s
+
+
+def key(name: str, default: Any = None, help: str = "", type: Any = str, grid: bool = False) -> Setting:
+    """A key of the experiment's config block that the workflow reads (its rule file) and no option takes."""
+    return Setting((), {"default": default, "help": help, "type": type}, name, grid, "key")
+
+
+def protocol(repeats: int = 3) -> Setting:
+    """The repeat protocol's shared options (smtbench.protocol; config keys ``repeats`` and ``protocol``)."""
+    return Setting((), {"repeats": repeats}, "repeats", False, "protocol")
+
+
+@dataclass(frozen=True)
+class Verb:
+    """One ``smtbench bench`` verb: its name (the experiment's), old names kept as aliases, help, description, its
+    settings in option order, the module function it runs (``run(args) -> int``), and ``counts``: the slot for
+    the fixed named points of the deterministic counts (``smtbench count``, smtbench.counts) that stand for it."""
+    name: str
+    aliases: tuple[str, ...] = ()
+    help: str = ""
+    description: str | None = None
+    settings: tuple[Setting, ...] = ()
+    run: str = "main"
+    counts: tuple[str, ...] = ()
+
+
+# ----------------------------------------------------------------------------------------------- the declaration
+
+#: the names a declaration may use (this module's and the types of its settings)
+_NAMES = {"Verb": Verb, "arg": arg, "key": key, "protocol": protocol, "int": int, "float": float, "str": str,
+          "bool": bool, "dict": dict, "list": list}
+
+
+def declared(experiment: str) -> tuple[Verb, ...]:
+    """The ``VERBS`` of ``experiments/<experiment>.py``, from its source (no import: see the module docstring)."""
+    path = Path(__file__).with_name(f"{experiment}.py")
+    tree = ast.parse(path.read_text(), str(path))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "VERBS" for t in node.targets):
+            code = compile(ast.Expression(node.value), str(path), "eval")
+            verbs = eval(code, {"__builtins__": {}}, dict(_NAMES))  # noqa: S307 - the module's own literal data
+            return tuple(verbs)
+    raise ValueError(f"{path}: no VERBS declaration (experiments/frame.py)")
+
+
+def settings(experiment: str) -> list[Setting]:
+    """Every setting of an experiment, over all of its verbs."""
+    return [s for v in declared(experiment) for s in v.settings]
+
+
+# ----------------------------------------------------------------------------------------------- one run
+
+class Sweep:
+    """One run of an experiment on the frame, which the experiment fills: its points -- :meth:`point` (one of ours)
+    and :meth:`peer` (a peer program beside ours), each a function ``fn(repeat)`` that times the point once, checks
+    its result (harness.must_agree: a ResultMismatch stops the run), writes its rows through ``rows`` and returns
+    its time in ns (None: in no ratio) -- and the ratios that stop it. :meth:`run` hands every point to the
+    protocol's one repeat loop (smtbench.protocol.RepeatLoop: paired repeats in alternating or shuffled order,
+    adaptive stop, slow-spell retakes, ``focus``, the working-set ``regime`` probe) and logs its summary on stderr
+    as ``<label>: ...``. ``rows`` None: the rows go nowhere (a pass whose rows the experiment writes itself)."""
+
+    def __init__(self, label: str, protocol: Any, rows: Any = None, *, ratios: Sequence[Any] = (),
+                 progress: Any = None, focus: Any = None, regime: Any = None):
+        self.label, self.protocol, self.rows = label, protocol, rows
+        self.ratios, self.progress, self.focus, self.regime = list(ratios), progress, focus, regime
+        self.tasks: list[Any] = []
+        self.peers: list[str] = []
+
+    def point(self, key: str, fn: Callable[[int], float | None]) -> "Sweep":
+        from ..protocol import Task
+        self.tasks.append(Task(key, fn))
+        return self
+
+    def peer(self, key: str, fn: Callable[[int], float | None]) -> "Sweep":
+        self.peers.append(key)
+        return self.point(key, fn)
+
+    def points(self, pts: Iterable[Any], fn: Callable[[int, Any], float | None],
+               key: Callable[[Any], str] = str) -> "Sweep":
+        """One point per item of ``pts``: ``fn(repeat, item)``."""
+        for pt in pts:
+            self.point(key(pt), (lambda pt: lambda rep: fn(rep, pt))(pt))
+        return self
+
+    @property
+    def keys(self) -> set[str]:
+        return {t.key for t in self.tasks}
+
+    def run(self) -> Any:
+        import sys
+
+        from ..protocol import NullWriter, RepeatLoop, describe
+        summary = RepeatLoop(self.protocol, self.rows if self.rows is not None else NullWriter(), self.tasks,
+                             self.ratios, progress=self.progress, focus=self.focus, regime=self.regime).run()
+        print(f"{self.label}: {describe(summary)}", file=sys.stderr)
+        return summary
+
+
+# ----------------------------------------------------------------------------------------------- the command line
+
+def _runner(experiment: str, fn: str):
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+        mod = importlib.import_module(f"{__package__}.{experiment}")
+        return getattr(mod, fn)(args)
+    run.__qualname__ = run.__name__ = f"run_{experiment}"
+    return run
+
+
+def add_verbs(sub: argparse._SubParsersAction, experiment: str) -> list[argparse.ArgumentParser]:
+    """``smtbench bench <experiment>`` (and its other verbs) from the experiment's declaration."""
+    from . import add_verb
+
+    out = []
+    for v in declared(experiment):
+        kw = {"help": v.help} if v.help else {}
+        if v.description:
+            kw["description"] = v.description
+        p = add_verb(sub, v.name, v.aliases, **kw)
+        for s in v.settings:
+            s.add_to(p)
+        p.set_defaults(func=_runner(experiment, v.run))
+        out.append(p)
+    return out
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    """Every experiment's ``bench`` verbs (smtbench.cli calls this through commands/bench.py)."""
+    from . import SWEEPS
+    for name in sorted(SWEEPS):
+        add_verbs(groups["bench"], name)
