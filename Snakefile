@@ -28,7 +28,14 @@ if "grid" not in config:
     configfile: "config/default.yaml"
 
 
+# A new experiment (CONTRIBUTING: Add an experiment) has no block in the schema: its config block is checked against
+# its declaration (VERBS in experiments/<name>.py) and given its declared defaults instead (experiments/frame.py).
+from smtbench.experiments import frame as _frame
+
+_NEW_EXPERIMENTS = _frame.unlisted(str(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"))
+_new_blocks = _frame.config_blocks(config, str(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"))
 validate(config, "workflow/schemas/config.schema.yaml")  # relative to this file; fills in every default
+config.update(_new_blocks)
 
 GRID_NAME = config["grid"]
 GRID = config  # this grid's sweeps
@@ -71,6 +78,10 @@ include: "workflow/rules/moore_quirk.smk"
 include: "workflow/rules/history.smk"
 include: "workflow/rules/counts.smk"
 include: "workflow/rules/tune.smk"
+# ...and a new experiment's rule file with no line here: every experiment the schema does not list, in name order
+for _name in _NEW_EXPERIMENTS:
+
+    include: f"workflow/rules/{_name}.smk"
 
 
 # CI regression check (profiles with a `regression` section, i.e. smoke): correctness metrics must

@@ -181,3 +181,26 @@ def test_must_agree_is_the_one_stop():
     must_agree(True, "fine")
     with pytest.raises(ResultMismatch, match="^x differs$"):
         must_agree(0, "x differs")
+
+
+def test_one_repeat_loop_drives_every_experiment():
+    """Issue 39: every experiment runs its points through frame.Sweep (the protocol's RepeatLoop), never its own
+    loop nor RepeatLoop/run_points directly."""
+    from smtbench import experiments
+    for name in experiments.SWEEPS:
+        text = (ROOT / "pylib" / "smtbench" / "experiments" / f"{name}.py").read_text()
+        assert "Sweep(" in text, name
+        for direct in ("RepeatLoop(", "run_points("):
+            assert direct not in text, f"{name} calls {direct} itself"
+
+
+def test_sweep_runs_points_and_peers_through_the_protocol():
+    from smtbench.experiments.frame import Sweep
+    from smtbench.protocol import NullWriter, Protocol, Ratio
+    seen = []
+    s = Sweep("toy", Protocol(repeats=2, probe_mib=0), NullWriter(), ratios=[Ratio.speedup("r", "a", "b")])
+    s.points(["a"], lambda rep, pt: seen.append((rep, pt)) or 1.0).peer("b", lambda rep: seen.append((rep, "b")) or 2.0)
+    summary = s.run()
+    assert s.peers == ["b"] and s.keys == {"a", "b"}
+    assert summary.repeats == 2 and seen == [(0, "a"), (0, "b"), (1, "b"), (1, "a")]
+    assert summary.cis["r"].estimate == pytest.approx(2.0)

@@ -117,9 +117,25 @@ _NAMES = {"Verb": Verb, "arg": arg, "key": key, "protocol": protocol, "int": int
           "bool": bool, "dict": dict, "list": list}
 
 
-def declared(experiment: str) -> tuple[Verb, ...]:
-    """The ``VERBS`` of ``experiments/<experiment>.py``, from its source (no import: see the module docstring)."""
-    path = Path(__file__).with_name(f"{experiment}.py")
+#: the package folder (smtbench/<group>) of each verb group's modules: `bench` verbs are declared by the experiment
+#: modules, `report` verbs by the report modules (report/<name>.py: a new experiment's report needs no commands file)
+PACKAGES = {"bench": "experiments", "report": "report"}
+
+
+def _path(name: str, group: str = "bench") -> Path:
+    return Path(__file__).resolve().parent.parent / PACKAGES[group] / f"{name}.py"
+
+
+def declaring(group: str = "bench") -> list[str]:
+    """The modules of a group's package that declare VERBS (a top-level ``VERBS = (`` line), in name order."""
+    folder = _path("x", group).parent
+    return sorted(p.stem for p in folder.glob("*.py") if "\nVERBS = (" in p.read_text())
+
+
+def declared(experiment: str, group: str = "bench") -> tuple[Verb, ...]:
+    """The ``VERBS`` of ``experiments/<experiment>.py`` (``report/<experiment>.py`` for the report group), from its
+    source (no import: see the module docstring)."""
+    path = _path(experiment, group)
     tree = ast.parse(path.read_text(), str(path))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "VERBS" for t in node.targets):
@@ -132,6 +148,55 @@ def declared(experiment: str) -> tuple[Verb, ...]:
 def settings(experiment: str) -> list[Setting]:
     """Every setting of an experiment, over all of its verbs."""
     return [s for v in declared(experiment) for s in v.settings]
+
+
+# ----------------------------------------------------------------------------------------------- the config
+
+def unlisted(schema: str) -> list[str]:
+    """The experiments (modules declaring VERBS) that the config schema does not list: new experiments, whose
+    config block :func:`config_blocks` checks against their declaration and whose rule file the Snakefile includes
+    without a line of its own."""
+    import yaml
+    listed = set(yaml.safe_load(Path(schema).read_text())["properties"])
+    return [name for name in declaring() if name not in listed]
+
+
+def _config_default(s: Setting) -> Any:
+    if s.kind == "arg" and s.grid and isinstance(s.default, str):  # the option's comma list -> the config's list
+        items = [x.strip() for x in s.default.split(",") if x.strip()]
+        return [int(x) if x.lstrip("-").isdigit() else x for x in items]
+    return s.default
+
+
+def config_blocks(config: dict, schema: str) -> dict:
+    """The config blocks of the experiments the schema does not list (:func:`unlisted`), taken out of ``config``
+    (so that the schema, which refuses unknown keys, validates the rest) and returned checked against each
+    experiment's declaration: only declared keys (and ``protocol``, the repeat protocol's overrides), a list where
+    the config holds a list, the declared type otherwise; every declared default filled in (as the schema's)."""
+    types = {int: (int,), float: (int, float), bool: (bool,), str: (str,), dict: (dict,), list: (list,)}
+    out = {}
+    for name in unlisted(schema):
+        if name not in config:
+            continue
+        block = dict(config.pop(name) or {})
+        declared = {s.config: s for s in settings(name) if s.config}
+        for k, v in block.items():
+            s = declared.get(k)
+            if s is None and not (k == "protocol" and "repeats" in declared and isinstance(v, dict)):
+                raise ValueError(f"config {name}.{k}: not a setting of experiment {name} "
+                                 f"(experiments/{name}.py declares {', '.join(sorted(declared))})")
+            if s is None:
+                continue
+            want = (list,) if s.grid else (int,) if s.kind == "protocol" else types.get(s.type, (object,))
+            if not isinstance(v, want) or (isinstance(v, bool) and bool not in want):
+                raise ValueError(f"config {name}.{k}: {v!r} is not a {'list' if s.grid else want[0].__name__}")
+        for k, s in declared.items():
+            if k not in block and _config_default(s) is not None:
+                block[k] = _config_default(s)
+        if "repeats" in declared:
+            block.setdefault("protocol", {})
+        out[name] = block
+    return out
 
 
 # ----------------------------------------------------------------------------------------------- one run
@@ -161,6 +226,12 @@ class Sweep:
         self.peers.append(key)
         return self.point(key, fn)
 
+    def add(self, *tasks: Any, peers: Iterable[str] = ()) -> "Sweep":
+        """Points built elsewhere (smtbench.protocol.Task: key, fn); ``peers``: the keys among them of peers."""
+        self.tasks.extend(tasks)
+        self.peers.extend(peers)
+        return self
+
     def points(self, pts: Iterable[Any], fn: Callable[[int, Any], float | None],
                key: Callable[[Any], str] = str) -> "Sweep":
         """One point per item of ``pts``: ``fn(repeat, item)``."""
@@ -184,34 +255,36 @@ class Sweep:
 
 # ----------------------------------------------------------------------------------------------- the command line
 
-def _runner(experiment: str, fn: str):
+def _runner(experiment: str, fn: str, group: str = "bench"):
     def run(args: argparse.Namespace) -> int:
         import importlib
-        mod = importlib.import_module(f"{__package__}.{experiment}")
+        mod = importlib.import_module(f"{__package__.rpartition('.')[0]}.{PACKAGES[group]}.{experiment}")
         return getattr(mod, fn)(args)
     run.__qualname__ = run.__name__ = f"run_{experiment}"
     return run
 
 
-def add_verbs(sub: argparse._SubParsersAction, experiment: str) -> list[argparse.ArgumentParser]:
-    """``smtbench bench <experiment>`` (and its other verbs) from the experiment's declaration."""
+def add_verbs(sub: argparse._SubParsersAction, experiment: str, group: str = "bench") -> list[argparse.ArgumentParser]:
+    """``smtbench bench <experiment>`` (and its other verbs) from the experiment's declaration (``report``: from its
+    report module's)."""
     from . import add_verb
 
     out = []
-    for v in declared(experiment):
+    for v in declared(experiment, group):
         kw = {"help": v.help} if v.help else {}
         if v.description:
             kw["description"] = v.description
         p = add_verb(sub, v.name, v.aliases, **kw)
         for s in v.settings:
             s.add_to(p)
-        p.set_defaults(func=_runner(experiment, v.run))
+        p.set_defaults(func=_runner(experiment, v.run, group))
         out.append(p)
     return out
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    """Every experiment's ``bench`` verbs (smtbench.cli calls this through commands/bench.py)."""
-    from . import SWEEPS
-    for name in sorted(SWEEPS):
-        add_verbs(groups["bench"], name)
+    """Every experiment's ``bench`` verbs, and the ``report`` verbs that report modules declare (smtbench.cli calls
+    this through commands/bench.py); a report with a hand-written commands/report_<name>.py declares none."""
+    for group in PACKAGES:
+        for name in declaring(group):
+            add_verbs(groups[group], name, group)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ..benchutil import parse_int_list
 from .harness import Protocol, must_agree
 
-from .frame import Verb, arg, key, protocol
+from .frame import Sweep, Verb, arg, key, protocol
 
 #: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
 #: from it, and the config schema's `glm_btree` block is checked against it (tests/test_experiments.py)
@@ -127,7 +127,6 @@ def run_bench(cfg: BTreeBench) -> int:
 def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
     import gc
     import os
-    import sys
     import threading
     import time
     from pathlib import Path
@@ -315,7 +314,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
 
         # every point of ours, the GPU's and KenLM's in every repeat (smtbench.protocol: alternating or seeded order,
         # per-repeat ratios, the slow-spell probe, adaptive repeats)
-        from ..protocol import Ratio, RepeatLoop, Task, describe
+        from ..protocol import Ratio, Task
 
         def task(key: str, fn, args) -> Task:
             def run(rep: int) -> float:
@@ -335,8 +334,8 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
         from .harness import working_set_probe
         regime = (working_set_probe(f"glm_btree/{name}", lambda part: probing.score_stream(part, 0), tokens,
                                     mark=backends.SENTENCE_MARK) if probing is not None else None)
-        summary = RepeatLoop(cfg.protocol, w, tasks, ratios, progress=bar, regime=regime).run()
-        print(f"btree {name}: {describe(summary)}", file=sys.stderr)
+        summary = Sweep(f"btree {name}", cfg.protocol, w, ratios=ratios, progress=bar, regime=regime).add(
+            *tasks, peers=[f"kenlm-{peer.kind}-cpp" for peer in peers]).run()
         kept_repeats = summary.repeats
         if not gpu_ok:
             for sweep, k, b in ([("table", cfg.node_size, nq)] + [("node_size", k, nq) for k in node_sizes]

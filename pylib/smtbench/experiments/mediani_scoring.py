@@ -34,11 +34,11 @@ from ..benchutil import RowWriter, parse_size
 from ..errors import ResultMismatch
 from ..ioutil import atomic_open, open_text
 from ..ioutil import words as split_words
-from .harness import (Protocol, Ratio, RepeatLoop, Task, describe, must_agree, not_built, peer_missing,
+from .harness import (Protocol, Ratio, Task, must_agree, not_built, peer_missing,
                       progress as progress_bar, rows as open_rows)
 from .. import procs
 
-from .frame import Verb, arg, key, protocol
+from .frame import Sweep, Verb, arg, key, protocol
 
 #: the `bench` verbs and every setting of the sweep, declared once (experiments/frame.py): the command line is built
 #: from them, and the config schema's `mediani_scoring` block is checked against it (tests/test_experiments.py)
@@ -321,8 +321,8 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
         ratios = [Ratio.speedup(name, ours_k, k) for name, k in (("speedup_vs_sort", sort_k),
                                                                   ("speedup_vs_moses", moses_k))
                   if {ours_k, k} <= keys]
-        summary = RepeatLoop(s.proto(), writer, tasks, ratios, progress=bar).run()
-        print(f"mediani_scoring: {describe(summary)}", file=sys.stderr)
+        Sweep("mediani_scoring", s.proto(), writer, ratios=ratios, progress=bar).add(
+            *tasks, peers=[t.key for t in tasks if t.key.startswith("moses.")]).run()
         bar.close()
     return rows
 

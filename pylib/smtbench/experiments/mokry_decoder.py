@@ -9,7 +9,7 @@ import argparse
 
 from ..ioutil import words as split_words
 
-from .frame import Verb, arg, key, protocol
+from .frame import Sweep, Verb, arg, key, protocol
 
 #: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
 #: from it, and the config schema's `mokry_decoder` block is checked against it (tests/test_experiments.py)
@@ -49,7 +49,7 @@ def main(args: argparse.Namespace) -> int:
     from ..decode.cube import CubeDecoder
     from ..decode.ini import load_ini
     from ..decode.model import PhraseModel
-    from .harness import Protocol, Ratio, must_agree, progress, rows as open_rows, run_points
+    from .harness import Protocol, Ratio, must_agree, progress, rows as open_rows
 
     protocol = Protocol.from_args(args)
     require_range("--sentences", args.sentences, 0, 10**7)
@@ -105,6 +105,6 @@ def main(args: argparse.Namespace) -> int:
             best = min((t[f"queue/{q}"] for q in queues if f"queue/{q}" in t), default=None)
             return t["lazy/0"] / best if best and "lazy/0" in t else None
 
-        run_points(protocol, rows, points, time_point, key=lambda pt: f"{pt[0]}/{pt[1]}",
-                   ratios=[Ratio("queue_vs_lazy", best_queue)], progress=bar, label="mokry_decoder")
+        Sweep("mokry_decoder", protocol, rows, ratios=[Ratio("queue_vs_lazy", best_queue)], progress=bar).points(
+            points, time_point, key=lambda pt: f"{pt[0]}/{pt[1]}").run()
     return 0

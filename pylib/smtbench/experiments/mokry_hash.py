@@ -20,17 +20,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from dataclasses import dataclass, field
 
 from ..benchutil import parse_int_list, require_range
 from ..hash.table import LAYOUTS, MAX_QUEUE, ProbingHashTable, plan
-from .harness import (Protocol, Ratio, RepeatLoop, Task, agree, describe, must_agree, progress as progress_bar,
+from .harness import (Protocol, Ratio, Task, agree, must_agree, progress as progress_bar,
                       rows as open_rows)
 from ..machine import HugePages
 from ..resources import require_memory
 
-from .frame import Verb, arg, key, protocol
+from .frame import Sweep, Verb, arg, key, protocol
 
 #: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
 #: from it, and the config schema's `mokry_hash` block is checked against it (tests/test_experiments.py)
@@ -225,8 +224,8 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
                 keys += [f"{v}/{m0}/{t0}/0", f"{v}/line/{t0}/0"] + ([min(low, key=low.get)] if low else [])
             return keys
 
-        summary = RepeatLoop(s.proto(), writer, tasks, ratios, progress=bar, focus=headline).run()
-        print(f"hash {s.table_mib} MiB: {describe(summary)}", file=sys.stderr)
+        Sweep(f"hash {s.table_mib} MiB", s.proto(), writer, ratios=ratios, progress=bar, focus=headline).add(
+            *tasks, peers=[t.key for t in tasks if t.key.startswith("kenlm-")]).run()
         bar.close()
         # The checksum folds every found value (or the key of a miss): it must not depend on the layout, queue
         # size, thread count or repeat (the random-line floor folds whatever its table holds: per variant). A

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +21,10 @@ from ..lm.arpa import plain_arpa, read_arpa, synthetic_label
 from ..lm.probing import MAX_QUEUE, ProbingLM
 from ..machine import HugePages
 from ..resources import require_memory
-from .harness import (Protocol, Ratio, RepeatLoop, Task, agree, agree_close, describe, must_agree,
+from .harness import (Protocol, Ratio, Task, agree, agree_close, must_agree,
                       progress as progress_bar, rows as open_rows, timing_lock, working_set_probe)
 
-from .frame import Verb, arg, key, protocol
+from .frame import Sweep, Verb, arg, key, protocol
 
 #: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
 #: from it, and the config schema's `mokry_lm` block is checked against it (tests/test_experiments.py)
@@ -263,9 +262,8 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
             seq = [sc for be, _, sc in points if be == "sequential"]
             regime = working_set_probe(f"mokry_lm/{name}", seq[0].score_stream, tokens,
                                        mark=backends.SENTENCE_MARK) if seq else None
-            summary = RepeatLoop(b.protocol, writer, tasks, ratios, progress=bar, focus=headline,
-                                 regime=regime).run()
-            print(f"lm {name}: {describe(summary)}", file=sys.stderr)
+            Sweep(f"lm {name}", b.protocol, writer, ratios=ratios, progress=bar, focus=headline, regime=regime).add(
+                *tasks, peers=[t.key for t in tasks if t.key.startswith("kenlm-")]).run()
             module_sums = {key: sums.pop(key) for key in [x for x in sums if x.startswith("kenlm-module/")]}
             kenlm_sums = {key: sums.pop(key) for key in [x for x in sums if x.startswith("kenlm-")]}
             ours = agree(f"{b.arpa}: log10 sums", sums, "backends/queue sizes/repeats")

@@ -31,9 +31,9 @@ from ..ioutil import words as split_words
 from ..decode.beam import BeamDecoder
 from ..decode.compare import bleu
 from ..decode.model import PhraseModel
-from .harness import NullWriter, Protocol, must_agree, run_points
+from .harness import Protocol, must_agree
 
-from .frame import Verb, arg, key, protocol
+from .frame import Sweep, Verb, arg, key, protocol
 
 #: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
 #: from it, and the config schema's `moore_quirk` block is checked against it (tests/test_experiments.py)
@@ -263,7 +263,7 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterabl
         return o.seconds * 1e9
 
     timed = replace(proto, repeats=proto.repeats - 1, max_repeats=max(0, proto.max_repeats - 1))
-    run_points(timed, writer or NullWriter(), order[::-1], time_point, key=str, label="moore_quirk")
+    Sweep("moore_quirk", timed, writer).points(order[::-1], time_point, key=str).run()
 
 
 PAPER_LIMITS = "5,10,15,20,25"

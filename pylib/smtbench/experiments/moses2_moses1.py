@@ -19,7 +19,6 @@ import hashlib
 import os
 import re
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +26,11 @@ from pathlib import Path
 from .. import moses_peer
 from ..ioutil import atomic_open, atomic_path, open_text
 from ..ioutil import words as split_words
-from .harness import (Protocol, RepeatLoop, Task, describe, loading_subtracted, must_agree, not_built, peer_missing,
+from .harness import (Protocol, Task, loading_subtracted, must_agree, not_built, peer_missing,
                       progress as progress_bar, rows as open_rows, timed_process)
 from .. import procs
 
-from .frame import Verb, arg, key, protocol
+from .frame import Sweep, Verb, arg, key, protocol
 
 #: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
 #: from it, and the config schema's `moses2_moses1` block is checked against it (tests/test_experiments.py)
@@ -291,8 +290,7 @@ def run_sweep(s: Moses1Sweep, out: str | None, progress: bool = False) -> list[d
             return Task(f"{p['model']}/{p['phrase_table']}/{p['reordering']}/{p['threads']}", fn)
 
         if points:
-            summary = RepeatLoop(s.proto(), writer, [task(p) for p in points], progress=bar).run()
-            print(f"moses2_moses1: {describe(summary)}", file=sys.stderr)
+            Sweep("moses2_moses1", s.proto(), writer, progress=bar).add(*[task(p) for p in points]).run()
         bar.close()
     return rows
 

@@ -9,7 +9,7 @@ import argparse
 from ..ioutil import words as split_words
 from .. import procs
 
-from .frame import Verb, arg, key, protocol
+from .frame import Sweep, Verb, arg, key, protocol
 
 #: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
 #: from it, and the config schema's `moses2_scaling` block is checked against it (tests/test_experiments.py)
@@ -78,7 +78,7 @@ def main(args: argparse.Namespace) -> int:
 
     threads = parse_int_list(args.threads, 1, 256, "--threads")
     caches = parse_int_list(args.caches, 0, 10**8, "--caches")
-    from .harness import Protocol, must_agree, rows as open_rows, run_points
+    from .harness import Protocol, must_agree, rows as open_rows
 
     protocol = Protocol.from_args(args)
     tables = dict(args.table)
@@ -205,7 +205,7 @@ def main(args: argparse.Namespace) -> int:
                       ro_lookups=info["ro_lookups"])
             return secs * 1e9 * sents / max(1, len(src))  # per whole input: subsets compare with the full run
 
-        run_points(protocol, rows, keys, time_point, key=lambda k: "/".join(map(str, k)), label="moses2_scaling")
+        Sweep("moses2_scaling", protocol, rows).points(keys, time_point, key=lambda k: "/".join(map(str, k))).run()
         if args.profile_us > 0:
             for config, key in (("ours", (args.main, C, True)), ("plain", ("comp-sep", 0, False))):
                 if key[0] not in tables:

@@ -15,9 +15,9 @@ from ..decode.compare import bleu
 from ..decode.cube import CubeDecoder
 from ..decode.model import PhraseModel
 from ..decode.reference import Reference, search_errors
-from .harness import NullWriter, Protocol, Ratio, must_agree, run_points
+from .harness import Protocol, Ratio, must_agree
 
-from .frame import Verb, arg, key, protocol
+from .frame import Sweep, Verb, arg, key, protocol
 
 #: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
 #: from it, and the config schema's `moses2_search` block is checked against it (tests/test_experiments.py)
@@ -109,8 +109,8 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], short: list[str],
     proto = repeats if isinstance(repeats, Protocol) else Protocol(repeats=repeats)
     key = {p: f"{p.table}/{p.stacks}/{p.queues}/{p.pop_limit}" for p in pts}
     ratios = [Ratio.speedup("first_vs_second", key[pts[0]], key[pts[1]])] if len(pts) > 1 else []
-    run_points(proto, writer or NullWriter(), pts, time_point, key=key.__getitem__, ratios=ratios,
-               progress=progress, label="moses2_search")
+    Sweep("moses2_search", proto, writer, ratios=ratios, progress=progress).points(
+        pts, time_point, key=key.__getitem__).run()
 
 
 def main(args: argparse.Namespace) -> int:

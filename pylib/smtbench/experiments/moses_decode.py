@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..ioutil import words as split_words
 
-from .frame import Verb, arg, key, protocol
+from .frame import Sweep, Verb, arg, key, protocol
 
 #: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
 #: from it, and the config schema's `moses_decode` block is checked against it (tests/test_experiments.py)
@@ -77,7 +77,7 @@ def main(args: argparse.Namespace) -> int:
     from ..decode.cube import CubeDecoder
     from ..decode.normal import NormalDecoder, nbest_line
     from ..ioutil import atomic_open
-    from .harness import Protocol, must_agree, rows as open_rows, run_points
+    from .harness import Protocol, must_agree, rows as open_rows
 
     protocol = Protocol.from_args(args)
     chosen = (peers.select(args.peers, "moses_decode", peers.load(args.peers_file))  # bad names: before any work
@@ -151,7 +151,7 @@ def main(args: argparse.Namespace) -> int:
                       words_per_second=round(words / secs, 3) if secs else None, **counters)
             return secs * 1e9
 
-        run_points(protocol, rows, ["ours"], time_point, label="moses_decode")  # smtbench.protocol
+        Sweep("moses_decode", protocol, rows).points(["ours"], time_point).run()  # smtbench.protocol
         if chosen:
             _peers(args, protocol, rows, config, src, refs, best, best_scores, chosen)
     return 0
@@ -167,7 +167,7 @@ def _peers(args: argparse.Namespace, protocol: Protocol, rows, config: dict, src
 
     from ..decode import moses_run
     from ..decode.compare import bleu, peer_identity
-    from .harness import Ratio, RepeatLoop, Task, describe, loading_subtracted, must_agree
+    from .harness import Ratio, Task, loading_subtracted, must_agree
 
     pop = args.pop_limit if args.search == "cube" else None
     systems = [moses_run.our_decoder(args.config, args.search, args.stack_size, pop,
@@ -215,8 +215,8 @@ def _peers(args: argparse.Namespace, protocol: Protocol, rows, config: dict, src
             return Task(dec.name, fn)
 
         ratios = [Ratio.speedup(f"ours_vs_{d.name}", "ours", d.name) for d in systems if d.name != "ours"]
-        summary = RepeatLoop(protocol, rows, [task(d) for d in systems], ratios).run()
-        print(f"moses_decode peers: {describe(summary)}", file=sys.stderr)
+        Sweep("moses_decode peers", protocol, rows, ratios=ratios).add(
+            *[task(d) for d in systems], peers=[d.name for d in systems if d.name != "ours"]).run()
 
 
 def _allocator(program: str) -> str:
