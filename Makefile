@@ -72,8 +72,9 @@ test-asan: setup
 	  rc=$$?; $(BIN)/python pylib/smtbench/_build.py > /dev/null; exit $$rc
 
 # Re-take measured points without deleting rows by hand: `make retake POINT="results/raw/mokry_lm/bible.o5.jsonl"`
-# (one or more row files, or rule names such as mokry_lm_bench) re-measures them under the repeat protocol, replaces
-# the rows atomically and redraws whatever reads them; the old rows stay in git (`smtbench report history`).
+# (one or more row files, or rule names: an experiment's timing rule is <experiment>_bench, e.g. mokry_hash_bench)
+# re-measures them under the repeat protocol, replaces the rows atomically and redraws whatever reads them; the old
+# rows stay in git (`smtbench report history`).
 retake: setup
 	@test -n "$(POINT)" || { echo "make retake: name the row file(s) or rule(s): POINT=results/raw/<experiment>/<point>.jsonl"; exit 2; }
 	$(BIN)/snakemake --profile workflow/profiles/$(PROFILE) --forcerun $(POINT)

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from toy_models import TOY_ARPA
+
 
 def test_cache_root_info_and_clean(tmp_path, monkeypatch):
     from smtbench.cache import cache_root
@@ -15,7 +17,7 @@ def test_cache_root_info_and_clean(tmp_path, monkeypatch):
     assert cache_root() == root
     arpa = tmp_path / "lm.arpa.gz"
     with gzip.open(arpa, "wt") as fh:
-        fh.write("\\data\\\nngram 1=2\n\n\\1-grams:\n-1\t<s>\n-1\t</s>\n\n\\end\\\n")
+        fh.write(TOY_ARPA)
     plain = plain_arpa(Path(arpa))
     assert plain.parent == root / "arpa" and plain.read_text().startswith("\\data\\")
     env = {"SMTBENCH_CACHE": str(root), "PATH": "/usr/bin:/bin"}

@@ -9,6 +9,7 @@ import pytest
 from smtbench.decode.ini import IniError, load_ini, parse_weight_overwrite
 
 from conftest import ORACLE  # noqa: E402  (the shared folder as the workflow reads it: SMTBENCH_SHARED)
+from toy_models import TOY_ARPA  # noqa: E402
 
 INI = """\
 [input-factors]
@@ -41,7 +42,7 @@ def _model(tmp: Path, extra: str = "", ini: str | None = None) -> Path:
         fh.write("a ||| b ||| 0.5 0.5 0.5 0.5 ||| 0-0 ||| 1 1 1\n")
     with gzip.open(tmp / "rt.gz", "wt") as fh:
         fh.write("a ||| b ||| 0.5 0.2 0.3 0.5 0.2 0.3\n")
-    (tmp / "lm.arpa").write_text("\\data\\\nngram 1=3\n\n\\1-grams:\n-1\t<s>\n-1\t</s>\n-1\tb\n\n\\end\\\n")
+    (tmp / "lm.arpa").write_text(TOY_ARPA)
     path = tmp / "moses.ini"
     path.write_text(ini if ini is not None else INI.format(extra=extra))
     return path

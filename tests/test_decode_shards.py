@@ -100,17 +100,27 @@ def test_merge_refuses_parts_that_do_not_fit(tmp_path, capsys) -> None:
     assert "bad.txt:2: invalid UTF-8" in capsys.readouterr().err
 
 
-def test_report_shards_compares_decompressed_and_names_a_difference(tmp_path, capsys) -> None:
+def test_report_decode_shards_compares_decompressed_and_names_a_difference(tmp_path, capsys) -> None:
+    """`report decode_shards` (the experiment's one name: rule file, report verb and module) and `report
+    mediani_distributed` (its table's and metrics' name) are one check."""
+    import argparse
     import gzip
+
+    from smtbench.cli import build_parser
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices["report"]
+    report = next(a for a in sub._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert report["decode-shards"] is report["decode_shards"] and "shards" not in report
+    assert report["decode_shards"].get_default("func") is report["mediani_distributed"].get_default("func")
+    assert report["decode_shards"].get_default("func").__module__ == "smtbench.commands.report_decode_shards"
     (tmp_path / "a.gz").write_bytes(gzip.compress(b"x ||| y\n", mtime=1))
     (tmp_path / "b.gz").write_bytes(gzip.compress(b"x ||| y\n", mtime=2))  # other header, same content
     (tmp_path / "c").write_bytes(b"x ||| z\n")
     stem = tmp_path / "t"
-    assert main(["report", "shards", "--experiment", "mediani_distributed", "--pair", "k=2", "phrase_table",
+    assert main(["report", "mediani_distributed", "--pair", "k=2", "phrase_table",
                  str(tmp_path / "a.gz"), str(tmp_path / "b.gz"), "--table", str(stem), "--metrics",
                  str(tmp_path / "m.csv")]) == 0
     assert (tmp_path / "m.csv").read_text().splitlines()[1] == "mediani_distributed,k=2,identical_phrase_table,1,exact"
-    assert main(["report", "shards", "--experiment", "decode_shards", "--pair", "search=cube", "out",
+    assert main(["report", "decode_shards", "--pair", "search=cube", "out",
                  str(tmp_path / "a.gz"), str(tmp_path / "c"), "--table", str(tmp_path / "u"), "--metrics",
                  str(tmp_path / "n.csv")]) == 2
     err = capsys.readouterr().err.strip()

@@ -47,6 +47,20 @@ def test_one_name_throughout(name):
     assert bench[name].get_default("func").__name__ == f"run_{name}"  # built from its declaration (frame.py)
 
 
+def test_rules_are_named_by_their_experiment():
+    """Every sweep's timing rule is `<name>_bench` in its own rule file (moses_decode's is `moses_decode_run`, beside
+    its oracle and weights runs), so `make retake POINT=<name>_bench` re-takes an experiment; Moore & Quirk's tuning
+    rules live in moore_quirk.smk."""
+    from smtbench import experiments
+    rules = ROOT / "workflow" / "rules"
+    for name in experiments.SWEEPS:
+        rule = f"{name}_run" if name == "moses_decode" else f"{name}_bench"
+        assert re.search(rf"^\s*rule {rule}:", (rules / f"{name}.smk").read_text(), re.M), f"{name}.smk: rule {rule}"
+    text = "".join(p.read_text() for p in rules.glob("*.smk"))
+    assert not re.search(r"rule (hash_sweep|mediani_bench):", text)
+    assert re.search(r"rule moore_quirk_tune:", (rules / "moore_quirk.smk").read_text())
+
+
 def test_second_verb_and_no_stray_sweeps():
     bench = _choices("bench")
     assert bench["tmscore-bleu"] is bench["mediani_scoring_bleu"]
@@ -204,3 +218,11 @@ def test_sweep_runs_points_and_peers_through_the_protocol():
     assert s.peers == ["b"] and s.keys == {"a", "b"}
     assert summary.repeats == 2 and seen == [(0, "a"), (0, "b"), (1, "b"), (1, "a")]
     assert summary.cis["r"].estimate == pytest.approx(2.0)
+
+
+def test_no_rule_falls_back_on_its_own_default():
+    """Issue 39: a rule reads its experiment's settings as config[key]: the schema (or, for an experiment it does not
+    list, the declaration) gives every default, so no rule file has a `.get("key", fallback)` of its own."""
+    for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
+        found = re.findall(r'\.get\("\w+",[^)]*\)', smk.read_text())
+        assert not found, f"{smk.name}: {found}"

@@ -12,6 +12,8 @@ import pytest
 
 N = int(os.environ.get("SMTBENCH_FUZZ", "40"))
 
+# its own shape: TOY_ARPA (tests/toy_models.py) plus a word c and its n-grams (c a, c a b), which TEXT below queries
+# in every mutant
 ARPA = """\\data\\
 ngram 1=6
 ngram 2=5

@@ -6,7 +6,7 @@ import pytest
 
 from smtbench.cli import main
 
-TOY = "\\data\\\nngram 1=3\n\n\\1-grams:\n-1\t<s>\t0\n-1\t</s>\n-0.5\tb\n\n\\end\\\n"
+from toy_models import TOY_ARPA  # noqa: E402
 
 
 @pytest.mark.parametrize("argv, match", [
@@ -55,7 +55,7 @@ def test_tm_score_threads_dirs_and_extract_inv(tmp_path, capsys):
 
 def test_lm_ppl_options_and_inputs(tmp_path, capsys):
     arpa = tmp_path / "toy.arpa"
-    arpa.write_text(TOY)
+    arpa.write_text(TOY_ARPA)
     text = tmp_path / "t.txt"
     text.write_text("b b\n")
     assert main(["lm", "ppl", "--arpa", str(tmp_path), "--text", str(text)]) == 2
@@ -146,6 +146,7 @@ def test_score_sort_names_halves_out_of_step(tmp_path):
     assert not (tmp_path / "o.gz").exists()
 
 
+# its own shape: TOY_ARPA plus a word c and a 3-gram (c a b) whose context (c a) is missing
 MISSING_CONTEXT = TOY_MC = """\\data\\
 ngram 1=6
 ngram 2=4

@@ -15,6 +15,7 @@ import pytest
 
 from smtbench.cli import main
 
+# its own LM, not TOY_ARPA: the words are _corpus's target side (x, y, z; "x y" is the 2-gram a test breaks)
 TOY_LM = ("\\data\\\nngram 1=6\nngram 2=2\n\n\\1-grams:\n-1\t<s>\t-0.3\n-1\t</s>\n-0.5\tx\t-0.2\n-0.6\ty\n-0.7\tz\n"
           "-2\t<unk>\n\n\\2-grams:\n-0.3\t<s> x\n-0.4\tx y\n\n\\end\\\n")
 

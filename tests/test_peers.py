@@ -186,3 +186,30 @@ def test_unknown_peer_is_refused_before_any_work(tmp_path):
                         "moses2,nosuch", "--out", str(out)], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--peers nosuch: no such peer" in r.stderr
     assert not out.exists()
+
+
+def test_the_grid_names_any_declared_peer_and_refuses_others_in_one_line(tmp_path):
+    """moses_decode.peers / weights_peers take any peer name (the schema checks its spelling only, the names are
+    data); the workflow refuses, at load, a name config/peers.yaml does not declare, in one line naming it."""
+    import jsonschema
+    import yaml
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    moses_decode = schema["$defs"]["moses_decode"]["properties"]
+    names = {**schema["$defs"]["peer_names"], "$defs": schema["$defs"]}
+    jsonschema.validate(["moses2", "mydecoder", "my-decoder.v2"], names)
+    for bad in (["my decoder"], ["2dec"], [""]):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, names)
+    for key in ("normal", "cube"):
+        assert moses_decode["peers"]["properties"][key]["$ref"] == "#/$defs/peer_names"
+    assert moses_decode["weights_peers"]["$ref"] == "#/$defs/peer_names"
+    grid = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())
+    grid["moses_decode"].setdefault("peers", {})["cube"] = ["moses2", "mydecoder"]
+    cfg = tmp_path / "grid.yaml"
+    cfg.write_text(yaml.safe_dump(grid))
+    r = subprocess.run(["snakemake", "--cores", "1", "-n", "--nolock", "--configfile", str(cfg)], cwd=ROOT,
+                       capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0
+    line = next(x for x in out.splitlines() if x.startswith("moses_decode.peers.cube: mydecoder: "))
+    assert "not an entry of" in line and "peers.yaml" in line and "moses2" in line

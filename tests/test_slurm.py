@@ -171,7 +171,7 @@ def test_sharded_decode_as_slurm_jobs_equals_one_job(uninterrupted) -> None:
     assert len(decode) == len(CONFIG["searches"]) * (CONFIG["shards"] + 1), jobs
     assert {s for _, s in decode} == {"COMPLETED"}
     assert any(c.startswith("rule_decode_shards_merge") for _, _, c in jobs)
-    # report shards (rule decode_shards_check) passed: byte-identical; checked here again on the files
+    # report decode_shards (rule decode_shards_check) passed: byte-identical; checked here again on the files
     for search in CONFIG["searches"]:
         for ext in ("out", "scores", "nbest"):
             merged = outputs[f"out/decode_shards/{search}/merged.{ext}"]

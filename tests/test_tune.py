@@ -189,6 +189,7 @@ def _toy_tuning_model(tmp) -> tuple:
                  "b ||| z ||| 0.5 0.5 0.5 0.5 ||| 0-0 ||| 1 1 1\n"
                  "b ||| z z ||| 0.5 0.4 0.5 0.4 ||| 0-0 ||| 1 1 1\n"
                  "a b ||| y z ||| 0.3 0.3 0.3 0.3 ||| 0-0 1-1 ||| 1 1 1\n")
+    # its own LM, not TOY_ARPA: the words are this phrase table's targets (x, y, z)
     (tmp / "lm.arpa").write_text("\\data\\\nngram 1=6\n\n\\1-grams:\n-1\t<s>\n-1\t</s>\n-0.5\tx\n-0.6\ty\n"
                                  "-0.7\tz\n-2\t<unk>\n\n\\end\\\n")
     (tmp / "moses.ini").write_text(TOY_INI)

@@ -33,7 +33,7 @@ def test_no_profile_is_laid_over_a_run(root):
     r = subprocess.run(["snakemake", "--cores", "2", "-n", "--quiet", "rules"], cwd=root, capture_output=True,
                        text=True)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "profile" not in r.stderr.lower() and "hash_sweep" in r.stdout
+    assert "profile" not in r.stderr.lower() and "mokry_hash_bench" in r.stdout
     r = subprocess.run(["snakemake", "--profile", "workflow/profiles/paper", "-n", "--quiet", "rules"], cwd=root,
                        capture_output=True, text=True)
     assert r.returncode == 0 and "workflow specific profile" not in r.stderr, r.stderr[-2000:]
@@ -124,8 +124,8 @@ def test_fresh_clone_redoes_every_measurement(tmp_path):
     r = subprocess.run(["snakemake", "--profile", "workflow/profiles/default", "-n", "--quiet", "rules"], cwd=clone,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
-    want = {"build_native", "machine", "hash_sweep", "mokry_lm_bench", "glm_btree_bench", "mediani_bench",
-            "moses_decode_run", "tm_model_filtered"}
+    want = {"build_native", "machine", "mokry_hash_bench", "mokry_lm_bench", "glm_btree_bench",
+            "mediani_scoring_bench", "moses_decode_run", "tm_model_filtered"}
     if shared.exists():
         want |= {"moses_decode_oracle_run", "moses_training_fidelity", "moore_quirk_bench", "moore_quirk_moses_bench"}
     got = set(r.stdout.split())

@@ -2,7 +2,7 @@
 # `shards` contiguous shards (decode split), each decoded as its own job (any search of `searches`, the workflow's
 # trained model filtered to the dev set: moses_training.smk's tm_model_filtered), merged in input order with the
 # n-best ids made global (decode merge), and checked byte for byte against one unsharded run of the same decoder
-# (report shards: 1-best, scores, n-best). Every shard job is independent: the SLURM profiles spread them over nodes.
+# (report decode_shards: 1-best, scores, n-best). Every shard job is independent: the SLURM profiles spread them over nodes.
 # Not a timing experiment (no `bench` resource): the shards run side by side wherever there are cores.
 DECODE_SHARDS = GRID["decode_shards"] if "decode_shards" in GRID else None  # absent from the grid: not run
 if DECODE_SHARDS:
@@ -97,5 +97,5 @@ if DECODE_SHARDS:
         log:
             f"{OUT}/logs/decode_shards/check.log",
         shell:
-            "smtbench report shards --experiment decode_shards {params.pairs} --table {params.stem} "
+            "smtbench report decode_shards {params.pairs} --table {params.stem} "
             "--metrics {output.metrics} 2> {log}"

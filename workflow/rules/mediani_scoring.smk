@@ -14,7 +14,7 @@ ALL.append(f"{OUT}/tables/mediani_distributed.md")
 METRICS.append(f"{OUT}/metrics/mediani_distributed.csv")
 
 
-rule mediani_bench:
+rule mediani_scoring_bench:
     """Every (system, corpus fraction, threads, budget) point and the distributed form, repeats interleaved;
     tables are checked against each other and the pandas oracle inside the benchmark."""
     conda: CONDA_ENV
@@ -91,7 +91,7 @@ rule mediani_bleu:
 rule mediani_report:
     conda: CONDA_ENV
     input:
-        rows=rules.mediani_bench.output,
+        rows=rules.mediani_scoring_bench.output,
         bleu=rules.mediani_bleu.output,
     output:
         shown_all(expand(f"{OUT}/tables/mediani_table{{t}}.{{ext}}", t=[1, 2, 3, 4], ext=["csv", "md"]), "mediani"),
@@ -122,5 +122,5 @@ rule mediani_distributed_check:
     log:
         f"{OUT}/logs/mediani/distributed_check.log",
     shell:
-        "smtbench report shards --experiment mediani_distributed --pair {params.key} phrase_table {input.merged} "
+        "smtbench report mediani_distributed --pair {params.key} phrase_table {input.merged} "
         "{input.single} --table {params.stem} --metrics {output.metrics} 2> {log}"

@@ -12,7 +12,7 @@
 # interleaved passes) and the oracle's recorded Moses2 / Moses v1 runs, at equal BLEU (bench beam has no live Moses
 # peer: Moses2 / Moses v1 decode the trained model live in moses_decode.smk). Without the oracle it is in NOT_RUN.
 # `weights:` (optimizers of the tune block, issue 27): the sweep again with the paper-faithful model's weights tuned
-# on the dev books (tune.smk's moore_quirk_tune, tune's settings; the same tables and test verses, the ini
+# on the dev books (moore_quirk_tune below, tune.smk's settings and loop; the same tables and test verses, the ini
 # reweighted by `tm reweight`): rows-<w>.jsonl, moore_quirk_*_<w> tables and figures (no metrics).
 MOORE_QUIRK = GRID["moore_quirk"] if "moore_quirk" in GRID else None  # absent from the grid: not run
 MOORE_QUIRK_MODEL = experiment_model("moore_quirk", MOORE_QUIRK, "the paper-faithful model on the workflow's own phrase table, test "
@@ -24,7 +24,7 @@ MOORE_QUIRK_MOSES = MOORE_QUIRK_MOSES if MOORE_QUIRK_MOSES and needs_oracle("moo
 MOORE_QUIRK_TABLE_LIMIT = 25  # the model loads the paper's largest t-table limit in every profile (one shared model)
 if MOORE_QUIRK and max(MOORE_QUIRK["limits"]) > MOORE_QUIRK_TABLE_LIMIT:
     raise ValueError(f"moore_quirk.limits: at most {MOORE_QUIRK_TABLE_LIMIT} (the model's table-limit)")
-MOORE_QUIRK_WEIGHTS = list(MOORE_QUIRK.get("weights", [])) if MOORE_QUIRK_MODEL else []
+MOORE_QUIRK_WEIGHTS = list(MOORE_QUIRK["weights"]) if MOORE_QUIRK_MODEL else []
 for _w in MOORE_QUIRK_WEIGHTS:
     if _w == "default" or "tune" not in GRID or _w not in GRID["tune"]["optimizers"]:
         raise ValueError(f"moore_quirk.weights: {_w}: an optimizer of the tune block (tune.optimizers; the main "
@@ -184,3 +184,47 @@ if MOORE_QUIRK_MODEL:
                 "smtbench report moore_quirk --rows {input.rows} --tuning {input.iterations} --ratios {params.ratios} "
                 "--same-settings {params.same} --points {params.points} --score-ratios {params.score} "
                 "--fig2 {output.fig2} --fig3 {output.fig3} --score-figure {output.score_fig} 2> {log}"
+
+if MOORE_QUIRK_WEIGHTS:
+    # The paper-faithful model tuned on the dev books with the tune block's settings (tune.smk's TUNE_SHELL loop):
+    # its tables filtered to dev + test (moore_quirk_model's tune/model), tuned, and its test model reweighted
+    # (moore_quirk_bench's rows-<w>).
+    rule moore_quirk_tune:
+        """tune_run's loop on the paper-faithful model; resumable from its work directory."""
+        conda: CONDA_ENV
+        input:
+            ini=f"{MOORE_QUIRK_DIR}/tune/model/moses.ini",  # moore_quirk_model
+            src="work/data/dev.es",
+            ref="work/data/dev.en",
+        output:
+            ini=f"{MOORE_QUIRK_DIR}/tune/{{optimizer}}/tuned.ini",
+            summary=f"{OUT}/raw/moore_quirk/tune-{{optimizer}}.iterations.jsonl",
+        wildcard_constraints:
+            optimizer="|".join(MOORE_QUIRK_WEIGHTS),
+        params:
+            workdir=lambda wildcards, output: str(Path(output.ini).parent / "work"),
+            seed=TUNE["seed"],
+            nbest=TUNE["nbest"],
+            factor=TUNE["nbest_factor"],
+            iterations=TUNE["max_iterations"],
+            sentences=TUNE["sentences"],
+            decoder=TUNE_DECODER,
+        threads: 1
+        log:
+            f"{MOORE_QUIRK_DIR}/logs/tune-{{optimizer}}.log",
+        shell:
+            TUNE_SHELL
+
+    rule moore_quirk_tune_apply:
+        conda: CONDA_ENV
+        input:
+            ini=f"{MOORE_QUIRK_DIR}/model/moses.ini",
+            weights=f"{MOORE_QUIRK_DIR}/tune/{{optimizer}}/tuned.ini",
+        output:
+            ini=f"{MOORE_QUIRK_DIR}/model-{{optimizer}}/moses.ini",
+        wildcard_constraints:
+            optimizer="|".join(MOORE_QUIRK_WEIGHTS),
+        log:
+            f"{MOORE_QUIRK_DIR}/logs/model-{{optimizer}}.log",
+        shell:
+            "smtbench tm reweight -f {input.ini} --weights {input.weights} --out {output.ini} > {log} 2>&1"

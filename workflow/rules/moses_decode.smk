@@ -18,6 +18,17 @@ MOSES_DECODE_SEARCH = {  # search -> (stack size, pop limit, live peers)
     "cube": (MOSES_DECODE["cube"]["stack_size"], MOSES_DECODE["cube"]["pop_limit"], MOSES_DECODE["peers"]["cube"]),
 } if MOSES_DECODE else {}
 MOSES_DECODE_ORACLE_RUNS = {"normal": "m2-normal200 m1-normal200", "cube": "m2-cube400"}
+if MOSES_DECODE:  # the peers the grid names are entries of config/peers.yaml serving moses_decode: else one line now
+    from smtbench import peers as _peers
+
+    _PEERS = _peers.load()
+    for _key, _names in (("peers.normal", MOSES_DECODE["peers"]["normal"]),
+                         ("peers.cube", MOSES_DECODE["peers"]["cube"]), ("weights_peers", MOSES_DECODE["weights_peers"])):
+        for _name in _names:
+            if _name not in _PEERS:
+                raise ValueError(f"moses_decode.{_key}: {_name}: not an entry of {_peers.DEFAULT_FILE} (entries: "
+                                 f"{', '.join(sorted(_PEERS))}; declare it there, README 'Benchmark your own system')")
+        _peers.select(_names, "moses_decode", _PEERS, option=f"moses_decode.{_key}:")  # an entry serving another
 
 
 if MOSES_DECODE_MODEL:

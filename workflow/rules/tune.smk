@@ -17,7 +17,7 @@ if TUNE_ORACLE:
 elif TUNE_MODEL:
     TUNE_TABLES, TUNE_LM, TUNE_ORDER = TM, lm_model_path(TRAINED_LM), LM_MODELS[TRAINED_LM]["order"]
 
-# mert-moses.pl's loop with the tune block's settings (tune_run, moore_quirk_tune)
+# mert-moses.pl's loop with the tune block's settings (tune_run; moore_quirk.smk's moore_quirk_tune)
 TUNE_SHELL = ("smtbench tune -f {input.ini} --input {input.src} --reference {input.ref} --decoder cube "
               "--optimizer {wildcards.optimizer} --seed {params.seed} --nbest {params.nbest} --nbest-factor {params.factor} "
               "--max-iterations {params.iterations} --sentences {params.sentences} --return-best-dev "
@@ -152,47 +152,3 @@ if TUNE_MODEL:
                 f"{TM}/logs/model-test-{{optimizer}}.log",
             shell:
                 "smtbench tm reweight -f {input.ini} --weights {input.weights} --out {output.ini} > {log} 2>&1"
-
-if MOORE_QUIRK_WEIGHTS:
-    # Moore & Quirk's paper-faithful model (moore_quirk.smk) tuned on the dev books with the tune block's settings:
-    # its tables filtered to dev + test (moore_quirk_model's tune/model), tuned, and its test model reweighted
-    # (moore_quirk_bench's rows-<w>).
-    rule moore_quirk_tune:
-        """tune_run's loop on the paper-faithful model; resumable from its work directory."""
-        conda: CONDA_ENV
-        input:
-            ini=f"{MOORE_QUIRK_DIR}/tune/model/moses.ini",  # moore_quirk.smk's moore_quirk_model
-            src="work/data/dev.es",
-            ref="work/data/dev.en",
-        output:
-            ini=f"{MOORE_QUIRK_DIR}/tune/{{optimizer}}/tuned.ini",
-            summary=f"{OUT}/raw/moore_quirk/tune-{{optimizer}}.iterations.jsonl",
-        wildcard_constraints:
-            optimizer="|".join(MOORE_QUIRK_WEIGHTS),
-        params:
-            workdir=lambda wildcards, output: str(Path(output.ini).parent / "work"),
-            seed=TUNE["seed"],
-            nbest=TUNE["nbest"],
-            factor=TUNE["nbest_factor"],
-            iterations=TUNE["max_iterations"],
-            sentences=TUNE["sentences"],
-            decoder=TUNE_DECODER,
-        threads: 1
-        log:
-            f"{MOORE_QUIRK_DIR}/logs/tune-{{optimizer}}.log",
-        shell:
-            TUNE_SHELL
-
-    rule moore_quirk_tune_apply:
-        conda: CONDA_ENV
-        input:
-            ini=f"{MOORE_QUIRK_DIR}/model/moses.ini",
-            weights=f"{MOORE_QUIRK_DIR}/tune/{{optimizer}}/tuned.ini",
-        output:
-            ini=f"{MOORE_QUIRK_DIR}/model-{{optimizer}}/moses.ini",
-        wildcard_constraints:
-            optimizer="|".join(MOORE_QUIRK_WEIGHTS),
-        log:
-            f"{MOORE_QUIRK_DIR}/logs/model-{{optimizer}}.log",
-        shell:
-            "smtbench tm reweight -f {input.ini} --weights {input.weights} --out {output.ini} > {log} 2>&1"

@@ -1,8 +1,9 @@
-"""The cluster forms against their one-job runs (`smtbench report shards`): sharded decoding (decode_shards.smk)
-and Mediani's distributed scoring (tm_train.smk's partition / score-with-partial-counts / merge). Each pair is a
-split-and-merged output and the same output from one job; they must be byte-identical (compressed files are compared
-decompressed: a gzip header carries a name and a time). The table lists every pair; the metrics are `identical`
-(1) per pair, kind exact; anything else fails the rule, naming both files."""
+"""The cluster forms against their one-job runs: sharded decoding (`smtbench report decode_shards`,
+decode_shards.smk) and Mediani's distributed scoring (`smtbench report mediani_distributed`; tm_train.smk's
+partition / score-with-partial-counts / merge). Each pair is a split-and-merged output and the same output from one
+job; they must be byte-identical (compressed files are compared decompressed: a gzip header carries a name and a
+time). The table lists every pair; the metrics are `identical` (1) per pair, kind exact; anything else fails the
+rule, naming both files."""
 from __future__ import annotations
 
 import hashlib
@@ -11,8 +12,6 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..ioutil import open_binary
-
-EXPERIMENTS = ("decode_shards", "mediani_distributed")
 
 
 class NotIdenticalError(ValueError):
