@@ -226,3 +226,26 @@ def test_no_rule_falls_back_on_its_own_default():
     for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
         found = re.findall(r'\.get\("\w+",[^)]*\)', smk.read_text())
         assert not found, f"{smk.name}: {found}"
+
+
+def test_config_block_of_an_unlisted_experiment_comes_from_its_declaration(tmp_path):
+    """frame.config_blocks: an experiment the schema does not list (here mokry_decoder, taken out of a copy of the
+    schema) gets its block checked against its declaration and its declared defaults, as the schema would."""
+    import yaml
+
+    from smtbench.experiments import frame
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    del schema["properties"]["mokry_decoder"]
+    path = tmp_path / "schema.yaml"
+    path.write_text(yaml.safe_dump(schema))
+    assert frame.unlisted(str(path)) == ["mokry_decoder"]
+    config = {"grid": "smoke", "mokry_decoder": {"pop_limit": 5, "protocol": {"max_repeats": 3}}}
+    block = frame.config_blocks(config, str(path))["mokry_decoder"]
+    assert "mokry_decoder" not in config  # the rest goes to the schema
+    assert block == {"pop_limit": 5, "protocol": {"max_repeats": 3}, "queue_sizes": "1-16", "exact_queue_sizes": "",
+                     "sentences": 0, "repeats": 3, "model": "trained", "lms": [], "weights": []}
+    for bad, why in (({"pop_limit": "x"}, "is not of type int"), ({"speed": 1}, "not a setting of experiment"),
+                     ({"protocol": {"fast": 1}}, "fast: not a key of the repeat protocol"),
+                     ({"lms": "a"}, "is not of type list")):
+        with pytest.raises(ValueError, match=why):
+            frame.config_blocks({"mokry_decoder": bad}, str(path))

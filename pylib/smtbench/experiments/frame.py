@@ -1,19 +1,26 @@
-"""The experiment frame: what every timed experiment declares, once, and the parts built from it.
+"""The experiment frame: the one shape every timed experiment fills, its settings declared once, and the parts built
+from it (issue 39; CONTRIBUTING: Add an experiment).
 
 Each experiment module (``experiments/<name>.py``) declares ``VERBS``: its ``smtbench bench`` verbs (one, or two for
 mediani_scoring), each a :class:`Verb` holding the experiment's settings, every one declared once with its name, type,
 default and help (:func:`arg`: a per-point command-line option; ``config=`` names the key of the experiment's config
 block that sets it, ``grid=True`` when the config holds a list the command line takes comma-separated; :func:`key`:
 a config key the workflow alone reads; :func:`protocol`: the repeat protocol's shared options, with the
-experiment's default repeats). From it:
+experiment's default repeats), and ``counts``, the slot for its fixed points of ``smtbench count``. From it:
 
 - the ``bench <name>`` parser (:func:`register`; no hand-written argparse per experiment), whose function imports
-  the module and calls its ``main`` (or the verb's ``run``) only when the verb runs;
-- tests/test_experiments.py checks the config schema (workflow/schemas/config.schema.yaml) against it: every key of
-  the experiment's block is declared, and defaults, types and choices agree.
+  the module and calls its ``main`` (or the verb's ``run``) only when the verb runs; a report module may declare its
+  ``report <name>`` verb the same way;
+- the config: the schema's block of each of the ten experiments it lists is checked against the declaration
+  (tests/test_experiments.py: every key declared, defaults, types and choices equal); an experiment it does not list
+  has its block checked and defaulted from the declaration (:func:`config_blocks`, called by the Snakefile).
 
 The declaration is data: ``VERBS`` is read from the module's source (:func:`declared`) and evaluated with this
 module's names only, so that building the command line imports no experiment (nor the C extension they load).
+
+A run of an experiment is a :class:`Sweep` its ``main`` fills: its points (ours and each peer), each timed once per
+call, checked through harness.must_agree and writing its rows, and the ratios that stop it; the protocol's one
+repeat loop (smtbench.protocol.RepeatLoop) drives them.
 """
 from __future__ import annotations
 
@@ -173,7 +180,9 @@ def config_blocks(config: dict, schema: str) -> dict:
     (so that the schema, which refuses unknown keys, validates the rest) and returned checked against each
     experiment's declaration: only declared keys (and ``protocol``, the repeat protocol's overrides), a list where
     the config holds a list, the declared type otherwise; every declared default filled in (as the schema's)."""
+    import yaml
     types = {int: (int,), float: (int, float), bool: (bool,), str: (str,), dict: (dict,), list: (list,)}
+    overrides = set(yaml.safe_load(Path(schema).read_text())["$defs"]["protocol_override"]["properties"])
     out = {}
     for name in unlisted(schema):
         if name not in config:
@@ -182,19 +191,22 @@ def config_blocks(config: dict, schema: str) -> dict:
         declared = {s.config: s for s in settings(name) if s.config}
         for k, v in block.items():
             s = declared.get(k)
-            if s is None and not (k == "protocol" and "repeats" in declared and isinstance(v, dict)):
+            if s is None and not (k == PROTOCOL_KEYS[1] and PROTOCOL_KEYS[0] in declared and isinstance(v, dict)):
                 raise ValueError(f"config {name}.{k}: not a setting of experiment {name} "
                                  f"(experiments/{name}.py declares {', '.join(sorted(declared))})")
             if s is None:
+                if set(v) - overrides:
+                    raise ValueError(f"config {name}.protocol: {', '.join(sorted(set(v) - overrides))}: not a key of "
+                                     f"the repeat protocol ({', '.join(sorted(overrides))})")
                 continue
             want = (list,) if s.grid else (int,) if s.kind == "protocol" else types.get(s.type, (object,))
             if not isinstance(v, want) or (isinstance(v, bool) and bool not in want):
-                raise ValueError(f"config {name}.{k}: {v!r} is not a {'list' if s.grid else want[0].__name__}")
+                raise ValueError(f"config {name}.{k}: {v!r} is not of type {'list' if s.grid else want[0].__name__}")
         for k, s in declared.items():
             if k not in block and _config_default(s) is not None:
                 block[k] = _config_default(s)
-        if "repeats" in declared:
-            block.setdefault("protocol", {})
+        if PROTOCOL_KEYS[0] in declared:
+            block.setdefault(PROTOCOL_KEYS[1], {})
         out[name] = block
     return out
 
