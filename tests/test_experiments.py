@@ -249,3 +249,17 @@ def test_config_block_of_an_unlisted_experiment_comes_from_its_declaration(tmp_p
                      ({"lms": "a"}, "is not of type list")):
         with pytest.raises(ValueError, match=why):
             frame.config_blocks({"mokry_decoder": bad}, str(path))
+
+
+@pytest.mark.parametrize("name", sorted(k for k, v in OLD_BENCH.items() if v))
+def test_report_verb_declared_in_its_report_module(name):
+    """Each experiment's `report` verb is built from VERBS in report/<name>.py (no commands/report_<name>.py)."""
+    from smtbench.experiments import frame
+    assert not (ROOT / "pylib" / "smtbench" / "commands" / f"report_{name}.py").exists()
+    assert name in frame.declaring("report")
+    report = _choices("report")
+    assert report[name].get_default("func").__name__ == f"run_{name}"
+    actions = {a.dest: a for a in report[name]._actions}
+    for verb in frame.declared(name, "report"):
+        for s in verb.settings:
+            assert actions[s.dest].default == s.default and list(actions[s.dest].option_strings) == list(s.flags)

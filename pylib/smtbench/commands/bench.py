@@ -7,4 +7,4 @@ import argparse
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     from ..experiments import frame
-    frame.register(groups)
+    frame.register(groups, "bench")

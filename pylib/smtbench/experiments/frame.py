@@ -9,8 +9,8 @@ a config key the workflow alone reads; :func:`protocol`: the repeat protocol's s
 experiment's default repeats), and ``counts``, the slot for its fixed points of ``smtbench count``. From it:
 
 - the ``bench <name>`` parser (:func:`register`; no hand-written argparse per experiment), whose function imports
-  the module and calls its ``main`` (or the verb's ``run``) only when the verb runs; a report module may declare its
-  ``report <name>`` verb the same way;
+  the module and calls its ``main`` (or the verb's ``run``) only when the verb runs; every experiment's report
+  module (``report/<name>.py``) declares its ``report <name>`` verb the same way;
 - the config: the schema's block of each of the ten experiments it lists is checked against the declaration
   (tests/test_experiments.py: every key declared, defaults, types and choices equal); an experiment it does not list
   has its block checked and defaulted from the declaration (:func:`config_blocks`, called by the Snakefile).
@@ -294,9 +294,8 @@ def add_verbs(sub: argparse._SubParsersAction, experiment: str, group: str = "be
     return out
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
-    """Every experiment's ``bench`` verbs, and the ``report`` verbs that report modules declare (smtbench.cli calls
-    this through commands/bench.py); a report with a hand-written commands/report_<name>.py declares none."""
-    for group in PACKAGES:
-        for name in declaring(group):
-            add_verbs(groups[group], name, group)
+def register(groups: dict[str, argparse._SubParsersAction], group: str = "bench") -> None:
+    """The verbs of a group (bench: every experiment's; report: those the report modules declare), from the
+    declarations; smtbench.cli calls this through commands/bench.py and commands/report_experiments.py."""
+    for name in declaring(group):
+        add_verbs(groups[group], name, group)
