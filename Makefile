@@ -8,7 +8,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: setup reproduce retake test test-asan test-slurm smoke lmplz moses moses-test valgrind clean
 
-$(BIN)/smtbench: pyproject.toml setup.py pylib/smtbench/_build.py $(wildcard csrc/*.c csrc/*.h csrc/pb/*.c csrc/pb/*.h)
+$(BIN)/smtbench: pyproject.toml setup.py pylib/smtbench/_build.py $(filter-out csrc/cuda/%,$(wildcard csrc/*.[ch] csrc/*/*.[ch]))
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip wheel
 	$(BIN)/python -m pip install -q -e '.[test]'

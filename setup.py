@@ -1,4 +1,4 @@
-"""Build hook: cffi compiles every csrc/*.c into smtbench._native (see pylib/smtbench/_build.py)."""
+"""Build hook: cffi compiles every C file under csrc/ (but cuda/) into smtbench._native (see pylib/smtbench/_build.py)."""
 from pathlib import Path
 
 from setuptools import setup

@@ -111,3 +111,51 @@ def test_slowdown_fails_the_gate_unchanged_build_passes(tmp_path, monkeypatch, c
     assert len(ir) == 2, lines  # both queue sizes run the probe loop
     assert ir[0].startswith("count regression: hash-kv-1mib-q0 (sb_hash_find_batch) ir per lookup: baseline ")
     assert ", now " in ir[0] and "tolerance 2%" in ir[0]
+
+
+def test_kenlm_pairs_and_the_seeded_stream():
+    """Without valgrind: our SplitMix64 is the reference generator (KenLM's benchmark with SEED is checked against it
+    on every count: the xor of the keys it drew); the keys tables are sized as KenLM's benchmark sizes them; every
+    pair joins a point of ours with a peer's point of the same unit, and a peer's pair is a point of ours."""
+    import numpy as np
+
+    assert [hex(int(x)) for x in counts.splitmix64(0, 2)] == ["0xe220a8397b1dcdaf", "0x6e789e6aa1b965f4"]
+    for mib in counts.KEYS_MIB:
+        buckets, entries = counts.keys_plan(mib)
+        assert buckets * 8 == mib << 20
+        # KenLM's Size(): max(entries + 1, int(1.5f * entries)) buckets rounded up to a power of two
+        need = max(entries + 1, int(np.float32(1.5) * np.float32(entries)))
+        assert 1 << (need - 1).bit_length() == buckets and int(np.float32(1.5) * np.float32(entries + 1)) >= buckets
+    for ours, peer in counts.PAIRS.items():
+        a, b = counts.BY_NAME[ours], counts.BY_NAME[peer]
+        assert (a.system, a.unit) == ("ours", b.unit) and b.system != "ours", (ours, peer)
+        assert counts.BY_NAME[counts.pair_of(peer)].system == "ours"
+    assert counts.pair_of("hash-keys-64mib-q16") == "kenlm-hash-64mib-q16"
+    assert counts.pair_of("kenlm-trie-o5") == "btree-o5-k31"
+
+
+def test_kenlm_hash_points_one_dump_per_queue(tmp_path, monkeypatch):
+    """KenLM's hash benchmark with SEED on a small table under valgrind: it draws our SplitMix64 keys (checked by
+    _run_kenlm_hash), one dump per counted queue, known by its LookupNs, the same counts twice."""
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed")
+    from smtbench.lm import kenlm_peer
+
+    try:
+        kenlm_peer.hash_program(seeded=True)
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    monkeypatch.setattr(counts, "keys_plan", lambda mib: (2048, 1365))
+    monkeypatch.setattr(counts, "HASH_LOOKUPS", 3000)
+    runs = []
+    for i in range(2):
+        (tmp_path / str(i)).mkdir()
+        got = counts._run_kenlm_hash(1, tmp_path / str(i), tmp_path / f"keep{i}")
+        assert sorted(got) == ["kenlm-hash-1mib-q0", "kenlm-hash-1mib-q16"]
+        assert sorted(p.name for p in (tmp_path / f"keep{i}").iterdir()) == [
+            "kenlm-hash-1mib-q0.callgrind", "kenlm-hash-1mib-q16.callgrind"]
+        runs.append({k: (v["units"], v["events"]) for k, v in got.items()})
+    assert runs[0] == runs[1]
+    q0, q16 = (runs[0][f"kenlm-hash-1mib-q{q}"][1] for q in (0, 16))
+    assert 3000 * 10 < q0["Ir"] < q16["Ir"] < 3000 * 200  # the queue's bookkeeping costs instructions
+    assert q0["Dw"] < 100 < 3000 < q16["Dw"]  # Immediate writes nothing per lookup; the queue writes its ring

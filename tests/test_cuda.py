@@ -48,7 +48,7 @@ def test_schema_lists_the_compiled_node_sizes(built_library: Path):
 
 
 def test_error_codes_agree_with_common_h():
-    common = (ROOT / "csrc/common.h").read_text()
+    common = (ROOT / "csrc/util/common.h").read_text()
     cu = (ROOT / "csrc/cuda/btree.cu").read_text()
     for name in ("SB_OK", "SB_EINVAL", "SB_ENOMEM"):
         c = int(re.search(rf"{name} = (-?\d+)", common).group(1))

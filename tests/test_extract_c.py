@@ -1,4 +1,4 @@
-"""The C phrase extractor (csrc/extract.c) against the pure-Python reference (`tm extract --plain`): the same
+"""The C phrase extractor (csrc/tm/extract.c) against the pure-Python reference (`tm extract --plain`): the same
 extract, extract.inv and orientation bytes, the same one-line errors."""
 from __future__ import annotations
 

@@ -178,7 +178,7 @@ def test_a_clone_without_shared_decodes_its_own_model_and_names_what_needs_the_o
     assert "--oracle" not in next(x for x in out.splitlines() if "bench moses2_scaling -f" in x)  # no Moses2 run of it
     assert str(empty) not in "".join(x for x in out.splitlines() if "smtbench bench " in x)
     # the index: what needs the oracle (and nothing else), and the model each decoding experiment ran on
-    assert {x.split(":")[0] for x in _index_args(out, "--not-run")} == {"moses_training", "moore_quirk_moses"}
+    assert {x.split(":")[0] for x in _index_args(out, "--not-run")} == {"moses_training", "moore_quirk_moses", "counts"}
     assert all("needs the Moses oracle" in x for x in _index_args(out, "--not-run"))
     models = {x.split(":", 1)[0]: x.split(":", 1)[1] for x in _index_args(out, "--models")}
     assert models["moses_decode"].startswith("trained")

@@ -2,8 +2,10 @@
 # Build KenLM's programs from the PyPI sdist of `kenlm` 0.3.0 into build/lmplz/bin (gitignored): lmplz (the
 # reference estimator for tests/test_lm_estimate.py) and the live peers build_binary, query and kenlm_benchmark, and
 # probing_hash_table_benchmark (KenLM's hash-table benchmark, patched by tools/kenlm-probing-benchmark.patch to time
-# one table size on one thread when given ENTRIES LOOKUPS: the peer of bench mokry_hash --kenlm-peer).
-# Nothing of KenLM is committed to this repository. Idempotent: a second run only prints the lmplz path.
+# one table size on one thread when given ENTRIES LOOKUPS: the peer of bench mokry_hash --kenlm-peer; with a third
+# argument SEED its keys come from a seeded generator: the deterministic peer of `smtbench count`).
+# Nothing of KenLM is committed to this repository. Idempotent: a second run only prints the lmplz path (a changed
+# patch rebuilds the hash benchmark).
 #   bash tools/build_lmplz.sh            # -> build/lmplz/bin/{lmplz,build_binary,query,kenlm_benchmark,...}
 # Env: LMPLZ_CACHE (default build/lmplz), LMPLZ_JOBS (default 2), LMPLZ_NO_APT=1 to skip apt-get.
 set -euo pipefail
@@ -16,7 +18,12 @@ PROGRAMS="lmplz build_binary query kenlm_benchmark probing_hash_table_benchmark"
 log() { echo "build_lmplz: $*" >&2; }
 
 have_all() { for p in $PROGRAMS; do [ -x "$CACHE/bin/$p" ] || return 1; done; }
-if have_all && { "$BIN" --help 2>&1 || true; } | grep -q Kneser; then
+# the hash benchmark is rebuilt whenever the patch changes: its sha256 is stamped beside the built programs
+PATCH="$ROOT/tools/kenlm-probing-benchmark.patch"
+PATCH_SUM="$(sha256sum "$PATCH" | cut -d' ' -f1)"
+STAMP="$CACHE/bin/.kenlm-probing-benchmark.patch.sha256"
+patched() { [ "$(cat "$1" 2>/dev/null)" = "$PATCH_SUM" ]; }
+if have_all && patched "$STAMP" && { "$BIN" --help 2>&1 || true; } | grep -q Kneser; then
     echo "$BIN"; exit 0
 fi
 mkdir -p "$CACHE"
@@ -48,9 +55,13 @@ SRC="$CACHE/kenlm-$VERSION"
 if [ ! -f "$SRC/CMakeLists.txt" ]; then
     rm -rf "$SRC"; tar -xzf "$SDIST" -C "$CACHE"
 fi
-# KenLM's hash benchmark with a one-size mode (its own code otherwise unchanged); applied once
-if ! grep -q "smtbench (tools/build_lmplz.sh)" "$SRC/util/probing_hash_table_benchmark_main.cc"; then
-    patch -s -p0 -d "$CACHE" < "$ROOT/tools/kenlm-probing-benchmark.patch" >&2
+# KenLM's hash benchmark with a one-size mode (its own code otherwise unchanged); applied once per revision of the
+# patch, to the sdist's own file
+PHT="util/probing_hash_table_benchmark_main.cc"
+if ! patched "$SRC/.kenlm-probing-benchmark.patch.sha256"; then
+    tar -xzf "$SDIST" -C "$CACHE" "kenlm-$VERSION/$PHT"
+    patch -s -p0 -d "$CACHE" < "$PATCH" >&2
+    echo "$PATCH_SUM" > "$SRC/.kenlm-probing-benchmark.patch.sha256"
 fi
 
 # Configure and build only KenLM's programs.
@@ -65,4 +76,5 @@ for p in $PROGRAMS; do
     mv "$CACHE/bin/$p.tmp" "$CACHE/bin/$p"
 done
 { "$BIN" --help 2>&1 || true; } | grep -q Kneser || { log "built $BIN but it does not run"; exit 1; }
+echo "$PATCH_SUM" > "$STAMP"
 echo "$BIN"

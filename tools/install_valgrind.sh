@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Valgrind (callgrind, callgrind_annotate, valgrind/callgrind.h) for `smtbench count` (issue 42), installed with
 # apt-get where missing, the way tools/build_lmplz.sh installs its packages. VALGRIND_NO_APT=1 skips apt-get.
-# The C extension must be (re)built after this so that csrc/cgregion.c sees valgrind/callgrind.h.
+# The C extension must be (re)built after this so that csrc/util/cgregion.c sees valgrind/callgrind.h.
 set -euo pipefail
 log() { echo "install_valgrind: $*" >&2; }
 if command -v valgrind >/dev/null && [ -f /usr/include/valgrind/callgrind.h ]; then exit 0; fi

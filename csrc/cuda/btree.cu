@@ -1,5 +1,5 @@
 // cuda/btree.cu - see btree.h. One warp per query; K and the order are template parameters.
-// The byte layout is the one written by csrc/btree.c (documented in csrc/btree.h).
+// The byte layout is the one written by csrc/lm/btree.c (documented in csrc/lm/btree.h).
 #include "btree.h"
 
 #include <cuda_runtime.h>
@@ -10,7 +10,7 @@
 
 namespace {
 
-// Error codes of csrc/common.h (kept in sync by tests/test_cuda.py).
+// Error codes of csrc/util/common.h (kept in sync by tests/test_cuda.py).
 constexpr int SB_OK = 0, SB_EINVAL = -1, SB_ENOMEM = -2;
 constexpr uint32_t NONE = 0xFFFFFFFFu;
 constexpr uint32_t ROOT_ENTRY = 12;  // float prob, float backoff, uint32 child

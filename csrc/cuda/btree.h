@@ -1,12 +1,12 @@
 /* cuda/btree.h - gLM B-tree trie LM queries on an NVIDIA GPU (Bogoychev & Lopez 2016, sections 3.1.1, 4.2).
  *
- * The byte array built by csrc/btree.c (see btree.h for the layout) is copied to the device once;
+ * The byte array built by csrc/lm/btree.c (see lm/btree.h for the layout) is copied to the device once;
  * each query is evaluated by one warp: at every B-tree node the warp reads the node's K-1 keys with
  * one coalesced load into shared memory, compares them all at once (one lane per key, __ballot_sync),
  * and follows the child or reads the value. K and the order are template parameters; only the
  * combinations listed by sb_cuda_btree_node_sizes / sb_cuda_btree_orders are compiled.
  * Built by `smtbench build-cuda` into libsmtbench_cuda.so and loaded with cffi's dlopen
- * (pylib/smtbench/cuda.py). Every function returns SB_OK (0) or a negative SB_E* code (common.h);
+ * (pylib/smtbench/cuda.py). Every function returns SB_OK (0) or a negative SB_E* code (util/common.h);
  * SB_ECUDA means a CUDA runtime call failed: sb_cuda_last_error names it.
  */
 #ifndef SMTBENCH_CUDA_BTREE_H

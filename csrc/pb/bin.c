@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "pb/table_reader.h"
-#include "probing.h"
+#include "util/probing.h"
 
 #define NO_ID UINT32_MAX
 static const char MAGIC[8] = {'S', 'B', 'P', 'T', 'B', 'I', 'N', '1'};

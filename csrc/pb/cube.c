@@ -1,6 +1,6 @@
 /* pb/cube.c - see cube.h. */
 #include "pb/cube.h"
-#include "probing.h"
+#include "util/probing.h"
 
 #include <math.h>
 #include <stdlib.h>

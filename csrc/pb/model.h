@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common.h"
-#include "lmprobe.h"
-#include "probing.h"
+#include "util/common.h"
+#include "lm/lmprobe.h"
+#include "util/probing.h"
 #include "pb/bin.h"
 #include "pb/options.h"
 #include "pb/table_reader.h"

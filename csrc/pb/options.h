@@ -9,8 +9,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "common.h"
-#include "lmprobe.h"
+#include "util/common.h"
+#include "lm/lmprobe.h"
 #include "pb/bin.h"
 #include "pb/vocab.h"
 

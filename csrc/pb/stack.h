@@ -6,7 +6,7 @@
 #define SMTBENCH_PB_STACK_H
 
 #include "pb/pool.h"
-#include "probing.h"
+#include "util/probing.h"
 
 /* CFFI-BEGIN */
 typedef struct {

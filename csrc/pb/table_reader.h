@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common.h"
+#include "util/common.h"
 #include "pb/vocab.h"
 
 /* CFFI-BEGIN */

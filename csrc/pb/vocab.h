@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "probing.h"
+#include "util/probing.h"
 
 #define SB_PB_NO_WORD UINT32_MAX
 

@@ -1,4 +1,4 @@
-"""cffi API-mode builder: every csrc/*.c and csrc/pb/*.c compiles into one extension, ``smtbench._native``.
+"""cffi API-mode builder: every C file of csrc/'s folders (C_DIRS) compiles into one extension, ``smtbench._native``.
 
 The public declarations of each kernel are the lines between ``/* CFFI-BEGIN */`` and
 ``/* CFFI-END */`` in its header. Flags are portable by default; ``SMTBENCH_NATIVE=1`` adds
@@ -23,9 +23,9 @@ from cffi import FFI
 PKG = Path(__file__).resolve().parent
 ROOT = PKG.parent.parent
 CSRC = ROOT / "csrc"
-#: the C folders: the kernels, and the phrase-based model and its searches (csrc/pb/); every #include "x.h" is
-#: relative to csrc/
-C_DIRS = (CSRC, CSRC / "pb")
+#: the C folders: csrc/ and its wings (lm/, tm/, hash/, tune/, util/, the phrase-based core pb/), all but cuda/ (nvcc's,
+#: lm/cuda.py); every #include "x.h" is relative to csrc/
+C_DIRS = (CSRC, *sorted(d for d in CSRC.iterdir() if d.is_dir() and d.name != "cuda"))
 _BLOCK = re.compile(r"/\*\s*CFFI-BEGIN\s*\*/(.*?)/\*\s*CFFI-END\s*\*/", re.S)
 
 
@@ -59,7 +59,7 @@ def headers() -> list[Path]:
         state[name] = 2
         order.append(by_name[name])
 
-    for name in sorted(by_name, key=lambda n: (n != "common.h", n)):
+    for name in sorted(by_name, key=lambda n: (n != "util/common.h", n)):
         visit(name)
     return [h for h in order if _BLOCK.search(h.read_text())]
 

@@ -4,14 +4,20 @@ mispredicted branches per unit of work, under callgrind, for fixed named points 
 How a point is counted. Ours: one process per group of points (one table or model, built once),
 ``valgrind --tool=callgrind --instr-atstart=no`` with the pinned geometry of :data:`VALGRIND_ARGS` (the same on every
 machine), Python driving the kernels through cffi (``python -m smtbench.counts drive GROUP``). Nothing is
-instrumented until a region begins: ``sb_cg_begin`` (csrc/cgregion.c, callgrind.h's client requests) starts
+instrumented until a region begins: ``sb_cg_begin`` (csrc/util/cgregion.c, callgrind.h's client requests) starts
 instrumenting, reads a 16 MiB buffer (so every region starts with the simulated caches holding none of the kernel's
 data, whatever point ran before it) and zeroes the counters; the kernel's one C call runs; ``sb_cg_end`` stops
 instrumenting and dumps the region to its own file, named by the point. A region holds the C call plus cffi's call
 path (a few hundred instructions). The peer (KenLM's ``kenlm_benchmark -q -t 1``, a C++ process without client
 requests) runs fully instrumented with collection toggled on only inside its worker thread's loop
 (``--toggle-collect`` of the thread's ``run()``: the scoring loop, its float sum and the buffer hand-over), so its
-caches are warm with whatever loading left in them. No one-line-input subtraction is used anywhere.
+caches are warm with whatever loading left in them; ``kenlm-probing-o5`` and ``kenlm-trie-o5`` (the B-tree's peer)
+count it on KenLM's probing and trie binaries. KenLM's hash benchmark (``probing_hash_table_benchmark ENTRIES LOOKUPS
+SEED``, tools/kenlm-probing-benchmark.patch: SplitMix64 keys instead of /dev/urandom, a 16 MiB read before each
+queue) runs fully instrumented too, collecting only inside each queue's ``LookupNs`` and dumping before each read, one
+dump per queue; our ``hash-keys-*`` points run our 'keys' layout on the same keys and queries. :data:`PAIRS` names
+each point of ours with the peer's point on the same input (the rows' and the table's ``pair``). No one-line-input
+subtraction is used anywhere.
 
 Debian 12's valgrind (3.19) stops with SIGILL on AVX-512, which ``-march=native`` emits: counts come from the
 portable build (SMTBENCH_NATIVE=0); a native build is refused.
@@ -52,6 +58,7 @@ HASH_LOOKUPS = 100_000
 DECODE_SENTENCES = {"cube": 10, "normal": 3}  # under callgrind a normal-search sentence costs ~8 cube ones
 CSV_COLUMNS = ["point", "system", "kernel", "unit", "metric", "per_unit"]
 BASELINE_COLUMNS = [*CSV_COLUMNS, "tolerance"]
+TABLE_COLUMNS = [*CSV_COLUMNS, "pair"]  # what --csv writes: "pair" = pair_of(point) (optional when read)
 
 
 class CountError(ValueError):
@@ -74,9 +81,56 @@ def _hash_points(mib: int) -> list[Point]:
                   + ("plain" if q == 0 else f"prefetch queue {q}")) for q in (0, 16)]
 
 
+#: KenLM's hash benchmark and our 'keys' layout on the same input (the peer pair of the hash table): tables of these
+#: MiB (8-byte buckets: inside the simulated LL, 8x it), KenLM's sizing (its benchmark's Size(): 1.5 buckets per entry,
+#: a power of two, so buckets / 1.5 entries), SplitMix64(KEYS_SEED) keys: the HASH_LOOKUPS queries first, then the
+#: entries (the order KenLM's benchmark draws them), so every query misses and both tables hold the same keys in the
+#: same buckets (both are linear probing from key & (buckets - 1))
+KEYS_MIB = (1, 64)
+KEYS_QUEUES = (0, 16)  # KenLM's Immediate and PrefetchQueue<16>; ours: no queue and a queue of 16
+KEYS_SEED = 20261128
+
+
+def keys_plan(mib: int) -> tuple[int, int]:
+    """(buckets, entries) of the 8-byte-key table of ``mib`` MiB, sized as KenLM's hash benchmark sizes it."""
+    buckets = (mib << 20) // 8
+    return buckets, int(buckets / 1.5)
+
+
+def splitmix64(seed: int, n: int):
+    """The first ``n`` outputs of SplitMix64 seeded with ``seed`` (numpy uint64): the generator of KenLM's hash
+    benchmark given a SEED (tools/kenlm-probing-benchmark.patch), output for output."""
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        z = np.uint64(seed) + np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def _keys_points(mib: int) -> list[Point]:
+    buckets, entries = keys_plan(mib)
+    common = (f"{mib} MiB of 8-byte keys ({buckets} buckets, {entries} entries: KenLM's benchmark sizing), keys "
+              f"and {HASH_LOOKUPS} missing queries from SplitMix64({KEYS_SEED}) (KenLM's benchmark with SEED: the same "
+              f"keys in the same buckets, the same queries); the region starts after a {EVICT_BYTES >> 20} MiB read")
+    ours = [Point(f"hash-keys-{mib}mib-q{q}", f"hash-keys-{mib}mib", "ours", "sb_hash_find_batch", "lookup",
+                  f"our 'keys' layout, {common}; counted: one sb_hash_find_batch call over the queries "
+                  + ("without a queue" if q == 0 else f"with a prefetch queue of {q}")
+                  + " (it writes a value and a found flag per query)") for q in KEYS_QUEUES]
+    peer = [Point(f"kenlm-hash-{mib}mib-q{q}", f"kenlm-hash-{mib}mib", "kenlm", "probing_hash_table_benchmark",
+                  "lookup", f"KenLM's probing_hash_table_benchmark {entries} {HASH_LOOKUPS} {KEYS_SEED} "
+                  f"(tools/kenlm-probing-benchmark.patch; ProbingHashTable, IdentityHash, Power2Mod), {common}; "
+                  f"counted: its LookupNs<{'Immediate' if q == 0 else f'PrefetchQueue<{q}>'}> (the queue's Add per "
+                  f"query, its Drain, two CPUTime() calls; --toggle-collect, one dump per queue)")
+            for q in KEYS_QUEUES]
+    return ours + peer
+
+
 POINTS: list[Point] = [
     *_hash_points(1),  # inside the simulated LL
     *_hash_points(64),  # 8x the simulated LL: misses show
+    *(p for mib in KEYS_MIB for p in _keys_points(mib)),
     Point("lm-o5-sequential", "lm-o5", "ours", "sb_lm_score_stream", "query",
           "the oracle's 5-gram (lm-en5.arpa.xz, a 38 MiB probing table) on dev.en, sequential"),
     Point("lm-o5-automaton-q8", "lm-o5", "ours", "sb_lm_score_stream", "query",
@@ -91,10 +145,32 @@ POINTS: list[Point] = [
           f"sentences of dev.es"),
     Point("kenlm-probing-o5", "kenlm-o5", "kenlm", "kenlm_benchmark", "query",
           "KenLM's probing binary of the same ARPA, kenlm_benchmark -q -t 1 on dev.en's ids (worker loop only)"),
+    Point("kenlm-trie-o5", "kenlm-trie-o5", "kenlm", "kenlm_benchmark", "query",
+          "KenLM's trie binary of the same ARPA (build_binary trie), kenlm_benchmark -q -t 1 on dev.en's ids in "
+          "its vocabulary (worker loop only): the B-tree's peer"),
 ]
 BY_NAME = {p.name: p for p in POINTS}
 GROUPS = sorted({p.group for p in POINTS})
-ORACLE_GROUPS = {"lm-o5", "kenlm-o5", "decode"}
+ORACLE_GROUPS = {"lm-o5", "kenlm-o5", "kenlm-trie-o5", "decode"}
+#: our point -> the peer's point on the same input (the "ours / peer" columns of the tables); a peer's own partner is
+#: the first point of ours that names it (:func:`pair_of`)
+PAIRS: dict[str, str] = {
+    **{f"hash-keys-{mib}mib-q{q}": f"kenlm-hash-{mib}mib-q{q}" for mib in KEYS_MIB for q in KEYS_QUEUES},
+    "lm-o5-sequential": "kenlm-probing-o5",
+    "lm-o5-automaton-q8": "kenlm-probing-o5",
+    "btree-o5-k31": "kenlm-trie-o5",
+}
+
+
+def pair_of(name: str) -> str | None:
+    """The comparable point of the other system: PAIRS for ours, the first point of ours naming it for a peer."""
+    return PAIRS.get(name) or next((ours for ours, peer in PAIRS.items() if peer == name), None)
+
+
+def add_counts_option(p: Any) -> None:
+    """A report verb's `--counts`: the counts table (`smtbench count --csv`) its headline table takes columns from."""
+    p.add_argument("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
+                                    "instruction and LL-miss columns of the fixed count points, ours and the peer's")
 
 
 def default_oracle() -> Path:
@@ -180,6 +256,38 @@ def _prepare_hash(mib: int) -> dict[str, Driven]:
     return {f"hash-kv-{mib}mib-q{qs}": point(qs) for qs in (0, 16)}
 
 
+def _prepare_hash_keys(mib: int) -> dict[str, Driven]:
+    """Our 'keys' layout on the input of KenLM's hash benchmark with SEED (:data:`KEYS_SEED`): the same keys inserted
+    in the same order, the same queries (all misses)."""
+    import numpy as np
+
+    from .hash.table import ProbingHashTable
+    from .native import as_ptr, check, lib
+
+    buckets, entries = keys_plan(mib)
+    stream = splitmix64(KEYS_SEED, HASH_LOOKUPS + entries)
+    q = _paged(stream[:HASH_LOOKUPS])
+    keys = stream[HASH_LOOKUPS:]
+    t = ProbingHashTable(buckets, "pow2", "keys", huge=False)
+    t.insert(keys, keys)
+    if len(t) != entries:  # a repeated key (KenLM's table would hold it twice): another seed is needed
+        raise CountError(f"hash-keys-{mib}mib: SplitMix64({KEYS_SEED}) repeats a key ({len(t)} of {entries} entries)")
+    del stream, keys
+    values = _paged(np.zeros(len(q), dtype=np.uint64))
+    found = _paged(np.zeros(len(q), dtype=np.uint8))
+    kp, vp, fp = as_ptr("uint64_t *", q), as_ptr("uint64_t *", values), as_ptr("uint8_t *", found)
+    find = lib.sb_hash_find_batch
+    keep = (t, q, values, found)  # the closure holds the objects that own the memory
+
+    def point(queue: int) -> Driven:
+        def run() -> int:
+            check(find(keep[0]._t, kp, len(q), queue, vp, fp), "hash find")
+            return len(q)
+        return run, lambda: f"found {int(found.sum())}"
+
+    return {f"hash-keys-{mib}mib-q{qs}": point(qs) for qs in KEYS_QUEUES}
+
+
 def _prepare_lm(oracle: Path) -> dict[str, Driven]:
     import numpy as np
 
@@ -263,12 +371,14 @@ def drive(group: str, out: str, oracle: Path) -> int:
 
     from .native import as_ptr, buildinfo, ffi, lib
 
-    if buildinfo().get("native") or "-march=native" in buildinfo()["cflags_compiled"]:
+    if "-march=native" in buildinfo()["cflags_compiled"]:  # the loaded extension's own flags (SMTBENCH_COUNT_EXT's)
         raise CountError("counts need the portable build (SMTBENCH_NATIVE=0): valgrind 3.19 stops on AVX-512")
     if not lib.sb_cg_available():
         raise CountError("this build of the extension has no callgrind client requests (valgrind/callgrind.h "
                          "was absent when it was compiled): install valgrind and rebuild")
-    if group.startswith("hash-"):
+    if group.startswith("hash-keys-"):
+        points = _prepare_hash_keys(int(group.removeprefix("hash-keys-").removesuffix("mib")))
+    elif group.startswith("hash-"):
         points = _prepare_hash(int(group.removeprefix("hash-").removesuffix("mib")))
     elif group == "lm-o5":
         points = _prepare_lm(oracle)
@@ -316,26 +426,78 @@ def valgrind_version() -> str:
     return procs.run([_valgrind(), "--version"], capture_output=True, text=True).stdout.strip()
 
 
-def _driver_env(argv: list[str]) -> dict[str, str]:
+def _driver_env(argv: list[str], base: dict[str, str] | None = None) -> dict[str, str]:
     """The driver's environment: Python's hash seed fixed, glibc's mmap threshold fixed (no dynamic threshold: every
     allocation of 64 KiB or more, the kernels' own included, is page-aligned), and the strings at the top of the
     stack padded to one length (SMTBENCH_COUNT_PAD), so that the stack's offset in its page does not follow the
     length of the checkout's paths."""
-    env = {k: v for k, v in os.environ.items() if k != "SMTBENCH_COUNT_PAD"}
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k != "SMTBENCH_COUNT_PAD"}
     env.update(PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MALLOC_MMAP_THRESHOLD_="65536")
-    used = sum(len(a.encode()) + 1 for a in argv) + len(os.fsencode(sys.executable)) + 1
+    used = sum(len(a.encode()) + 1 for a in argv) + len(os.fsencode(argv[0])) + 1
     used += sum(len(k.encode()) + len(v.encode()) + 2 for k, v in env.items()) + len("SMTBENCH_COUNT_PAD=") + 1
     used += 8 * (len(env) + 1 + len(argv) + 2)  # envp, argv and argc below the strings (the pad included)
     env["SMTBENCH_COUNT_PAD"] = "x" * ((-used) % 4096)
     return env
 
 
+def _canonical_driver(tmp: Path, oracle: Path, argv_tail: list[str]) -> tuple[list[str], dict[str, str], Path]:
+    """The driver's command, environment and working folder, the same strings on every checkout: Python's heap
+    holds the paths it was given (sys.path, modules' file names, os.environ), and their lengths move where the
+    kernels' small allocations land, so a simulated-cache count (D1 sets are address bits 6-11) moved by up to
+    1.2% between two checkouts of one commit. So the driver runs the base interpreter (``-S``: no site, no
+    .pth files) from a link farm of fixed-length names in the count's temp folder (``f/p`` -> the package's
+    folder, ``f/s<i>`` -> the site folders of numpy and cffi, ``f/o`` -> the oracle), in that folder, with a
+    minimal environment (no inherited variables but ``SMTBENCH_COUNT_EXT``, linked as ``f/_native.so``), the
+    bytecode of the package and of numpy compiled beforehand into the farm's cache. Returns (argv after
+    valgrind's options, env, cwd); ``argv_tail`` follows ``-m smtbench.counts drive`` with ``{o}`` standing for
+    the oracle and ``{f}`` for the farm."""
+    import cffi
+    import numpy
+
+    import compileall
+
+    farm = tmp / "f"
+    farm.mkdir(exist_ok=True)
+    links = {"p": Path(__file__).resolve().parents[1], "o": Path(oracle).resolve()}
+    for i, d in enumerate(sorted({Path(numpy.__file__).resolve().parents[1],
+                                   Path(cffi.__file__).resolve().parents[1]})):
+        links[f"s{i}"] = d
+    for name, target in links.items():
+        link = farm / name
+        if not link.is_symlink():
+            link.symlink_to(target)
+    # bytecode compiled beforehand, for the paths the driver sees, into the farm's own cache (f/c): a pyc holds
+    # its source's path (unmarshalled, then replaced), and a first run that compiles allocates more
+    saved = sys.pycache_prefix
+    sys.pycache_prefix = str(farm / "c")
+    try:
+        compileall.compile_dir(str(farm / "p" / "smtbench"), quiet=2)
+        for site in (n for n in links if n.startswith("s")):
+            for pkg in ("numpy", "cffi"):
+                if (farm / site / pkg).is_dir():
+                    compileall.compile_dir(str(farm / site / pkg), quiet=2, rx=re.compile(r"/tests?/"))
+    finally:
+        sys.pycache_prefix = saved
+    py = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+    argv = [py, "-S", "-m", "smtbench.counts", "drive",
+            *(a.replace("{o}", "f/o").replace("{f}", "f") for a in argv_tail)]
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONPYCACHEPREFIX": "f/c",
+           "PYTHONPATH": ":".join(f"f/{n}" for n in links if n != "o")}
+    if os.environ.get("SMTBENCH_COUNT_EXT"):  # another build of the extension, linked in as f/_native.so
+        ext = Path(os.environ["SMTBENCH_COUNT_EXT"]).resolve()
+        if not ext.is_file():
+            raise CountError(f"SMTBENCH_COUNT_EXT={os.environ['SMTBENCH_COUNT_EXT']}: no such file")
+        if not (farm / "_native.so").is_symlink():
+            (farm / "_native.so").symlink_to(ext)
+        env["SMTBENCH_COUNT_EXT"] = "f/_native.so"
+    return argv, _driver_env(argv, env), tmp
+
+
 def _run_ours(group: str, points: list[Point], tmp: Path, oracle: Path, keep: Path | None) -> dict[str, dict]:
     out_json, cg = tmp / f"{group}.json", tmp / f"{group}.callgrind"
-    env = _driver_env([sys.executable, "-m", "smtbench.counts", "drive", group, str(out_json), str(oracle)])
-    cmd = [_valgrind(), *VALGRIND_ARGS, "--instr-atstart=no", f"--callgrind-out-file={cg}",
-           sys.executable, "-m", "smtbench.counts", "drive", group, str(out_json), str(oracle)]
-    r = procs.run(cmd, capture_output=True, text=True, env=env)
+    argv, env, cwd = _canonical_driver(tmp, oracle, [group, f"{group}.json", "{o}"])
+    cmd = [_valgrind(), *VALGRIND_ARGS, "--instr-atstart=no", f"--callgrind-out-file={cg}", *argv]
+    r = procs.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
     if r.returncode != 0:
         tail = " | ".join([line for line in r.stderr.splitlines() if not line.startswith("==")][-5:])
         raise CountError(f"count group {group}: the driver under valgrind failed (exit {r.returncode}): {tail}")
@@ -356,7 +518,10 @@ def _run_ours(group: str, points: list[Point], tmp: Path, oracle: Path, keep: Pa
     return found
 
 
-def _run_kenlm(oracle: Path, workdir: Path, tmp: Path, keep: Path | None) -> dict[str, dict] | None:
+def _run_kenlm(oracle: Path, workdir: Path, tmp: Path, keep: Path | None,
+               kind: str = "probing") -> dict[str, dict] | None:
+    """Point ``kenlm-<kind>-o5``: kenlm_benchmark -q -t 1 on KenLM's ``kind`` binary of the oracle's ARPA and dev.en's
+    ids in that binary's vocabulary (probing and trie number words differently)."""
     from .lm import kenlm_peer
 
     try:
@@ -364,15 +529,17 @@ def _run_kenlm(oracle: Path, workdir: Path, tmp: Path, keep: Path | None) -> dic
     except FileNotFoundError:
         return None
     workdir.mkdir(parents=True, exist_ok=True)
-    binary, ids = workdir / "lm-en5.probing", workdir / "dev.en.kenlm-ids"
+    name = f"kenlm-{kind}-o5"
+    binary = workdir / f"lm-en5.{kind}"
+    ids = workdir / ("dev.en.kenlm-ids" if kind == "probing" else f"dev.en.kenlm-{kind}-ids")
     arpa = oracle / "lm-en5.arpa.xz"
     if not binary.exists() or binary.stat().st_mtime < arpa.stat().st_mtime:
-        kenlm_peer.build_binary(arpa, "probing", binary)
+        kenlm_peer.build_binary(arpa, kind, binary)
     if not ids.exists() or ids.stat().st_mtime < binary.stat().st_mtime:
         with open(oracle / "dev.en", "rb") as src, open(ids, "wb") as dst:
             procs.run([str(prog), "-v", "-m", str(binary)], stdin=src, stdout=dst, check=True,
                            stderr=subprocess.DEVNULL)
-    cg = tmp / "kenlm.callgrind"
+    cg = tmp / f"{name}.callgrind"
     argv = [str(prog), "-q", "-t", "1", "-m", str(binary)]
     with open(ids, "rb") as src:
         r = procs.run([_valgrind(), *VALGRIND_ARGS, "--toggle-collect=*thread_data*RecyclingHandler*::run()",
@@ -384,8 +551,65 @@ def _run_kenlm(oracle: Path, workdir: Path, tmp: Path, keep: Path | None) -> dic
     _, ev = parse_callgrind(cg)
     if keep:
         keep.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(cg, keep / "kenlm-probing-o5.callgrind")
-    return {"kenlm-probing-o5": {"units": run.queries, "checksum": repr(run.log10_sum), "events": ev}}
+        shutil.copyfile(cg, keep / f"{name}.callgrind")
+    return {name: {"units": run.queries, "checksum": repr(run.log10_sum), "events": ev}}
+
+
+_LOOKUP_FN = re.compile(r"LookupNs<util::\(anonymous namespace\)::(?:Immediate<|PrefetchQueue<.*, (\d+)u> >\()")
+
+
+def _run_kenlm_hash(mib: int, tmp: Path, keep: Path | None) -> dict[str, dict] | None:
+    """Points ``kenlm-hash-<mib>mib-q<q>``: one run of KenLM's hash benchmark with SEED under valgrind, collecting
+    inside its LookupNs<queue> only (--toggle-collect) and dumping before each queue's eviction read
+    (--dump-before=*Evict*), so that each queue's lookups are one dump, known by the LookupNs in it."""
+    import numpy as np
+
+    from .lm import kenlm_peer
+
+    try:
+        kenlm_peer.program(kenlm_peer.HASH_BENCHMARK)
+    except FileNotFoundError:
+        return None
+    try:
+        prog = kenlm_peer.hash_program(seeded=True)
+    except FileNotFoundError as exc:
+        raise CountError(str(exc)) from None
+    buckets, entries = keys_plan(mib)
+    cg = tmp / f"kenlm-hash-{mib}mib.callgrind"
+    argv = [str(prog), str(entries), str(HASH_LOOKUPS), str(KEYS_SEED)]
+    r = procs.run([_valgrind(), *VALGRIND_ARGS, "--toggle-collect=*LookupNs<*", "--dump-before=*Evict*",
+                   "--compress-strings=no", f"--callgrind-out-file={cg}", *argv],
+                  capture_output=True, text=True, env=_driver_env(argv))
+    if r.returncode != 0:
+        tail = " | ".join([line for line in r.stderr.splitlines() if not line.startswith("==")][-5:])
+        raise CountError(f"{prog.name} under valgrind failed (exit {r.returncode}): {tail}")
+    head = re.search(r"^entries (\d+) bytes (\d+) ", r.stdout, re.M)
+    drawn = re.search(r"^seed (\d+) drawn_xor ([0-9a-f]+)$", r.stdout, re.M)
+    meaningless = re.search(r"^Meaningless (\d)", r.stderr, re.M)
+    if not head or int(head.group(2)) != buckets * 8 or not drawn or not meaningless:
+        raise CountError(f"{prog.name} {' '.join(argv[1:])}: not a table of {mib} MiB, or unexpected output: "
+                         f"{r.stdout[:300]!r}")
+    want = int(np.bitwise_xor.reduce(splitmix64(KEYS_SEED, HASH_LOOKUPS + entries)))
+    if int(drawn.group(2), 16) != want:  # the keys of our hash-keys points are not the ones it drew
+        raise CountError(f"{prog.name}: its SplitMix64({KEYS_SEED}) keys xor to {drawn.group(2)}, ours to {want:x}")
+    found: dict[str, dict] = {}
+    for f in sorted(tmp.glob(f"{cg.name}*")):
+        _, ev, fns = read_callgrind(f)
+        queues = {int(m.group(1) or 0) for fn in fns for m in [_LOOKUP_FN.search(fn)] if m and fns[fn]}
+        if len(queues) > 1:
+            raise CountError(f"{f.name}: lookups of queues {sorted(queues)} in one dump (want one per dump)")
+        name = f"kenlm-hash-{mib}mib-q{queues.pop()}" if queues else ""
+        if name in BY_NAME:
+            found[name] = {"units": HASH_LOOKUPS, "checksum": f"bytes {head.group(2)} drawn_xor {drawn.group(2)} "
+                                                             f"twiddle {meaningless.group(1)}",
+                           "events": ev}
+            if keep:
+                keep.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(f, keep / f"{name}.callgrind")
+    missing = [f"kenlm-hash-{mib}mib-q{q}" for q in KEYS_QUEUES if f"kenlm-hash-{mib}mib-q{q}" not in found]
+    if missing:
+        raise CountError(f"{prog.name}: no callgrind dump for {', '.join(missing)}")
+    return found
 
 
 def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = None,
@@ -396,7 +620,7 @@ def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = 
     if any(g in ORACLE_GROUPS for g in groups) and not (oracle / "lm-en5.arpa.xz").exists():
         raise CountError(f"--oracle {oracle}: no lm-en5.arpa.xz there (the LM points count the Moses oracle's 5-gram; "
                          f"set --oracle or SMTBENCH_SHARED, or leave out {', '.join(sorted(ORACLE_GROUPS))})")
-    with tempfile.TemporaryDirectory(prefix="smtbench-count-") as td:
+    with tempfile.TemporaryDirectory(prefix="smtbench-count-", dir="/tmp") as td:
         tmp = Path(td)
         for g in groups:
             pts = [p for p in points if p.group == g]
@@ -404,12 +628,16 @@ def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = 
                 print(f"count: {g} ({', '.join(p.name for p in pts)})", file=sys.stderr, flush=True)
             if g == "kenlm-o5":
                 got = _run_kenlm(oracle, workdir, tmp, keep)
+            elif g == "kenlm-trie-o5":
+                got = _run_kenlm(oracle, workdir, tmp, keep, kind="trie")
+            elif g.startswith("kenlm-hash-"):
+                got = _run_kenlm_hash(int(g.removeprefix("kenlm-hash-").removesuffix("mib")), tmp, keep)
             else:
                 got = _run_ours(g, pts, tmp, oracle, keep)
             for p in pts:
                 r = (got or {}).get(p.name)
                 row: dict[str, Any] = {"point": p.name, "group": p.group, "system": p.system, "kernel": p.kernel,
-                                       "unit": p.unit, "what": p.what}
+                                       "unit": p.unit, "what": p.what, "pair": pair_of(p.name)}
                 if r is None:
                     row["not_built"] = True
                 else:
@@ -429,18 +657,20 @@ def write_outputs(results: list[dict[str, Any]], rows: str | None, table: str | 
         with atomic_open(rows) as fh:
             w = RowWriter("counts", fh, fixed={"valgrind": valgrind_version(), "geometry": GEOMETRY,
                                                 "instrumentation": "client requests around the C call "
-                                                "(ours); --toggle-collect of the worker loop (kenlm)"})
+                                                "(ours); --toggle-collect of the worker loop (kenlm_benchmark) "
+                                                "or of each queue's LookupNs (KenLM's hash benchmark)"})
             for r in results:
                 w.emit(**r)
     if table:
         with atomic_open(table) as fh:
             out = csv.writer(fh, lineterminator="\n")
-            out.writerow(CSV_COLUMNS)
+            out.writerow(TABLE_COLUMNS)
             for r in results:
                 if r.get("not_built"):
                     continue
                 for m in METRICS:
-                    out.writerow([r["point"], r["system"], r["kernel"], r["unit"], m, f"{r[m + '_per_unit']:.6g}"])
+                    out.writerow([r["point"], r["system"], r["kernel"], r["unit"], m, f"{r[m + '_per_unit']:.6g}",
+                                  pair_of(r["point"]) or ""])
 
 
 # ---- the gate ---------------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ This VM's memory slows down by 1.4-2x for minutes at a time, so one number per p
   ratio's interval half-width is under ``target`` (a share of the ratio) or the ``budget_s`` time budget is spent;
   rows record the target, the budget and why the loop stopped (``protocol_stop`` on the last repeat's rows).
 - **Slow-spell probe.** :class:`SpellProbe` walks dependent loads over a buffer well beyond L3 (tens of ms,
-  ``csrc/spellprobe.c``). It is taken a few times at the run's start and before and after every repeat; the larger
+  ``csrc/util/spellprobe.c``). It is taken a few times at the run's start and before and after every repeat; the larger
   of a repeat's two is recorded as ``spell_probe_ns`` with its rows. The calibration a repeat is judged against is
   the **median of every walk before it** (the start's and the earlier repeats'), recorded as
   ``spell_calibration_ns``. (A minimum would be biased low: on these VMs the walks right after the buffer is
@@ -137,7 +137,7 @@ def ratio_ci(ratios: Iterable[float], confidence: float = CONFIDENCE, resamples:
 # ----------------------------------------------------------------------------------------------- the probe
 
 class SpellProbe:
-    """Dependent loads over ``mib`` MiB (``csrc/spellprobe.c``); :meth:`measure` returns ns per load.
+    """Dependent loads over ``mib`` MiB (``csrc/util/spellprobe.c``); :meth:`measure` returns ns per load.
 
     With ``warmup`` (the default) each measurement first walks ``steps`` loads untimed, then times the next
     ``steps`` (other lines, mostly the same pages): a buffer left idle reads slower at first on these VMs, which is

@@ -11,7 +11,7 @@ import os
 import re
 
 NATIVE_BUILD = f"build/native/{GRID_NAME}/buildinfo.json"
-NATIVE_SOURCES = sorted(str(p) for d in ("csrc", "csrc/pb") for p in Path(d).glob("*.[ch]")) + ["pylib/smtbench/_build.py"]
+NATIVE_SOURCES = sorted(str(p) for p in Path("csrc").rglob("*.[ch]") if p.parts[1] != "cuda") + ["pylib/smtbench/_build.py"]
 MACHINE = f"{OUT}/machine.json"
 BUILD = [NATIVE_BUILD, MACHINE]  # the input of every measurement: both, so that a missing stamp reruns them
 ALL.append(MACHINE)
@@ -37,6 +37,15 @@ def needs_oracle(experiment):
     if not HAVE_ORACLE:
         NOT_RUN.append(f"{experiment}:needs the Moses oracle ({ORACLE}), absent")
     return HAVE_ORACLE
+
+
+# The counts table (issue 42: workflow/rules/counts.smk) the headline reports take their instruction and LL-miss
+# columns from, when this grid counts; COUNTS_OPTION: the reports' `--counts` option for a rule's input.counts
+COUNTS_TABLE = [f"{OUT}/counts/counts.csv"] if "counts" in GRID and HAVE_ORACLE else []
+
+
+def counts_option(wildcards, input):
+    return f"--counts {input.counts}" if input.counts else ""
 
 
 # The model of a decoding experiment (its config key `model`: trained = the workflow's own model, which needs nothing

@@ -76,7 +76,8 @@ if GLM_BTREE:
     rule glm_btree_report:
         conda: CONDA_ENV
         input:
-            GLM_ROWS,
+            rows=GLM_ROWS,
+            counts=COUNTS_TABLE,
         output:
             GLM_TABLES,
             shown_all([f"{OUT}/tables/{t}.csv" for t in ("glm_table3", "glm_bstumps")], "glm_btree"),
@@ -89,8 +90,9 @@ if GLM_BTREE:
             k=GLM_BTREE["node_size"],
             out=lambda wildcards, output: str(Path(output.metrics).parent.parent),
             glm_main=GLM_MAIN,
+            counts=counts_option,
         log:
             f"{OUT}/logs/glm_btree/report.log",
         shell:
-            "smtbench report glm_btree --rows {input} --model {params.glm_main} {params.big} {params.orders} "
+            "smtbench report glm_btree --rows {input.rows} {params.counts} --model {params.glm_main} {params.big} {params.orders} "
             "--node-size {params.k} --tables {params.out}/tables --figures {params.out}/figures --metrics {output.metrics} 2> {log}"

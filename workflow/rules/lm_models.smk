@@ -96,6 +96,8 @@ rule build_lmplz:
     """KenLM's lmplz, build_binary, query, kenlm_benchmark and probing_hash_table_benchmark from the kenlm 0.3.0
     sdist (reference and live peers; nothing of it is committed)."""
     conda: CONDA_ENV
+    input:
+        "tools/kenlm-probing-benchmark.patch",  # a new revision of the patch rebuilds the hash benchmark
     output:
         LMPLZ,
         f"{KENLM_BIN}/build_binary",

@@ -93,16 +93,18 @@ rule mediani_report:
     input:
         rows=rules.mediani_scoring_bench.output,
         bleu=rules.mediani_bleu.output,
+        counts=COUNTS_TABLE,
     output:
         shown_all(expand(f"{OUT}/tables/mediani_table{{t}}.{{ext}}", t=[1, 2, 3, 4], ext=["csv", "md"]), "mediani"),
         figure=shown(f"{OUT}/figures/mediani_scaling.png", "mediani"),
         metrics=f"{OUT}/metrics/mediani_scoring.csv",
     params:
         out=lambda wildcards, output: str(Path(output.metrics).parent.parent),
+        counts=counts_option,
     log:
         f"{OUT}/logs/mediani/report.log",
     shell:
-        "smtbench report mediani_scoring --rows {input.rows} --bleu {input.bleu} --outdir {params.out} "
+        "smtbench report mediani_scoring --rows {input.rows} --bleu {input.bleu} {params.counts} --outdir {params.out} "
         "--metrics {output.metrics} 2> {log}"
 
 

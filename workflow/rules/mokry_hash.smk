@@ -45,7 +45,8 @@ rule mokry_hash_bench:
 rule mokry_hash_report:
     conda: CONDA_ENV
     input:
-        HASH_ROWS,
+        rows=HASH_ROWS,
+        counts=COUNTS_TABLE,
     output:
         table=f"{OUT}/tables/mokry_table3_2.md",
         csv=shown(f"{OUT}/tables/mokry_table3_2.csv", "mokry_hash"),
@@ -60,10 +61,11 @@ rule mokry_hash_report:
         table=lambda wildcards, output: output.csv.removesuffix(".csv"),
         layouts=lambda wildcards, output: output.layouts_csv.removesuffix(".csv"),
         vs_kenlm=lambda wildcards, output: output.vs_kenlm_csv.removesuffix(".csv"),
+        counts=counts_option,
     log:
         f"{OUT}/logs/mokry_hash/report.log",
     shell:
-        "smtbench report mokry_hash --rows {input} --table {params.table} "
+        "smtbench report mokry_hash --rows {input.rows} {params.counts} --table {params.table} "
         "--figure {output.figure} --layouts-table {params.layouts} --layouts-figure {output.layouts_figure} "
         "--vs-kenlm-table {params.vs_kenlm} "
         "--metrics {output.metrics} 2> {log}"

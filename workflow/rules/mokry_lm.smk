@@ -52,7 +52,8 @@ if MOKRY_LM:
     rule mokry_lm_report:
         conda: CONDA_ENV
         input:
-            LM_ROWS,
+            rows=LM_ROWS,
+            counts=COUNTS_TABLE,
         output:
             table=f"{OUT}/tables/mokry_table3_3.md",
             csv=shown(f"{OUT}/tables/mokry_table3_3.csv", "mokry_lm"),
@@ -60,8 +61,9 @@ if MOKRY_LM:
             metrics=f"{OUT}/metrics/mokry_lm.csv",
         params:
             table=lambda wildcards, output: output.csv.removesuffix(".csv"),
+            counts=counts_option,
         log:
             f"{OUT}/logs/mokry_lm/report.log",
         shell:
-            "smtbench report mokry_lm --rows {input} --table {params.table} --figure {output.figure} "
+            "smtbench report mokry_lm --rows {input.rows} {params.counts} --table {params.table} --figure {output.figure} "
             "--metrics {output.metrics} 2> {log}"

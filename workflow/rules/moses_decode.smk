@@ -159,6 +159,7 @@ if MOSES_DECODE_MODEL:
             cube=f"{OUT}/raw/moses_decode/cube.jsonl",
             oracle=[f"{OUT}/raw/moses_decode/normal-oracle.jsonl", f"{OUT}/raw/moses_decode/cube-oracle.jsonl"]
             if MOSES_DECODE_ORACLE_TOO else [],
+            counts=COUNTS_TABLE,
         output:
             shown_all(expand(f"{OUT}/tables/moses_decode_{{t}}.{{ext}}",
                              t=["normal", "cube"] + (["normal_oracle", "cube_oracle"] if MOSES_DECODE_ORACLE_TOO else []),
@@ -166,6 +167,7 @@ if MOSES_DECODE_MODEL:
             metrics=f"{OUT}/metrics/moses_decode.csv",
         params:
             tables=lambda wildcards, output: output[0].removesuffix("normal.csv"),
+            counts=counts_option,
             oracle=lambda wildcards, input: (
                 f"--oracle-rows {input.oracle[0]} --oracle-cube-rows {input.oracle[1]}" if input.oracle else ""),
             oracle_tables=lambda wildcards, output: (
@@ -176,4 +178,4 @@ if MOSES_DECODE_MODEL:
         shell:
             "smtbench report moses_decode --rows {input.normal} --table {params.tables}normal "
             "--cube-rows {input.cube} --cube-table {params.tables}cube {params.oracle} {params.oracle_tables} "
-            "--metrics {output.metrics} 2> {log}"
+            "{params.counts} --metrics {output.metrics} 2> {log}"

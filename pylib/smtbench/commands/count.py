@@ -11,7 +11,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                       "(--check), and the functions that moved between two runs (--diff)")
     p.add_argument("--points", default="all", help="'all' or a comma list of points/groups (see smtbench.counts)")
     p.add_argument("--out", help="rows (JSONL, one per point, with machine, build flags and git sha)")
-    p.add_argument("--csv", help="the counts per unit (point,system,kernel,unit,metric,per_unit): what --check reads")
+    p.add_argument("--csv", help="the counts per unit (point,system,kernel,unit,metric,per_unit,pair; pair: the other "
+                                  "system's comparable point, counts.PAIRS): what --check reads")
     p.add_argument("--callgrind-dir", help="keep each point's callgrind file here (<point>.callgrind), for --diff")
     p.add_argument("--oracle", help="the Moses oracle folder (lm-en5.arpa.xz, dev.en) the LM points count "
                                     "(default: $SMTBENCH_SHARED/oracles/moses-bible-dev, else ../shared/...)")

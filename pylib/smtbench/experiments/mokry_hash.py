@@ -2,7 +2,7 @@
 layout variant), all held at once, then every (variant, mode, threads, queue size) point, repeats interleaved so that
 drift hits every point alike.
 
-A variant is a layout of csrc/hashprobe.h (``kv`` = Mokry's table, ``keys`` = KenLM's benchmark protocol,
+A variant is a layout of csrc/hash/hashprobe.h (``kv`` = Mokry's table, ``keys`` = KenLM's benchmark protocol,
 ``kv-line``, ``split``, ``split-pf``, and with a per-line overflow mark ``split-ovf``, ``split-ovf-pf``,
 ``kv-line-ovf``), optionally suffixed ``:nohuge`` (plain 4 KiB pages instead of transparent huge pages).
 

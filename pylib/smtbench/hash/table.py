@@ -1,4 +1,4 @@
-"""Typed wrapper of csrc/hashprobe.c: the linear-probing table and its prefetch queue (Mokry §3.1)."""
+"""Typed wrapper of csrc/hash/hashprobe.c: the linear-probing table and its prefetch queue (Mokry §3.1)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,7 +14,7 @@ Layout = Literal["kv", "keys", "kv-line", "split", "split-pf", "split-ovf", "spl
 Mode = Literal["hit", "miss", "line"]
 MAX_QUEUE = int(lib.SB_HASH_MAX_QUEUE)
 _SIZING = {"pow2": lib.SB_HASH_POW2, "mod": lib.SB_HASH_MOD}
-# The memory layouts (csrc/hashprobe.h): kv = Mokry's 16-byte {key, value} table (paper-faithful); keys = KenLM's
+# The memory layouts (csrc/hash/hashprobe.h): kv = Mokry's 16-byte {key, value} table (paper-faithful); keys = KenLM's
 # benchmark protocol (8-byte keys, no values); kv-line = kv probing from the ideal bucket's 64-byte line; split =
 # key lines apart from value lines, probing from the ideal key line; split-pf = split whose queue also prefetches
 # the value line (speculatively: wasted on a miss); split-ovf / split-ovf-pf / kv-line-ovf = split / split-pf / kv-line

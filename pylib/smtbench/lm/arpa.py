@@ -1,4 +1,4 @@
-"""ARPA back-off language models: a fast reader (C parser in csrc/arpa.c) and a KenLM-style writer.
+"""ARPA back-off language models: a fast reader (C parser in csrc/lm/arpa.c) and a KenLM-style writer.
 
 ``read_arpa(path)`` accepts plain, ``.gz`` and ``.xz`` files and returns an :class:`ArpaModel` whose
 n-grams are numpy arrays (no per-line Python objects). Word ids follow the order in which the

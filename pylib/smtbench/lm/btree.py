@@ -1,4 +1,4 @@
-"""gLM's B-tree trie language model (Bogoychev & Lopez 2016, §3–4) over csrc/btree.c.
+"""gLM's B-tree trie language model (Bogoychev & Lopez 2016, §3–4) over csrc/lm/btree.c.
 
 ``BTreeLM(model, node_size=K)`` lays an :class:`~smtbench.lm.arpa.ArpaModel` out as one byte array:
 a direct-indexed unigram root, then every other trie node as a full B-tree of node size K (keys of
@@ -196,7 +196,7 @@ class BTreeLM:
         """(log10 p, matched n-gram length) for each row of ``queries`` (n x order uint32).
         ``stream_reuse``: rows that continue the previous row (consecutive n-grams of one token stream)
         take their back-offs from that row's walk instead of a second walk (same scores; not gLM's
-        independent queries, see csrc/btree.h)."""
+        independent queries, see csrc/lm/btree.h)."""
         q = self._check_queries(queries)
         if not 0 <= interleave <= MAX_INTERLEAVE:
             raise ValueError(f"interleave must be in 0..{MAX_INTERLEAVE}, got {interleave}")

@@ -1,4 +1,4 @@
-"""Interpolated modified Kneser-Ney estimation, lmplz's rules (csrc/kn.c), written as an ARPA file.
+"""Interpolated modified Kneser-Ney estimation, lmplz's rules (csrc/lm/kn.c), written as an ARPA file.
 
 ``estimate(text, order, arpa)`` reads whitespace-tokenized text (one sentence per line; plain, .gz or .xz),
 numbers the words (``<unk>`` 0, ``<s>`` 1, ``</s>`` 2, then first-seen order, like lmplz), counts and sorts

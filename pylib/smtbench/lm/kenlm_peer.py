@@ -139,17 +139,23 @@ class HashPeerRun:
 
 
 @functools.lru_cache(maxsize=None)
-def _one_size_build(prog: Path, mtime_ns: int) -> bool:
-    return b"[ENTRIES LOOKUPS]" in prog.read_bytes()  # the patch's usage string (read once per build)
+def _usage(prog: Path, mtime_ns: int) -> bytes:
+    """The patch's usage string in the program (read once per build): b"" for KenLM's unpatched program."""
+    data = prog.read_bytes()
+    i = data.find(b"[ENTRIES LOOKUPS")
+    return data[i:data.find(b"\0", i)] if i >= 0 else b""
 
 
-def hash_program() -> Path:
+def hash_program(seeded: bool = False) -> Path:
     """KenLM's hash benchmark, refused unless it is the patched build: the unpatched program ignores its arguments
-    and runs KenLM's whole multi-thread sweep up to half the machine's memory."""
+    and runs KenLM's whole multi-thread sweep up to half the machine's memory. ``seeded``: the patch's revision that
+    takes a SEED (a SplitMix64 stream instead of /dev/urandom: `smtbench count`)."""
     prog = program(HASH_BENCHMARK)
-    if not _one_size_build(prog, prog.stat().st_mtime_ns):
-        raise FileNotFoundError(f"{prog}: not the one-size build (tools/kenlm-probing-benchmark.patch): rebuild "
-                                "with `bash tools/build_lmplz.sh`")
+    usage = _usage(prog, prog.stat().st_mtime_ns)
+    if not usage or (seeded and b"[SEED]" not in usage):
+        what = "the one-size build" if not usage else "the build that takes a SEED"
+        raise FileNotFoundError(f"{prog}: not {what} (tools/kenlm-probing-benchmark.patch): rebuild with "
+                                "`bash tools/build_lmplz.sh`")
     return prog
 
 

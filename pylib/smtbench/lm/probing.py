@@ -1,4 +1,4 @@
-"""The probing-hash LM (csrc/lmprobe.c): KenLM's query semantics, scored sequentially or through
+"""The probing-hash LM (csrc/lm/lmprobe.c): KenLM's query semantics, scored sequentially or through
 Mokry's automaton queue (§3.2). Backends ``sequential`` and ``automaton`` are registered in
 :mod:`smtbench.lm.backends`."""
 from __future__ import annotations
@@ -130,7 +130,7 @@ class ProbingLM:
     def score_stream(self, tokens: np.ndarray, queue_size: int = 0, prefetch_all: bool = False) -> StreamScores:
         """Score a token stream (backends.encode_lines); queue_size 0 = sequential, 1..16 = automaton queue.
         ``prefetch_all``: when a query starts, the buckets of all its n-grams are requested at once (the scores
-        are the same bit for bit; csrc/lmprobe.c)."""
+        are the same bit for bit; csrc/lm/lmprobe.c)."""
         if not 0 <= queue_size <= MAX_QUEUE:
             raise ValueError(f"queue size must be in 0..{MAX_QUEUE}, got {queue_size}")
         tok = np.ascontiguousarray(tokens, dtype=np.uint32)
@@ -193,9 +193,9 @@ def _factory(name: str, automaton: bool, line_aligned: bool = False, prefetch_al
 
 backends.register("sequential", _factory("sequential", automaton=False))
 backends.register("automaton", _factory("automaton", automaton=True))
-# the same LM and walks, each query's buckets of every order requested when it starts (csrc/lmprobe.c)
+# the same LM and walks, each query's buckets of every order requested when it starts (csrc/lm/lmprobe.c)
 backends.register("sequential-pf", _factory("sequential-pf", automaton=False, prefetch_all=True))
 backends.register("automaton-pf", _factory("automaton-pf", automaton=True, prefetch_all=True))
-# the same LM, each n-gram probed from the first bucket of its ideal bucket's cache line (csrc/lmprobe.h)
+# the same LM, each n-gram probed from the first bucket of its ideal bucket's cache line (csrc/lm/lmprobe.h)
 backends.register("sequential-line", _factory("sequential-line", automaton=False, line_aligned=True))
 backends.register("automaton-line", _factory("automaton-line", automaton=True, line_aligned=True))

@@ -1,4 +1,4 @@
-"""Seeded synthetic text drawn from an ARPA model (csrc/lmsample.c): exact back-off sampling.
+"""Seeded synthetic text drawn from an ARPA model (csrc/lm/lmsample.c): exact back-off sampling.
 
 The output is SYNTHETIC text: every file written here gets a sidecar ``<out>.json`` with
 ``"synthetic": true``, the source model, the seed and the counts, and the workflow names such files and the

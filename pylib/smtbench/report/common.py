@@ -5,7 +5,7 @@ import json
 import math
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 import matplotlib
 
@@ -348,3 +348,62 @@ def declared_for(stem: str, table: dict[str, tuple[Ratio, ...]] | None = None) -
         if stem == key or stem.startswith(key + "_"):
             names |= {r.name for r in ratios}
     return names
+
+
+# ---- counts beside the time ratios (issue 42) ------------------------------------------------------------------
+
+#: the columns a headline table gains from `smtbench count`: the fixed points counted (ours / the peer's), their
+#: unit, and per unit the instructions and the simulated LL misses of each side (callgrind, pinned geometry)
+COUNT_COLUMNS = ["count_points", "count_unit", "instr_ours", "instr_peer", "ll_miss_ours", "ll_miss_peer"]
+COUNT_NOTE = ("Counts (issue 42, `smtbench count`, CONTRIBUTING 'Counts'): `count_points` names the fixed points "
+              "counted under callgrind with pinned caches (D1 32 KiB, LL 8 MiB), ours / the peer's, on the same input "
+              "(their `what` in results/counts/counts.csv says which: a fixed small point, not this row's sweep); "
+              "`instr_*` instructions and `ll_miss_*` simulated last-level misses per `count_unit`, from the portable "
+              "build. Counts do not move with the machine's memory regime; the time ratios do.")
+
+
+def read_counts(path: str | Path | None) -> dict[tuple[str, str], float]:
+    """{(point, metric): per unit} of a counts table (`smtbench count --csv`); None: no counts (an empty dict)."""
+    if not path:
+        return {}
+    from ..counts import read_table
+
+    return {k: float(v["per_unit"]) for k, v in read_table(path).items()}
+
+
+def unit_of(path: str | Path | None, point: str) -> str | None:
+    if not path:
+        return None
+    from ..counts import read_table
+
+    return next((v["unit"] for (p, _), v in read_table(path).items() if p == point), None)
+
+
+def with_counts(df: pd.DataFrame, counts_csv: str | Path | None,
+                points_of: Callable[[pd.Series], tuple[str, str | None] | None],
+                after: str | None = None) -> pd.DataFrame:
+    """``df`` with :data:`COUNT_COLUMNS` (after column ``after``, else at the end) where ``counts_csv`` is given:
+    ``points_of(row)`` names the row's (our point, the peer's point or None), or None for a row with no count.
+    Without a counts table the frame is returned unchanged (tables of runs without counts render as before)."""
+    if not counts_csv:
+        return df
+    counts = read_counts(counts_csv)
+    out = df.copy()
+    cols: dict[str, list] = {c: [] for c in COUNT_COLUMNS}
+    for _, row in out.iterrows():
+        pts = points_of(row)
+        ours, peer = pts if pts else (None, None)
+        have = ours is not None and (ours, "ir") in counts
+        have_peer = peer is not None and (peer, "ir") in counts
+        cols["count_points"].append(f"{ours} / {peer if have_peer else '-'}" if have else None)
+        cols["count_unit"].append(unit_of(counts_csv, ours) if have else None)
+        cols["instr_ours"].append(counts[(ours, "ir")] if have else None)
+        cols["instr_peer"].append(counts[(peer, "ir")] if have_peer and have else None)
+        cols["ll_miss_ours"].append(counts.get((ours, "ll_miss")) if have else None)
+        cols["ll_miss_peer"].append(counts.get((peer, "ll_miss")) if have_peer and have else None)
+    at = (list(out.columns).index(after) + 1) if after in out.columns else len(out.columns)
+    for i, c in enumerate(COUNT_COLUMNS):
+        out.insert(at + i, c, pd.Series(cols[c], index=out.index, dtype=object if c in ("count_points", "count_unit")
+                                         else "float64"))
+    return out
+

@@ -91,6 +91,18 @@ declare("glm_table3", VS_PROBING_1, VS_KENLM_TRIE, VS_KENLM_TRIE_GPU)
 declare("glm_table4", Ratio("size_ratio_ngrams", num="the big model's n-grams", den="the regular model's", same=()))
 
 
+#: Table 3's fixed count points (smtbench.counts): the B-tree (node size 31, interleave 8, independent queries, one
+#: thread) and KenLM's trie under kenlm_benchmark, on the Moses oracle's English 5-gram and its dev.en queries
+COUNT_POINTS = {"B-tree CPU (1 thread)": ("btree-o5-k31", "kenlm-trie-o5")}
+
+
+def with_counts(table: pd.DataFrame, counts_csv: str | None) -> pd.DataFrame:
+    """Table 3 with the count columns beside the ratio to KenLM's trie (:func:`common.with_counts`)."""
+    from .common import with_counts as _with_counts
+
+    return _with_counts(table, counts_csv, lambda r: COUNT_POINTS.get(r["system"]), after="vs_kenlm_trie_cpp_ci_high")
+
+
 def table3(rows: pd.DataFrame, model: str | None = None) -> pd.DataFrame:
     """Throughput and size of each system on one model (the shipped-corpus 5-gram)."""
     model = model or _main_model(rows)
@@ -299,6 +311,8 @@ VERBS = (
              arg("--tables", required=True, help="output directory for glm_*.csv/.md"),
              arg("--figures", required=True, help="output directory for glm_fig9.png, glm_fig10.png"),
              arg("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.glm_btree)"),
+             arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
+                                  "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
          )),
 )
 
@@ -323,16 +337,16 @@ NOTES = ("Ours: n-gram queries of the test text (each word and </s> with its con
 
 def main(args: argparse.Namespace) -> int:
     from pathlib import Path
-    from .common import INTERVAL_NOTE, read_rows, save_figure, write_table
+    from .common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows, "glm_btree")
     tables, figures = Path(args.tables), Path(args.figures)
     tables.mkdir(parents=True, exist_ok=True)
     figures.mkdir(parents=True, exist_ok=True)
     model = args.model or _main_model(rows)
-    write_table(table3(rows, model), tables / "glm_table3",
+    write_table(with_counts(table3(rows, model), args.counts), tables / "glm_table3",
                 f"gLM Table 3: throughput (n-gram queries/s) and size on {model}",
-                notes=NOTES + " " + INTERVAL_NOTE)
+                notes=NOTES + " " + INTERVAL_NOTE + (" " + COUNT_NOTE if args.counts else ""))
     write_table(bstumps(rows, model, args.node_size), tables / "glm_bstumps",
                 f"gLM §5.2: B-stump share of trie nodes per order ({model})", notes=NOTES)
     if args.big_model:

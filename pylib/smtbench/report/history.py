@@ -71,7 +71,8 @@ COUNT_METRICS = {"instructions_per_unit": "instructions / unit", "ll_misses_per_
 #: `smtbench count`'s own row names (experiment "counts", metrics ir/ll_miss per unit): each point's experiment by the
 #: prefix of its name, its metrics under the names above
 COUNT_METRIC_ALIASES = {"ir_per_unit": "instructions_per_unit", "ll_miss_per_unit": "ll_misses_per_unit"}
-COUNT_POINT_EXPERIMENT = {"hash-": "mokry_hash", "lm-": "mokry_lm", "kenlm-probing": "mokry_lm", "btree-": "glm_btree",
+COUNT_POINT_EXPERIMENT = {"hash-": "mokry_hash", "kenlm-hash": "mokry_hash", "lm-": "mokry_lm",
+                          "kenlm-probing": "mokry_lm", "btree-": "glm_btree", "kenlm-trie": "glm_btree",
                           "cube-": "mokry_decoder", "normal-": "mokry_decoder"}
 
 

@@ -211,6 +211,19 @@ def table2(bleu_rows: pd.DataFrame) -> pd.DataFrame:
     return df.merge(pv, on="key", how="outer")
 
 
+#: Table 3's fixed count points (smtbench.counts): our scoring core and Moses' score + consolidate on one small
+#: extract (the oracle's first aligned sentence pairs), shown on the full corpus' row
+COUNT_POINTS = {1.0: ("score-t1", "moses-score")}
+
+
+def with_counts(table: pd.DataFrame, counts_csv: str | None) -> pd.DataFrame:
+    """Table 3 with the count columns beside the ratio to Moses (:func:`common.with_counts`)."""
+    from .common import with_counts as _with_counts
+
+    return _with_counts(table, counts_csv, lambda r: COUNT_POINTS.get(float(r["fraction"])),
+                        after="speedup_vs_moses_ci_high")
+
+
 def table3(rows: pd.DataFrame) -> pd.DataFrame:
     """Scoring time against corpus size: Moses (1 and most threads), the sort pipeline, in-memory, ours at 1 and
     at most threads. The paper's two corpora (EPPS+NC, then +UN) sit beside our full corpus and our x4 corpus."""
@@ -348,13 +361,15 @@ VERBS = (
              arg("--bleu", nargs="*", default=[], help="`bench mediani_scoring_bleu` rows (Table 2)"),
              arg("--outdir", required=True, help="writes tables/mediani_table{1,2,3,4}.{csv,md}, figures/"),
              arg("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.mediani)"),
+             arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
+                                  "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
          )),
 )
 
 
 def main(args: argparse.Namespace) -> int:
     from pathlib import Path
-    from .common import INTERVAL_NOTE, read_rows, save_figure, write_table
+    from .common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
     rows = read_rows(args.rows, "mediani_scoring")
     out = Path(args.outdir)
     cpu = f"{rows.machine_cpu.iloc[0]}, {rows.machine_cores.iloc[0]} cores" if "machine_cpu" in rows else ""
@@ -393,10 +408,11 @@ def main(args: argparse.Namespace) -> int:
                            f"on the tokenized lowercased text. output_sha: digest of the 1-best lines (identical "
                            f"tables give identical translations). paper_*: Mediani et al. 2012 Table 2 (WMT2011 "
                            f"en-fr / fr-en; their relative frequencies KN-smoothed)."))
-    write_table(table3(rows), out / "tables" / "mediani_table3",
+    write_table(with_counts(table3(rows), args.counts), out / "tables" / "mediani_table3",
                 "Mediani et al. 2012 Table 3: phrase-scoring time against corpus size",
                 notes=common + " paper_corpus maps our full corpus to EPPS+NC and our largest to +UN (the "
-                               "smaller and the larger of the paper's two corpora); BLEU: Table 2 (mediani_table2).")
+                               "smaller and the larger of the paper's two corpora); BLEU: Table 2 (mediani_table2)."
+                               + (" " + COUNT_NOTE if args.counts else ""))
     write_table(table4(rows), out / "tables" / "mediani_table4",
                 "Mediani et al. 2012 Table 4: the distributed form (partition, score with partial counts, merge)",
                 notes=common + " critical_path_s = partition + slowest partition + merge (one node per "

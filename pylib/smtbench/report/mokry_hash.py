@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..protocol import kept, spell_counts
 from .common import Ratio, add_interval, declare, paper_values, ratio_pairs
+from .common import with_counts as _with_counts
 from ..experiments.frame import Verb, arg
 
 POINT = ["variant", "table_mib", "mode", "threads", "queue_size"]
@@ -132,6 +133,17 @@ REMEASURE = ("re-measure: our rows predate the CPU clock (no cpu_ns_per_lookup);
 
 def _sizes(qs) -> str:
     return "/".join(str(int(q)) for q in sorted(qs))
+
+
+#: the vs_kenlm rows' fixed count points (smtbench.counts): a 64 MiB table (8x the simulated LL), queue 16 on both sides
+COUNT_POINTS = {"like for like (headline)": ("hash-keys-64mib-q16", "kenlm-hash-64mib-q16"),
+                "Mokry's layout": ("hash-kv-64mib-q16", "kenlm-hash-64mib-q16")}
+
+
+def with_counts(table: pd.DataFrame, counts_csv: str | None) -> pd.DataFrame:
+    """The vs_kenlm table with the count columns beside its ratio (:func:`common.with_counts`)."""
+    return _with_counts(table, counts_csv, lambda r: COUNT_POINTS.get(r["comparison"]),
+                        after="vs_kenlm_benchmark_ci_high")
 
 
 def vs_kenlm(rows: pd.DataFrame) -> pd.DataFrame:
@@ -326,12 +338,14 @@ VERBS = (
              arg("--layouts-figure", help="output PNG: ns per lookup against queue size per layout"),
              arg("--vs-kenlm-table", help="output stem for ours against KenLM's hash benchmark (.csv and .md)"),
              arg("--metrics", help="output CSV of regression metrics"),
+             arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
+                                  "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
          )),
 )
 
 
 def main(args: argparse.Namespace) -> int:
-    from .common import INTERVAL_NOTE, read_rows, save_figure, write_table
+    from .common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows, "mokry_hash")
     if args.table:
@@ -358,7 +372,7 @@ def main(args: argparse.Namespace) -> int:
                           "ratio crosses the two here, the comparison with KenLM is the mokry_hash_vs_kenlm table, "
                           "CPU time against CPU time. " + INTERVAL_NOTE)
     if args.vs_kenlm_table:
-        write_table(vs_kenlm(rows), args.vs_kenlm_table,
+        write_table(with_counts(vs_kenlm(rows), args.counts), args.vs_kenlm_table,
                     "Hash lookups against KenLM's own probing_hash_table_benchmark: like for like, best design, "
                     "Mokry's layout",
                     notes="One thread's random misses, the table of the same bucket count (load 2/3), KenLM's "
@@ -377,7 +391,8 @@ def main(args: argparse.Namespace) -> int:
                           "(> 1: ours faster). Our multi-thread rows are not compared (KenLM's benchmark runs one "
                           "thread). note 're-measure': rows of ours recorded before the CPU clock (no "
                           "cpu_ns_per_lookup): KenLM's CPU time has no like partner, the ratio stays blank until "
-                          "the default profile re-measures. " + INTERVAL_NOTE)
+                          "the default profile re-measures. " + INTERVAL_NOTE
+                          + (" " + COUNT_NOTE if args.counts else ""))
     if args.layouts_figure:
         save_figure(fig_layouts(rows), args.layouts_figure)
     if args.metrics:

@@ -140,6 +140,19 @@ def with_intervals(out: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     return move_last(out, ["n_repeats", "retaken_repeats", "spell_probe_ns", *REGIME_COLUMNS])
 
 
+#: Table 3.3's fixed count points (smtbench.counts): the automaton at queue 8 and KenLM's probing model, on the
+#: Moses oracle's English 5-gram (lm-en5, the Bible's English like bible.o5) and its dev.en queries
+COUNT_POINTS = {"bible.o5": ("lm-o5-automaton-q8", "kenlm-probing-o5")}
+
+
+def with_counts(table: pd.DataFrame, counts_csv: str | None) -> pd.DataFrame:
+    """Table 3.3 with the count columns beside the automaton's ratio to KenLM (:func:`common.with_counts`)."""
+    from .common import with_counts as _with_counts
+
+    return _with_counts(table, counts_csv, lambda r: COUNT_POINTS.get(r["model"]),
+                        after="automaton_vs_kenlm_probing_cpp_ci_high")
+
+
 def table3_3(rows: pd.DataFrame) -> pd.DataFrame:
     """Ours per model size; beside each, the thesis row of the nearest model size (log scale)."""
     ours = best_speedups(rows)
@@ -199,6 +212,8 @@ VERBS = (
              arg("--table", help="output stem for Table 3.3 (.csv and .md)"),
              arg("--figure", help="output PNG for Fig 3.5"),
              arg("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.mokry_lm)"),
+             arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
+                                  "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
          )),
 )
 
@@ -220,12 +235,13 @@ NOTES = ("Ours: probing-hash LM (16-byte entries, 1.5 buckets per n-gram, KenLM'
 
 
 def main(args: argparse.Namespace) -> int:
-    from .common import INTERVAL_NOTE, read_rows, save_figure, write_table
+    from .common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows, "mokry_lm")
     if args.table:
-        write_table(table3_3(rows), args.table,
-                    "Mokry 2016 Table 3.3: best automaton-queue speed-up per model size", notes=NOTES + " " + INTERVAL_NOTE)
+        write_table(with_counts(table3_3(rows), args.counts), args.table,
+                    "Mokry 2016 Table 3.3: best automaton-queue speed-up per model size", notes=NOTES + " " + INTERVAL_NOTE
+                    + (" " + COUNT_NOTE if args.counts else ""))
     if args.figure:
         save_figure(fig3_5(rows), args.figure)
     if args.metrics:

@@ -98,6 +98,20 @@ declare("moses_decode_normal", OURS_SPEEDUP)
 declare("moses_decode_cube", OURS_SPEEDUP)
 
 
+#: the live tables' fixed count points (smtbench.counts): ours and Moses2 under callgrind on the Moses oracle's model,
+#: the first sentences of its dev.es (a fixed point beside this table's sweep; its settings in the point's `what`)
+COUNT_POINTS = {"cube": ("cube-p400-s400", "moses2-cube-p400-s400"), "normal": ("normal-s100", "moses2-normal-s100")}
+
+
+def with_counts(table: pd.DataFrame, counts_csv: str | None, search: str) -> pd.DataFrame:
+    """A live table with the count columns on its Moses2 row, beside the ratio (:func:`common.with_counts`)."""
+    from .common import with_counts as _with_counts
+
+    return _with_counts(table, counts_csv,
+                        lambda r: COUNT_POINTS[search] if str(r["system"]).startswith("Moses2") else None,
+                        after="ours_speedup_ci_high")
+
+
 def live_table(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per system of `bench moses_decode --peers`: words per second (median over the repeats; each repeat times
     every system once, as a process, loading excluded alike), ours / theirs per repeat (median, min, max over the
@@ -234,6 +248,8 @@ VERBS = (
              arg("--oracle-table", default=None, help="output stem of the oracle normal table"),
              arg("--oracle-cube-table", default=None, help="output stem of the oracle cube table"),
              arg("--metrics", help="regression metrics CSV"),
+             arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
+                                  "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
          )),
 )
 
@@ -241,11 +257,13 @@ VERBS = (
 DECODE_ROWS = ("decode_normal", "decode_cube")
 
 
-def _table(rows, stem: str, title: str) -> None:
-    from .common import INTERVAL_NOTE, write_table
+def _table(rows, stem: str, title: str, counts: str | None = None, search: str = "normal") -> None:
+    """One table; a live table takes the count columns of ``search``'s count points from ``counts``."""
+    from .common import COUNT_NOTE, INTERVAL_NOTE, write_table
 
     if "system" in rows and rows.kind.isin(["peer", "peer_timing"]).any():
-        write_table(live_table(rows), stem, title, notes=live_notes(rows) + " " + INTERVAL_NOTE)
+        write_table(with_counts(live_table(rows), counts, search), stem, title,
+                    notes=live_notes(rows) + " " + INTERVAL_NOTE + (" " + COUNT_NOTE if counts else ""))
     elif (rows.kind == "quality").any() and any(c.startswith("m2-") for c in rows.columns):
         fn = cube_table if (rows[rows.kind == "quality"].search == "cube").all() else normal_table
         write_table(fn(rows), stem, title + " (the oracle's recorded runs: labelled, no ratio)", notes=NOTES)
@@ -259,12 +277,12 @@ def main(args: argparse.Namespace) -> int:
     from .common import read_rows
 
     rows = read_rows(args.rows, DECODE_ROWS)
-    _table(rows, args.table, "Normal stack search: ours vs Moses2 and Moses v1, same model, same run")
+    _table(rows, args.table, "Normal stack search: ours vs Moses2 and Moses v1, same model, same run", args.counts)
     frames = [rows]
     if args.cube_rows and args.cube_table:
         cube = read_rows(args.cube_rows, DECODE_ROWS)
         frames.append(cube)
-        _table(cube, args.cube_table, "Cube pruning: ours vs Moses2, same model, same run")
+        _table(cube, args.cube_table, "Cube pruning: ours vs Moses2, same model, same run", args.counts, "cube")
     for path, stem, title in ((args.oracle_rows, args.oracle_table, "Normal stack search vs Moses2 and Moses v1"),
                               (args.oracle_cube_rows, args.oracle_cube_table, "Cube pruning vs Moses2")):
         if path and stem:

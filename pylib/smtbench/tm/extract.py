@@ -127,7 +127,7 @@ def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_
                   plain: bool = False) -> int:
     """Write Moses' extract and (unless ``extract_inv_out`` is None) extract.inv (gzip when the name ends in .gz),
     and with ``orientation_out`` the orientation file (`F ||| E ||| prev next`, wbe-msd). Returns the pair count.
-    The C extractor (``csrc/extract.c``) writes them; ``plain`` runs the pure-Python reference instead (the same
+    The C extractor (``csrc/tm/extract.c``) writes them; ``plain`` runs the pure-Python reference instead (the same
     bytes: ``tests/test_extract_c.py``)."""
     import contextlib
 

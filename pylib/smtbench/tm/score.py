@@ -1,8 +1,8 @@
 """Phrase scoring, three ways, all writing the same Moses phrase table
 ``F ||| E ||| p(f|e) lex(f|e) p(e|f) lex(e|f) ||| align ||| c(e) c(f) c(e,f)``:
 
-* :func:`score_native` — Mediani et al. §3.1 in C (csrc/phrase_score.c): multithreaded load computing the
-  lexical weights, external-memory sort of fixed-size integer-id records in runs bounded by ``memory``,
+* :func:`score_native` — Mediani et al. §3.1 in C (csrc/tm/phrase_*.c, see phrase_score.h): multithreaded load
+  computing the lexical weights, external-memory sort of fixed-size integer-id records in runs bounded by ``memory``,
   multiway merges by target then by source. Also the partition step of the distributed form (§3.3):
   ``counts_only`` writes partial counts (``F ||| E ||| align ||| count``), and ``weighted`` inputs merge them.
 * :func:`score_pandas` — the in-memory baseline and correctness oracle (pandas group-by).
@@ -466,7 +466,7 @@ def _finish(proc: subprocess.Popen, what: str, ok: bool = True) -> None:
 def score_sortpipe(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, out: str, *,
                    memory: int = 256 << 20, tmpdir: str | None = None, sort_parallel: int = 0) -> None:
     """The Moses-style baseline: `sort` of extract | single-threaded scorer → half.f2e; `sort` of extract.inv |
-    scorer → half.e2f; `sort` half.e2f; consolidate (join the halves). The scorers are C (phrase_score.c),
+    scorer → half.e2f; `sort` half.e2f; consolidate (join the halves). The scorers are C (phrase_baseline.c),
     single-threaded, streaming; GNU sort gets the same budget as ours and, as Moses runs it by default, no
     --parallel option (so it sorts with all cores, up to 8)."""
     from ..native import check, ffi, lib

@@ -1,7 +1,7 @@
 """Minimum error rate training (Och 2003) as Moses' ``mert`` does it (``mert/Optimizer.cpp``, ``mert.cpp``).
 
 * The line search is exact: along ``w + x d`` every hypothesis' model score is a line in ``x``; each sentence's
-  1-best changes only where its upper envelope changes hands (csrc/mert.c finds those points), so corpus BLEU is
+  1-best changes only where its upper envelope changes hands (csrc/tune/mert.c finds those points), so corpus BLEU is
   piecewise constant with breakpoints at the union of them. BLEU of every interval is summed from sufficient
   statistics (vectorised); the best interval wins (the first of equals), and x is its midpoint - or, as Moses,
   1000 left of the first breakpoint for the leftmost interval and 0.1 right of the last for the rightmost;
@@ -48,7 +48,7 @@ def score_at(pool: NbestPool, w: np.ndarray) -> float:
 
 
 def envelopes(offsets: np.ndarray, slope: np.ndarray, intercept: np.ndarray, order: np.ndarray | None = None):
-    """(x, idx, counts) of csrc/mert.c: each sentence's envelope segments at its own offsets; ``order``: the lines
+    """(x, idx, counts) of csrc/tune/mert.c: each sentence's envelope segments at its own offsets; ``order``: the lines
     sorted by slope within each sentence (``slope_order``), or None to sort here."""
     n = len(slope)
     slope = np.ascontiguousarray(slope, dtype=np.float64)

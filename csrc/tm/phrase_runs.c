@@ -1,0 +1,436 @@
+/* phrase_runs.c - see phrase_runs.h. */
+#define _GNU_SOURCE
+#include "tm/phrase_runs.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LEX_MISSING 1.0    /* w(.|.) of a word pair absent from the lex table: Moses' score multiplies by 1.0
+                              (LexicalTable::permissiveLookup, phrase-extract/score.h) */
+#define MAXW 128            /* words per phrase */
+#define MAXL 1024           /* alignment points per phrase pair */
+
+DEFINE_SORT(sort1, rec1, cmp1)
+
+/* ---------------------------------------------------------------- lex table */
+
+/* the lexical table: an sb_probing of lexent (probing.h), grown at 70% load; keys are mixed when stored (sb_mix64
+ * is a bijection, 0 only for 0), so the bucket is key & mask */
+static inline uint64_t lex_key(uint32_t f, uint32_t e) { return sb_mix64((((uint64_t)f << 32) | e) + 1); }
+static const lexent *lex_find(const sb_probing *L, uint32_t f, uint32_t e) {
+    return L->entries ? sb_probing_find(L, sizeof(lexent), SB_PROBING_MASK, lex_key(f, e)) : NULL;
+}
+/* the entry of (f, e), a new one (both weights -1) if absent; NULL when out of memory */
+static lexent *lex_slot(sb_probing *L, uint32_t f, uint32_t e) {
+    uint64_t key = lex_key(f, e);
+    if (!L->entries || (L->size + 1) * 10 > L->buckets * 7) {
+        int rc = L->entries ? sb_probing_resize(L, L->buckets * 2, sizeof(lexent), SB_PROBING_MASK, 0)
+                            : sb_probing_init(L, 1024, sizeof(lexent), SB_PROBING_MASK, 0);
+        if (rc) return NULL;
+    }
+    int found;
+    lexent *le = sb_probing_slot(L, sizeof(lexent), key, sb_probing_ideal(L, key, SB_PROBING_MASK), L->buckets - 1,
+                                 &found);
+    if (le && !found) { le->key = key; le->ef = -1; le->fe = -1; L->size++; }
+    return le;
+}
+
+int sb_pscore_load_lex(sb_pscore *s, int which, int fd, uint64_t *err_line, char *err, size_t errlen) {
+    if (which != SB_PSCORE_LEX_F2E && which != SB_PSCORE_LEX_E2F) return SB_EINVAL;
+    linereader r = {fd, malloc(CHUNK), CHUNK, 0, 0, 0};
+    if (!r.buf) return SB_ENOMEM;
+    int rc = SB_OK;
+    uint64_t lineno = 0, entries = 0;
+    size_t len;
+    char *line;
+    while ((line = sb_ps_next_line(&r, &len, &rc))) {
+        lineno++;
+        if (lineno == 1 && len >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) { line += 3; len -= 3; }   /* a BOM */
+        if (len && line[len - 1] == '\r') line[--len] = 0;   /* a CRLF's '\r' */
+        size_t bad = sb_line_control(line, len);   /* the line rule (common.h) */
+        if (bad != len) {
+            char why[128];
+            sb_line_control_msg((unsigned char)line[bad], why, sizeof why);
+            sb_ps_seterr(err, errlen, why); rc = SB_EFORMAT; break;
+        }
+        char *w1 = strtok(line, " \t\r"), *w2 = strtok(NULL, " \t\r"), *w3 = strtok(NULL, " \t\r");
+        if (!w1 && !w2) continue;   /* blank line */
+        if (!w1 || !w2 || !w3 || strtok(NULL, " \t\r")) {
+            sb_ps_seterr(err, errlen, "expected three fields `word word probability`"); rc = SB_EFORMAT; break;
+        }
+        char *endp;
+        errno = 0;
+        /* plain decimal only (strtod would also take hex floats, inf and nan, which no lex file holds) */
+        int plain = w3[strspn(w3, "0123456789.eE+-")] == '\0';
+        double p = strtod(w3, &endp);
+        if (!plain || *endp || errno || !(p >= 0.0) || p > 1.0 + 1e-6) {
+            sb_ps_seterr(err, errlen, "the probability is not a number in [0, 1]"); rc = SB_EFORMAT; break;
+        }
+        /* f2e: `e f w(e|f)`; e2f: `f e w(f|e)` */
+        const char *fword = which == SB_PSCORE_LEX_F2E ? w2 : w1;
+        const char *eword = which == SB_PSCORE_LEX_F2E ? w1 : w2;
+        uint32_t fid, eid;
+        if ((rc = sb_dict_intern(s->fw, fword, strlen(fword), &fid))) break;
+        if ((rc = sb_dict_intern(s->ew, eword, strlen(eword), &eid))) break;
+        lexent *le = lex_slot(&s->lex, fid, eid);
+        if (!le) { rc = SB_ENOMEM; break; }
+        if (which == SB_PSCORE_LEX_F2E) le->ef = p; else le->fe = p;
+        entries++;
+    }
+    free(r.buf);
+    if (!rc && entries == 0) {  /* every lexical weight would silently become LEX_MISSING */
+        sb_ps_seterr(err, errlen, "empty lex file (no `word word probability` line)");
+        rc = SB_EFORMAT;
+        lineno = 0;
+    }
+    if (rc && err_line) *err_line = lineno;
+    uint32_t id;
+    if (sb_dict_find(s->fw, "NULL", 4, &id)) s->null_f = id;
+    if (sb_dict_find(s->ew, "NULL", 4, &id)) s->null_e = id;
+    return rc;
+}
+
+/* ---------------------------------------------------------------- load (step 1) */
+typedef struct { char *buf; size_t len; uint64_t line0; } chunk_t;
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t not_empty, not_full;
+    chunk_t *q; size_t cap, head, n;
+    int done;          /* reader finished */
+    int stop;          /* an error: everyone stops */
+    int rc; uint64_t err_line; char err[256];
+} loadq;
+
+typedef struct {
+    sb_pscore *s; loadq *q; int t;
+    uint64_t lines;
+} worker_t;
+
+static void q_fail(loadq *q, int rc, uint64_t line, const char *msg) {
+    pthread_mutex_lock(&q->mu);
+    if (!q->rc || (line && line < q->err_line)) {
+        q->rc = rc; q->err_line = line;
+        snprintf(q->err, sizeof q->err, "%s", msg ? msg : "");
+    }
+    q->stop = 1;
+    pthread_cond_broadcast(&q->not_empty);
+    pthread_cond_broadcast(&q->not_full);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* Sort buffer t and append it as a run to thread t's step-1 file. */
+int sb_ps_spill1(sb_pscore *s, int t) {
+    size_t n = s->n1[t];
+    if (!n) return SB_OK;
+    rec1 *b = s->buf1[t];
+    sort1(b, n);
+    int rc = sb_ps_write_all(s->fd1[t], b, n * sizeof(rec1));
+    if (rc) return rc;
+    pthread_mutex_lock(&s->mu);
+    rc = sb_ps_runvec_push(&s->runs1, (run_t){t, s->end1[t], n});
+    for (size_t i = 0; i < n && !rc; i += SAMPLE_EVERY) rc = sb_ps_u64_push(&s->samples1, b[i].tgt.hi);
+    s->st.runs1++;
+    s->st.run_bytes += n * sizeof(rec1);
+    pthread_mutex_unlock(&s->mu);
+    s->end1[t] += n;
+    s->n1[t] = 0;
+    return rc;
+}
+
+static inline double lexw(const sb_pscore *s, uint32_t f, uint32_t e, int ef) {
+    if (f == UINT32_MAX || e == UINT32_MAX) return LEX_MISSING;
+    const lexent *le = lex_find(&s->lex, f, e);
+    if (!le) return LEX_MISSING;
+    double v = ef ? le->ef : le->fe;
+    return v < 0 ? LEX_MISSING : v;
+}
+
+static int cmp_by_str(const void *a, const void *b, void *ctx) {   /* GNU qsort_r: no global state */
+    const sb_dict *d = ctx;
+    return strcmp(sb_dict_str(d, *(const uint32_t *)a), sb_dict_str(d, *(const uint32_t *)b));
+}
+/* codes = 1-based ranks of the words in byte order */
+static int make_codes(const sb_dict *d, uint32_t **code_of, const char ***word_of, uint64_t *nwords) {
+    uint64_t n = sb_dict_size(d), maxid = sb_dict_max_id(d);
+    uint32_t *ids = malloc((n ? n : 1) * sizeof(uint32_t));
+    uint32_t *code = calloc(maxid ? maxid : 1, sizeof(uint32_t));
+    const char **word = malloc((n + 1) * sizeof(char *));
+    if (!ids || !code || !word) { free(ids); free(code); free((void *)word); return SB_ENOMEM; }
+    uint64_t k = 0;
+    for (uint64_t id = 0; id < maxid; id++) if (sb_dict_has_id(d, (uint32_t)id)) ids[k++] = (uint32_t)id;
+    qsort_r(ids, k, sizeof(uint32_t), cmp_by_str, (void *)d);
+    word[0] = "";
+    for (uint64_t r = 0; r < k; r++) { code[ids[r]] = (uint32_t)(r + 1); word[r + 1] = sb_dict_str(d, ids[r]); }
+    free(ids);
+    *code_of = code; *word_of = word; *nwords = k;
+    return SB_OK;
+}
+int sb_ps_prepare_vocab(sb_pscore *s) {
+    if (s->fcode) return SB_OK;
+    uint64_t nf, ne;
+    int rc = make_codes(s->fw, &s->fcode, &s->fword, &nf);
+    if (!rc) rc = make_codes(s->ew, &s->ecode, &s->eword, &ne);
+    if (rc) return rc;
+    uint64_t v = (nf > ne ? nf : ne) + 1;
+    int bits = 1;
+    while (bits < 32 && (1ULL << bits) < v) bits++;
+    s->bits = bits;
+    s->maxw = 128 / bits > 8 ? 8 : 128 / bits;
+    return SB_OK;
+}
+
+/* Split a phrase field into words (in place) and rebuild it with single spaces into out. */
+static int split_words(char *p, char **words, size_t *wlen, int *nw, char *out, size_t *outlen) {
+    int n = 0;
+    size_t o = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(p, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (n == MAXW) return SB_EFORMAT;
+        size_t l = strlen(w);
+        if (o) out[o++] = ' ';
+        memcpy(out + o, w, l);
+        wlen[n] = l;
+        words[n++] = out + o;
+        o += l;
+    }
+    out[o] = 0;
+    *nw = n; *outlen = o;
+    return n ? SB_OK : SB_EFORMAT;
+}
+
+/* inverse: the line is `E ||| F ||| ei-fi ...` (extract.inv); the record is the same as for extract */
+int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *msgbuf, size_t msglen, int inverse) {
+    char *fields[5];
+    int nf = 0;
+    char *p = line;
+    for (;;) {
+        char *sep = strstr(p, "|||");
+        if (nf == 4) { *msg = "too many ||| fields"; return SB_EFORMAT; }
+        fields[nf++] = p;
+        if (!sep) break;
+        *sep = 0;
+        p = sep + 3;
+    }
+    int want = s->a.weighted ? 4 : 3;
+    if (nf != want) {
+        *msg = s->a.weighted ? "expected `F ||| E ||| alignment ||| count`" : "expected `F ||| E ||| alignment`";
+        return SB_EFORMAT;
+    }
+    char fbuf[8192], ebuf[8192];
+    char *fwords[MAXW], *ewords[MAXW];
+    size_t fwl[MAXW], ewl[MAXW];
+    int nfw, new_;
+    size_t fl, el;
+    char *end;
+    if (inverse) { char *x = fields[0]; fields[0] = fields[1]; fields[1] = x; }
+    char *fs = sb_ps_trim(fields[0], &end), *es = sb_ps_trim(fields[1], &end);
+    if ((size_t)(end - es) >= sizeof ebuf || strlen(fs) >= sizeof fbuf) { *msg = "phrase too long"; return SB_EFORMAT; }
+    if (split_words(fs, fwords, fwl, &nfw, fbuf, &fl)) { *msg = "empty or over-long source phrase"; return SB_EFORMAT; }
+    if (split_words(es, ewords, ewl, &new_, ebuf, &el)) { *msg = "empty or over-long target phrase"; return SB_EFORMAT; }
+    if (nfw > s->maxw || new_ > s->maxw) {
+        *msg = "phrase has more words than fit a key (at most 8, fewer for vocabularies over 2^16 words)";
+        return SB_EFORMAT;
+    }
+    /* alignment */
+    uint8_t lf[MAXL], le[MAXL];
+    int nl = 0;
+    uint64_t amask = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(fields[2], " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
+        char *dash = strchr(tok, '-');
+        if (!dash || dash == tok || !dash[1]) { *msg = "bad alignment point (expected i-j)"; return SB_EFORMAT; }
+        char *e1, *e2;
+        long i = strtol(tok, &e1, 10), j = strtol(dash + 1, &e2, 10);
+        if (inverse) { long x = i; i = j; j = x; }
+        if (e1 != dash || *e2 || i < 0 || j < 0 || tok[0] == '-' || dash[1] == '-' || dash[1] == '+' || tok[0] == '+') {
+            *msg = "bad alignment point (expected i-j)"; return SB_EFORMAT;
+        }
+        if (i >= nfw || j >= new_) { *msg = "alignment point outside the phrase pair"; return SB_EFORMAT; }
+        if (nl == MAXL) { *msg = "too many alignment points"; return SB_EFORMAT; }
+        lf[nl] = (uint8_t)i; le[nl] = (uint8_t)j; nl++;
+        amask |= 1ULL << (i * 8 + j);
+    }
+    double count = 1.0;
+    if (s->a.weighted) {
+        char *cs = sb_ps_trim(fields[3], &end), *ce;
+        errno = 0;
+        count = strtod(cs, &ce);
+        if (!*cs || *ce || errno || !(count > 0) || !isfinite(count)) { *msg = "bad count"; return SB_EFORMAT; }
+    }
+    /* lexical weights, Moses' definition (average over links, NULL for unaligned words) */
+    uint32_t fid[MAXW], eid[MAXW];
+    pkey ks = {0, 0}, kt = {0, 0};
+    for (int i = 0; i < nfw; i++) {
+        if (!sb_dict_find(s->fw, fwords[i], fwl[i], &fid[i])) {
+            snprintf(msgbuf, msglen, "the source word '%.*s' is not in the lex tables", (int)(fwl[i] > 100 ? 100 : fwl[i]), fwords[i]);
+            *msg = msgbuf;
+            return SB_EFORMAT;
+        }
+        sb_ps_key_put(&ks, s->bits, i, s->fcode[fid[i]]);
+    }
+    for (int j = 0; j < new_; j++) {
+        if (!sb_dict_find(s->ew, ewords[j], ewl[j], &eid[j])) {
+            snprintf(msgbuf, msglen, "the target word '%.*s' is not in the lex tables", (int)(ewl[j] > 100 ? 100 : ewl[j]), ewords[j]);
+            *msg = msgbuf;
+            return SB_EFORMAT;
+        }
+        sb_ps_key_put(&kt, s->bits, j, s->ecode[eid[j]]);
+    }
+    double lex_ef = 1.0, lex_fe = 1.0;
+    for (int j = 0; j < new_; j++) {
+        double sum = 0; int c = 0;
+        for (int k = 0; k < nl; k++) if (le[k] == j) { sum += lexw(s, fid[lf[k]], eid[j], 1); c++; }
+        lex_ef *= c ? sum / c : lexw(s, s->null_f, eid[j], 1);
+    }
+    for (int i = 0; i < nfw; i++) {
+        double sum = 0; int c = 0;
+        for (int k = 0; k < nl; k++) if (lf[k] == i) { sum += lexw(s, fid[i], eid[le[k]], 0); c++; }
+        lex_fe *= c ? sum / c : lexw(s, fid[i], s->null_e, 0);
+    }
+    r->src = ks; r->tgt = kt;
+    r->align = amask;
+    r->count = count; r->lex_ef = lex_ef; r->lex_fe = lex_fe;
+    return SB_OK;
+}
+
+static void *load_worker(void *arg) {
+    worker_t *w = arg;
+    sb_pscore *s = w->s;
+    loadq *q = w->q;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        while (!q->n && !q->done && !q->stop) pthread_cond_wait(&q->not_empty, &q->mu);
+        if (q->stop || (!q->n && q->done)) { pthread_mutex_unlock(&q->mu); break; }
+        chunk_t c = q->q[q->head];
+        q->head = (q->head + 1) % q->cap; q->n--;
+        pthread_cond_signal(&q->not_full);
+        pthread_mutex_unlock(&q->mu);
+
+        uint64_t lineno = c.line0;
+        char *p = c.buf, *end = c.buf + c.len;
+        int rc = SB_OK;
+        const char *msg = NULL;
+        char msgbuf[192];
+        while (p < end) {
+            char *nl = memchr(p, '\n', (size_t)(end - p));
+            char *le = nl ? nl : end;
+            *le = 0;
+            char *e;
+            size_t ll = (size_t)(le - p);
+            if (ll && p[ll - 1] == '\r') p[--ll] = 0;   /* a CRLF's '\r' */
+            size_t bad = sb_line_control(p, ll);
+            if (bad != ll) {   /* the line rule (common.h): a NUL would cut the line short, a '\r' split it */
+                sb_line_control_msg((unsigned char)p[bad], msgbuf, sizeof msgbuf);
+                rc = SB_EFORMAT; msg = msgbuf; break;
+            }
+            if (lineno == 1 && ll >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) p += 3;   /* a BOM at the file's start */
+            char *t = sb_ps_trim(p, &e);
+            if (*t) {
+                if (s->n1[w->t] == s->cap1 && (rc = sb_ps_spill1(s, w->t))) { msg = "writing a run failed"; break; }
+                rc = sb_ps_parse_line(s, t, &s->buf1[w->t][s->n1[w->t]], &msg, msgbuf, sizeof msgbuf, 0);
+                if (rc) { if (!msg) msg = "out of memory"; break; }
+                s->n1[w->t]++;
+                w->lines++;
+            }
+            lineno++;
+            p = le + 1;
+        }
+        free(c.buf);
+        if (rc) { q_fail(q, rc, lineno, msg); break; }
+    }
+    return NULL;
+}
+
+int sb_pscore_load_extract(sb_pscore *s, int fd, uint64_t *err_line, char *err, size_t errlen) {
+    int T = s->a.threads;
+    if (!s->buf1[0]) return SB_EINVAL;   /* finish() already ran */
+    int prc = sb_ps_prepare_vocab(s);
+    if (prc) return prc;
+    uint64_t t0 = sb_now_ns();
+    loadq q;
+    memset(&q, 0, sizeof q);
+    pthread_mutex_init(&q.mu, NULL);
+    pthread_cond_init(&q.not_empty, NULL);
+    pthread_cond_init(&q.not_full, NULL);
+    q.cap = (size_t)(2 * T + 2);
+    q.q = calloc(q.cap, sizeof(chunk_t));
+    worker_t *ws = calloc(T, sizeof(worker_t));
+    pthread_t *th = calloc(T, sizeof(pthread_t));
+    int rc = SB_OK, started = 0;
+    if (!q.q || !ws || !th) rc = SB_ENOMEM;
+    for (int t = 0; t < T && !rc; t++) {
+        ws[t] = (worker_t){s, &q, t, 0};
+        if (pthread_create(&th[t], NULL, load_worker, &ws[t])) rc = SB_ETHREAD; else started++;
+    }
+    /* reader: chunks ending at a newline */
+    char *carry = NULL; size_t carry_len = 0;
+    uint64_t line0 = 1;
+    int eof = 0;
+    while (!rc && !eof) {
+        size_t cap = CHUNK + carry_len;
+        char *buf = malloc(cap + 1);
+        if (!buf) { rc = SB_ENOMEM; break; }
+        if (carry_len) memcpy(buf, carry, carry_len);
+        size_t len = carry_len;
+        free(carry); carry = NULL; carry_len = 0;
+        while (len < cap) {
+            ssize_t n = read(fd, buf + len, cap - len);
+            if (n < 0) { if (errno == EINTR) continue; rc = SB_EIO; break; }
+            if (n == 0) { eof = 1; break; }
+            len += (size_t)n;
+        }
+        if (rc) { free(buf); break; }
+        size_t cut = len;
+        if (!eof) {
+            char *nl = memrchr(buf, '\n', len);
+            if (!nl) { carry = buf; carry_len = len; continue; }   /* a line longer than the chunk: grow */
+            cut = (size_t)(nl - buf) + 1;
+            carry_len = len - cut;
+            if (carry_len) {
+                carry = malloc(carry_len);
+                if (!carry) { free(buf); rc = SB_ENOMEM; break; }
+                memcpy(carry, buf + cut, carry_len);
+            }
+        }
+        if (cut == 0) { free(buf); continue; }
+        buf[cut] = 0;
+        uint64_t nlines = 0;
+        for (char *p = buf; (p = memchr(p, '\n', (size_t)(buf + cut - p))); p++) nlines++;
+        if (cut && buf[cut - 1] != '\n') nlines++;
+        pthread_mutex_lock(&q.mu);
+        while (q.n == q.cap && !q.stop) pthread_cond_wait(&q.not_full, &q.mu);
+        if (q.stop) { pthread_mutex_unlock(&q.mu); free(buf); break; }
+        q.q[(q.head + q.n) % q.cap] = (chunk_t){buf, cut, line0};
+        q.n++;
+        pthread_cond_signal(&q.not_empty);
+        pthread_mutex_unlock(&q.mu);
+        line0 += nlines;
+    }
+    free(carry);
+    pthread_mutex_lock(&q.mu);
+    q.done = 1;
+    if (rc) q.stop = 1;
+    pthread_cond_broadcast(&q.not_empty);
+    pthread_mutex_unlock(&q.mu);
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    /* drain chunks left in the queue after a stop */
+    while (q.n) { free(q.q[q.head].buf); q.head = (q.head + 1) % q.cap; q.n--; }
+    if (!rc && q.rc) {
+        rc = q.rc;
+        if (err_line) *err_line = q.err_line;
+        sb_ps_seterr(err, errlen, q.err);
+    }
+    for (int t = 0; t < T; t++) s->st.lines += ws ? ws[t].lines : 0;
+    pthread_mutex_destroy(&q.mu);
+    pthread_cond_destroy(&q.not_empty);
+    pthread_cond_destroy(&q.not_full);
+    free(q.q); free(ws); free(th);
+    s->st.ns_load += sb_now_ns() - t0;
+    return rc;
+}

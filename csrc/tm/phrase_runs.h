@@ -1,0 +1,24 @@
+/* phrase_runs.h - step 1 of the phrase scorer (phrase_score.h): the lex tables, the words' byte-order codes, and the
+ * extract lines parsed in `threads` workers into 64-byte records, sorted runs of which go to disk. */
+#ifndef SMTBENCH_PHRASE_RUNS_H
+#define SMTBENCH_PHRASE_RUNS_H
+#include "tm/phrase_core.h"
+
+/* CFFI-BEGIN */
+/* Load a lex file from fd (read to EOF, not closed). which = SB_PSCORE_LEX_F2E (`e f w(e|f)`) or _E2F
+ * (`f e w(f|e)`). On SB_EFORMAT, *err_line is the 1-based line and err holds what is wrong. */
+int sb_pscore_load_lex(sb_pscore *s, int which, int fd, uint64_t *err_line, char *err, size_t errlen);
+/* Load extract lines from fd in `threads` workers (may be called for several inputs in turn). */
+int sb_pscore_load_extract(sb_pscore *s, int fd, uint64_t *err_line, char *err, size_t errlen);
+/* CFFI-END */
+
+/* The words' codes (1-based ranks in byte order) and the key width, once the lex tables are in (idempotent). */
+int sb_ps_prepare_vocab(sb_pscore *s);
+/* One extract line (trimmed, NUL-terminated, cut in place) into r: keys, alignment, count and both lexical weights.
+ * inverse: the line is `E ||| F ||| ei-fi ...` (extract.inv); the record is the same as for extract. SB_EFORMAT
+ * with *msg (possibly msgbuf) saying what is wrong. */
+int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *msgbuf, size_t msglen, int inverse);
+/* Sort thread t's buffer and append it as a run to its step-1 file (with samples of its targets). */
+int sb_ps_spill1(sb_pscore *s, int t);
+
+#endif

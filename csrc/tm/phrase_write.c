@@ -1,0 +1,58 @@
+/* phrase_write.c - see phrase_write.h. */
+#include "tm/phrase_write.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* the phrase of a key, words joined by single spaces, into buf (NUL-terminated) */
+const char *sb_ps_key_str(const sb_pscore *s, pkey k, const char **words, char *buf, size_t n) {
+    size_t o = 0;
+    for (int i = 0; i < s->maxw; i++) {
+        uint64_t c = sb_ps_key_get(k, s->bits, i);
+        if (!c) break;
+        const char *w = words[c];
+        size_t l = strlen(w);
+        if (o + l + 2 >= n) break;
+        if (o) buf[o++] = ' ';
+        memcpy(buf + o, w, l);
+        o += l;
+    }
+    buf[o] = 0;
+    return buf;
+}
+
+FILE *sb_ps_open_part(const char *prefix, int t) {
+    char name[8192];
+    snprintf(name, sizeof name, "%s.%d", prefix, t);
+    FILE *f = fopen(name, "w");
+    if (f) setvbuf(f, NULL, _IOFBF, 1 << 20);
+    return f;
+}
+
+void sb_ps_write_pair(FILE *out, const sb_pscore *s, const char *fs, size_t fsl, const rec2 *r, double pfe, double pef,
+                      double cf) {
+    char line[20000];
+    double c = r->c_ef;
+    char *p = line;
+    memcpy(p, fs, fsl); p += fsl;
+    memcpy(p, " ||| ", 5); p += 5;
+    sb_ps_key_str(s, r->tgt, s->eword, p, 8192); p += strlen(p);
+    memcpy(p, " ||| ", 5); p += 5;
+    p = sb_ps_put_g6(p, pfe); *p++ = ' ';
+    p = sb_ps_put_g6(p, r->lex_fe); *p++ = ' ';
+    p = sb_ps_put_g6(p, pef); *p++ = ' ';
+    p = sb_ps_put_g6(p, r->lex_ef);
+    memcpy(p, " ||| ", 5); p += 5;
+    p = sb_ps_align_str(r->align, p);
+    memcpy(p, " ||| ", 5); p += 5;
+    p = sb_ps_put_count(p, r->c_e); *p++ = ' ';
+    p = sb_ps_put_count(p, cf); *p++ = ' ';
+    p = sb_ps_put_count(p, c); *p++ = '\n';
+    fwrite(line, 1, (size_t)(p - line), out);
+}
+
+void sb_ps_write_counts(FILE *out, const sb_pscore *s, pkey src, pkey tgt, uint64_t align, double count) {
+    char sb[8192], tb[8192], ab[200];
+    fprintf(out, "%s ||| %s ||| %s ||| %.17g\n", sb_ps_key_str(s, src, s->fword, sb, sizeof sb),
+            sb_ps_key_str(s, tgt, s->eword, tb, sizeof tb), (sb_ps_align_str(align, ab), ab), count);
+}

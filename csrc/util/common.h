@@ -1,0 +1,118 @@
+/* common.h - error codes, portable prefetch, small helpers shared by every kernel.
+ *
+ * Conventions for every kernel in csrc/:
+ *  - C11, no mutable globals; all state lives in structs the caller owns.
+ *  - Public functions return an int status: SB_OK (0) or a negative SB_E* code,
+ *    which pylib/smtbench/native.py turns into a Python exception.
+ *  - The declarations between the CFFI-BEGIN / CFFI-END markers of a header are fed
+ *    verbatim to cffi's cdef(), so they must be plain declarations (no macros, no #if).
+ */
+#ifndef SMTBENCH_COMMON_H
+#define SMTBENCH_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* CFFI-BEGIN */
+enum {
+    SB_OK = 0,
+    SB_EINVAL = -1,     /* an argument is out of range */
+    SB_ENOMEM = -2,     /* an allocation failed */
+    SB_EFULL = -3,      /* a fixed-capacity structure is full */
+    SB_ETHREAD = -4,    /* pthread_create / join failed */
+    SB_EFORMAT = -5,    /* malformed input data */
+    SB_ENOTFOUND = -6,  /* a lookup that must succeed did not */
+    SB_EIO = -7,        /* a read or write failed */
+    SB_EUNSUPPORTED = -8 /* not built into this binary */
+};
+const char *sb_strerror(int code);
+const char *sb_build_flags(void);
+/* CFFI-END */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SB_PREFETCH(addr) __builtin_prefetch((const void *)(addr), 0, 3)
+#define SB_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SB_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define SB_PREFETCH(addr) ((void)(addr))
+#define SB_LIKELY(x) (x)
+#define SB_UNLIKELY(x) (x)
+#endif
+
+/* splitmix64: the seeded key stream used by every benchmark (reproducible across runs). */
+static inline uint64_t sb_splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* A stateless 64-bit mixer (the finaliser of splitmix64). */
+static inline uint64_t sb_mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* The line rule of every reader of line-parallel text (CONTRIBUTING.md "Text lines", pylib's ioutil.open_text): a
+ * line ends at '\n', a CRLF's '\r' is removed by the caller; any other ASCII control byte but TAB (0x00-0x08,
+ * 0x0b-0x1f, 0x7f: a lone '\r', a NUL, ...) is refused. The offset of the first such byte in p[0 .. len), or len. */
+static inline size_t sb_line_control(const char *p, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f) return i;
+    }
+    return len;
+}
+
+/* The refusal's reason for control byte c, worded as ioutil.open_text words it (into buf, n bytes). */
+void sb_line_control_msg(unsigned char c, char *buf, size_t n);
+
+/* Large zeroed allocation: mmap + MADV_HUGEPAGE where available (KenLM's HugeMalloc idea).
+ * Returns NULL on failure. Free with sb_huge_free(ptr, bytes). */
+void *sb_huge_alloc(size_t bytes, int *used_huge);
+/* The same, asking for huge pages only if want_huge (0: plain 4 KiB pages, for comparison). */
+void *sb_page_alloc(size_t bytes, int want_huge, int *used_huge);
+void sb_huge_free(void *ptr, size_t bytes);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t sb_now_ns(void);
+/* The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID: user + system) in nanoseconds. */
+uint64_t sb_thread_cpu_ns(void);
+
+/* Pin the calling thread to cpu (cpu % online cpus). Returns SB_OK or SB_EUNSUPPORTED. */
+int sb_pin_to_cpu(int cpu);
+
+/* Run fn on n jobs (jobs + i * job_size, i < n), one thread each, and join them all. Returns SB_OK, SB_ENOMEM,
+ * or SB_ETHREAD when a thread could not be created (the ones that were are joined first; the caller then must not
+ * trust the jobs' results). The jobs report their own errors in their structs. */
+int sb_run_threads(int n, void *(*fn)(void *), void *jobs, size_t job_size);
+
+/* The one growth rule of the C tree: an array that grows by doubling.
+ *
+ *     if (SB_GROW(v->item, v->cap, v->n + 1, 16)) return SB_ENOMEM;
+ *     v->item[v->n++] = x;
+ *
+ * sb_grow makes the array at *pptr (elem bytes an element, *cap elements allocated; pptr is the address of the
+ * array's pointer, of any object pointer type) hold at least `need` elements: a first allocation of `first` elements,
+ * then twice the capacity, each doubled until `need` fit; realloc keeps the contents. SB_OK, or SB_ENOMEM (also where
+ * the size would overflow) with the array and *cap as they were. SB_GROW is sb_grow for the array p with the size_t
+ * capacity cap (both lvalues, evaluated more than once), free when the array already fits. */
+int sb_grow(void *pptr, size_t *cap, size_t need, size_t elem, size_t first);
+#define SB_GROW(p, cap, need, first) \
+    ((size_t)(need) <= (cap) ? SB_OK : sb_grow(&(p), &(cap), (size_t)(need), sizeof *(p), (first)))
+
+/* A growing bump allocator (the Moses2 paper's memory pool, section 4.1): memory is never released object by
+ * object, the whole arena is reset (kept for re-use) or freed. Allocations are 16-byte aligned. */
+typedef struct {
+    char **chunk;
+    size_t *size;
+    int n, cap, cur;     /* chunks allocated; the one being filled */
+    size_t used;         /* bytes used in chunk[cur] */
+} sb_arena;
+void *sb_arena_alloc(sb_arena *a, size_t bytes);
+void sb_arena_reset(sb_arena *a);
+void sb_arena_free(sb_arena *a);
+uint64_t sb_arena_bytes(const sb_arena *a);
+
+#endif
