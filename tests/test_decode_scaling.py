@@ -1,5 +1,5 @@
-"""The Moses2 paper's scalability machinery (csrc/pb/threads.c, pb/search.c workspaces, pb/bin.c): every thread count,
-pinning, pool setting, binarized-table cache size, compression and reordering storage gives exactly the output of
+"""The Moses2 paper's scalability machinery (csrc/pb/threads.c, pb/search.c workspaces, pb/bin_read.c): every thread
+count, pinning, pool setting, binarized-table cache size, compression and reordering storage gives exactly the output of
 the single-threaded text-table decoder (n-best texts, feature values and scores, bit for bit)."""
 from __future__ import annotations
 

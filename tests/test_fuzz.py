@@ -141,7 +141,7 @@ def test_fuzz_extract_and_lex(tmp_path):
                                        err_msg=f"{bad} {col}")
 
 
-# ---------------------------------------------------------------- the binarized phrase table (csrc/pb/bin.c)
+# ------------------------------------------------------- the binarized phrase table (csrc/pb/bin_read.c, bin_write.c)
 # A small table over toy words: every mutant of its binary (bit flips, field overwrites with 0 / max / random bytes,
 # truncations, extensions, splices of two valid binaries) either loads and decodes exactly as the text table does,
 # or is refused with a one-line BinaryTableError naming the file. A second family recomputes the checksums after
@@ -162,7 +162,8 @@ def _mix64(z: int) -> int:
 
 
 def _checksum(data: bytes, seed: int) -> int:
-    """pb/bin.c sum_final(sum_block(data, sum_init(seed)), len(data)): four lanes, word i in lane i % 4."""
+    """pb/bin_format.c sb_pb_bin_sum_final(sb_pb_bin_sum_block(data, sb_pb_bin_sum_init(seed)), len(data)): four
+    lanes, word i in lane i % 4."""
     import struct
     h = [seed, seed ^ 0x1111111111111111, seed ^ 0x2222222222222222, seed ^ 0x3333333333333333]
     padded = data + b"\0" * (-len(data) % 8)

@@ -100,3 +100,15 @@ def test_the_scan_sees_a_cycle_and_the_definitions():
     assert [m.group(1) for m in DEFINITION.finditer(text)] == ["sb_one", "sb_two"]
     graph = _graph()
     assert "pb/options" in graph["pb/model"] and "pb/model" not in graph["pb/options"]
+
+
+def test_the_phrase_table_has_one_face():
+    """pb/table.h is the one way to a phrase table: the sentence code includes no backend, no backend knows the model
+    or the sentence, and the binarized file's writer and reader share only its format."""
+    graph = _graph()
+    backends = {"pb/table_mem", "pb/bin_read"}
+    assert "pb/table" in graph["pb/lattice"] and not backends & graph["pb/lattice"]
+    for b in backends:
+        assert "pb/table" in graph[b] and not {"pb/model", "pb/lattice"} & graph[b]
+    assert "pb/bin_format" in graph["pb/bin_read"] and "pb/bin_format" in graph["pb/bin_write"]
+    assert "pb/bin_write" not in graph["pb/bin_read"] and "pb/bin_read" not in graph["pb/bin_write"]

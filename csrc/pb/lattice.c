@@ -17,7 +17,7 @@ const uint32_t *sb_pb_option_words(const sb_pb_sentence *s, const sb_pb_option *
     if (o->unknown) return s->pass_words + o->tgt_off;
     if (SB_UNLIKELY(s->lopt != NULL) && (uintptr_t)o - (uintptr_t)s->lopt < (uintptr_t)(s->nlopt * sizeof *o))
         return s->lwords + o->tgt_off;
-    return s->model->tgt_words + o->tgt_off;
+    return s->twords + o->tgt_off;
 }
 
 void sb_pb_sentence_free(sb_pb_sentence *s) {
@@ -55,7 +55,7 @@ int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb
         s->tok_off[n] = (uint32_t)w;
         memcpy(s->text + w, text + i, j - i);
         s->text[w + (j - i)] = '\0';
-        s->src[n] = m->bin ? sb_pb_bin_src_word(m->bin, text + i, j - i) : sb_pb_vocab_find(&m->src_vocab, text + i, j - i);
+        s->src[n] = sb_pb_table_src_word(m->pt, text + i, j - i);
         w += j - i + 1;
         n++;
         i = j;
@@ -67,32 +67,22 @@ int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb
     s->pass_words = calloc((size_t)(n ? n : 1), sizeof(uint32_t));
     s->fc = malloc((size_t)(n ? n * n : 1) * sizeof(double));
     if (!s->spans || !s->pass || !s->pass_words || !s->fc) { sb_pb_sentence_free(s); return SB_ENOMEM; }
-    sb_pb_local L = {0};
-    uint64_t *lfirst = NULL;   /* binarized: span -> first local option + 1 (0: the cache's or none) */
-    if (m->bin) {
-        lfirst = calloc(nsp, sizeof *lfirst);
-        if (!lfirst) { sb_pb_sentence_free(s); return SB_ENOMEM; }
-    }
+    const sb_pb_table *pt = m->pt;
+    s->twords = sb_pb_table_words(pt);
+    sb_pb_found L = {.ctx = ctx};
+    uint64_t *lfirst = NULL;   /* span -> its first found option + 1 (0: the table's own or none); made at the first */
     for (int a = 0; a < n; a++) {
-        for (int b = a; b < n && b - a < m->max_len; b++) {
+        for (int b = a; b < n && b - a < pt->max_len; b++) {
             if (s->src[b] == NO_WORD) break;
-            uint32_t k = sb_pb_phrase_find(m, s->src + a, (uint32_t)(b - a + 1));
             sb_pb_span *sp = &s->spans[a * SB_PB_MAX_PHRASE + (b - a)];
-            if (m->bin) {
-                if (ctx) ctx->lookups++;
-                if (k != NO_WORD) {
-                    if (ctx) ctx->cache_hits++;
-                } else {
-                    uint64_t first;
-                    int cnt, rc = sb_pb_bin_span(&m->sc, m->bin, m->bin_tmap, s->src + a, b - a + 1, &L, ctx, &first, &cnt);
-                    if (rc) { free(lfirst); free(L.opt); free(L.words); free(L.tmp); sb_pb_sentence_free(s); return rc; }
-                    if (cnt) { lfirst[a * SB_PB_MAX_PHRASE + (b - a)] = first + 1; sp->n = cnt; }
-                    continue;
-                }
-            }
-            if (k == NO_WORD || m->phr[k].n == 0) continue;
-            sp->opt = m->opt + m->phr[k].first;
-            sp->n = (int)m->phr[k].n;
+            sb_pb_hit hit;
+            int rc = sb_pb_table_lookup(pt, s->src + a, b - a + 1, &L, &hit);
+            if (rc == SB_OK && hit.n && !hit.opt && !lfirst && !(lfirst = calloc(nsp, sizeof *lfirst))) rc = SB_ENOMEM;
+            if (rc) { free(lfirst); sb_pb_found_free(&L); sb_pb_sentence_free(s); return rc; }
+            if (hit.n == 0) continue;
+            if (hit.opt) sp->opt = hit.opt;
+            else lfirst[a * SB_PB_MAX_PHRASE + (b - a)] = hit.first + 1;
+            sp->n = hit.n;
         }
         if (s->spans[a * SB_PB_MAX_PHRASE].n == 0) {
             /* pass-through: the source word as target, UnknownWordPenalty -100, TM/reordering 0 */
@@ -108,15 +98,14 @@ int sb_pb_sentence_new(const sb_pb_model *m, const char *text, size_t len, sb_pb
             s->spans[a * SB_PB_MAX_PHRASE].n = 1;
         }
     }
-    if (m->bin) {
-        free(L.tmp);
-        s->lopt = L.opt;
-        s->nlopt = L.n;
-        s->lwords = L.words;
-        for (size_t k = 0; k < nsp; k++)
-            if (lfirst[k]) s->spans[k].opt = L.opt + (lfirst[k] - 1);
-        free(lfirst);
-    }
+    /* the found options are the sentence's now (their array no longer moves) */
+    s->lopt = L.opt;
+    s->nlopt = L.n;
+    s->lwords = L.words;
+    free(L.tmp);
+    for (size_t k = 0; lfirst && k < nsp; k++)
+        if (lfirst[k]) s->spans[k].opt = L.opt + (lfirst[k] - 1);
+    free(lfirst);
     /* future costs: best option of each span, then the best split (Moses' EstimatedScores) */
     for (int len2 = 1; len2 <= n; len2++) {
         for (int a = 0; a + len2 <= n; a++) {

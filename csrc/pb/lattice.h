@@ -1,7 +1,7 @@
 /* pb/lattice.h - a sentence prepared for search (Moses2's InputPaths and their translation options): its tokens,
- * the options of every span (from the model's text tables, or looked up in the binarized table: its cache, else
- * decoded for this sentence through pb/options.h), pass-through options for unknown words, and the future costs
- * of every span. */
+ * the options of every span (looked up through the phrase table's face, pb/table.h, whichever backend holds the
+ * table: the table's own options, or options decoded for this sentence), pass-through options for unknown words,
+ * and the future costs of every span. */
 #ifndef SMTBENCH_PB_LATTICE_H
 #define SMTBENCH_PB_LATTICE_H
 
@@ -10,6 +10,7 @@
 
 #include "pb/model.h"
 #include "pb/options.h"
+#include "pb/table.h"
 
 typedef struct sb_pb_sentence sb_pb_sentence;
 
@@ -28,9 +29,10 @@ struct sb_pb_sentence {
     sb_pb_option *pass;      /* pass-through options (n of them; used where unknown) */
     uint32_t *pass_words;    /* their target word ids */
     double *fc;              /* future costs fc[i * n + j] */
-    sb_pb_option *lopt;      /* options decoded for this sentence from a binarized table (nlopt of them) */
+    sb_pb_option *lopt;      /* options decoded for this sentence by the table (nlopt of them) */
     uint64_t nlopt;
     uint32_t *lwords;        /* their target word ids */
+    const uint32_t *twords;  /* the target word ids of the table's own options */
 };
 
 /* A sentence: tokens separated by blanks. SB_EINVAL if longer than SB_PB_MAX_WORDS. ctx may be NULL. */

@@ -5,7 +5,9 @@
  *
  * Loading: sb_pb_new with the LM and its vocabulary (target word ids = LM ids for LM words), then
  * feed the phrase table's text (whole lines, any chunking), sb_pb_finish_phrases (stand-alone
- * scores, table limit: pb/options.h), feed the reordering table, sb_pb_finish. Each sentence is prepared by
+ * scores, table limit: pb/options.h), feed the reordering table, sb_pb_finish: the in-memory table
+ * (pb/table_mem.h); or, instead of the feeding, sb_pb_load_binary: the binarized table (pb/bin_read.h). Either is
+ * the model's phrase table behind one face (pb/table.h). Each sentence is prepared by
  * sb_pb_sentence_new (pb/lattice.h: translation options per span, pass-through options for unknown words, future
  * costs); the searches (pb/normal.h, ...) extend hypotheses with sb_pb_extend, so that every
  * decoder scores identically (pb/hyp.h). Feature values are natural logs in the fixed order SB_PB_F_*
@@ -18,9 +20,9 @@
 
 #include "util/common.h"
 #include "lm/lmprobe.h"
-#include "util/probing.h"
-#include "pb/bin.h"
 #include "pb/options.h"
+#include "pb/table.h"
+#include "pb/table_mem.h"
 #include "pb/table_reader.h"
 #include "pb/vocab.h"
 
@@ -48,7 +50,7 @@ const char *sb_pb_error_message(const sb_pb_model *m);
 void sb_pb_counts(const sb_pb_model *m, uint64_t *counts);
 int sb_pb_set_weights(sb_pb_model *m, const double *weights);
 
-/* The binarized phrase table (pb/bin.h) instead of the text tables: after sb_pb_new, instead of the feed/finish
+/* The binarized phrase table (pb/bin_read.h) instead of the text tables: after sb_pb_new, instead of the feed/finish
  * calls. The file is memory-mapped and read on demand; the `cache` most frequent source phrases are decoded,
  * scored and kept at load (the static cache of the Moses2 paper, 4.3). SB_EIO / SB_EFORMAT (message set). */
 int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache);
@@ -56,34 +58,19 @@ int sb_pb_load_binary(sb_pb_model *m, const char *path, uint64_t cache);
 
 /* ---- the model's insides: read by pb/lattice.c (sentences) and pb/hyp.c (hypotheses), not by the searches
  * (not for cffi) ---- */
-typedef struct {
-    uint32_t off, len;   /* source ids in src_words */
-    uint32_t first, n;   /* options [first, first + n) after finish_phrases */
-} sb_pb_srcphrase;
-
 struct sb_pb_model {
     sb_pb_scorer sc;     /* the LM, its vocabulary size and order, the weights, the table limit */
     uint32_t eos;
-    sb_pb_vocab src_vocab, tgt_vocab;
-    uint32_t *src_words; size_t src_words_len, src_words_cap;
-    uint32_t *tgt_words; size_t tgt_words_len, tgt_words_cap;
-    sb_pb_srcphrase *phr; uint32_t n_phr, cap_phr;
-    sb_index phr_ix;     /* the source phrases */
-    sb_pb_rawopt *raw; uint64_t n_raw, cap_raw;
-    sb_pb_option *opt; uint64_t n_opt;
-    int max_len;
+    sb_pb_vocab tgt_vocab;   /* the LM's words (their LM ids), then the phrase table's other target words */
     int phase;           /* 0 loading phrases, 1 loading reordering, 2 ready */
-    uint64_t pt_lines, ro_attached;
-    sb_pb_reader rd;     /* the text tables' reader, this model its sink; its error is the model's */
-    sb_pb_bin *bin;      /* binarized table (sb_pb_load_binary), or NULL; phr/opt then hold its cache */
-    uint32_t *bin_tmap;  /* the file's target ids -> ours */
+    sb_pb_reader rd;     /* the text tables' reader, the in-memory table its sink; its error is the model's */
+    sb_pb_mem *mem;      /* the in-memory table the text tables are fed into (NULL once a binarized table is loaded) */
+    sb_pb_table *pt;     /* the phrase table: mem's face, or the binarized table's */
 };
 
 /* what the searches read of the model */
 const sb_lm *sb_pb_lm(const sb_pb_model *m);
 const double *sb_pb_weights(const sb_pb_model *m);
 uint32_t sb_pb_eos(const sb_pb_model *m);
-/* the source phrase of ids[0 .. n) (index into phr), or SB_PB_NO_WORD */
-uint32_t sb_pb_phrase_find(const sb_pb_model *m, const uint32_t *ids, uint32_t n);
 
 #endif

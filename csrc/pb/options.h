@@ -1,8 +1,8 @@
 /* pb/options.h - translation options: the features every option and hypothesis is scored in (SB_PB_F_*), an
  * option (a target phrase of a source phrase, with its scores), its stand-alone score (the features fixed by the
- * pair and the LM of the phrase alone, Moses' EvaluateInIsolation) from an LM and the weights, the order of a
- * source phrase's options, and the options of a span read from a binarized table (pb/bin.h). Below the model
- * (pb/model.h holds a scorer and calls these): options.c reads nothing of the model. */
+ * pair and the LM of the phrase alone, Moses' EvaluateInIsolation) from an LM and the weights, and the order of a
+ * source phrase's options. Below the phrase table's backends and the model (pb/table_mem.h, pb/bin_read.h,
+ * pb/model.h make options with these; the model holds the scorer): options.c reads nothing of a table or model. */
 #ifndef SMTBENCH_PB_OPTIONS_H
 #define SMTBENCH_PB_OPTIONS_H
 
@@ -11,7 +11,6 @@
 
 #include "util/common.h"
 #include "lm/lmprobe.h"
-#include "pb/bin.h"
 #include "pb/vocab.h"
 
 /* CFFI-BEGIN */
@@ -27,18 +26,13 @@ enum { SB_PB_PH_IDLE = 0, SB_PB_PH_LM = 1, SB_PB_PH_PT = 2, SB_PB_PH_RO = 3, SB_
 
 #define SB_PB_LN10 2.30258509299404568402
 
-/* Per-sentence context of a search: the profile's current component (NULL: no profile) and the binarized
- * table's counters. */
-typedef struct {
-    _Atomic int *phase;
-    uint64_t lookups, cache_hits, ro_lookups;
-} sb_pb_sent_ctx;
+/* set the profile's current component (ph NULL: no profile) */
 static inline void sb_pb_phase(_Atomic int *ph, int x) {
     if (ph) atomic_store_explicit(ph, x, memory_order_relaxed);
 }
 
 typedef struct {
-    uint32_t tgt_off;      /* into the model's (or sentence's) target word array */
+    uint32_t tgt_off;      /* into the target words of its table (or of the sentence: decoded, pass-through) */
     uint16_t tgt_len;
     uint8_t unknown;       /* pass-through option */
     uint8_t has_ro;
@@ -70,7 +64,7 @@ static inline uint32_t sb_pb_lm_id(const sb_pb_scorer *sc, uint32_t w) {
 /* stand-alone scores of an option whose target ids are `words` */
 void sb_pb_option_scores(const sb_pb_scorer *sc, sb_pb_option *o, const uint32_t *words);
 
-/* an option of a source phrase before the table limit: its phrase (index into the model's source phrases) and its
+/* an option of a source phrase before the table limit: its phrase (index into a table's source phrases) and its
  * line order (the stable tie-break) */
 typedef struct {
     uint32_t src;
@@ -79,17 +73,5 @@ typedef struct {
 } sb_pb_rawopt;
 /* qsort order of sb_pb_rawopt: by source phrase, best stand-alone score first, ties in line order */
 int sb_pb_cmp_raw(const void *a, const void *b);
-
-/* A binarized table's options of a span (not in the cache): decoded, their target ids mapped through tmap (the
- * file's target ids -> ours), scored, sorted and cut by the table limit into these growing arrays (first: index of
- * the first, count: how many). ctx may be NULL. */
-typedef struct {
-    sb_pb_option *opt; uint64_t n, cap;
-    uint32_t *words; uint64_t nw, capw;
-    sb_pb_rawopt *tmp; uint64_t captmp;
-} sb_pb_local;
-
-int sb_pb_bin_span(const sb_pb_scorer *sc, const sb_pb_bin *bin, const uint32_t *tmap, const uint32_t *ids, int n,
-                   sb_pb_local *L, sb_pb_sent_ctx *ctx, uint64_t *first, int *count);
 
 #endif

@@ -5,8 +5,8 @@
  * too long or empty, a score count or a score that is not a probability: SB_EFORMAT with the line number and a
  * one-line reason), their words turned into ids of the reader's vocabularies and their scores into natural logs
  * floored at -100 (Moses' FloorScore); each good line is handed to the sink as a record. Two sinks implement it:
- * the model (model.c: options in memory) and the binarizer (bin.c: the file's records), so both read a table the
- * same way, with the same messages. */
+ * the in-memory phrase table (table_mem.c: options in memory) and the binarizer (bin_write.c: the file's records),
+ * so both read a table the same way, with the same messages. */
 #ifndef SMTBENCH_PB_TABLE_READER_H
 #define SMTBENCH_PB_TABLE_READER_H
 

@@ -1,6 +1,7 @@
-"""The binarized phrase table (csrc/pb/bin.c): ``build`` from Moses text tables once; the model memory-maps it
-(:func:`smtbench.decode.model.load_binary`: looked up on demand, static cache filled at load) and checks it against
-the ini's tables with :func:`provenance`, :func:`check_identity` and :func:`header_reordering`."""
+"""The binarized phrase table (csrc/pb/bin_format.h; written by pb/bin_write.c, read by pb/bin_read.c): ``build``
+from Moses text tables once; the model memory-maps it (:func:`smtbench.decode.model.load_binary`: looked up on
+demand, static cache filled at load) and checks it against the ini's tables with :func:`provenance`,
+:func:`check_identity` and :func:`header_reordering`."""
 from __future__ import annotations
 
 import os
@@ -10,7 +11,7 @@ from pathlib import Path
 from ..native import check, ffi, lib
 
 #: --reordering: where the lexicalized reordering scores go
-#: pb/bin.c VERSION (the header's format version)
+#: pb/bin_format.h SB_PB_BIN_VERSION (the header's format version)
 FORMAT_VERSION = 2
 
 RO_MODES = {"none": int(lib.SB_PB_BIN_RO_NONE), "integrated": int(lib.SB_PB_BIN_RO_INTEGRATED),
@@ -21,7 +22,7 @@ class BinaryTableError(ValueError):
     """A table line the binarizer cannot read (file:line), or a file that is not a binarized table."""
 
 
-#: the header's layout (pb/bin.c header_t): where the provenance section's offset and length are
+#: the header's layout (pb/bin_format.h sb_pb_bin_header): where the provenance section's offset and length are
 _META_AT = 160
 _FINGER_BLOCK = 1 << 20
 
