@@ -28,7 +28,14 @@ if "grid" not in config:
     configfile: "config/default.yaml"
 
 
+# A new experiment (CONTRIBUTING: Add an experiment) has no block in the schema: its config block is checked against
+# its declaration (VERBS in experiments/<name>.py) and given its declared defaults instead (experiments/frame.py).
+from smtbench.experiments import frame as _frame
+
+_NEW_EXPERIMENTS = _frame.unlisted(str(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"))
+_new_blocks = _frame.config_blocks(config, str(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"))
 validate(config, "workflow/schemas/config.schema.yaml")  # relative to this file; fills in every default
+config.update(_new_blocks)
 
 GRID_NAME = config["grid"]
 GRID = config  # this grid's sweeps
@@ -52,7 +59,7 @@ include: "workflow/rules/build.smk"
 
 
 # Explicit includes, producers before consumers (a rule file may use the paths and rules of those above it).
-# Adding an experiment = one rule file (workflow/rules/) + one line here.
+# A new experiment's rule file needs no line here (CONTRIBUTING: Add an experiment; the loop below).
 include: "workflow/rules/data.smk"
 include: "workflow/rules/lm_models.smk"
 include: "workflow/rules/tm_train.smk"
@@ -71,6 +78,10 @@ include: "workflow/rules/tune.smk"  # before moore_quirk.smk, whose tuning rules
 include: "workflow/rules/moore_quirk.smk"
 include: "workflow/rules/history.smk"
 include: "workflow/rules/counts.smk"
+# ...and a new experiment's rule file with no line here: every experiment the schema does not list, in name order
+for _name in _NEW_EXPERIMENTS:
+
+    include: f"workflow/rules/{_name}.smk"
 
 
 # CI regression check (profiles with a `regression` section, i.e. smoke): correctness metrics must

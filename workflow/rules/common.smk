@@ -94,7 +94,8 @@ def hash_variants(mib):
     """The layout variants of the hash sweep at a table size (config mokry_hash.variants, those of variant_max_mib
     only up to their size, plus kv and split on plain pages up to nohuge_max_mib)."""
     h = GRID["mokry_hash"]
-    v = [x for x in h["variants"] if int(mib) <= h.get("variant_max_mib", {}).get(x, int(mib))]
+    most = h["variant_max_mib"]  # the schema's default: {} (every variant at every size)
+    v = [x for x in h["variants"] if x not in most or int(mib) <= most[x]]
     if int(mib) <= h["nohuge_max_mib"]:
         v += [f"{x}:nohuge" for x in ("kv", "split") if x in v]
     return v
@@ -217,7 +218,7 @@ def weight_runs(experiment, model):
     Tuned weights need tune in the grid with that optimizer and tune.model: trained (weights tuned on other tables
     would load without complaint and mean nothing)."""
     runs = []
-    for w in GRID[experiment].get("weights", []):
+    for w in GRID[experiment]["weights"]:  # the schema's default: []
         if w != "default":
             tune = GRID.get("tune")
             if not tune or w not in tune["optimizers"] or tune["model"] != "trained":

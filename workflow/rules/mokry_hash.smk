@@ -1,7 +1,7 @@
 # Mokry 2016 §3.1: hash-table lookups with a prefetch queue → Table 3.2, Fig 3.2.
 MOKRY_HASH = GRID["mokry_hash"]
 HASH_ROWS = expand(f"{OUT}/raw/mokry_hash/mib{{mib}}.jsonl", mib=MOKRY_HASH["table_mib"])
-HASH_KENLM_MIB = set(MOKRY_HASH.get("kenlm_peer_mib", []))  # sizes at which KenLM's own hash benchmark runs beside
+HASH_KENLM_MIB = set(MOKRY_HASH["kenlm_peer_mib"])  # sizes at which KenLM's own hash benchmark runs beside
 
 ALL += [f"{OUT}/tables/mokry_table3_2.md", f"{OUT}/figures/mokry_fig3_2.png", f"{OUT}/tables/mokry_hash_layouts.md",
         f"{OUT}/figures/mokry_hash_layouts.png", f"{OUT}/tables/mokry_hash_vs_kenlm.md"]

@@ -24,7 +24,7 @@ MOORE_QUIRK_MOSES = MOORE_QUIRK_MOSES if MOORE_QUIRK_MOSES and needs_oracle("moo
 MOORE_QUIRK_TABLE_LIMIT = 25  # the model loads the paper's largest t-table limit in every profile (one shared model)
 if MOORE_QUIRK and max(MOORE_QUIRK["limits"]) > MOORE_QUIRK_TABLE_LIMIT:
     raise ValueError(f"moore_quirk.limits: at most {MOORE_QUIRK_TABLE_LIMIT} (the model's table-limit)")
-MOORE_QUIRK_WEIGHTS = list(MOORE_QUIRK.get("weights", [])) if MOORE_QUIRK_MODEL else []
+MOORE_QUIRK_WEIGHTS = list(MOORE_QUIRK["weights"]) if MOORE_QUIRK_MODEL else []
 for _w in MOORE_QUIRK_WEIGHTS:
     if _w == "default" or "tune" not in GRID or _w not in GRID["tune"]["optimizers"]:
         raise ValueError(f"moore_quirk.weights: {_w}: an optimizer of the tune block (tune.optimizers; the main "

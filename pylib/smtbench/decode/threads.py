@@ -100,5 +100,5 @@ class ThreadedDecoder:
         return bool(lib.sb_pb_mt_pinned(self._t))
 
 
-#: the name the experiments call it by (commands/bench_scaling.py: the cube's threads)
+#: the name the experiments call it by (experiments/moses2_scaling.py: the cube's threads)
 ThreadedCubeDecoder = ThreadedDecoder

@@ -13,7 +13,49 @@ import argparse
 from dataclasses import dataclass, field
 
 from ..benchutil import parse_int_list
-from .harness import Protocol
+from .harness import Protocol, must_agree
+
+from .frame import Sweep, Verb, arg, key, protocol
+
+#: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
+#: from it, and the config schema's `glm_btree` block is checked against it (tests/test_experiments.py)
+VERBS = (
+    Verb("glm_btree", ("btree",),
+         help="gLM B-tree trie LM: throughput vs probing LM / kenlm, node size, batch size (gLM §5)",
+         settings=(
+             arg("--arpa", required=True, help="ARPA model (plain, .gz or .xz)"),
+             arg("--text", required=True, config=True, help="tokenized text whose n-grams are the queries"),
+             arg("--name", help="model name in the rows (default: from the file name)"),
+             arg("--node-size", type=int, default=31, config=True, help="K for the table and batch sweeps (paper: 31)"),
+             arg("--node-sizes", default="", config=True, grid=True,
+                 help="Fig 9 sweep, e.g. 5,7,15,23,31,33,47,59 (empty = none)"),
+             arg("--batch-sizes", default="", config=True, grid=True,
+                 help="Fig 10 sweep, e.g. 10,100,1000,10000,100000,1000000"),
+             arg("--threads", default="1", config=True, grid=True,
+                 help="Table 3 thread counts, e.g. 1,2 (0 = all cores)"),
+             arg("--interleave", type=int, default=8, config=True, help="queries in flight per thread (0/1 = none)"),
+             protocol(repeats=3),
+             arg("--min-queries", type=int, default=1_000_000, config=True, help="tile the text to at least this many"),
+             arg("--max-lines", type=int, default=0, help="use only the first lines of the text (0 = all)"),
+             arg("--no-probing", action="store_true", help="skip our probing LM rows"),
+             arg("--no-stream-reuse", action="store_true",
+                 help="skip the B-tree rows with stream reuse (back-offs from the previous row's walk)"),
+             arg("--no-kenlm", action="store_true", help="skip the kenlm module rows"),
+             arg("--kenlm-binary", action="append", default=[], metavar="KIND=PATH",
+                 help="KenLM's own model of the same ARPA (build_binary probing|trie), timed by kenlm_benchmark "
+                      "-q -t 1 in every repeat beside ours (repeatable)"),
+             arg("--no-gpu", action="store_true", help="do not try the GPU even when one is there"),
+             arg("--out", help="write rows here (atomically) instead of stdout"),
+             arg("--progress", action="store_true"),
+             key("model", help="Table 3, Fig 9, Fig 10: a name in lm_models (its ARPA is --arpa)"),
+             key("big_model", "", help="Table 4: a model ~5x larger (synthetic); empty: no Table 4"),
+             key("order_models", [], grid=True, help="Table 5: one model per order; empty: no Table 5"),
+             key("gpu_node_sizes", type=int, grid=True, help="Fig 9 on the GPU (--node-sizes of the GPU run)"),
+             key("kenlm_cpp", True, type=bool,
+                 help="add KenLM's C++ probing and trie rows (--kenlm-binary: build_binary + kenlm_benchmark -t 1)"),
+         )),
+)
+
 
 INCLUDES_CPU = "ids pre-converted to query rows; batch query in C (one call per batch); no string handling"
 INCLUDES_REUSE = (INCLUDES_CPU + "; stream reuse: a row that continues the previous row takes its back-offs "
@@ -85,7 +127,6 @@ def run_bench(cfg: BTreeBench) -> int:
 def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
     import gc
     import os
-    import sys
     import threading
     import time
     from pathlib import Path
@@ -179,8 +220,9 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
         c = float(p.astype(np.float64).sum()).hex()
         if "btree" not in reference:
             reference["btree"] = p.copy()
-        elif not np.array_equal(reference["btree"], p):
-            raise RuntimeError(f"{cfg.arpa}: B-tree scores of {label} differ from the first B-tree point")
+        else:
+            must_agree(np.array_equal(reference["btree"], p),
+                       f"{cfg.arpa}: B-tree scores of {label} differ from the first B-tree point")
         checksums[label] = c
         return c
 
@@ -212,8 +254,8 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
         def cpu_point(rep: int, sweep: str, be: str, k: int, t: int, b: int) -> None:
             if be == "probing":
                 ns, lp = probing_run(t)
-                if not np.allclose(lp, reference.get("btree", lp), rtol=0, atol=1e-5):
-                    raise RuntimeError(f"{cfg.arpa}: probing and B-tree per-query scores differ by > 1e-5")
+                must_agree(np.allclose(lp, reference.get("btree", lp), rtol=0, atol=1e-5),
+                           f"{cfg.arpa}: probing and B-tree per-query scores differ by > 1e-5")
                 rows.append(w.emit(**common, sweep=sweep, backend="probing", path="sequential",
                                    node_size=None, threads=t, batch=nq, repeat=rep,
                                    model_bytes=probing.nbytes, elapsed_ns=ns, qps=nq / ns * 1e9,
@@ -262,8 +304,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
         def peer_point(rep: int, peer) -> None:  # KenLM's C++ programs
             k = peer.query(threads=1)
             ours = float(reference["btree"].astype(np.float64).sum())
-            if k.queries != nq:
-                raise RuntimeError(f"{peer.model}: kenlm_benchmark counted {k.queries} queries, we {nq}")
+            must_agree(k.queries == nq, f"{peer.model}: kenlm_benchmark counted {k.queries} queries, we {nq}")
             agree_close(f"{peer.model}: KenLM's log10 sum", ours, {peer.kind: k.log10_sum}, rel_tol=1e-4)  # float sums
             rows.append(w.emit(**common, sweep="table", backend=f"kenlm-{peer.kind}-cpp",
                                path="kenlm_benchmark -q -t 1", node_size=None, threads=1, batch=nq, repeat=rep,
@@ -273,7 +314,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
 
         # every point of ours, the GPU's and KenLM's in every repeat (smtbench.protocol: alternating or seeded order,
         # per-repeat ratios, the slow-spell probe, adaptive repeats)
-        from ..protocol import Ratio, RepeatLoop, Task, describe
+        from ..protocol import Ratio, Task
 
         def task(key: str, fn, args) -> Task:
             def run(rep: int) -> float:
@@ -293,8 +334,8 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
         from .harness import working_set_probe
         regime = (working_set_probe(f"glm_btree/{name}", lambda part: probing.score_stream(part, 0), tokens,
                                     mark=backends.SENTENCE_MARK) if probing is not None else None)
-        summary = RepeatLoop(cfg.protocol, w, tasks, ratios, progress=bar, regime=regime).run()
-        print(f"btree {name}: {describe(summary)}", file=sys.stderr)
+        summary = Sweep(f"btree {name}", cfg.protocol, w, ratios=ratios, progress=bar, regime=regime).add(
+            *tasks, peers=[f"kenlm-{peer.kind}-cpp" for peer in peers]).run()
         kept_repeats = summary.repeats
         if not gpu_ok:
             for sweep, k, b in ([("table", cfg.node_size, nq)] + [("node_size", k, nq) for k in node_sizes]
@@ -339,7 +380,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
-    """`bench glm_btree` (options: commands/bench_glm_btree.py)."""
+    """`bench glm_btree` (options: VERBS above)."""
     from dataclasses import fields
 
     return run_bench(BTreeBench(**{f.name: getattr(args, f.name) for f in fields(BTreeBench) if f.name != "protocol"},

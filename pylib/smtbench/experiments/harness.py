@@ -18,7 +18,7 @@ from ..protocol import NullWriter, Protocol, Ratio, RegimeProbe, RepeatLoop, Sum
 from .. import procs
 
 __all__ = ["Protocol", "Ratio", "RepeatLoop", "Summary", "Task", "NullWriter", "RowWriter", "describe", "run_points",
-           "timing_lock", "rows", "progress", "agree", "agree_close", "peer_missing", "not_built",
+           "timing_lock", "rows", "progress", "must_agree", "agree", "agree_close", "peer_missing", "not_built",
            "loading_subtracted", "LOCK"]
 
 #: the lock every timing run takes (HELPERS/CONTRIBUTING: `flock /tmp/smtbench-bench.lock ...`)
@@ -74,21 +74,28 @@ def progress(total: int | None, on: bool, desc: str = "", unit: str = "point"):
 
 # ----------------------------------------------------------------------------------------------- agreement
 
+def must_agree(ok: Any, what: str) -> None:
+    """The one correctness stop of every experiment: unless ``ok``, a ResultMismatch (a RuntimeError: one line
+    from the CLI, exit status 2) saying ``what`` differs. A fast path against the plain path, a repeat against
+    repeat 0, a peer's output or total against ours: a time beside another result is no ratio."""
+    if not ok:
+        raise ResultMismatch(what)
+
+
 def agree(what: str, values: Mapping[str, Any] | Iterable[tuple[str, Any]], across: str = "points") -> Any:
     """Every point's checksum must be the same (fast paths against the plain path): the one value, or a
     ResultMismatch (a RuntimeError: one line from the CLI) naming ``what``, ``across`` what it must not change, and every point's value."""
     items = list(values.items() if isinstance(values, Mapping) else values)
     distinct = {v for _, v in items}
-    if len(distinct) > 1:
-        raise ResultMismatch(f"{what} differ across {across} (a broken fast path): {dict(items)}")
+    must_agree(len(distinct) <= 1, f"{what} differ across {across} (a broken fast path): {dict(items)}")
     return distinct.pop() if distinct else None
 
 
 def agree_close(what: str, ours: float, theirs: Mapping[str, float], rel_tol: float, abs_tol: float = 0.0) -> None:
     """A peer's total must match ours within float rounding (e.g. KenLM summing in float)."""
     for key, v in theirs.items():
-        if not math.isclose(v, ours, rel_tol=rel_tol, abs_tol=abs_tol):
-            raise ResultMismatch(f"{what}: {key}: {v!r} differs from ours {ours!r}")
+        must_agree(math.isclose(v, ours, rel_tol=rel_tol, abs_tol=abs_tol),
+                   f"{what}: {key}: {v!r} differs from ours {ours!r}")
 
 
 # ----------------------------------------------------------------------------------------------- peers

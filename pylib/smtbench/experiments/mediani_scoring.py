@@ -34,9 +34,69 @@ from ..benchutil import RowWriter, parse_size
 from ..errors import ResultMismatch
 from ..ioutil import atomic_open, open_text
 from ..ioutil import words as split_words
-from .harness import (Protocol, Ratio, RepeatLoop, Task, describe, not_built, peer_missing, progress as progress_bar,
-                      rows as open_rows)
+from .harness import (Protocol, Ratio, Task, must_agree, not_built, peer_missing,
+                      progress as progress_bar, rows as open_rows)
 from .. import procs
+
+from .frame import Sweep, Verb, arg, key, protocol
+
+#: the `bench` verbs and every setting of the sweep, declared once (experiments/frame.py): the command line is built
+#: from them, and the config schema's `mediani_scoring` block is checked against it (tests/test_experiments.py)
+VERBS = (
+    Verb("mediani_scoring", ("tmscore",),
+         help="phrase scoring: ours vs in-memory vs sort pipeline (Mediani)",
+         settings=(
+             arg("--extract", required=True),
+             arg("--extract-inv", required=True),
+             arg("--lex-f2e", required=True),
+             arg("--lex-e2f", required=True),
+             arg("--workdir", required=True, help="inputs per fraction, tables, sorted runs"),
+             arg("--fractions", default="0.25,0.5,1,4", config=True, grid=True,
+                 help="corpus fractions; integers > 1 replicate"),
+             arg("--threads", default="1,2", config=True, grid=True),
+             arg("--memory", default="64M,256M", help="our sort budgets", config=True, grid=True),
+             arg("--systems", default="ours,memory,sort,moses", config=True, grid=True,
+                 help="ours, memory (pandas), sort (Moses-style pipeline in C), moses (Moses' own programs)"),
+             arg("--src", help="source corpus (F): with --tgt and --align, Moses' extract runs once and its "
+                               "extract files are checked against --extract/--extract-inv"),
+             arg("--tgt", help="target corpus (E)"),
+             arg("--align", help="symmetrised alignment (F-E points)"),
+             arg("--memory-max-fraction", type=float, default=1.0, config=True,
+                 help="run pandas only up to this fraction"),
+             arg("--sort-memory", default="256M"),
+             arg("--partitions", default="1,2,4", config=True, grid=True,
+                 help="distributed form (§3.3); empty for none"),
+             arg("--partition-fraction", type=float, default=1.0),
+             protocol(repeats=2),
+             arg("--out", help="rows (JSON lines), written atomically"),
+             arg("--progress", action="store_true"),
+             key("workflow_partitions", 4, type=int,
+                 help="the workflow's partitions of the phrase table (tm_train.smk)"),
+         )),
+    Verb("mediani_scoring_bleu", ("tmscore-bleu",),
+         help="Mediani Table 2: BLEU of our cube decoder with Moses' phrase table and with ours",
+         settings=(
+             arg("--extract", required=True),
+             arg("--extract-inv", required=True),
+             arg("--lex-f2e", required=True),
+             arg("--lex-e2f", required=True),
+             arg("--ours", required=True, help="our phrase table (`tm score` on the same extract)"),
+             arg("--reordering-table", required=True),
+             arg("--lm", required=True, help="ARPA LM"),
+             arg("--order", type=int, required=True),
+             arg("--input", required=True, help="source sentences"),
+             arg("--reference", required=True),
+             arg("--sentences", type=int, default=0, help="the first N lines (0 = all)", config="bleu_sentences"),
+             arg("--pop-limit", type=int, default=400),
+             arg("-s", "--stack-size", type=int, default=400),
+             arg("--threads", type=int, default=1, help="Moses' scoring (as `tm score-moses --threads`)"),
+             arg("--memory", default="256M", help="sort -S of Moses' pipeline"),
+             arg("--workdir", required=True, help="Moses' table, the filtered tables and models, the outputs"),
+             arg("--out", required=True, help="rows (JSON lines)"),
+             key("bleu_lm", help="Table 2: the LM (a name of lm_models) of the decoded model"),
+         ),
+         run="main_bleu"),
+)
 
 
 @dataclass
@@ -225,8 +285,8 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
                 # correctness, inside the benchmark
                 if p["system"] in ("ours", "distributed"):
                     md5 = _md5(table)
-                    if ours_md5.setdefault(frac, md5) != md5:
-                        raise RuntimeError(f"{table}: differs from our other tables of fraction {frac}")
+                    must_agree(ours_md5.setdefault(frac, md5) == md5,
+                               f"{table}: differs from our other tables of fraction {frac}")
                     # same bytes for every thread count/budget of this run (checked above); across runs the
                     # table changes with the (unseeded) alignment, so metrics count distinct digests only
                     extra["table_md5"] = md5
@@ -261,8 +321,8 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
         ratios = [Ratio.speedup(name, ours_k, k) for name, k in (("speedup_vs_sort", sort_k),
                                                                   ("speedup_vs_moses", moses_k))
                   if {ours_k, k} <= keys]
-        summary = RepeatLoop(s.proto(), writer, tasks, ratios, progress=bar).run()
-        print(f"mediani_scoring: {describe(summary)}", file=sys.stderr)
+        Sweep("mediani_scoring", s.proto(), writer, ratios=ratios, progress=bar).add(
+            *tasks, peers=[t.key for t in tasks if t.key.startswith("moses.")]).run()
         bar.close()
     return rows
 
@@ -341,9 +401,8 @@ def _moses_extract_check(s: TmScoreSweep, work: Path) -> dict:
     d = multiset_diff(s.extract, str(prefix), work)
     di = multiset_diff(s.extract_inv, str(prefix) + ".inv", work)
     same = d["only_a"] == d["only_b"] == di["only_a"] == di["only_b"] == 0
-    if not same:
-        raise ResultMismatch(f"Moses' extract {prefix} differs from ours ({s.extract}): "
-                           + " | ".join((d["examples"] + di["examples"])[:2]))
+    must_agree(same, f"Moses' extract {prefix} differs from ours ({s.extract}): "
+                     + " | ".join((d["examples"] + di["examples"])[:2]))
     row = dict(system="moses-extract", repeat=0, seconds=secs, peak_rss_bytes=rss, lines=d["lines_b"],
                extract_lines_ours=d["lines_a"], extract_lines_moses=d["lines_b"], extract_only_ours=d["only_a"],
                extract_only_moses=d["only_b"], extract_inv_only_ours=di["only_a"],
@@ -370,13 +429,11 @@ def _check_moses(table: Path, ref: Path, rep: int, work: Path, checked: dict) ->
             "alignment_mismatches": c["alignment_mismatches"], "count_mismatches": c["count_mismatches"]}
     bad = c["only_ours"] + c["only_theirs"] + c["value_mismatches"] + c["alignment_mismatches"] + \
         c["count_mismatches"]
-    if bad == 0:
-        check = f"identical to {ref.name} ({c['common']} pairs; alignments, counts, scores to printed precision)"
-    else:
-        raise ResultMismatch(f"Moses' table {table} differs from ours ({ref}): {c['only_ours']} pairs only ours, "
-                           f"{c['only_theirs']} only Moses', {c['value_mismatches']} score / "
-                           f"{c['alignment_mismatches']} alignment / {c['count_mismatches']} count mismatches; "
-                           f"e.g. {c['examples'][0] if c['examples'] else ''}")
+    must_agree(bad == 0, f"Moses' table {table} differs from ours ({ref}): {c['only_ours']} pairs only ours, "
+                         f"{c['only_theirs']} only Moses', {c['value_mismatches']} score / "
+                         f"{c['alignment_mismatches']} alignment / {c['count_mismatches']} count mismatches; "
+                         f"e.g. {c['examples'][0] if c['examples'] else ''}")
+    check = f"identical to {ref.name} ({c['common']} pairs; alignments, counts, scores to printed precision)"
     checked[md5] = (check, more)
     return check, more
 
@@ -482,7 +539,7 @@ def _floats(t: str) -> list[float]:
 
 
 def main(args: argparse.Namespace) -> int:
-    """`bench mediani_scoring` (options: commands/bench_mediani_scoring.py)."""
+    """`bench mediani_scoring` (options: VERBS above)."""
     from ..benchutil import parse_int_list
     s = TmScoreSweep(
         extract=args.extract, extract_inv=args.extract_inv, lex_f2e=args.lex_f2e, lex_e2f=args.lex_e2f,
@@ -497,7 +554,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def main_bleu(args: argparse.Namespace) -> int:
-    """`bench mediani_scoring_bleu` (options: commands/bench_mediani_scoring.py)."""
+    """`bench mediani_scoring_bleu` (options: VERBS above)."""
     if not 1 <= args.order <= 8:
         raise ValueError(f"--order {args.order}: must be in 1..8")
     run_bleu(TmBleuRun(extract=args.extract, extract_inv=args.extract_inv, lex_f2e=args.lex_f2e,

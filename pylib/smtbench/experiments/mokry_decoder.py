@@ -9,9 +9,38 @@ import argparse
 
 from ..ioutil import words as split_words
 
+from .frame import Sweep, Verb, arg, key, protocol
+
+#: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
+#: from it, and the config schema's `mokry_decoder` block is checked against it (tests/test_experiments.py)
+VERBS = (
+    Verb("mokry_decoder", ("pipeline",),
+         help="pipeline-tolerant decoder: LM off/lazy/queue x queue sizes (Mokry Table 3.4, Fig 3.6)",
+         settings=(
+             arg("-f", "--config", required=True, help="moses.ini"),
+             arg("--input", required=True),
+             arg("--reference", required=True),
+             arg("--pop-limit", type=int, default=400, config=True),
+             arg("-s", "--stack-size", type=int, default=400),
+             arg("--queue-sizes", default="1-16", config=True),
+             arg("--exact-queue-sizes", default="", config=True,
+                 help="queue sizes of the queue-exact rows (the thesis' future work: items through the automaton "
+                      "queue before the item queue; empty = none)"),
+             arg("--sentences", type=int, default=0, config=True, help="first N lines (0 = all)"),
+             protocol(repeats=3),
+             arg("--lm", default=None, help="replace the ini's LM by this ARPA (larger models: timing only)"),
+             arg("--out", required=True),
+             arg("--progress", action="store_true"),
+             key("model", "trained", help="trained: the workflow's own model, test books; oracle: the Moses "
+                                          "oracle's model, dev books"),
+             key("lms", [], grid=True, help="names in lm_models (--lm; timing only)"),
+             key("weights", [], grid=True, help="extra runs under these weights (common.smk: weight_runs)"),
+         )),
+)
+
 
 def main(args: argparse.Namespace) -> int:
-    """`bench mokry_decoder` (options: commands/bench_mokry_decoder.py)."""
+    """`bench mokry_decoder` (options: VERBS above)."""
     import hashlib
     import statistics
 
@@ -20,7 +49,7 @@ def main(args: argparse.Namespace) -> int:
     from ..decode.cube import CubeDecoder
     from ..decode.ini import load_ini
     from ..decode.model import PhraseModel
-    from .harness import Protocol, Ratio, progress, rows as open_rows, run_points
+    from .harness import Protocol, Ratio, must_agree, progress, rows as open_rows
 
     protocol = Protocol.from_args(args)
     require_range("--sentences", args.sentences, 0, 10**7)
@@ -59,10 +88,12 @@ def main(args: argparse.Namespace) -> int:
                 quality[pt] = {"bleu": round(bleu(texts, refs), 2),
                                "mean_score": round(statistics.fmean(scores), 4) if scores else 0.0,
                                "output_sha": hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]}
-            elif outputs[pt] != list(zip(texts, scores)):
-                raise RuntimeError(f"{pt}: repeat {rep} gave other outputs than repeat 0")
-            if pt[0] == "queue" and ("lazy", 0) in outputs and outputs[pt] != outputs[("lazy", 0)]:
-                raise RuntimeError(f"queue size {pt[1]}: outputs differ from lazy scoring (same pop order)")
+            else:
+                must_agree(outputs[pt] == list(zip(texts, scores)),
+                           f"{pt}: repeat {rep} gave other outputs than repeat 0")
+            if pt[0] == "queue" and ("lazy", 0) in outputs:
+                must_agree(outputs[pt] == outputs[("lazy", 0)],
+                           f"queue size {pt[1]}: outputs differ from lazy scoring (same pop order)")
             rows.emit(point=pt[0], queue_size=pt[1] or None, repeat=rep, pop_limit=args.pop_limit,
                       stack_size=args.stack_size, sentences=n, source_words=words, lm=lm_name,
                       lm_bytes=model.lm.nbytes, decode_seconds=round(secs, 6),
@@ -74,6 +105,6 @@ def main(args: argparse.Namespace) -> int:
             best = min((t[f"queue/{q}"] for q in queues if f"queue/{q}" in t), default=None)
             return t["lazy/0"] / best if best and "lazy/0" in t else None
 
-        run_points(protocol, rows, points, time_point, key=lambda pt: f"{pt[0]}/{pt[1]}",
-                   ratios=[Ratio("queue_vs_lazy", best_queue)], progress=bar, label="mokry_decoder")
+        Sweep("mokry_decoder", protocol, rows, ratios=[Ratio("queue_vs_lazy", best_queue)], progress=bar).points(
+            points, time_point, key=lambda pt: f"{pt[0]}/{pt[1]}").run()
     return 0

@@ -20,14 +20,57 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from dataclasses import dataclass, field
 
 from ..benchutil import parse_int_list, require_range
 from ..hash.table import LAYOUTS, MAX_QUEUE, ProbingHashTable, plan
-from .harness import Protocol, Ratio, RepeatLoop, Task, agree, describe, progress as progress_bar, rows as open_rows
+from .harness import (Protocol, Ratio, Task, agree, must_agree, progress as progress_bar,
+                      rows as open_rows)
 from ..machine import HugePages
 from ..resources import require_memory
+
+from .frame import Sweep, Verb, arg, key, protocol
+
+#: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
+#: from it, and the config schema's `mokry_hash` block is checked against it (tests/test_experiments.py)
+VERBS = (
+    Verb("mokry_hash", ("hash",),
+         help="hash-table lookups with and without a prefetch queue (Mokry §3.1, Table 3.2, Fig 3.2)",
+         settings=(
+             arg("--table-mib", type=int, required=True, config=True, grid=True,
+                 help="table size in MiB (16 bytes per bucket; 8 in layout 'keys')"),
+             arg("--variants", default="kv", config=True, grid=True,
+                 help="comma list of LAYOUT[:nohuge], all held in memory and interleaved: kv (Mokry's 16-byte "
+                      "key+value entries, the paper-faithful table), keys (KenLM's probing_hash_table_benchmark "
+                      "protocol: 8-byte keys, no values), kv-line (kv probing from the ideal bucket's 64-byte "
+                      "line), split (key lines apart from value lines), split-pf (split, the queue also prefetching "
+                      "the value line), split-ovf / split-ovf-pf / kv-line-ovf (split / split-pf / kv-line with a "
+                      "per-line overflow mark: a miss stops at its line unless an insertion probed past it); "
+                      "':nohuge' = plain 4 KiB pages"),
+             arg("--queue-sizes", default="0-16", config=True, help="e.g. 0-16 or 0,2,4,8 (0 = plain lookups)"),
+             arg("--threads", default="1", config=True, grid=True, help="comma list of thread counts, e.g. 1,2"),
+             arg("--lookups", type=int, default=2_000_000, config=True,
+                 help="lookups per measurement (split over threads)"),
+             arg("--mode", default="miss", config="modes", grid=True, help="hit, miss or hit,miss"),
+             protocol(repeats=3),
+             arg("--load-factor", type=float, default=0.6667, config=True),
+             arg("--sizing", choices=["pow2", "mod"], default="pow2", config=True),
+             arg("--burnin", type=int, default=4096, help="untimed lookups per thread first (Mokry: 4k)"),
+             arg("--pin", action="store_true", help="pin thread i to CPU i"),
+             arg("--seed", type=int, default=1),
+             arg("--fill-threads", type=int, default=0, help="threads for filling (0 = all cores)"),
+             arg("--kenlm-peer", action="store_true",
+                 help="every repeat also runs KenLM's own probing_hash_table_benchmark (tools/build_lmplz.sh; one "
+                      "thread, misses, a table of the same bucket count) as a process: rows variant=kenlm-cpp"),
+             arg("--out", help="write rows here (atomically) instead of stdout"),
+             arg("--progress", action="store_true", help="show a progress bar on stderr"),
+             key("variant_max_mib", {}, type=dict,
+                 help="a variant's largest table size (MiB): above it the variant is left out"),
+             key("kenlm_peer_mib", [], type=int, grid=True, help="table sizes at which --kenlm-peer runs"),
+             key("nohuge_max_mib", 0, type=int,
+                 help="table sizes up to this also measure kv and split without huge pages"),
+         )),
+)
 
 
 @dataclass(frozen=True)
@@ -181,8 +224,8 @@ def run_sweep(s: HashSweep, out: str | None = None, progress: bool = False) -> l
                 keys += [f"{v}/{m0}/{t0}/0", f"{v}/line/{t0}/0"] + ([min(low, key=low.get)] if low else [])
             return keys
 
-        summary = RepeatLoop(s.proto(), writer, tasks, ratios, progress=bar, focus=headline).run()
-        print(f"hash {s.table_mib} MiB: {describe(summary)}", file=sys.stderr)
+        Sweep(f"hash {s.table_mib} MiB", s.proto(), writer, ratios=ratios, progress=bar, focus=headline).add(
+            *tasks, peers=[t.key for t in tasks if t.key.startswith("kenlm-")]).run()
         bar.close()
         # The checksum folds every found value (or the key of a miss): it must not depend on the layout, queue
         # size, thread count or repeat (the random-line floor folds whatever its table holds: per variant). A
@@ -209,9 +252,8 @@ def kenlm_point(writer, rows: list[dict], s: HashSweep, buckets: int, max_entrie
 
     def fn(rep: int) -> float:
         r = kenlm_peer.hash_benchmark(entries, s.lookups)
-        if r.table_bytes != 8 * buckets:
-            raise RuntimeError(f"KenLM's hash benchmark sized {r.table_bytes} bytes for {entries} entries, not "
-                               f"{8 * buckets} (8 x our {buckets} buckets)")
+        must_agree(r.table_bytes == 8 * buckets, f"KenLM's hash benchmark sized {r.table_bytes} bytes for {entries} "
+                                                 f"entries, not {8 * buckets} (8 x our {buckets} buckets)")
         for q, ns in sorted(r.ns_per_lookup.items()):
             rows.append(writer.emit(
                 table_mib=s.table_mib, table_bytes=r.table_bytes, buckets=buckets, entries=entries,
@@ -224,7 +266,7 @@ def kenlm_point(writer, rows: list[dict], s: HashSweep, buckets: int, max_entrie
 
 
 def main(args: argparse.Namespace) -> int:
-    """`bench mokry_hash` (options: commands/bench_mokry_hash.py)."""
+    """`bench mokry_hash` (options: VERBS above)."""
     require_range("--table-mib", args.table_mib, 1, 1 << 24)
     require_range("--seed", args.seed, 0, 2**63 - 1)
     require_range("--burnin", args.burnin, 0, 1 << 30)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +21,44 @@ from ..lm.arpa import plain_arpa, read_arpa, synthetic_label
 from ..lm.probing import MAX_QUEUE, ProbingLM
 from ..machine import HugePages
 from ..resources import require_memory
-from .harness import (Protocol, Ratio, RepeatLoop, Task, agree, agree_close, describe, progress as progress_bar,
-                      rows as open_rows, timing_lock, working_set_probe)
+from .harness import (Protocol, Ratio, Task, agree, agree_close, must_agree,
+                      progress as progress_bar, rows as open_rows, timing_lock, working_set_probe)
+
+from .frame import Sweep, Verb, arg, key, protocol
+
+#: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
+#: from it, and the config schema's `mokry_lm` block is checked against it (tests/test_experiments.py)
+VERBS = (
+    Verb("mokry_lm", ("lm",),
+         help="LM scoring: sequential vs. automaton queue (Mokry §3.2, Table 3.3, Fig 3.5)",
+         settings=(
+             arg("--arpa", required=True, help="ARPA model (plain, .gz or .xz)"),
+             arg("--text", required=True, config=True, help="test document, one tokenized sentence per line"),
+             arg("--name", help="model label in the rows (default: the file name)"),
+             arg("--queue-sizes", default="1-16", config=True, help="automaton queue sizes, e.g. 1-16 or 1,2,4,8"),
+             protocol(repeats=3),
+             arg("--min-queries", type=int, default=1_000_000, config=True,
+                 help="repeat the document until at least this many queries (0 = once)"),
+             arg("--max-lines", type=int, default=0, help="use only the first N lines (0 = all)"),
+             arg("--backends", default="sequential,automaton", config=True, grid=True,
+                 help="comma list of registered backends; 'automaton' and 'automaton-line' expand over "
+                      "--queue-sizes; '-line' = the same LM probed from each n-gram's cache line"),
+             arg("--no-kenlm", dest="kenlm", action="store_false", config=True,
+                 help="skip the row for the kenlm module's Model.score"),
+             arg("--kenlm-binary", action="append", default=[], metavar="KIND=PATH",
+                 help="KenLM's own model of the same ARPA (build_binary probing|trie), timed by kenlm_benchmark "
+                      "-q -t 1 in every repeat beside ours (repeatable: probing=... trie=...)"),
+             arg("--multiplier", type=float, default=1.5, help="probing buckets per n-gram (KenLM: 1.5)"),
+             arg("--lock", help="hold an flock on this file while timing only (e.g. /tmp/smtbench-bench.lock); "
+                                "loading the model happens outside it"),
+             arg("--out", help="write rows here (atomically) instead of stdout"),
+             arg("--progress", action="store_true", help="show a progress bar on stderr"),
+             key("models", grid=True, help="model names; default: the names of this grid's lm_models"),
+             key("kenlm_cpp", True, type=bool,
+                 help="add KenLM's C++ probing and trie rows (--kenlm-binary: build_binary + kenlm_benchmark -t 1)"),
+         )),
+)
+
 
 OURS_INCLUDES = "ids pre-converted (no string handling); per-word log10 p and length written; sum in query order"
 KENLM_INCLUDES = ("kenlm module Model.score(line, bos, eos) per sentence: a Python call per sentence, string "
@@ -158,8 +193,8 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
 
             def peer_point(rep: int, peer) -> None:
                 k = peer.query(threads=1)
-                if k.queries != queries:
-                    raise RuntimeError(f"{peer.model}: kenlm_benchmark counted {k.queries} queries, we {queries}")
+                must_agree(k.queries == queries,
+                           f"{peer.model}: kenlm_benchmark counted {k.queries} queries, we {queries}")
                 rows.append(writer.emit(
                     **common, backend=f"kenlm-{peer.kind}-cpp", queue_size=None, repeat=rep,
                     model_bytes=peer.nbytes, huge_pages=None, multiplier=None, elapsed_ns=k.wall_s * 1e9,
@@ -227,9 +262,8 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
             seq = [sc for be, _, sc in points if be == "sequential"]
             regime = working_set_probe(f"mokry_lm/{name}", seq[0].score_stream, tokens,
                                        mark=backends.SENTENCE_MARK) if seq else None
-            summary = RepeatLoop(b.protocol, writer, tasks, ratios, progress=bar, focus=headline,
-                                 regime=regime).run()
-            print(f"lm {name}: {describe(summary)}", file=sys.stderr)
+            Sweep(f"lm {name}", b.protocol, writer, ratios=ratios, progress=bar, focus=headline, regime=regime).add(
+                *tasks, peers=[t.key for t in tasks if t.key.startswith("kenlm-")]).run()
             module_sums = {key: sums.pop(key) for key in [x for x in sums if x.startswith("kenlm-module/")]}
             kenlm_sums = {key: sums.pop(key) for key in [x for x in sums if x.startswith("kenlm-")]}
             ours = agree(f"{b.arpa}: log10 sums", sums, "backends/queue sizes/repeats")
@@ -240,7 +274,7 @@ def _run_bench(b: LmBench, out: str | None, progress: bool, opened: list) -> lis
 
 
 def main(args: argparse.Namespace) -> int:
-    """`bench mokry_lm` (options: commands/bench_mokry_lm.py)."""
+    """`bench mokry_lm` (options: VERBS above)."""
     from ..benchutil import parse_int_list
     from ..lm.kenlm_peer import parse_binaries
 

@@ -31,7 +31,60 @@ from ..ioutil import words as split_words
 from ..decode.beam import BeamDecoder
 from ..decode.compare import bleu
 from ..decode.model import PhraseModel
-from .harness import NullWriter, Protocol, run_points
+from .harness import Protocol, must_agree
+
+from .frame import Sweep, Verb, arg, key, protocol
+
+#: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
+#: from it, and the config schema's `moore_quirk` block is checked against it (tests/test_experiments.py)
+VERBS = (
+    Verb("moore_quirk", ("beam",),
+         help="Pharaoh / DE / DE+EP pruning-parameter sweep: BLEU, ms/word, hypotheses/word "
+              "(Moore & Quirk 2007, Figs 2-3)",
+         description="Decodes the first --sentences lines at every setting (t-table threshold, beam threshold, "
+                     "t-table limit, beam limit; early-pruning threshold = t-table threshold) chosen by --search: "
+                     "'hill-climb' (the paper's: from the most generous setting, move to the one-step-tighter "
+                     "neighbour of highest BLEU, ties to fewer hypotheses, until the tightest; chosen on BLEU and "
+                     "hypotheses only) or 'grid' (every combination). Repeat 0 is the exploration pass, repeats "
+                     "1.. decode every point again in alternating order; outputs must not change. Thresholds are "
+                     "in sum-abs-normalised natural-log score units (see `smtbench decode beam --help`).",
+         settings=(
+             arg("-f", "--config", required=True, help="moses.ini"),
+             arg("--input", required=True),
+             arg("--reference", required=True, help="reference translations (BLEU)"),
+             arg("--variants", default="pharaoh,de,de+ep"),
+             arg("--mode", choices=["paper", "moses"], default="paper"),
+             arg("--search", choices=["hill-climb", "grid"], default="hill-climb", config=True),
+             arg("--thresholds", default="0.5,1,1.5,2,2.5", config=True, grid=True,
+                 help="t-table and beam thresholds (the paper's)"),
+             arg("--limits", default=None, config=True, grid=True,
+                 help="t-table and beam limits (default: the paper's 5,10,15,20,25, those above the model's "
+                      "table-limit left out: Moses' 20 when the ini sets none, as `tm model` writes it)"),
+             arg("--pharaoh-beam-limits", default="30,35,40,45,50,60,75,100",
+                 help="further beam limits for the pharaoh baseline (the paper's)", config=True, grid=True),
+             arg("--peers", default="",
+                 help="our other searches in the same passes (Moses mode comparisons): normal:S (normal stack "
+                      "search -s S), cube:P (cube pruning, pop limit P, -s P), comma-separated"),
+             arg("--no-cross", action="store_true",
+                 help="do not decode pharaoh at de's settings and de at de+ep's (the same-settings comparisons)"),
+             arg("--extra-beam-limits", default="",
+                 help="further beam limits for every variant (e.g. beyond a model's table-limit, which caps --limits)"),
+             arg("--distortion-limit", type=int, default=None, help="default: the ini's", config=True),
+             arg("--every", type=int, default=1, config=True,
+                 help="take every K-th line (1, 1+K, ...: a subset spread over every book), before --sentences"),
+             arg("--sentences", type=int, default=0, help="first N lines (0 = all)", config=True),
+             protocol(repeats=2),  # repeat 0 = the exploration pass
+             arg("--out", required=True),
+             arg("--progress", action="store_true"),
+             key("lm", help="a name in lm_models (the paper: a trigram)"),
+             key("model", "trained",
+                 help="trained: the workflow's own model, test books; oracle: the Moses oracle's model, dev books"),
+             key("weights", [], grid=True, help="extra runs under these weights (common.smk: weight_runs)"),
+             key("moses", type=dict,
+                 help="the second configuration: DE+EP in Moses mode on the oracle's model (dev verses) vs our other "
+                      "searches (--peers)"),
+         )),
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -204,13 +257,13 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], variants: Iterabl
     def time_point(r: int, s: Setting) -> float:
         rep = r + 1  # after the exploration pass
         o = decode_all(decoders[s], src, refs)
-        if o.outputs != first[s].outputs or o.hypotheses != first[s].hypotheses:
-            raise RuntimeError(f"{s}: repeat {rep} gave other outputs than repeat 0")
+        must_agree(o.outputs == first[s].outputs and o.hypotheses == first[s].hypotheses,
+                   f"{s}: repeat {rep} gave other outputs than repeat 0")
         row(s, rep, o)
         return o.seconds * 1e9
 
     timed = replace(proto, repeats=proto.repeats - 1, max_repeats=max(0, proto.max_repeats - 1))
-    run_points(timed, writer or NullWriter(), order[::-1], time_point, key=str, label="moore_quirk")
+    Sweep("moore_quirk", timed, writer).points(order[::-1], time_point, key=str).run()
 
 
 PAPER_LIMITS = "5,10,15,20,25"
@@ -228,7 +281,7 @@ def _floats(text: str, name: str) -> list[float]:
 
 
 def main(args: argparse.Namespace) -> int:
-    """`bench moore_quirk` (options: commands/bench_moore_quirk.py)."""
+    """`bench moore_quirk` (options: VERBS above)."""
     from ..benchutil import model_path, parse_int_list, require_range
     from ..decode.beam import VARIANTS
     from ..decode.compare import read_lines

@@ -19,7 +19,6 @@ import hashlib
 import os
 import re
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +26,39 @@ from pathlib import Path
 from .. import moses_peer
 from ..ioutil import atomic_open, atomic_path, open_text
 from ..ioutil import words as split_words
-from .harness import (Protocol, RepeatLoop, Task, describe, loading_subtracted, not_built, peer_missing,
+from .harness import (Protocol, Task, loading_subtracted, must_agree, not_built, peer_missing,
                       progress as progress_bar, rows as open_rows, timed_process)
 from .. import procs
+
+from .frame import Sweep, Verb, arg, key, protocol
+
+#: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
+#: from it, and the config schema's `moses2_moses1` block is checked against it (tests/test_experiments.py)
+VERBS = (
+    Verb("moses2_moses1", ("moses1",),
+         help="Moses v1 decoding time per phrase-table / reordering storage and thread count "
+              "(Moses2 paper Figs 1, 2, 10; needs `make moses`)",
+         settings=(
+             arg("--model", action="append", required=True, metavar="NAME=INI",
+                 help="a moses.ini with a PhraseDictionaryMemory text table (repeatable; the first is the main "
+                      "model)"),
+             arg("--input", required=True, help="source sentences"),
+             arg("--sentences", type=int, default=0, help="the first N lines (0 = all)", config=True),
+             arg("--threads", default="1,2", config=True, grid=True),
+             arg("--phrase-tables", default="memory,probing", help="memory, probing, compact", config=True, grid=True),
+             arg("--reorderings", default="memory,tree", help="memory, tree, compact", config=True, grid=True),
+             arg("--search", choices=["normal", "cube"], default="normal", config=True),
+             arg("-s", "--stack-size", type=int, default=200, config=True),
+             arg("--pop-limit", type=int, default=400, config=True),
+             protocol(repeats=2),
+             arg("--workdir", required=True, help="binarized tables, variant moses.ini files"),
+             arg("--out", help="rows (JSON lines)"),
+             arg("--progress", action="store_true"),
+             key("lm", help="the model's LM (a name in lm_models) where moses_training.smk does not make the model"),
+             key("oracle_row", False, type=bool, help="also decode the Moses oracle's model (../shared)"),
+         )),
+)
+
 
 PHRASE_TABLES = ("memory", "probing", "compact")
 REORDERINGS = ("memory", "tree", "compact")
@@ -246,8 +275,8 @@ def run_sweep(s: Moses1Sweep, out: str | None, progress: bool = False) -> list[d
                     return wall
                 whole, load, secs = loading_subtracted(run, str(inp), str(first))
                 lines = got[str(inp)]
-                if len(lines) != len(src):
-                    raise RuntimeError(f"{' '.join(p['argv'])}: {len(lines)} output lines for {len(src)} inputs")
+                must_agree(len(lines) == len(src),
+                           f"{' '.join(p['argv'])}: {len(lines)} output lines for {len(src)} inputs")
                 ref = refs.setdefault(p["model"], lines)  # the first point of the model: memory/memory, 1 thread
                 differ = sum(a != b for a, b in zip(lines, ref))
                 rows.append(writer.emit(**{k: v for k, v in p.items() if k != "argv"}, repeat=rep,
@@ -261,14 +290,13 @@ def run_sweep(s: Moses1Sweep, out: str | None, progress: bool = False) -> list[d
             return Task(f"{p['model']}/{p['phrase_table']}/{p['reordering']}/{p['threads']}", fn)
 
         if points:
-            summary = RepeatLoop(s.proto(), writer, [task(p) for p in points], progress=bar).run()
-            print(f"moses2_moses1: {describe(summary)}", file=sys.stderr)
+            Sweep("moses2_moses1", s.proto(), writer, progress=bar).add(*[task(p) for p in points]).run()
         bar.close()
     return rows
 
 
 def main(args: argparse.Namespace) -> int:
-    """`bench moses2_moses1` (options: commands/bench_moses2_moses1.py)."""
+    """`bench moses2_moses1` (options: VERBS above)."""
     from ..benchutil import parse_int_list
     models = {}
     for spec in args.model:

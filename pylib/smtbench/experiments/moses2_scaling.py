@@ -9,9 +9,58 @@ import argparse
 from ..ioutil import words as split_words
 from .. import procs
 
+from .frame import Sweep, Verb, arg, key, protocol
+
+#: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
+#: from it, and the config schema's `moses2_scaling` block is checked against it (tests/test_experiments.py)
+VERBS = (
+    Verb("moses2_scaling", ("scaling",),
+         help="Moses2 paper 4.1/4.3-4.5: threads, pools, cache, compression, reordering storage, profile",
+         description="Loads the text-table model and the binarized tables (every --caches size on the main table), "
+                     "decodes the reference pass single-threaded on the text model (compared with --oracle where "
+                     "given), then --repeats interleaved rounds over every point (table, cache, pool, threads, "
+                     "subset), each checked to give the reference's 1-best and scores; then profiled runs (Table 3) "
+                     "and, with --rss, peak-RSS runs in child processes.",
+         settings=(
+             arg("-f", "--config", required=True, help="moses.ini (recorded in every row as `model`)"),
+             arg("--input", required=True),
+             arg("--reference", required=True, help="reference translations (BLEU)"),
+             arg("--oracle", default=None,
+                 help="Moses2's recorded run of this model and input (PREFIX.1best, PREFIX.1best-score; the Moses "
+                      "oracle's m2-cube400); without it the oracle_* fields are empty"),
+             arg("--table", nargs=2, action="append", required=True, metavar=("NAME", "PATH"),
+                 help="a binarized table: NAME is {plain,comp}-{int,sep} (compression, reordering storage)"),
+             arg("--same-tables", nargs=2, default=None, metavar=("PT", "RT"),
+                 help="text phrase and reordering tables with exactly the binarized tables' numbers (e.g. the "
+                      "full table filtered to the input), for the reference every point must reproduce; default: "
+                      "the ini's tables (then the binarized tables must have been built from them)"),
+             arg("--main", default="plain-int", help="the table of our configuration"),
+             arg("--cache", type=int, default=10000, help="our configuration's cache size", config=True),
+             arg("--caches", default="0,1000,2000,4000,10000", help="Table 6's cache sizes", config=True, grid=True),
+             arg("--threads", default="1,2", help="thread counts", config=True, grid=True),
+             arg("--pop-limit", type=int, default=400, config=True),
+             arg("-s", "--stack-size", type=int, default=400, config=True),
+             arg("--sentences", type=int, default=0, help="first N input lines (0 = all)", config=True),
+             arg("--long-words", type=int, default=0,
+                 help="Fig 11: verses of more words are 'long', the others 'short' (0 = the median length)"),
+             protocol(repeats=3),
+             arg("--profile-us", type=int, default=100, config=True,
+                 help="profile sampling period (0 = no profile rows)"),
+             arg("--rss", action="store_true", help="also measure peak RSS of `decode cube` child processes"),
+             arg("--rss-same-model", default=None, metavar="PATH",
+                 help="with --rss: also a binarized table of exactly the ini's (filtered) tables, the model "
+                      "Moses2's peak RSS was measured on"),
+             arg("--out", required=True, help="JSON-lines rows"),
+             key("table", help="binarize the model's full table or its table filtered to the decoded books (full, "
+                               "dev)"),
+             key("model", "trained",
+                 help="trained: the workflow's own model, test books; oracle: the Moses oracle's model, dev books"),
+         )),
+)
+
 
 def main(args: argparse.Namespace) -> int:
-    """`bench moses2_scaling` (options: commands/bench_moses2_scaling.py)."""
+    """`bench moses2_scaling` (options: VERBS above)."""
     import hashlib
     import os
     import statistics
@@ -29,7 +78,7 @@ def main(args: argparse.Namespace) -> int:
 
     threads = parse_int_list(args.threads, 1, 256, "--threads")
     caches = parse_int_list(args.caches, 0, 10**8, "--caches")
-    from .harness import Protocol, rows as open_rows, run_points
+    from .harness import Protocol, must_agree, rows as open_rows
 
     protocol = Protocol.from_args(args)
     tables = dict(args.table)
@@ -131,9 +180,8 @@ def main(args: argparse.Namespace) -> int:
                for _, tr in dec.translate_many(lines, args.input)]
         secs = time.perf_counter() - t0
         same = sum(got[k] == (best[i], scores[i]) for k, i in enumerate(idx))
-        if same != len(idx):
-            raise RuntimeError(f"point {key}: {len(idx) - same} of {len(idx)} sentences differ from the reference "
-                               f"(single-threaded text-table decoder): a broken fast path")
+        must_agree(same == len(idx), f"point {key}: {len(idx) - same} of {len(idx)} sentences differ from the "
+                                     f"reference (single-threaded text-table decoder): a broken fast path")
         info = {"profile": dec.profile() if profile_us else None, **dec.table_counts()}
         dec.close()
         return secs, sum(lens[i] for i in idx), len(idx), info
@@ -157,7 +205,7 @@ def main(args: argparse.Namespace) -> int:
                       ro_lookups=info["ro_lookups"])
             return secs * 1e9 * sents / max(1, len(src))  # per whole input: subsets compare with the full run
 
-        run_points(protocol, rows, keys, time_point, key=lambda k: "/".join(map(str, k)), label="moses2_scaling")
+        Sweep("moses2_scaling", protocol, rows).points(keys, time_point, key=lambda k: "/".join(map(str, k))).run()
         if args.profile_us > 0:
             for config, key in (("ours", (args.main, C, True)), ("plain", ("comp-sep", 0, False))):
                 if key[0] not in tables:

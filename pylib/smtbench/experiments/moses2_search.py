@@ -15,7 +15,43 @@ from ..decode.compare import bleu
 from ..decode.cube import CubeDecoder
 from ..decode.model import PhraseModel
 from ..decode.reference import Reference, search_errors
-from .harness import NullWriter, Protocol, Ratio, run_points
+from .harness import Protocol, Ratio, must_agree
+
+from .frame import Sweep, Verb, arg, key, protocol
+
+#: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
+#: from it, and the config schema's `moses2_search` block is checked against it (tests/test_experiments.py)
+VERBS = (
+    Verb("moses2_search", ("cube-configs",),
+         help="cube pruning stack/queue configurations x pop limits, search errors "
+              "(the Moses2 paper's Tables 4-5, Fig 6)",
+         description="Decodes the first --sentences lines at every point, --repeats interleaved timed passes "
+                     "(model loading excluded), and counts search errors on every line of at most --short-words "
+                     "source words against a near-exact reference (normal search, no beam, exact "
+                     "recombination, stack sizes --reference-widths; confirmed when the two widest agree, "
+                     "exact when the widest pruned nothing).",
+         settings=(
+             arg("-f", "--config", required=True, help="moses.ini"),
+             arg("--input", required=True),
+             arg("--reference", required=True, help="reference translations (BLEU)"),
+             arg("--pop-limits", default="100,500,1000,5000", config=True, grid=True, help="Table 4's pop limits"),
+             arg("--stacks", default="cardinality,coverage,coverage-end"),
+             arg("--queues", default="cardinality,coverage,coverage-end"),
+             arg("--queue-pop-limit", type=int, default=400, config=True, help="Table 5's pop limit"),
+             arg("-s", "--stack-size", type=int, default=0, help="-s (0 = the point's pop limit)"),
+             arg("--sentences", type=int, default=0, config=True, help="first N lines (0 = all)"),
+             arg("--short-words", type=int, default=12, config=True,
+                 help="search errors on lines of at most this many words"),
+             arg("--reference-widths", default="1000,5000", config=True, grid=True,
+                 help="stack sizes of the reference search"),
+             protocol(repeats=1),
+             arg("--out", required=True),
+             arg("--progress", action="store_true"),
+             key("model", "trained", help="trained: the workflow's own model, test books; oracle: the Moses "
+                                          "oracle's model, dev books"),
+             key("weights", [], grid=True, help="extra runs under these weights (common.smk: weight_runs)"),
+         )),
+)
 
 
 @dataclass(frozen=True)
@@ -61,8 +97,8 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], short: list[str],
             quality[p].update(bleu=round(bleu(texts, refs), 2), mean_score=round(statistics.fmean(scores), 6),
                               output_sha=hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16],
                               created_per_word=round(created / words, 2) if words else None)
-        elif first[p] != list(zip(texts, scores)):
-            raise RuntimeError(f"{p}: repeat {rep} gave other outputs than repeat 0")
+        else:
+            must_agree(first[p] == list(zip(texts, scores)), f"{p}: repeat {rep} gave other outputs than repeat 0")
         emit(table=p.table, stacks=p.stacks, queues=p.queues, pop_limit=p.pop_limit,
              stack_size=stack_size or p.pop_limit, repeat=rep, sentences=len(src), source_words=words,
              decode_seconds=round(secs, 6), words_per_second=round(words / secs, 3) if secs else None,
@@ -73,12 +109,12 @@ def sweep(model: PhraseModel, src: list[str], refs: list[str], short: list[str],
     proto = repeats if isinstance(repeats, Protocol) else Protocol(repeats=repeats)
     key = {p: f"{p.table}/{p.stacks}/{p.queues}/{p.pop_limit}" for p in pts}
     ratios = [Ratio.speedup("first_vs_second", key[pts[0]], key[pts[1]])] if len(pts) > 1 else []
-    run_points(proto, writer or NullWriter(), pts, time_point, key=key.__getitem__, ratios=ratios,
-               progress=progress, label="moses2_search")
+    Sweep("moses2_search", proto, writer, ratios=ratios, progress=progress).points(
+        pts, time_point, key=key.__getitem__).run()
 
 
 def main(args: argparse.Namespace) -> int:
-    """`bench moses2_search` (options: commands/bench_moses2_search.py)."""
+    """`bench moses2_search` (options: VERBS above)."""
     from ..benchutil import model_path, parse_int_list, require_range
     from ..decode.compare import read_lines
     from ..decode.cube import QUEUES, STACKS

@@ -12,13 +12,60 @@ from typing import TYPE_CHECKING
 
 from ..ioutil import words as split_words
 
+from .frame import Sweep, Verb, arg, key, protocol
+
+#: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
+#: from it, and the config schema's `moses_decode` block is checked against it (tests/test_experiments.py)
+VERBS = (
+    Verb("moses_decode", ("decode",),
+         help="decode + check against Moses' outputs + time (rows: one per timed repeat, one quality row)",
+         description="A correctness pass (n-best with segmentation, every entry rescored by the independent "
+                     "derivation scorer; 1-best compared with each --oracle run: identical lines, model score ours >= "
+                     "theirs - 1e-3, BLEU), then --repeats timed passes without n-best (as the oracle's quiet timings), "
+                     "each checked to give the same 1-best.",
+         settings=(
+             arg("-f", "--config", required=True, help="moses.ini"),
+             arg("--search", choices=["normal", "cube"], default="normal"),
+             arg("-s", "--stack-size", type=int, default=200, config=True),
+             arg("--pop-limit", type=int, default=1000, help="cube pruning's pop limit"),
+             arg("--input", required=True, help="source sentences"),
+             arg("--reference", required=True, help="reference translations (for BLEU)"),
+             arg("--oracle", nargs="*", default=[], metavar="PREFIX",
+                 help="reference runs: PREFIX.1best and PREFIX.1best-score (e.g. the oracle's m2-normal200)"),
+             arg("--sentences", type=int, default=0, help="decode only the first N lines (0 = all)", config=True),
+             arg("--nbest", type=int, default=10, help="n-best size of the correctness pass"),
+             protocol(repeats=1),  # timed passes
+             arg("--outputs", required=True, help="folder for the correctness pass' 1-best, scores, n-best"),
+             arg("--peers", nargs="*", default=[], metavar="NAME[,NAME...]",
+                 help="live peers, entries of config/peers.yaml or a --peers-file (moses2, moses: `make moses`; "
+                      "a user's own decoder: one entry): decode the same input with the same model and search "
+                      "settings, check their 1-best lines against ours (the identity rule), and time each beside "
+                      "ours as a process in every repeat (alternating order; loading excluded alike: a run on the "
+                      "first line only is subtracted). A peer that is not built gets a row saying so"),
+             arg("--peers-file", action="append", default=[], metavar="YAML",
+                 help="more peer entries (config/peers.yaml's format; an entry of the same name replaces its)"),
+             arg("--peer-threads", type=int, default=1, help="threads of every process-timed system (ours: 0 = "
+                                                             "the single-threaded path when 1)"),
+             arg("--out", required=True, help="JSON-lines rows"),
+             key("model", "trained",
+                 help="trained: the workflow's own model, test books; oracle: the Moses oracle's model, dev books"),
+             key("weights", [], grid=True, help="extra runs under these weights (common.smk: weight_runs)"),
+             key("cube", type=dict, help="cube pruning's pop_limit and stack_size (the rule's --pop-limit, -s)"),
+             key("peers", {}, type=dict, help="live peers per search (normal, cube: --peers)"),
+             key("weights_peers", ["moses2"], grid=True, help="the live peers of the weights runs (both searches)"),
+             key("oracle_sentences", 0, type=int,
+                 help="the oracle run's first N dev verses (0 = all), where the model is trained"),
+         )),
+)
+
+
 if TYPE_CHECKING:
     from ..peers import Peer
     from .harness import Protocol
 
 
 def main(args: argparse.Namespace) -> int:
-    """`bench moses_decode` (options: commands/bench_moses_decode.py)."""
+    """`bench moses_decode` (options: VERBS above)."""
     import hashlib
     from pathlib import Path
 
@@ -30,7 +77,7 @@ def main(args: argparse.Namespace) -> int:
     from ..decode.cube import CubeDecoder
     from ..decode.normal import NormalDecoder, nbest_line
     from ..ioutil import atomic_open
-    from .harness import Protocol, rows as open_rows, run_points
+    from .harness import Protocol, must_agree, rows as open_rows
 
     protocol = Protocol.from_args(args)
     chosen = (peers.select(args.peers, "moses_decode", peers.load(args.peers_file))  # bad names: before any work
@@ -99,13 +146,12 @@ def main(args: argparse.Namespace) -> int:
                 for k, v in tr.counters.items():
                     counters[k] = counters.get(k, 0) + v
                 same &= (tr.best.text if tr.best else "") == best[sid]
-            if not same:
-                raise RuntimeError("a timed pass gave a different 1-best than the correctness pass")
+            must_agree(same, "a timed pass gave a different 1-best than the correctness pass")
             rows.emit(kind="timing", repeat=rep, **config, decode_seconds=round(secs, 6),
                       words_per_second=round(words / secs, 3) if secs else None, **counters)
             return secs * 1e9
 
-        run_points(protocol, rows, ["ours"], time_point, label="moses_decode")  # smtbench.protocol
+        Sweep("moses_decode", protocol, rows).points(["ours"], time_point).run()  # smtbench.protocol
         if chosen:
             _peers(args, protocol, rows, config, src, refs, best, best_scores, chosen)
     return 0
@@ -121,7 +167,7 @@ def _peers(args: argparse.Namespace, protocol: Protocol, rows, config: dict, src
 
     from ..decode import moses_run
     from ..decode.compare import bleu, peer_identity
-    from .harness import Ratio, RepeatLoop, Task, describe, loading_subtracted
+    from .harness import Ratio, Task, loading_subtracted, must_agree
 
     pop = args.pop_limit if args.search == "cube" else None
     systems = [moses_run.our_decoder(args.config, args.search, args.stack_size, pop,
@@ -144,8 +190,8 @@ def _peers(args: argparse.Namespace, protocol: Protocol, rows, config: dict, src
         one = moses_run.first_line_file(inp, tmp)
         for dec in systems:
             r = moses_run.run(dec, inp)
-            if len(r.lines) != len(src):
-                raise RuntimeError(f"{dec.describe()}: {len(r.lines)} output lines for {len(src)} input lines")
+            must_agree(len(r.lines) == len(src),
+                       f"{dec.describe()}: {len(r.lines)} output lines for {len(src)} input lines")
             if r.scores is None:  # no scores: its text only, differing lines counted, unjudged
                 same = sum(a == b for a, b in zip(best, r.lines))
                 identity = {"ours_vs_identical": same, "ours_vs_differing": len(src) - same}
@@ -169,8 +215,8 @@ def _peers(args: argparse.Namespace, protocol: Protocol, rows, config: dict, src
             return Task(dec.name, fn)
 
         ratios = [Ratio.speedup(f"ours_vs_{d.name}", "ours", d.name) for d in systems if d.name != "ours"]
-        summary = RepeatLoop(protocol, rows, [task(d) for d in systems], ratios).run()
-        print(f"moses_decode peers: {describe(summary)}", file=sys.stderr)
+        Sweep("moses_decode peers", protocol, rows, ratios=ratios).add(
+            *[task(d) for d in systems], peers=[d.name for d in systems if d.name != "ours"]).run()
 
 
 def _allocator(program: str) -> str:

@@ -4,12 +4,15 @@ batch size), from `smtbench bench glm_btree` rows. Throughput = n-gram queries p
 over repeats of one run; GPU columns say "no GPU lent" where the run had no GPU."""
 from __future__ import annotations
 
+import argparse
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from ..protocol import REGIME_COLUMNS, spell_counts
 from .common import Ratio, add_interval, declare, move_last, paper_values, ratio_pairs
+from ..experiments.frame import Verb, arg
 
 NO_GPU = "no GPU lent"
 POINT = ["model", "sweep", "backend", "path", "node_size", "threads", "batch"]
@@ -291,3 +294,72 @@ def fig10(rows: pd.DataFrame, model: str | None = None):
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     return fig
+
+
+# ----------------------------------------------------------------------------------------------- the report verb
+
+#: `smtbench report glm_btree`, declared once (experiments/frame.py; built by commands/report_experiments.py)
+VERBS = (
+    Verb("glm_btree", ("glm",),
+         help="gLM Tables 3-5, B-stump shares, Figs 9-10 from btree rows",
+         settings=(
+             arg("--rows", nargs="+", required=True, help="JSON-lines rows of `smtbench bench glm_btree`"),
+             arg("--model", help="the Table 3 / Fig 9 / Fig 10 model (default: the one with sweeps)"),
+             arg("--big-model", help="Table 4: the ~5x larger model"),
+             arg("--order-models", default="", help="Table 5: e.g. 3=bible.o3,4=bible.o4,5=bible.o5"),
+             arg("--node-size", type=int, default=31, help="K of the B-stump table"),
+             arg("--tables", required=True, help="output directory for glm_*.csv/.md"),
+             arg("--figures", required=True, help="output directory for glm_fig9.png, glm_fig10.png"),
+             arg("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.glm_btree)"),
+             arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
+                                  "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
+         )),
+)
+
+
+NOTES = ("Ours: n-gram queries of the test text (each word and </s> with its context back to <s>), ids "
+         "pre-converted, the text repeated to the run's query count; throughput = queries / time, best of the "
+         "repeats (median beside it). B-tree CPU: csrc/btree.c, K-ary SIMD search, interleaved batch; probing LM: "
+         "our KenLM-style probing hash, sequential path with KenLM state over the token stream (threads: Python "
+         "threads over sentence-aligned chunks, the GIL released in C); kenlm module: Model.score per sentence "
+         "(includes a Python call per sentence and string handling). B-tree CPU, stream reuse: the same batch, "
+         "but a query that continues the previous one takes its back-offs from that query's longest-match walk "
+         "instead of a second walk (KenLM's state rebuilt from the batch; gLM answers queries independently, "
+         "so this is ours, not the paper's). Every B-tree point gives bit-identical "
+         "scores, equal to the probing LM's per query within 1e-5 and to kenlm's total (checked in the run). "
+         "GPU columns: '" + "no GPU lent" + "' where the run had no GPU (nothing is invented). paper_*: the "
+         "published row named in paper_row (the paper has no CPU B-tree; KenLM trie is its nearest analogue). "
+         "Ratios (declared: smtbench.report.glm_btree): vs_probing_1 over our 1-thread probing LM of the same run "
+         "(a thread-scaling ratio for the 2-thread rows); vs_kenlm_trie_cpp only at the trie program's thread count "
+         "(1): a multi-thread row, or a row timed outside the run's repeats (no run id: the kenlm module), carries "
+         "none.")
+
+
+def main(args: argparse.Namespace) -> int:
+    from pathlib import Path
+    from .common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
+
+    rows = read_rows(args.rows, "glm_btree")
+    tables, figures = Path(args.tables), Path(args.figures)
+    tables.mkdir(parents=True, exist_ok=True)
+    figures.mkdir(parents=True, exist_ok=True)
+    model = args.model or _main_model(rows)
+    write_table(with_counts(table3(rows, model), args.counts), tables / "glm_table3",
+                f"gLM Table 3: throughput (n-gram queries/s) and size on {model}",
+                notes=NOTES + " " + INTERVAL_NOTE + (" " + COUNT_NOTE if args.counts else ""))
+    write_table(bstumps(rows, model, args.node_size), tables / "glm_bstumps",
+                f"gLM §5.2: B-stump share of trie nodes per order ({model})", notes=NOTES)
+    if args.big_model:
+        write_table(table4(rows, model, args.big_model), tables / "glm_table4",
+                    f"gLM Table 4: throughput on {model} and the larger {args.big_model}", notes=NOTES)
+    if args.order_models:
+        by_order = {int(k): v for k, v in (part.split("=", 1) for part in args.order_models.split(",") if part)}
+        write_table(table5(rows, by_order), tables / "glm_table5",
+                    "gLM Table 5: throughput by n-gram order", notes=NOTES)
+    save_figure(fig9(rows, model), figures / "glm_fig9.png")
+    save_figure(fig10(rows, model), figures / "glm_fig10.png")
+    if args.metrics:
+        from . import metrics
+
+        metrics.write(metrics.glm_btree(rows), args.metrics)
+    return 0

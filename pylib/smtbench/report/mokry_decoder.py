@@ -1,11 +1,14 @@
 """Mokry 2016 Table 3.4 and Fig 3.6: the pipeline-tolerant decoder (`smtbench bench mokry_decoder` rows)."""
 from __future__ import annotations
 
+import argparse
+
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..protocol import kept
 from .common import Ratio, add_interval, declare, move_last, paper_values, ratio_pairs
+from ..experiments.frame import Verb, arg
 
 # the declarations (report.common.declare): our decoder against itself, one run, clock and thread count
 RATIOS = {"speedup_vs_off": Ratio("speedup_vs_off", num="LM queue, best size", den="LM pipeline off"),
@@ -104,3 +107,30 @@ NOTES = ("Ours: cube pruning (pop limit and -s as in the rows) on the model name
          'rounds of the queue size, so the pop order shifts a little). speedup_vs_lazy is what the queue itself earns;'
          ' speedup_vs_off compares with the plain decoder. paper_*: Mokry 2016 Table 3.4, 1 thread (Moses v1, '
          'Romanian-English, KenLM; time in s). ')
+
+
+# ----------------------------------------------------------------------------------------------- the report verb
+
+#: `smtbench report mokry_decoder`, declared once (experiments/frame.py; built by commands/report_experiments.py)
+VERBS = (
+    Verb("mokry_decoder",
+         help="Mokry Table 3.4 / Fig 3.6 (pipeline-tolerant decoder)",
+         settings=(
+             arg("--rows", nargs="+", required=True),
+             arg("--table", required=True),
+             arg("--figure", required=True),
+             arg("--metrics", default=None),
+         )),
+)
+
+
+def main(args: argparse.Namespace) -> int:
+    from .common import INTERVAL_NOTE, model_note, read_rows, save_figure, write_table
+    rows = read_rows(args.rows, "mokry_decoder")
+    write_table(table3_4(rows), args.table, "Mokry 2016 Table 3.4: the pipeline-tolerant decoder",
+                notes=NOTES + INTERVAL_NOTE + " " + model_note(rows))
+    save_figure(fig3_6(rows), args.figure)
+    if args.metrics:
+        from . import metrics
+        metrics.write(metrics.mokry_decoder(rows), args.metrics)
+    return 0

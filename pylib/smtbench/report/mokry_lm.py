@@ -2,6 +2,8 @@
 Fig 3.5 (time against prefetches in flight, one line per model), from `smtbench bench mokry_lm` rows."""
 from __future__ import annotations
 
+import argparse
+
 import math
 
 import matplotlib.pyplot as plt
@@ -9,6 +11,7 @@ import pandas as pd
 
 from ..protocol import REGIME_COLUMNS, spell_counts
 from .common import Ratio, add_interval, declare, move_last, paper_values, ratio_pairs
+from ..experiments.frame import Verb, arg
 
 POINT = ["model", "backend", "queue_size"]
 
@@ -196,3 +199,53 @@ def fig3_5(rows: pd.DataFrame):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     return fig
+
+
+# ----------------------------------------------------------------------------------------------- the report verb
+
+#: `smtbench report mokry_lm`, declared once (experiments/frame.py; built by commands/report_experiments.py)
+VERBS = (
+    Verb("mokry_lm",
+         help="Mokry Table 3.3 (best automaton speed-up per model size) and Fig 3.5 from LM rows",
+         settings=(
+             arg("--rows", nargs="+", required=True, help="JSON-lines rows of `smtbench bench mokry_lm`"),
+             arg("--table", help="output stem for Table 3.3 (.csv and .md)"),
+             arg("--figure", help="output PNG for Fig 3.5"),
+             arg("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.mokry_lm)"),
+             arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
+                                  "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
+         )),
+)
+
+
+NOTES = ("Ours: probing-hash LM (16-byte entries, 1.5 buckets per n-gram, KenLM's query semantics), one thread, "
+         "the test document pre-converted to ids and repeated to >= the sweep's query count; min over repeats; "
+         "speed-up = sequential ns / best automaton ns from the same run; every backend's log10 sum is "
+         "bit-identical (checked in the run). kenlm_module_ns: the `kenlm` Python module's Model.score per "
+         "sentence on the same lines (includes a Python call per sentence and string handling per word); "
+         "sequential_vs_kenlm = kenlm_module_ns / sequential_ns. kenlm_probing_cpp / kenlm_trie_cpp: KenLM's own "
+         "kenlm_benchmark -q -t 1 on build_binary models of the same ARPA, interleaved with ours in every repeat "
+         "(wall time excluding load, with its reader thread feeding ids from the page cache; ours times the C loop "
+         "over an in-memory array) - the headline peers. *_line_*: the same LM probed from each n-gram's cache "
+         "line; sequential_pf_*: the sequential walk with every order's bucket requested when a query starts "
+         "(csrc/lmprobe.c). Rows record process_anon_huge_mib (memory actually on huge pages). "
+         "Synthetic models were estimated on text sampled "
+         "from a model of the shipped corpus. paper_*: the thesis row of the nearest model size "
+         "(Mokry 2016, Table 3.3; KenLM models of 11 MB to 137 GB).")
+
+
+def main(args: argparse.Namespace) -> int:
+    from .common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
+
+    rows = read_rows(args.rows, "mokry_lm")
+    if args.table:
+        write_table(with_counts(table3_3(rows), args.counts), args.table,
+                    "Mokry 2016 Table 3.3: best automaton-queue speed-up per model size", notes=NOTES + " " + INTERVAL_NOTE
+                    + (" " + COUNT_NOTE if args.counts else ""))
+    if args.figure:
+        save_figure(fig3_5(rows), args.figure)
+    if args.metrics:
+        from . import metrics
+
+        metrics.write(metrics.mokry_lm(rows), args.metrics)
+    return 0

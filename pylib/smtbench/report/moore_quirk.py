@@ -3,6 +3,8 @@ against ms/word), Fig 3 (BLEU against hypotheses evaluated per word), each point
 variant on a log x axis; the ratio table read on the hulls at equal BLEU; the same-settings comparisons."""
 from __future__ import annotations
 
+import argparse
+
 import math
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pandas as pd
 
 from ..protocol import kept
 from .common import Ratio, add_interval, check_like, declare, model_note, paper_values
+from ..experiments.frame import Verb, arg
 
 PAPER = "moore_quirk2007"
 VARIANTS = ["pharaoh", "de", "de+ep"]
@@ -404,3 +407,67 @@ MOSES_NOTES = ("Second configuration: the oracle's Moses model (lexicalized reor
                "for our rows (same passes as DE+EP): the Moses rows' times are recorded figures of another run on "
                "another machine (Moses v1's with a 10-best list), labelled `recorded` in timed_by, with no ratio "
                "(issue 40: Moses' live timing in this rule is still to come).")
+
+
+# ----------------------------------------------------------------------------------------------- the report verb
+
+#: `smtbench report moore_quirk`, declared once (experiments/frame.py; built by commands/report_experiments.py)
+VERBS = (
+    Verb("moore_quirk",
+         help="Moore & Quirk 2007: Fig 2 (BLEU vs ms/word), Fig 3 (BLEU vs "
+                      "hypotheses/word), ratios on the upper hulls at equal BLEU",
+         settings=(
+             arg("--rows", nargs="+", required=True),
+             arg("--ratios", required=True, help="stem of the ratio table (.csv and .md)"),
+             arg("--score-ratios", default=None, help="stem of the same table at equal mean model score (search quality, no BLEU noise)"),
+             arg("--same-settings", required=True, help="stem of the same-settings table (.csv and .md)"),
+             arg("--points", required=True, help="stem of the table of every point (.csv and .md)"),
+             arg("--fig2", required=True, help="Fig 2 (.png)"),
+             arg("--fig3", required=True, help="Fig 3 (.png)"),
+             arg("--moses-rows", nargs="*", default=[], help="the second configuration's rows (Moses mode)"),
+             arg("--moses-table", default=None, help="stem of the second configuration's table"),
+             arg("--moses-figure", default=None, help="the second configuration's figure (.png)"),
+             arg("--oracle", default=None, help="the Moses oracle folder (runs-quiet.tsv, runs.tsv, 1-bests)"),
+             arg("--score-figure", default=None, help="Fig 2 with the mean model score instead of BLEU (.png)"),
+             arg("--tuning", default=None, help="the tuning run's summary (`smtbench tune --summary`) when the rows "
+                                                  "decoded tuned weights: the notes say so"),
+             arg("--metrics", default=None),
+         )),
+)
+
+
+def main(args: argparse.Namespace) -> int:
+    from .common import INTERVAL_NOTE, read_rows, save_figure, write_table
+    rows = read_rows(args.rows, "moore_quirk")
+    write_table(ratio_table(rows), args.ratios,
+                "Moore & Quirk 2007: ms/word and hypotheses/word at equal BLEU (upper hulls), ratios to DE+EP",
+                notes=notes(rows, args.tuning) + " " + INTERVAL_NOTE)
+    if args.score_ratios:
+        write_table(ratio_table(rows, "mean_score"), args.score_ratios,
+                    "Moore & Quirk 2007 (ours): ms/word and hypotheses/word at equal mean model score (upper hulls)",
+                    notes=notes(rows, args.tuning) + " " + INTERVAL_NOTE)
+    write_table(same_settings(rows), args.same_settings,
+                "Moore & Quirk 2007: the variants compared at the same pruning settings", notes=notes(rows, args.tuning) + " " + INTERVAL_NOTE)
+    write_table(points(rows), args.points, "Moore & Quirk 2007: every setting decoded (Figs 2-3 points)",
+                notes=notes(rows, args.tuning) + " " + INTERVAL_NOTE)
+    save_figure(fig2(rows), args.fig2)
+    save_figure(fig3(rows), args.fig3)
+    if args.score_figure:
+        save_figure(fig_score(rows), args.score_figure)
+    recs = []
+    if args.metrics:
+        from . import metrics
+        recs = metrics.moore_quirk(rows)
+    if args.moses_rows:
+        mrows = read_rows(args.moses_rows, "moore_quirk")
+        if args.moses_table:
+            write_table(moses_table(mrows, args.oracle), args.moses_table,
+                        "Moore & Quirk DE+EP on the oracle's Moses model vs our and Moses' other searches, at equal "
+                        "BLEU", notes=MOSES_NOTES + " " + INTERVAL_NOTE)
+        if args.moses_figure:
+            save_figure(moses_figure(mrows, args.oracle), args.moses_figure)
+        if args.metrics:
+            recs += metrics.moore_quirk(mrows, peers=True)
+    if args.metrics:
+        metrics.write(recs, args.metrics)
+    return 0

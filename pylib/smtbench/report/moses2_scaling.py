@@ -5,6 +5,8 @@ configuration, our text-table decoder and Moses2's own quiet timings read live f
 and the acceptance figures (BLEU, model score, speed, scaling, load time, peak RSS against Moses2)."""
 from __future__ import annotations
 
+import argparse
+
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -13,6 +15,7 @@ import pandas as pd
 from ..protocol import kept
 from .common import Ratio, add_interval, declare, judge_target, paper_values, point_mask, ratio_pairs, recorded_values
 from .common import model_note as common_model_note
+from ..experiments.frame import Verb, arg
 
 COMPONENTS = ["memory", "lm", "phrase_table", "reordering", "search", "other"]
 
@@ -343,3 +346,51 @@ def acceptance(rows: pd.DataFrame, oracle: str | Path | None) -> pd.DataFrame:
         out["moses2_source"] = [label if t else ("computed here from its recorded outputs" if m == m else "")
                                 for t, m in zip(timing, out.moses2)]
     return out
+
+
+# ----------------------------------------------------------------------------------------------- the report verb
+
+#: `smtbench report moses2_scaling`, declared once (experiments/frame.py; built by commands/report_experiments.py)
+VERBS = (
+    Verb("moses2_scaling",
+         help="the Moses2 paper's scalability tables and figures",
+         settings=(
+             arg("--rows", nargs="+", required=True),
+             arg("--oracle", default=None, help="the Moses oracle folder (runs-quiet.tsv): Moses2's figures, for rows of the oracle's model "
+                        "(without it: ours only, and the notes say why)"),
+             arg("--tables", required=True, help="folder for moses2_table{3,6,7}, moses2_fig{3,8,9}, "
+                                                   "moses2_scaling_acceptance (.csv and .md)"),
+             arg("--figures", required=True, help="folder for moses2_fig{3,8,9}.png"),
+             arg("--metrics", default=None),
+         )),
+)
+
+
+def main(args: argparse.Namespace) -> int:
+    from pathlib import Path
+    from .common import INTERVAL_NOTE, read_rows, save_figure, write_table
+    rows = read_rows(args.rows, "moses2_scaling")
+    t, f = Path(args.tables), Path(args.figures)
+    ms_notes = NOTES + " " + model_note(rows, args.oracle)
+    write_table(table3(rows), t / "moses2_table3", "Moses2 paper Table 3: % of decoding time per component",
+                notes=ms_notes + " Profile: each worker's component sampled by a thread (no hardware counters).")
+    write_table(table6(rows), t / "moses2_table6", "Moses2 paper Table 6: static cache sizes", notes=ms_notes + " " + INTERVAL_NOTE)
+    write_table(table7(rows), t / "moses2_table7", "Moses2 paper Table 7: compressed or plain target side",
+                notes=ms_notes + " " + INTERVAL_NOTE)
+    write_table(fig8_table(rows), t / "moses2_fig8", "Moses2 paper Fig 8: reordering separate or integrated",
+                notes=ms_notes + " " + INTERVAL_NOTE)
+    write_table(scaling_table(rows), t / "moses2_fig9", "Moses2 paper Figs 9/11: words per second against "
+                "threads", notes=ms_notes + " " + INTERVAL_NOTE)
+    write_table(fig3_table(rows, args.oracle), t / "moses2_fig3", "Moses2 paper Fig 3: ours beside Moses2's "
+                "recorded figures", notes=ms_notes + " Moses2's rows are the oracle's recorded quiet re-timing "
+                "(`recorded`: another run on another machine), shown with no ratio beside them (issue 40): a ratio "
+                "to Moses2 needs Moses2 timed live in the same run.")
+    write_table(acceptance(rows, args.oracle), t / "moses2_scaling_acceptance",
+                "Moses2 scaling: acceptance figures against Moses2", notes=ms_notes + " " + INTERVAL_NOTE)
+    save_figure(fig3(rows, args.oracle), f / "moses2_fig3.png")
+    save_figure(fig8(rows), f / "moses2_fig8.png")
+    save_figure(fig9(rows), f / "moses2_fig9.png")
+    if args.metrics:
+        from . import metrics
+        metrics.write(metrics.moses2_scaling(rows), args.metrics)
+    return 0

@@ -2,11 +2,14 @@
 configurations against the pop limit), Table 5 (queue configurations), each with search errors on short verses."""
 from __future__ import annotations
 
+import argparse
+
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..protocol import kept
 from .common import Ratio, add_interval, declare, paper_values, ratio_pairs
+from ..experiments.frame import Verb, arg
 
 # the declarations (report.common.declare): our cube pruning against itself, one run, clock and thread count; the
 # score columns are differences of mean model scores (no timing: nothing to share)
@@ -108,3 +111,35 @@ NOTES = ("Ours: cube pruning on the model named below (the first `sentences` of 
          "stack sizes in reference_widths; references_confirmed = both agree; references_exact = the widest pruned "
          "nothing, so proven optimal; beat_reference > 0 would expose a reference that is not exact; rows before "
          "references_exact used Moses' lossy recombination). paper_*: the Moses2 paper, Tables 4-5 (32 threads).")
+
+
+# ----------------------------------------------------------------------------------------------- the report verb
+
+#: `smtbench report moses2_search`, declared once (experiments/frame.py; built by commands/report_experiments.py)
+VERBS = (
+    Verb("moses2_search",
+         help="the Moses2 paper's Tables 4-5 / Fig 6 (stack and queue "
+                      "configurations, search errors)",
+         settings=(
+             arg("--rows", nargs="+", required=True),
+             arg("--table4", required=True, help="stem of Table 4 (.csv and .md)"),
+             arg("--table5", required=True, help="stem of Table 5 (.csv and .md)"),
+             arg("--figure", required=True, help="Fig 6 (.png)"),
+             arg("--metrics", default=None),
+         )),
+)
+
+
+def main(args: argparse.Namespace) -> int:
+    from .common import INTERVAL_NOTE, model_note, read_rows, save_figure, write_table
+    rows = read_rows(args.rows, "moses2_search")
+    notes = NOTES + " " + model_note(rows)
+    write_table(table4(rows), args.table4, "Moses2 paper Table 4: stack configurations x pop limits",
+                notes=notes)
+    write_table(table5(rows), args.table5, "Moses2 paper Table 5: queue configurations",
+                notes=notes + " " + INTERVAL_NOTE)
+    save_figure(fig6(rows), args.figure)
+    if args.metrics:
+        from . import metrics
+        metrics.write(metrics.moses2_search(rows), args.metrics)
+    return 0

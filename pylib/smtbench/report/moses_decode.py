@@ -2,9 +2,12 @@
 Moses does): our normal stack search beside Moses2's and Moses v1's runs in the oracle."""
 from __future__ import annotations
 
+import argparse
+
 import pandas as pd
 
 from .common import Ratio, check_like, declare, recorded_values
+from ..experiments.frame import Verb, arg
 
 
 def _recorded(table: str) -> pd.DataFrame:
@@ -224,3 +227,69 @@ def _live_notes(q: pd.Series) -> str:
             "entry rescored by the independent derivation scorer (quality row). allocator: the malloc each Moses "
             "binary runs with, read from the binary by the run (smtbench.moses_peer.allocator_of; Moses' own build "
             "links tcmalloc where installed, tools/build_moses.sh installs it).")
+
+
+# ----------------------------------------------------------------------------------------------- the report verb
+
+#: `smtbench report moses_decode`, declared once (experiments/frame.py; built by commands/report_experiments.py)
+VERBS = (
+    Verb("moses_decode",
+         help="ours vs live Moses2/Moses v1 tables from `bench moses_decode --peers` rows",
+         description="--rows/--cube-rows: rows of `bench moses_decode --search normal|cube --peers ...` (the live "
+                             "comparison); --oracle-rows/--oracle-cube-rows: rows of `bench moses_decode --oracle ...` on the "
+                             "oracle's model, added as a second table where present.",
+         settings=(
+             arg("--rows", nargs="+", required=True, help="rows of `bench moses_decode --search normal`"),
+             arg("--table", required=True, help="output stem (.csv and .md)"),
+             arg("--cube-rows", nargs="+", default=None, help="rows of `bench moses_decode --search cube`"),
+             arg("--cube-table", default=None, help="output stem for the cube-pruning table"),
+             arg("--oracle-rows", default=None, help="rows of the oracle-model normal run (optional)"),
+             arg("--oracle-cube-rows", default=None, help="rows of the oracle-model cube run (optional)"),
+             arg("--oracle-table", default=None, help="output stem of the oracle normal table"),
+             arg("--oracle-cube-table", default=None, help="output stem of the oracle cube table"),
+             arg("--metrics", help="regression metrics CSV"),
+             arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
+                                  "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
+         )),
+)
+
+
+DECODE_ROWS = ("decode_normal", "decode_cube")
+
+
+def _table(rows, stem: str, title: str, counts: str | None = None, search: str = "normal") -> None:
+    """One table; a live table takes the count columns of ``search``'s count points from ``counts``."""
+    from .common import COUNT_NOTE, INTERVAL_NOTE, write_table
+
+    if "system" in rows and rows.kind.isin(["peer", "peer_timing"]).any():
+        write_table(with_counts(live_table(rows), counts, search), stem, title,
+                    notes=live_notes(rows) + " " + INTERVAL_NOTE + (" " + COUNT_NOTE if counts else ""))
+    elif (rows.kind == "quality").any() and any(c.startswith("m2-") for c in rows.columns):
+        fn = cube_table if (rows[rows.kind == "quality"].search == "cube").all() else normal_table
+        write_table(fn(rows), stem, title + " (the oracle's recorded runs: labelled, no ratio)", notes=NOTES)
+    else:
+        raise ValueError(f"{stem}: the rows have neither live peers (bench moses_decode --peers) nor oracle runs")
+
+
+def main(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from .common import read_rows
+
+    rows = read_rows(args.rows, DECODE_ROWS)
+    _table(rows, args.table, "Normal stack search: ours vs Moses2 and Moses v1, same model, same run", args.counts)
+    frames = [rows]
+    if args.cube_rows and args.cube_table:
+        cube = read_rows(args.cube_rows, DECODE_ROWS)
+        frames.append(cube)
+        _table(cube, args.cube_table, "Cube pruning: ours vs Moses2, same model, same run", args.counts, "cube")
+    for path, stem, title in ((args.oracle_rows, args.oracle_table, "Normal stack search vs Moses2 and Moses v1"),
+                              (args.oracle_cube_rows, args.oracle_cube_table, "Cube pruning vs Moses2")):
+        if path and stem:
+            o = read_rows([path], DECODE_ROWS)
+            frames.append(o)
+            _table(o, stem, title + ", oracle model, dev books")
+    if args.metrics:
+        from . import metrics
+        metrics.write(metrics.moses_decode(pd.concat(frames, ignore_index=True)), args.metrics)
+    return 0
