@@ -203,16 +203,18 @@ static int group_edges(const sb_pb_sentence *s, cube_t *c, sb_pb_hyp **hyps, int
     const sb_pb_hyp *h0 = hyps[0];
     int gap = sb_pb_first_gap(s, h0->cov);
     int used = 0, rc = SB_OK;
+    /* sb_pb_distortion_ok's two checks, hoisted: the jump to a (the same for every span from a), and, past the
+     * gap, the jump back from b to the gap (failing for every longer span once it fails) */
+    const int lim = distortion_limit;
     for (int a = gap; a < n && rc == SB_OK; a++) {
+        if (sb_pb_cov_get(h0->cov, a) || !sb_pb_jump_ok(h0->end, a, lim)) continue;  /* nothing from a */
         uint64_t mask[SB_PB_COVW] = {0};
         for (int b = a; b < n && b - a < SB_PB_MAX_PHRASE; b++) {
+            if (sb_pb_cov_get(h0->cov, b)) break;  /* longer spans from a overlap too */
+            if (lim >= 0 && a != gap && b - gap + 1 > lim) break;
             sb_pb_cov_set(mask, b);
             const sb_pb_span *sp = &s->spans[a * SB_PB_MAX_PHRASE + (b - a)];
             if (!sp->n) continue;
-            uint64_t overlap = 0;
-            for (int w = 0; w < SB_PB_COVW; w++) overlap |= h0->cov[w] & mask[w];
-            if (overlap) break;  /* longer spans from a overlap too */
-            if (!sb_pb_distortion_ok(h0, a, b, gap, distortion_limit)) continue;
             uint64_t cov[SB_PB_COVW];
             for (int w = 0; w < SB_PB_COVW; w++) cov[w] = h0->cov[w] | mask[w];
             edge_t e = {hyps, nh < EDGE_MAX ? nh : EDGE_MAX, sp->opt, sp->n < EDGE_MAX ? sp->n : EDGE_MAX, a, b,
