@@ -913,12 +913,15 @@ def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = 
           progress: bool = False) -> list[dict[str, Any]]:
     """Count every point (in group order); a peer that is not built gives a row with ``not_built``."""
     results: list[dict[str, Any]] = []
+    workdir = Path(workdir).resolve()  # the driver and some peers run in the count's temp folder
+    oracle = Path(oracle).resolve()
     groups = [g for g in GROUPS if any(p.group == g for p in points)]
     if any(g in ORACLE_GROUPS for g in groups) and not (oracle / "lm-en5.arpa.xz").exists():
         raise CountError(f"--oracle {oracle}: no lm-en5.arpa.xz there (the LM points count the Moses oracle's 5-gram; "
                          f"set --oracle or SMTBENCH_SHARED, or leave out {', '.join(sorted(ORACLE_GROUPS))})")
     with tempfile.TemporaryDirectory(prefix="smtbench-count-", dir="/tmp") as td:
         tmp = Path(td)
+        final_keep, keep = keep, (tmp / "keep" if keep is not None else None)  # published once all are counted
         for g in groups:
             pts = [p for p in points if p.group == g]
             if progress:
@@ -949,7 +952,28 @@ def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = 
                                **{f"{k}_per_unit": v / r["units"] for k, v in m.items()},
                                events=r["events"])
                 results.append(row)
+        if final_keep is not None and keep is not None:
+            _publish_dir(keep, Path(final_keep))
     return results
+
+
+def _publish_dir(stage: Path, dest: Path) -> None:
+    """``dest`` becomes its old files (points not counted this time) plus ``stage``'s, in one rename: a failed count
+    leaves the old folder as it was, never half of a new one."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    new = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    if dest.is_dir():
+        for f in dest.iterdir():
+            if f.is_file():
+                shutil.copy2(f, new / f.name)
+    if stage.is_dir():
+        for f in stage.iterdir():
+            shutil.copyfile(f, new / f.name)
+    old = dest.parent / f".{dest.name}.old-{os.getpid()}"
+    if dest.exists():
+        dest.rename(old)
+    new.rename(dest)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def write_outputs(results: list[dict[str, Any]], rows: str | None, table: str | None) -> None:
