@@ -537,10 +537,11 @@ def _canonical_driver(tmp: Path, oracle: Path, argv_tail: list[str]) -> tuple[li
     for i, d in enumerate(sorted({Path(numpy.__file__).resolve().parents[1],
                                    Path(cffi.__file__).resolve().parents[1]})):
         links[f"s{i}"] = d
-    for name, target in links.items():
+    for name, target in links.items():  # made again for each group: f/o is the oracle or a group's own inputs
         link = farm / name
-        if not link.is_symlink():
-            link.symlink_to(target)
+        if link.is_symlink():
+            link.unlink()
+        link.symlink_to(target)
     # bytecode compiled beforehand, for the paths the driver sees, into the farm's own cache (f/c): a pyc holds
     # its source's path (unmarshalled, then replaced), and a first run that compiles allocates more
     saved = sys.pycache_prefix
@@ -562,8 +563,9 @@ def _canonical_driver(tmp: Path, oracle: Path, argv_tail: list[str]) -> tuple[li
         ext = Path(os.environ["SMTBENCH_COUNT_EXT"]).resolve()
         if not ext.is_file():
             raise CountError(f"SMTBENCH_COUNT_EXT={os.environ['SMTBENCH_COUNT_EXT']}: no such file")
-        if not (farm / "_native.so").is_symlink():
-            (farm / "_native.so").symlink_to(ext)
+        if (farm / "_native.so").is_symlink():
+            (farm / "_native.so").unlink()
+        (farm / "_native.so").symlink_to(ext)
         env["SMTBENCH_COUNT_EXT"] = "f/_native.so"
     return argv, _driver_env(argv, env), tmp
 
@@ -1090,35 +1092,6 @@ def update_baseline(current: str | Path, baseline: str | Path) -> int:
             w.writerow([r[c] for c in CSV_COLUMNS] + [tol])
     return len(cur)
 
-
-def plot(v: Verdict, path: str | Path) -> None:
-    """Each count of this run over its baseline (1 = unchanged), the tolerance as a band; regressions red."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from .report.common import save_figure
-
-    rows = [r for r in v.table if r["value"] is not None and r["baseline"]]
-    metrics = list(METRICS)
-    points = sorted({r["point"] for r in rows})
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3 * len(metrics), 0.35 * len(points) + 1.8), sharey=True,
-                             squeeze=False)
-    for ax, m in zip(axes[0], metrics):
-        rs = {r["point"]: r for r in rows if r["metric"] == m}
-        ys = [i for i, p in enumerate(points) if p in rs]
-        xs = [rs[points[i]]["value"] / rs[points[i]]["baseline"] for i in ys]
-        tol = max((rs[points[i]]["tolerance"] for i in ys), default=DEFAULT_TOLERANCE)
-        ax.axvspan(1 - tol, 1 + tol, color="0.9")
-        ax.axvline(1, color="0.5", lw=0.8)
-        ax.scatter(xs, ys, c=["tab:red" if rs[points[i]]["status"] == "REGRESSION" else "tab:blue" for i in ys], s=18)
-        ax.set_title(m, fontsize=9)
-        ax.set_xlabel("this run / baseline", fontsize=8)
-    axes[0][0].set_yticks(range(len(points)), points, fontsize=7)
-    fig.suptitle(f"counts per unit against the baseline: {len(v.regressions)} regression(s)", fontsize=9)
-    fig.tight_layout()
-    save_figure(fig, path)
 
 
 def write_report(v: Verdict, path: str | Path, baseline: str) -> None:

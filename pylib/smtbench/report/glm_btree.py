@@ -370,7 +370,7 @@ VERBS = (
 
 NOTES = ("Ours: n-gram queries of the test text (each word and </s> with its context back to <s>), ids "
          "pre-converted, the text repeated to the run's query count; throughput = queries / time, best of the "
-         "repeats (median beside it). B-tree CPU: csrc/btree.c, K-ary SIMD search, interleaved batch; probing LM: "
+         "repeats (median beside it). B-tree CPU: csrc/lm/btree.c, K-ary SIMD search, interleaved batch; probing LM: "
          "our KenLM-style probing hash, sequential path with KenLM state over the token stream (threads: Python "
          "threads over sentence-aligned chunks, the GIL released in C); kenlm module: Model.score per sentence "
          "(includes a Python call per sentence and string handling). B-tree CPU, stream reuse: the same batch, "

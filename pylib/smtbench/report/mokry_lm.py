@@ -249,7 +249,7 @@ NOTES = ("Ours: probing-hash LM (16-byte entries, 1.5 buckets per n-gram, KenLM'
          "(wall time excluding load, with its reader thread feeding ids from the page cache; ours times the C loop "
          "over an in-memory array) - the headline peers. *_line_*: the same LM probed from each n-gram's cache "
          "line; sequential_pf_*: the sequential walk with every order's bucket requested when a query starts "
-         "(csrc/lmprobe.c). Rows record process_anon_huge_mib (memory actually on huge pages). "
+         "(csrc/lm/lmprobe.c). Rows record process_anon_huge_mib (memory actually on huge pages). "
          "Synthetic models were estimated on text sampled "
          "from a model of the shipped corpus. paper_*: the thesis row of the nearest model size "
          "(Mokry 2016, Table 3.3; KenLM models of 11 MB to 137 GB).")

@@ -20,8 +20,8 @@ from ..experiments.frame import Verb, arg
 
 COMPONENTS = ["memory", "lm", "phrase_table", "reordering", "search", "other"]
 
-NOTES = ("Our decoder: cube pruning (csrc/pbcube.c) on the model named below (pop limit and -s as in each row), "
-         "sentence-level threads (csrc/pbthreads.c), the binarized table (csrc/pbbin.c) built from the model's "
+NOTES = ("Our decoder: cube pruning (csrc/pb/cube.c) on the model named below (pop limit and -s as in each row), "
+         "sentence-level threads (csrc/pb/threads.c), the binarized table (csrc/pb/bin_write.c, csrc/pb/bin_read.c) built from the model's "
          "table (its full table or the one filtered to the input: the rows' table files). Every timed point decoded exactly the reference 1-best and scores (single-threaded, text "
          "tables). Times: min over interleaved repeats, model loading excluded. The paper's figures are on a "
          "16-core/32-thread server with a 17 GB Arabic-English table (32 threads in Tables 6-7); this machine has "
