@@ -812,7 +812,8 @@ def _run_moses2(points: list[Point], oracle: Path, workdir: Path, tmp: Path,
             if rc != 0:
                 raise _failed(f"moses2 ({p.name})", rc, io[2].read())
             printed, theirs, theirs_scores = [], [], []
-            for i, line in enumerate(io[1].read().splitlines()):
+            out_text = io[1].read()  # Moses2's 1-best lines end at "\n" (the line rule)
+            for i, line in enumerate(out_text.removesuffix("\n").split("\n") if out_text else []):
                 score, _, hyp = line.strip().partition(" ")
                 try:
                     theirs_scores.append(float(score))
