@@ -207,3 +207,21 @@ def test_moses2_model_filters_tables_and_binarizes_the_lm(tmp_path):
         with gzip.open(paths[feature], "rt") as fh:
             assert [line.split(" ||| ")[0] for line in fh] == ["a", "a b3"]
     assert counts._moses2_model(o, tmp_path / "work") == got  # made once
+
+
+def test_driver_farm_links_follow_each_group(tmp_path):
+    """The driver's link farm is made again for each group: f/o is the oracle for one group and another group's own
+    inputs for the next (the scoring point), never the first group's target left behind."""
+    from smtbench import counts
+
+    a, b = tmp_path / "oracle", tmp_path / "score-inputs"
+    a.mkdir()
+    b.mkdir()
+    run = tmp_path / "run"
+    run.mkdir()
+    argv, env, cwd = counts._canonical_driver(run, a, ["g", "g.json", "{o}"])
+    assert (run / "f" / "o").resolve() == a.resolve() and argv[-1] == "f/o" and cwd == run
+    counts._canonical_driver(run, b, ["g", "g.json", "{o}"])
+    assert (run / "f" / "o").resolve() == b.resolve()
+    assert set(env) >= {"PYTHONPATH", "PYTHONPYCACHEPREFIX", "PYTHONHASHSEED", "SMTBENCH_COUNT_PAD"}
+    assert not any(k.startswith("HOME") or k == "USER" for k in env)  # no inherited variables

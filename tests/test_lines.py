@@ -532,6 +532,7 @@ ALLOWED = {
     ("experiments/moses2_moses1.py", "return wall, [x.decode(\"utf-8\", errors=\"replace\").strip() for x in "
                                      "out.splitlines()]"),  # Moses' output, bytes (split at \n, \r only)
     ("counts.py", "tail = \" | \".join([line for line in r.stderr.splitlines() if not line.startswith(\"==\")][-5:])"),
+    ("counts.py", "tail = \" | \".join([line for line in stderr.splitlines() if not line.startswith(\"==\")][-5:])"),
     # valgrind's stderr
     ("_build.py", "return out.stdout.splitlines()[0]"),  # the compiler's version
 }

@@ -78,7 +78,6 @@ def test_score_moses_not_built_is_one_line(corpus, tmp_path, no_moses):
 
 def test_tmscore_bench_moses_rows_say_not_built(corpus, tmp_path, no_moses):
     from smtbench.report import mediani_scoring as M
-    from smtbench.report import metrics
     from smtbench.experiments.mediani_scoring import TmScoreSweep, run_sweep
     rows_path = tmp_path / "rows.jsonl"
     s = TmScoreSweep(extract=str(corpus / "extract.gz"), extract_inv=str(corpus / "extract.inv.gz"),
@@ -93,7 +92,7 @@ def test_tmscore_bench_moses_rows_say_not_built(corpus, tmp_path, no_moses):
     assert t1.loc[t1.key == "Moses", "status"].iloc[0] == moses_peer.NOT_BUILT
     t3 = M.table3(rows)
     assert (t3.moses == moses_peer.NOT_BUILT).all()
-    metrics.mediani(rows)  # no Moses metrics, no error
+    M.regression_metrics(rows)  # no Moses metrics, no error
 
 
 # ------------------------------------------------------------------ Mediani: live Moses
@@ -206,7 +205,7 @@ def _toy_ini(tmp_path: Path, corpus: Path, toy_arpa: Path) -> Path:
 
 
 def test_moses1_rows_and_figures_say_not_built(corpus, tmp_path, toy_arpa, no_moses):
-    from smtbench.report import metrics
+    from smtbench.report import moses2_moses1
     ini = _toy_ini(tmp_path, corpus, toy_arpa)
     (tmp_path / "src").write_text("".join(x + "\n" for x in (corpus / "f").read_text().splitlines()[:3]))
     rows = tmp_path / "rows.jsonl"
@@ -224,7 +223,7 @@ def test_moses1_rows_and_figures_say_not_built(corpus, tmp_path, toy_arpa, no_mo
         assert (tmp_path / "f" / f"moses2_fig{f}.png").stat().st_size > 0
     m = pd.read_csv(tmp_path / "m.csv")
     assert m[(m.metric == "points")].value.iloc[0] == 8
-    assert not metrics.moses2_moses1(df) == []
+    assert not moses2_moses1.regression_metrics(df) == []
 
 
 def test_moses1_bad_ini_is_one_line(tmp_path):

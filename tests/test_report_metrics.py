@@ -1,5 +1,5 @@
-"""Regression metrics: the per-experiment writers (smtbench.report.metrics) on small synthetic rows, the
-`report ... --metrics` options, and that every experiment of the smoke profile feeds `rule regression`."""
+"""Regression metrics: the per-experiment writers (each report module's regression_metrics) on small synthetic
+rows, the `report ... --metrics` options, and that every experiment of the smoke profile feeds `rule regression`."""
 from __future__ import annotations
 
 import re
@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from smtbench.cli import main
-from smtbench.report import metrics
+from smtbench.report import glm_btree, mediani_scoring, metrics, mokry_hash, mokry_lm
 from smtbench.report.regress import compare, read_metrics
 
 
@@ -43,12 +43,12 @@ def lm_rows(checksum_b="-0x1.8p+4") -> pd.DataFrame:
 
 
 def test_mokry_lm_metrics():
-    df = _frame(metrics.mokry_lm(lm_rows()))
+    df = _frame(mokry_lm.regression_metrics(lm_rows()))
     assert _get(df, "model=a", "checksum") == ("-0x1.8p+4", "exact")  # ours only, not the kenlm module's
     assert _get(df, "model=a", "speedup") == ("2.0000", "ratio")       # min 100 / min 50
     assert _get(df, "model=a", "sequential_vs_kenlm") == ("3.0000", "ratio")
     # points that disagree show up as a changed exact value (the benchmark itself would also fail)
-    bad = _frame(metrics.mokry_lm(lm_rows(checksum_b="-0x1.9p+4")))
+    bad = _frame(mokry_lm.regression_metrics(lm_rows(checksum_b="-0x1.9p+4")))
     assert _get(bad, "model=b", "checksum")[0] == "-0x1.8p+4,-0x1.9p+4"
 
 
@@ -75,7 +75,7 @@ def btree_rows() -> pd.DataFrame:
 
 
 def test_glm_btree_metrics():
-    df = _frame(metrics.glm_btree(btree_rows()))
+    df = _frame(glm_btree.regression_metrics(btree_rows()))
     assert _get(df, "model=m", "btree_checksum") == ("0x1p+0", "exact")
     assert _get(df, "model=m", "probing_checksum") == ("0x1.1p+0", "exact")
     assert _get(df, "model=m", "btree_vs_probing") == ("0.5000", "ratio")
@@ -99,7 +99,7 @@ def mediani_rows() -> pd.DataFrame:
 
 
 def test_mediani_metrics():
-    df = _frame(metrics.mediani(mediani_rows()))
+    df = _frame(mediani_scoring.regression_metrics(mediani_rows()))
     assert _get(df, "fraction=0.5", "distinct_tables") == ("1", "exact")
     assert _get(df, "fraction=1", "distinct_tables") == ("1", "exact")  # ours (1 and 2 threads) and distributed
     # the alignment (eflomal, unseeded) changes between fresh runs: no digest or count of it is exact
@@ -110,9 +110,9 @@ def test_mediani_metrics():
     assert df[(df.key == "distributed,k=2") & (df.metric == "speedup_vs_sort")].empty
     bad = mediani_rows()
     bad.loc[(bad.system == "ours") & (bad.threads == 2) & (bad.fraction == 1.0), "table_md5"] = "cc"
-    assert _get(_frame(metrics.mediani(bad)), "fraction=1", "distinct_tables")[0] == "2"
+    assert _get(_frame(mediani_scoring.regression_metrics(bad)), "fraction=1", "distinct_tables")[0] == "2"
     # rows written before the digest was recorded still give the ratios
-    old = _frame(metrics.mediani(mediani_rows().drop(columns="table_md5")))
+    old = _frame(mediani_scoring.regression_metrics(mediani_rows().drop(columns="table_md5")))
     assert set(old.kind) == {"ratio"}
 
 
@@ -127,7 +127,7 @@ def hash_rows() -> pd.DataFrame:
 
 
 def test_mokry_hash_metrics():
-    df = _frame(metrics.mokry_hash(hash_rows()))
+    df = _frame(mokry_hash.regression_metrics(hash_rows()))
     assert _get(df, "mib=1,miss", "checksum") == ("7", "exact")
     assert _get(df, "mib=1,hit", "checksum") == ("11", "exact")
     assert "mib=1,line" not in set(df.key)  # random line reads: not deterministic across runs

@@ -53,15 +53,10 @@ static int push_u32(uint32_t **a, size_t *len, size_t *cap, uint32_t x) {
     return SB_OK;
 }
 
-static uint64_t hash_ids(const uint32_t *ids, uint32_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
-    for (uint32_t i = 0; i < n; i++) h = (h ^ ids[i]) * 0xff51afd7ed558ccdULL, h ^= h >> 32;
-    return h;
-}
 
 /* the source phrase of ids[0 .. n), or NO_WORD with *end = the empty slot the probe ended at */
 static uint32_t phrase_probe(const sb_pb_mem *t, const uint32_t *ids, uint32_t n, uint64_t *end) {
-    uint64_t b = sb_index_start(&t->phr_ix, hash_ids(ids, n));
+    uint64_t b = sb_index_start(&t->phr_ix, sb_ids_hash(ids, n));
     for (uint32_t k; (k = sb_index_at(&t->phr_ix, b)) != UINT32_MAX; b = sb_index_step(&t->phr_ix, b)) {
         const srcphrase *p = &t->phr[k];
         if (p->len == n && memcmp(t->src_words + p->off, ids, n * sizeof(uint32_t)) == 0) return (uint32_t)k;
@@ -83,7 +78,7 @@ static int phrase_grow(sb_pb_mem *t) {
     if (rc != SB_OK) return rc;
     for (uint32_t k = 0; k < t->n_phr; k++) {
         const srcphrase *p = &t->phr[k];
-        sb_index_add(&t->phr_ix, hash_ids(t->src_words + p->off, p->len), k);
+        sb_index_add(&t->phr_ix, sb_ids_hash(t->src_words + p->off, p->len), k);
     }
     return SB_OK;
 }

@@ -537,10 +537,11 @@ def _canonical_driver(tmp: Path, oracle: Path, argv_tail: list[str]) -> tuple[li
     for i, d in enumerate(sorted({Path(numpy.__file__).resolve().parents[1],
                                    Path(cffi.__file__).resolve().parents[1]})):
         links[f"s{i}"] = d
-    for name, target in links.items():
+    for name, target in links.items():  # made again for each group: f/o is the oracle or a group's own inputs
         link = farm / name
-        if not link.is_symlink():
-            link.symlink_to(target)
+        if link.is_symlink():
+            link.unlink()
+        link.symlink_to(target)
     # bytecode compiled beforehand, for the paths the driver sees, into the farm's own cache (f/c): a pyc holds
     # its source's path (unmarshalled, then replaced), and a first run that compiles allocates more
     saved = sys.pycache_prefix
@@ -562,8 +563,9 @@ def _canonical_driver(tmp: Path, oracle: Path, argv_tail: list[str]) -> tuple[li
         ext = Path(os.environ["SMTBENCH_COUNT_EXT"]).resolve()
         if not ext.is_file():
             raise CountError(f"SMTBENCH_COUNT_EXT={os.environ['SMTBENCH_COUNT_EXT']}: no such file")
-        if not (farm / "_native.so").is_symlink():
-            (farm / "_native.so").symlink_to(ext)
+        if (farm / "_native.so").is_symlink():
+            (farm / "_native.so").unlink()
+        (farm / "_native.so").symlink_to(ext)
         env["SMTBENCH_COUNT_EXT"] = "f/_native.so"
     return argv, _driver_env(argv, env), tmp
 
@@ -810,7 +812,8 @@ def _run_moses2(points: list[Point], oracle: Path, workdir: Path, tmp: Path,
             if rc != 0:
                 raise _failed(f"moses2 ({p.name})", rc, io[2].read())
             printed, theirs, theirs_scores = [], [], []
-            for i, line in enumerate(io[1].read().splitlines()):
+            out_text = io[1].read()  # Moses2's 1-best lines end at "\n" (the line rule)
+            for i, line in enumerate(out_text.removesuffix("\n").split("\n") if out_text else []):
                 score, _, hyp = line.strip().partition(" ")
                 try:
                     theirs_scores.append(float(score))
@@ -913,12 +916,15 @@ def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = 
           progress: bool = False) -> list[dict[str, Any]]:
     """Count every point (in group order); a peer that is not built gives a row with ``not_built``."""
     results: list[dict[str, Any]] = []
+    workdir = Path(workdir).resolve()  # the driver and some peers run in the count's temp folder
+    oracle = Path(oracle).resolve()
     groups = [g for g in GROUPS if any(p.group == g for p in points)]
     if any(g in ORACLE_GROUPS for g in groups) and not (oracle / "lm-en5.arpa.xz").exists():
         raise CountError(f"--oracle {oracle}: no lm-en5.arpa.xz there (the LM points count the Moses oracle's 5-gram; "
                          f"set --oracle or SMTBENCH_SHARED, or leave out {', '.join(sorted(ORACLE_GROUPS))})")
     with tempfile.TemporaryDirectory(prefix="smtbench-count-", dir="/tmp") as td:
         tmp = Path(td)
+        final_keep, keep = keep, (tmp / "keep" if keep is not None else None)  # published once all are counted
         for g in groups:
             pts = [p for p in points if p.group == g]
             if progress:
@@ -949,7 +955,28 @@ def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = 
                                **{f"{k}_per_unit": v / r["units"] for k, v in m.items()},
                                events=r["events"])
                 results.append(row)
+        if final_keep is not None and keep is not None:
+            _publish_dir(keep, Path(final_keep))
     return results
+
+
+def _publish_dir(stage: Path, dest: Path) -> None:
+    """``dest`` becomes its old files (points not counted this time) plus ``stage``'s, in one rename: a failed count
+    leaves the old folder as it was, never half of a new one."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    new = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    if dest.is_dir():
+        for f in dest.iterdir():
+            if f.is_file():
+                shutil.copy2(f, new / f.name)
+    if stage.is_dir():
+        for f in stage.iterdir():
+            shutil.copyfile(f, new / f.name)
+    old = dest.parent / f".{dest.name}.old-{os.getpid()}"
+    if dest.exists():
+        dest.rename(old)
+    new.rename(dest)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def write_outputs(results: list[dict[str, Any]], rows: str | None, table: str | None) -> None:
@@ -1066,35 +1093,6 @@ def update_baseline(current: str | Path, baseline: str | Path) -> int:
             w.writerow([r[c] for c in CSV_COLUMNS] + [tol])
     return len(cur)
 
-
-def plot(v: Verdict, path: str | Path) -> None:
-    """Each count of this run over its baseline (1 = unchanged), the tolerance as a band; regressions red."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from .report.common import save_figure
-
-    rows = [r for r in v.table if r["value"] is not None and r["baseline"]]
-    metrics = list(METRICS)
-    points = sorted({r["point"] for r in rows})
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3 * len(metrics), 0.35 * len(points) + 1.8), sharey=True,
-                             squeeze=False)
-    for ax, m in zip(axes[0], metrics):
-        rs = {r["point"]: r for r in rows if r["metric"] == m}
-        ys = [i for i, p in enumerate(points) if p in rs]
-        xs = [rs[points[i]]["value"] / rs[points[i]]["baseline"] for i in ys]
-        tol = max((rs[points[i]]["tolerance"] for i in ys), default=DEFAULT_TOLERANCE)
-        ax.axvspan(1 - tol, 1 + tol, color="0.9")
-        ax.axvline(1, color="0.5", lw=0.8)
-        ax.scatter(xs, ys, c=["tab:red" if rs[points[i]]["status"] == "REGRESSION" else "tab:blue" for i in ys], s=18)
-        ax.set_title(m, fontsize=9)
-        ax.set_xlabel("this run / baseline", fontsize=8)
-    axes[0][0].set_yticks(range(len(points)), points, fontsize=7)
-    fig.suptitle(f"counts per unit against the baseline: {len(v.regressions)} regression(s)", fontsize=9)
-    fig.tight_layout()
-    save_figure(fig, path)
 
 
 def write_report(v: Verdict, path: str | Path, baseline: str) -> None:

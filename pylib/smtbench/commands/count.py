@@ -49,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
         if args.report:
             counts.write_report(v, args.report, args.baseline)
         if args.figure:
-            counts.plot(v, args.figure)
+            from ..report.regress import plot_counts
+
+            plot_counts(v, args.figure)
         for line in v.notes:
             print(line)
         for line in v.regressions:

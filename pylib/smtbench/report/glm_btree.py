@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from ..protocol import REGIME_COLUMNS, spell_counts
-from .common import Ratio, add_interval, declare, move_last, paper_values, ratio_pairs
+from .common import Ratio, add_interval, check_like, declare, move_last, paper_values, ratio_pairs
+from . import metrics
 from ..experiments.frame import Verb, arg
 
 NO_GPU = "no GPU lent"
@@ -296,6 +297,55 @@ def fig10(rows: pd.DataFrame, model: str | None = None):
     return fig
 
 
+# -------------------------------------------------- the regression metrics (smtbench.report.metrics writes them)
+
+def regression_metrics(rows: pd.DataFrame) -> list[metrics.Record]:
+    """`bench glm_btree` rows. exact per model: the CPU B-tree score checksum (every node size, batch and thread
+    count gives bit-identical scores) and the probing LM's. ratio per model: B-tree / probing throughput at
+    one thread (also for the stream-reuse B-tree rows) and over KenLM's C++ trie when measured, and B-tree and probing throughput at the most
+    threads measured over one thread (best of the repeats). GPU rows are left out."""
+    recs: list[metrics.Record] = []
+    cpu = rows[(rows.sweep != "stats") & rows.backend.isin(["btree", "probing"])]
+    for model, g in cpu.groupby("model"):
+        for be in ("btree", "probing"):
+            c = metrics.distinct(g[g.backend == be].checksum)
+            if c:
+                recs.append(("glm_btree", f"model={model}", f"{be}_checksum", c, "exact"))
+    from ..protocol import paired_ratios
+
+    pts = per_point(rows)
+    tab = pts[(pts.sweep == "table") & pts.backend.isin(["btree", "btree-reuse", "probing", "kenlm-trie-cpp"])]
+    for model, g in tab.groupby("model"):
+        m = rows[(rows.model == model) & (rows.sweep == "table")]
+        th = m["threads"].fillna(-1).astype(int)
+
+        def per_repeat(a: tuple[str, int], b: tuple[str, int]) -> list[float]:
+            num, den = (m.backend == a[0]) & (th == a[1]), (m.backend == b[0]) & (th == b[1])
+            if b[0] == "kenlm-trie-cpp":  # the live peer: rows of one run, clock, thread count (report.common)
+                check_like(VS_KENLM_TRIE, m[num], m[den], where=f"glm_btree metrics ({model})")
+            return paired_ratios(m, num, den, value="qps", higher_is_better=True)
+        qps = {(b, int(t)): float(q) for b, t, q in zip(g.backend, g.threads, g.qps_best)}
+        tmax = max(t for _, t in qps)
+        ratios: dict[str, object] = {}
+        if ("btree", 1) in qps and ("probing", 1) in qps:
+            ratios["btree_vs_probing"] = qps["btree", 1] / qps["probing", 1]
+        if ("btree-reuse", 1) in qps and ("probing", 1) in qps:
+            ratios["btree_reuse_vs_probing"] = qps["btree-reuse", 1] / qps["probing", 1]
+        if ("btree", 1) in qps and ("kenlm-trie-cpp", 1) in qps:  # gLM's CPU peer, KenLM's own trie
+            ratios["btree_vs_kenlm_trie_cpp"] = qps["btree", 1] / qps["kenlm-trie-cpp", 1]
+        for be in ("btree", "probing"):
+            if tmax > 1 and (be, 1) in qps and (be, tmax) in qps:
+                ratios[f"{be}_thread_scaling"] = qps[be, tmax] / qps[be, 1]
+        pairs = {"btree_vs_probing": (("btree", 1), ("probing", 1)),
+                 "btree_reuse_vs_probing": (("btree-reuse", 1), ("probing", 1)),
+                 "btree_vs_kenlm_trie_cpp": (("btree", 1), ("kenlm-trie-cpp", 1)),
+                 "btree_thread_scaling": (("btree", tmax), ("btree", 1)),
+                 "probing_thread_scaling": (("probing", tmax), ("probing", 1))}
+        recs += metrics.ratios("glm_btree", f"model={model}", ratios,
+                               {k: per_repeat(*pairs[k]) for k in ratios if k in pairs})
+    return recs
+
+
 # ----------------------------------------------------------------------------------------------- the report verb
 
 #: `smtbench report glm_btree`, declared once (experiments/frame.py; built by commands/report_experiments.py)
@@ -310,7 +360,8 @@ VERBS = (
              arg("--node-size", type=int, default=31, help="K of the B-stump table"),
              arg("--tables", required=True, help="output directory for glm_*.csv/.md"),
              arg("--figures", required=True, help="output directory for glm_fig9.png, glm_fig10.png"),
-             arg("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.glm_btree)"),
+             arg("--metrics", help="output CSV of regression metrics "
+                                    "(smtbench.report.glm_btree.regression_metrics)"),
              arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
                                   "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
          )),
@@ -319,7 +370,7 @@ VERBS = (
 
 NOTES = ("Ours: n-gram queries of the test text (each word and </s> with its context back to <s>), ids "
          "pre-converted, the text repeated to the run's query count; throughput = queries / time, best of the "
-         "repeats (median beside it). B-tree CPU: csrc/btree.c, K-ary SIMD search, interleaved batch; probing LM: "
+         "repeats (median beside it). B-tree CPU: csrc/lm/btree.c, K-ary SIMD search, interleaved batch; probing LM: "
          "our KenLM-style probing hash, sequential path with KenLM state over the token stream (threads: Python "
          "threads over sentence-aligned chunks, the GIL released in C); kenlm module: Model.score per sentence "
          "(includes a Python call per sentence and string handling). B-tree CPU, stream reuse: the same batch, "
@@ -359,7 +410,5 @@ def main(args: argparse.Namespace) -> int:
     save_figure(fig9(rows, model), figures / "glm_fig9.png")
     save_figure(fig10(rows, model), figures / "glm_fig10.png")
     if args.metrics:
-        from . import metrics
-
-        metrics.write(metrics.glm_btree(rows), args.metrics)
+        metrics.write(regression_metrics(rows), args.metrics)
     return 0

@@ -3,9 +3,9 @@ from our own committed rows), and the deterministic counts beside it where count
 
 For every commit that changed ``results/raw/<experiment>/`` the experiment's rows as committed there are read back
 from git and turned into the same ratio metrics (with their 95% intervals where the rows carry paired repeats; rows
-from before the repeat protocol give points without an interval) as the regression check uses
-(:mod:`smtbench.report.metrics`); the smoke baseline (``workflow/baselines/smoke.csv``) is read the same way at every
-commit that changed it. A *step* is a change between consecutive points that the intervals do not explain: the new
+from before the repeat protocol give points without an interval) as the regression check uses (each experiment's
+report module's ``regression_metrics``); the smoke baseline (``workflow/baselines/smoke.csv``) is read the same way at
+every commit that changed it. A *step* is a change between consecutive points that the intervals do not explain: the new
 value outside the previous point's interval and the previous value outside the new one's (where a side has no
 interval, the other side's alone decides; with none, no step is claimed).
 
@@ -43,7 +43,7 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker as mticker
 import pandas as pd
 
-from . import metrics
+from . import glm_btree, mediani_scoring, metrics, mokry_decoder, mokry_hash, mokry_lm
 from .. import procs
 
 RAW = "results/raw"
@@ -51,11 +51,11 @@ SMOKE = "workflow/baselines/smoke.csv"
 
 # experiment (raw folder) -> (metrics writer, the headline ratio metrics drawn)
 HEADLINES: dict[str, tuple[Callable[[pd.DataFrame], list], list[str]]] = {
-    "mokry_lm": (metrics.mokry_lm, ["automaton_vs_kenlm_probing_cpp", "speedup"]),
-    "glm_btree": (metrics.glm_btree, ["btree_vs_kenlm_trie_cpp", "btree_vs_probing"]),
-    "mokry_hash": (metrics.mokry_hash, ["speedup"]),
-    "mediani_scoring": (metrics.mediani, ["speedup_vs_sort"]),
-    "mokry_decoder": (metrics.mokry_decoder, ["speedup_vs_lazy"]),
+    "mokry_lm": (mokry_lm.regression_metrics, ["automaton_vs_kenlm_probing_cpp", "speedup"]),
+    "glm_btree": (glm_btree.regression_metrics, ["btree_vs_kenlm_trie_cpp", "btree_vs_probing"]),
+    "mokry_hash": (mokry_hash.regression_metrics, ["speedup"]),
+    "mediani_scoring": (mediani_scoring.regression_metrics, ["speedup_vs_sort"]),
+    "mokry_decoder": (mokry_decoder.regression_metrics, ["speedup_vs_lazy"]),
 }
 SMOKE_HEADLINES = {e: m for e, (_, m) in HEADLINES.items()}
 # which keys are headlines (figure panels, table columns); history.csv keeps every key. mokry_hash: Mokry's layout

@@ -12,6 +12,7 @@ import pandas as pd
 from ..protocol import kept, spell_counts
 from .common import Ratio, add_interval, declare, paper_values, ratio_pairs
 from .common import with_counts as _with_counts
+from . import metrics
 from ..experiments.frame import Verb, arg
 
 POINT = ["variant", "table_mib", "mode", "threads", "queue_size"]
@@ -324,6 +325,25 @@ def fig_layouts(rows: pd.DataFrame, threads: int = 1):
     return fig
 
 
+# -------------------------------------------------- the regression metrics (smtbench.report.metrics writes them)
+
+def regression_metrics(rows: pd.DataFrame) -> list[metrics.Record]:
+    """`bench mokry_hash` rows. exact per (table size, mode): the lookup checksum of hits and misses (found values, or
+    the key of a miss: independent of layout, thread count, queue size and fill order). Mode 'line' (random line
+    reads, the machine's floor) is left out: it folds whatever the lines hold, and the table is filled by several
+    threads, so it differs from run to run. ratio: best prefetch-queue speed-up per (table size, mode, threads),
+    and per layout variant other than Mokry's (key suffixed with the variant)."""
+    recs: list[metrics.Record] = []
+    for r in best_speedups(rows, variant=None).itertuples():
+        suffix = "" if r.variant == PAPER_VARIANT else f",{r.variant}"
+        recs += metrics.ratios("mokry_hash", f"mib={r.table_mib},{r.mode},t={r.threads}{suffix}",
+                               {"speedup": r.speedup}, r)
+    lookups = rows[rows["mode"].isin(["hit", "miss"])]
+    for (mib, mode), g in lookups.groupby(["table_mib", "mode"]):
+        recs.append(("mokry_hash", f"mib={mib},{mode}", "checksum", metrics.distinct(g.checksum), "exact"))
+    return recs
+
+
 # ----------------------------------------------------------------------------------------------- the report verb
 
 #: `smtbench report mokry_hash`, declared once (experiments/frame.py; built by commands/report_experiments.py)
@@ -396,7 +416,5 @@ def main(args: argparse.Namespace) -> int:
     if args.layouts_figure:
         save_figure(fig_layouts(rows), args.layouts_figure)
     if args.metrics:
-        from . import metrics
-
-        metrics.write(metrics.mokry_hash(rows), args.metrics)
+        metrics.write(regression_metrics(rows), args.metrics)
     return 0

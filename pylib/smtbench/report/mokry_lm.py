@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..protocol import REGIME_COLUMNS, spell_counts
 from .common import Ratio, add_interval, declare, move_last, paper_values, ratio_pairs
+from . import metrics
 from ..experiments.frame import Verb, arg
 
 POINT = ["model", "backend", "queue_size"]
@@ -201,6 +202,25 @@ def fig3_5(rows: pd.DataFrame):
     return fig
 
 
+# -------------------------------------------------- the regression metrics (smtbench.report.metrics writes them)
+
+def regression_metrics(rows: pd.DataFrame) -> list[metrics.Record]:
+    """`bench mokry_lm` rows. exact: our score checksum per model (the log10 sum in query order as a hex float;
+    every sequential/automaton point must agree). ratio: best automaton speed-up over our sequential path,
+    and our sequential path against the kenlm module; ours against KenLM's C++ probing model when measured."""
+    recs: list[metrics.Record] = []
+    ours = rows[rows.backend.isin(["sequential", "automaton"])]
+    for model, g in ours.groupby("model"):
+        recs.append(("mokry_lm", f"model={model}", "checksum", metrics.distinct(g.checksum), "exact"))
+    for r in best_speedups(rows).itertuples():
+        pairs = {"speedup": r.speedup, "sequential_vs_kenlm": r.sequential_vs_kenlm}
+        for col in ("sequential_vs_kenlm_probing_cpp", "automaton_vs_kenlm_probing_cpp"):
+            if hasattr(r, col):
+                pairs[col] = getattr(r, col)
+        recs += metrics.ratios("mokry_lm", f"model={r.model}", pairs, r)
+    return recs
+
+
 # ----------------------------------------------------------------------------------------------- the report verb
 
 #: `smtbench report mokry_lm`, declared once (experiments/frame.py; built by commands/report_experiments.py)
@@ -211,7 +231,8 @@ VERBS = (
              arg("--rows", nargs="+", required=True, help="JSON-lines rows of `smtbench bench mokry_lm`"),
              arg("--table", help="output stem for Table 3.3 (.csv and .md)"),
              arg("--figure", help="output PNG for Fig 3.5"),
-             arg("--metrics", help="output CSV of regression metrics (smtbench.report.metrics.mokry_lm)"),
+             arg("--metrics", help="output CSV of regression metrics "
+                                    "(smtbench.report.mokry_lm.regression_metrics)"),
              arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
                                   "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
          )),
@@ -228,7 +249,7 @@ NOTES = ("Ours: probing-hash LM (16-byte entries, 1.5 buckets per n-gram, KenLM'
          "(wall time excluding load, with its reader thread feeding ids from the page cache; ours times the C loop "
          "over an in-memory array) - the headline peers. *_line_*: the same LM probed from each n-gram's cache "
          "line; sequential_pf_*: the sequential walk with every order's bucket requested when a query starts "
-         "(csrc/lmprobe.c). Rows record process_anon_huge_mib (memory actually on huge pages). "
+         "(csrc/lm/lmprobe.c). Rows record process_anon_huge_mib (memory actually on huge pages). "
          "Synthetic models were estimated on text sampled "
          "from a model of the shipped corpus. paper_*: the thesis row of the nearest model size "
          "(Mokry 2016, Table 3.3; KenLM models of 11 MB to 137 GB).")
@@ -245,7 +266,5 @@ def main(args: argparse.Namespace) -> int:
     if args.figure:
         save_figure(fig3_5(rows), args.figure)
     if args.metrics:
-        from . import metrics
-
-        metrics.write(metrics.mokry_lm(rows), args.metrics)
+        metrics.write(regression_metrics(rows), args.metrics)
     return 0

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..protocol import kept
 from .common import Ratio, add_interval, check_like, declare, model_note, paper_values
+from . import metrics
 from ..experiments.frame import Verb, arg
 
 PAPER = "moore_quirk2007"
@@ -409,6 +410,37 @@ MOSES_NOTES = ("Second configuration: the oracle's Moses model (lexicalized reor
                "(issue 40: Moses' live timing in this rule is still to come).")
 
 
+# -------------------------------------------------- the regression metrics (smtbench.report.metrics writes them)
+
+def regression_metrics(rows: pd.DataFrame, peers: bool = False) -> list[metrics.Record]:
+    """`bench moore_quirk` rows. exact per variant and setting (the settings themselves are chosen on deterministic
+    measures): BLEU, output digest, hypotheses evaluated (a count); ratio: Pharaoh's and DE's time over DE+EP's at
+    the highest BLEU all variants reach, read on the upper hulls (one run); with ``peers`` (the Moses-mode
+    configuration) each of our other searches' time over DE+EP's at that search's BLEU."""
+    out: list[metrics.Record] = []
+    for (v, tt, bt, tl, bl), g in rows.groupby(["variant", "ttable_threshold", "beam_threshold", "ttable_limit",
+                                                "beam_limit"]):
+        q = g.iloc[0]
+        key = f"{q['mode']}-{v}-tt{tt:g}-bt{bt:g}-tl{int(tl)}-bl{int(bl)}-n{int(q.sentences)}"
+        out.append(("moore_quirk", key, "bleu", f"{float(q.bleu):.2f}", "exact"))
+        out.append(("moore_quirk", key, "output_sha", metrics.distinct(g.output_sha), "exact"))
+        out.append(("moore_quirk", key, "hypotheses_evaluated", metrics.distinct(g.hypotheses_evaluated.astype(int)),
+                    "exact"))
+    if peers:
+        t = moses_table(rows)
+        for _, r in t.iterrows():
+            out += metrics.ratios("moore_quirk", "moses-" + str(r.config).replace(" ", "_").replace(",", ""),
+                                  {"time_vs_de+ep_at_its_bleu": r["time_ratio_vs_de+ep"]})
+        return out
+    rt = ratio_table(rows)
+    top = rt[rt.level == "highest"].set_index("variant")
+    for v in ("pharaoh", "de"):
+        if v in top.index:
+            out += metrics.ratios("moore_quirk", "highest-bleu",
+                                  {f"time_{v}_vs_de+ep": top.loc[v, "time_ratio_vs_de+ep"]})
+    return out
+
+
 # ----------------------------------------------------------------------------------------------- the report verb
 
 #: `smtbench report moore_quirk`, declared once (experiments/frame.py; built by commands/report_experiments.py)
@@ -456,8 +488,7 @@ def main(args: argparse.Namespace) -> int:
         save_figure(fig_score(rows), args.score_figure)
     recs = []
     if args.metrics:
-        from . import metrics
-        recs = metrics.moore_quirk(rows)
+        recs = regression_metrics(rows)
     if args.moses_rows:
         mrows = read_rows(args.moses_rows, "moore_quirk")
         if args.moses_table:
@@ -467,7 +498,7 @@ def main(args: argparse.Namespace) -> int:
         if args.moses_figure:
             save_figure(moses_figure(mrows, args.oracle), args.moses_figure)
         if args.metrics:
-            recs += metrics.moore_quirk(mrows, peers=True)
+            recs += regression_metrics(mrows, peers=True)
     if args.metrics:
         metrics.write(recs, args.metrics)
     return 0

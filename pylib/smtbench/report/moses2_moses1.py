@@ -12,6 +12,7 @@ import pandas as pd
 from ..moses_peer import NOT_BUILT
 from ..protocol import kept
 from .common import Ratio, add_interval, declare, paper_values, point_mask, ratio_pairs
+from . import metrics
 from ..experiments.frame import Verb, arg
 
 # the declarations (report.common.declare): Moses v1 against itself in one run - a table storage against the text
@@ -193,6 +194,40 @@ def figure(rows: pd.DataFrame, which: str):
     return fig
 
 
+# -------------------------------------------------- the regression metrics (smtbench.report.metrics writes them)
+
+def regression_metrics(rows: pd.DataFrame) -> list[metrics.Record]:
+    """`bench moses2_moses1` rows (Moses v1). exact: the number of points of the grid (measured or not built: whether
+    Moses v1 is built is the machine's business, not a regression), and per timed point the count of 1-best lines
+    differing from the model's in-memory reference (Moses is deterministic; "new" where the baseline machine had no
+    Moses v1). ratio: probing over in-memory phrase table, tree over in-memory reordering table, 2 over 1 threads."""
+    out: list[metrics.Record] = []
+    grid = rows.drop_duplicates(["model", "phrase_table", "reordering", "threads"])
+    for m, g in grid.groupby("model"):
+        out.append(("moses2_moses1", str(m), "points", str(len(g)), "exact"))
+    for (m, pt, lr, th), g in rows.groupby(["model", "phrase_table", "reordering", "threads"]):
+        k = f"{m}-pt{pt}-lr{lr}-t{int(th)}"
+        if "lines_differing_from_reference" in g and g.lines_differing_from_reference.notna().any():
+            out.append(("moses2_moses1", k, "lines_differing",
+                        metrics.distinct(g.lines_differing_from_reference.dropna().astype(int)), "exact"))
+    pts = per_point(rows)
+    best = {tuple(r[:4]): r[4] for r in pts[POINT + ["decode_min_s"]].itertuples(index=False)}
+    for m in pts.model.unique() if len(pts) else []:
+        pairs = {}
+        for th in sorted(pts.threads.unique()):
+            a, b = best.get((m, "memory", "memory", th)), best.get((m, "probing", "memory", th))
+            if a and b:
+                pairs[f"probing_pt_speedup_t{int(th)}"] = a / b
+            a, b = best.get((m, "probing", "memory", th)), best.get((m, "probing", "tree", th))
+            if a and b:
+                pairs[f"tree_lr_speedup_t{int(th)}"] = a / b
+        a, b = best.get((m, "probing", "tree", 1)), best.get((m, "probing", "tree", 2))
+        if a and b:
+            pairs["threads_2_over_1"] = a / b
+        out += metrics.ratios("moses2_moses1", str(m), pairs)
+    return out
+
+
 # ----------------------------------------------------------------------------------------------- the report verb
 
 #: `smtbench report moses2_moses1`, declared once (experiments/frame.py; built by commands/report_experiments.py)
@@ -203,7 +238,8 @@ VERBS = (
              arg("--rows", nargs="+", required=True),
              arg("--tables", required=True, help="folder for moses2_fig{1,2,10}.{csv,md}"),
              arg("--figures", required=True, help="folder for moses2_fig{1,2,10}.png"),
-             arg("--metrics", default=None, help="regression metrics CSV (smtbench.report.metrics.moses2_moses1)"),
+             arg("--metrics", default=None,
+                 help="regression metrics CSV (smtbench.report.moses2_moses1.regression_metrics)"),
          )),
 )
 
@@ -236,7 +272,5 @@ def main(args: argparse.Namespace) -> int:
     for which in ("fig1", "fig2", "fig10"):
         save_figure(figure(rows, which), f / f"moses2_{which}.png")
     if args.metrics:
-        from . import metrics
-
-        metrics.write(metrics.moses2_moses1(rows), args.metrics)
+        metrics.write(regression_metrics(rows), args.metrics)
     return 0

@@ -14,13 +14,14 @@ import pandas as pd
 
 from ..protocol import kept
 from .common import Ratio, add_interval, declare, judge_target, paper_values, point_mask, ratio_pairs, recorded_values
+from . import metrics
 from .common import model_note as common_model_note
 from ..experiments.frame import Verb, arg
 
 COMPONENTS = ["memory", "lm", "phrase_table", "reordering", "search", "other"]
 
-NOTES = ("Our decoder: cube pruning (csrc/pbcube.c) on the model named below (pop limit and -s as in each row), "
-         "sentence-level threads (csrc/pbthreads.c), the binarized table (csrc/pbbin.c) built from the model's "
+NOTES = ("Our decoder: cube pruning (csrc/pb/cube.c) on the model named below (pop limit and -s as in each row), "
+         "sentence-level threads (csrc/pb/threads.c), the binarized table (csrc/pb/bin_write.c, csrc/pb/bin_read.c) built from the model's "
          "table (its full table or the one filtered to the input: the rows' table files). Every timed point decoded exactly the reference 1-best and scores (single-threaded, text "
          "tables). Times: min over interleaved repeats, model loading excluded. The paper's figures are on a "
          "16-core/32-thread server with a 17 GB Arabic-English table (32 threads in Tables 6-7); this machine has "
@@ -348,6 +349,46 @@ def acceptance(rows: pd.DataFrame, oracle: str | Path | None) -> pd.DataFrame:
     return out
 
 
+# -------------------------------------------------- the regression metrics (smtbench.report.metrics writes them)
+
+def regression_metrics(rows: pd.DataFrame) -> list[metrics.Record]:
+    """`bench moses2_scaling` rows. exact: BLEU, output digest and oracle-identical count of the reference pass, and per
+    timed point the count of sentences identical to it (every point must reproduce the reference: thread counts,
+    pools, cache sizes, compression, reordering storage); cache hits per cache size (deterministic). ratio: 2/1
+    threads of our configuration, pools on/off, integrated/separate reordering, plain/compressed (one run)."""
+    out: list[metrics.Record] = []
+    q = rows[rows.kind == "quality"].iloc[0]
+    key = f"p{int(rows[rows.kind == 'timing'].pop_limit.iloc[0])}-n{int(q.sentences)}"
+    out.append(("moses2_scaling", key, "bleu", f"{float(q.bleu):.2f}", "exact"))
+    out.append(("moses2_scaling", key, "output_sha", str(q.output_sha), "exact"))
+    if not pd.isna(q.get("identical_to_oracle")):  # rows of the oracle's model (Moses2's recorded run) only
+        out.append(("moses2_scaling", key, "identical_to_oracle", str(int(q.identical_to_oracle)), "exact"))
+    t = rows[rows.kind == "timing"]
+    for (table, cache, pool, th, sub), g in t.groupby(["table", "cache", "pool", "threads", "subset"]):
+        k = f"{key}-{table}-c{int(cache)}-pool{pool}-t{int(th)}-{sub}"
+        out.append(("moses2_scaling", k, "identical", metrics.distinct(g.identical.astype(int)), "exact"))
+        if table != "text":
+            out.append(("moses2_scaling", k, "cache_hits", metrics.distinct(g.cache_hits.astype(int)), "exact"))
+    best = t.groupby(["table", "cache", "pool", "threads", "subset"]).decode_seconds.min()
+    main = t[t.groups.str.contains("ours")].iloc[0]
+    mt, mc = main.table, int(main.cache)
+
+    def get(table, cache, pool, th, sub="all"):
+        return best.get((table, cache, pool, th, sub))
+
+    pairs = {}
+    if get(mt, mc, "on", 1) and get(mt, mc, "on", 2):
+        pairs["ours_2_over_1_threads"] = get(mt, mc, "on", 1) / get(mt, mc, "on", 2)
+    if get(mt, mc, "off", 1) and get(mt, mc, "on", 1):
+        pairs["pool_on_speedup_1thread"] = get(mt, mc, "off", 1) / get(mt, mc, "on", 1)
+    if get("plain-sep", mc, "on", 1) and get("plain-int", mc, "on", 1):
+        pairs["integrated_ro_speedup_1thread"] = get("plain-sep", mc, "on", 1) / get("plain-int", mc, "on", 1)
+    if get("comp-int", mc, "on", 1) and get("plain-int", mc, "on", 1):
+        pairs["plain_targets_speedup_1thread"] = get("comp-int", mc, "on", 1) / get("plain-int", mc, "on", 1)
+    out += metrics.ratios("moses2_scaling", key, pairs)
+    return out
+
+
 # ----------------------------------------------------------------------------------------------- the report verb
 
 #: `smtbench report moses2_scaling`, declared once (experiments/frame.py; built by commands/report_experiments.py)
@@ -391,6 +432,5 @@ def main(args: argparse.Namespace) -> int:
     save_figure(fig8(rows), f / "moses2_fig8.png")
     save_figure(fig9(rows), f / "moses2_fig9.png")
     if args.metrics:
-        from . import metrics
-        metrics.write(metrics.moses2_scaling(rows), args.metrics)
+        metrics.write(regression_metrics(rows), args.metrics)
     return 0

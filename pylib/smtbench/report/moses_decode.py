@@ -7,6 +7,7 @@ import argparse
 import pandas as pd
 
 from .common import Ratio, check_like, declare, recorded_values
+from . import metrics
 from ..experiments.frame import Verb, arg
 
 
@@ -229,6 +230,41 @@ def _live_notes(q: pd.Series) -> str:
             "links tcmalloc where installed, tools/build_moses.sh installs it).")
 
 
+# -------------------------------------------------- the regression metrics (smtbench.report.metrics writes them)
+
+def regression_metrics(rows: pd.DataFrame) -> list[metrics.Record]:
+    """`bench moses_decode` rows. exact: identical lines and scores >= Moses2's, n-best rescoring mismatches, BLEU (2
+    decimals) and the digest of the 1-best output (the search is deterministic). No ratio: the Moses figures come
+    from another run."""
+    out: list[metrics.Record] = []
+    for _, q in rows[rows.kind == "quality"].iterrows():
+        pop = q.get("pop_limit")
+        key = f"{q.search}-s{int(q.stack_size)}" + (f"-p{int(pop)}" if pd.notna(pop) else "") + f"-n{int(q.sentences)}"
+        for metric in ("m2-normal200_identical", "m2-normal200_score_ge", "m2-cube400_identical", "m2-cube400_score_ge",
+                       "nbest_rescore_mismatches", "output_sha"):
+            if metric in q and pd.notna(q[metric]):
+                v = q[metric]
+                out.append(("moses_decode", key, metric, str(int(v)) if not isinstance(v, str) else v, "exact"))
+        out.append(("moses_decode", key, "bleu", f"{float(q.bleu):.2f}", "exact"))
+    if "system" in rows:  # live peers (bench moses_decode --peers): agreement exact, speed-up a ratio of the same run
+        for _, p in rows[(rows.kind == "peer") & (rows.get("status") == "ok")].iterrows():
+            pop = p.get("pop_limit")
+            key = (f"{p.search}-s{int(p.stack_size)}" + (f"-p{int(pop)}" if pd.notna(pop) else "")
+                   + f"-n{int(p.sentences)}-{p.system}")
+            out.append(("moses_decode", key, "identical_with_ours", str(int(p.ours_vs_identical)), "exact"))
+            out.append(("moses_decode", key, "bleu", f"{float(p.bleu):.2f}", "exact"))
+            from ..protocol import kept
+            t = kept(rows[(rows.kind == "peer_timing") & (rows.search == p.search)])  # retaken repeats left out
+            if not check_like(OURS_SPEEDUP, t[t.system == "ours"], t[t.system == p.system], where=f"moses_decode {key}"):
+                continue  # timed outside the run's repeats: no ratio
+            ours = t[t.system == "ours"].set_index("repeat").words_per_second
+            theirs = t[t.system == p.system].set_index("repeat").words_per_second
+            r = (ours / theirs).dropna()
+            if len(r):
+                out.append(("moses_decode", key, "ours_speedup", f"{float(r.median()):.4f}", "ratio"))
+    return out
+
+
 # ----------------------------------------------------------------------------------------------- the report verb
 
 #: `smtbench report moses_decode`, declared once (experiments/frame.py; built by commands/report_experiments.py)
@@ -290,6 +326,5 @@ def main(args: argparse.Namespace) -> int:
             frames.append(o)
             _table(o, stem, title + ", oracle model, dev books")
     if args.metrics:
-        from . import metrics
-        metrics.write(metrics.moses_decode(pd.concat(frames, ignore_index=True)), args.metrics)
+        metrics.write(regression_metrics(pd.concat(frames, ignore_index=True)), args.metrics)
     return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,6 +18,9 @@ import pandas as pd
 
 from ..ioutil import atomic_open
 from .common import save_figure
+
+if TYPE_CHECKING:
+    from .. import counts
 
 COLUMNS = ["experiment", "key", "metric", "value", "kind"]
 
@@ -143,3 +147,29 @@ def run(metric_files: list[str], baseline: str, tolerance: float, outdir: str, u
     if v.failures:
         print(v.table[v.table.status.isin(["FAIL", "MISSING"])].to_string(index=False))
     return 1 if v.failures else 0
+
+
+def plot_counts(v: "counts.Verdict", path: str | Path) -> None:
+    """(`smtbench count --check --figure`) Each count of this run over its baseline (1 = unchanged), the tolerance as a band; regressions red."""
+    from ..counts import DEFAULT_TOLERANCE, METRICS
+    from .common import save_figure
+
+    rows = [r for r in v.table if r["value"] is not None and r["baseline"]]
+    metrics = list(METRICS)
+    points = sorted({r["point"] for r in rows})
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3 * len(metrics), 0.35 * len(points) + 1.8), sharey=True,
+                             squeeze=False)
+    for ax, m in zip(axes[0], metrics):
+        rs = {r["point"]: r for r in rows if r["metric"] == m}
+        ys = [i for i, p in enumerate(points) if p in rs]
+        xs = [rs[points[i]]["value"] / rs[points[i]]["baseline"] for i in ys]
+        tol = max((rs[points[i]]["tolerance"] for i in ys), default=DEFAULT_TOLERANCE)
+        ax.axvspan(1 - tol, 1 + tol, color="0.9")
+        ax.axvline(1, color="0.5", lw=0.8)
+        ax.scatter(xs, ys, c=["tab:red" if rs[points[i]]["status"] == "REGRESSION" else "tab:blue" for i in ys], s=18)
+        ax.set_title(m, fontsize=9)
+        ax.set_xlabel("this run / baseline", fontsize=8)
+    axes[0][0].set_yticks(range(len(points)), points, fontsize=7)
+    fig.suptitle(f"counts per unit against the baseline: {len(v.regressions)} regression(s)", fontsize=9)
+    fig.tight_layout()
+    save_figure(fig, path)
