@@ -126,6 +126,10 @@ static inline double score_without_context_lm(const sb_pb_sentence *s, const sb_
     return score;
 }
 
+double sb_pb_extend_base(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end) {
+    return score_without_context_lm(s, h, o, start, end);
+}
+
 double sb_pb_extend_bound(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
                           double est) {
     /* log probabilities are <= 0: with a non-negative LM weight this bounds the total from above */
@@ -133,8 +137,9 @@ double sb_pb_extend_bound(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_
     return score_without_context_lm(s, h, o, start, end) + est;
 }
 
-void sb_pb_extend_nolm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
-                       double est, sb_pb_hyp *out) {
+/* sb_pb_extend_nolm with its score (score_without_context_lm's) given */
+static inline void extend_nolm_from(const sb_pb_hyp *h, const sb_pb_option *o, int start, int end, double est,
+                                    double base, sb_pb_hyp *out) {
     out->prev = h;
     out->opt = o;
     out->arcs = NULL;
@@ -146,14 +151,32 @@ void sb_pb_extend_nolm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_
     out->end = (int16_t)end;
     out->tgt_len = (int16_t)(h->tgt_len + o->tgt_len);
     out->lm.length = -1;  /* not scored yet */
-    out->score = score_without_context_lm(s, h, o, start, end);
+    out->score = base;
     out->total = out->score + est;
 }
 
+void sb_pb_extend_nolm(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
+                       double est, sb_pb_hyp *out) {
+    extend_nolm_from(h, o, start, end, est, score_without_context_lm(s, h, o, start, end), out);
+}
+
+static inline void extend_from(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
+                               double est, double base, sb_pb_hyp *out, _Atomic int *ph);
+
 void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end, double est,
                   sb_pb_hyp *out, _Atomic int *ph) {
+    extend_from(s, h, o, start, end, est, score_without_context_lm(s, h, o, start, end), out, ph);
+}
+
+void sb_pb_extend_from(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
+                       double est, double base, sb_pb_hyp *out, _Atomic int *ph) {
+    extend_from(s, h, o, start, end, est, base, out, ph);
+}
+
+static inline void extend_from(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
+                               double est, double base, sb_pb_hyp *out, _Atomic int *ph) {
     const sb_pb_model *m = s->model;
-    sb_pb_extend_nolm(s, h, o, start, end, est, out);
+    extend_nolm_from(h, o, start, end, est, base, out);
     sb_pb_phase(ph, SB_PB_PH_LM);
     /* LM: the first order-1 words in context; the rest as scored in the phrase (in the base score) */
     const uint32_t *words = sb_pb_option_words(s, o);

@@ -52,6 +52,11 @@ int sb_pb_orientation(int pstart, int pend, int start, int end);
  * queries marked as the profile's LM component (ph may be NULL). */
 void sb_pb_extend(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end, double est,
                   sb_pb_hyp *out, _Atomic int *ph);
+/* sb_pb_extend's score before the LM of the first order-1 words in context and </s> (what sb_pb_extend_bound adds
+ * est to), and sb_pb_extend given it (computed once where both are needed): the same result bit for bit. */
+double sb_pb_extend_base(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end);
+void sb_pb_extend_from(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
+                       double est, double base, sb_pb_hyp *out, _Atomic int *ph);
 /* An upper bound of the total sb_pb_extend would give (the LM terms still to compute are <= 0). */
 double sb_pb_extend_bound(const sb_pb_sentence *s, const sb_pb_hyp *h, const sb_pb_option *o, int start, int end,
                           double est);

@@ -20,6 +20,7 @@ int sb_pb_decode_normal(const sb_pb_model *m, const char *text, size_t len, cons
     sb_pb_stack_ctx *x = &f.x;
     rc = sb_pb_stack_add(&stacks[0], f.init, x);
     const int maxlen = SB_PB_MAX_PHRASE;
+    const double lm_weight = m->sc.w[SB_PB_F_LM];
     for (int k = 0; k < n && rc == SB_OK; k++) {
         sb_pb_stack *st = &stacks[k];
         rc = sb_pb_stack_cut(st, o->stack_size, x);
@@ -47,16 +48,22 @@ int sb_pb_decode_normal(const sb_pb_model *m, const char *text, size_t len, cons
                     sb_pb_stack *ds = &stacks[dest];
                     for (int t = 0; t < sp->n; t++) {
                         /* exact shortcut: when no pruning is pending in the destination stack, a hypothesis
-                         * whose upper bound is below the stack's worst score would be discarded on arrival */
-                        if (ds->n >= o->stack_size && ds->n <= 2 * o->stack_size &&
-                            sb_pb_extend_bound(s, h, &sp->opt[t], a, b, est) < ds->worst) {
-                            counters->created++;
-                            counters->beam_discarded++;
-                            continue;
+                         * whose upper bound (sb_pb_extend_bound's) is below the stack's worst score would be
+                         * discarded on arrival; the bound's base score is the extension's, computed once */
+                        const int bounded = ds->n >= o->stack_size && ds->n <= 2 * o->stack_size;
+                        double base = 0;
+                        if (bounded) {
+                            base = sb_pb_extend_base(s, h, &sp->opt[t], a, b);
+                            if ((lm_weight < 0 ? INFINITY : base + est) < ds->worst) {
+                                counters->created++;
+                                counters->beam_discarded++;
+                                continue;
+                            }
                         }
                         sb_pb_hyp *nh = sb_pb_pool_get(f.pool);
                         if (!nh) { rc = SB_ENOMEM; break; }
-                        sb_pb_extend(s, h, &sp->opt[t], a, b, est, nh, f.ws->phase);
+                        if (bounded) sb_pb_extend_from(s, h, &sp->opt[t], a, b, est, base, nh, f.ws->phase);
+                        else sb_pb_extend(s, h, &sp->opt[t], a, b, est, nh, f.ws->phase);
                         counters->created++;
                         rc = sb_pb_stack_add(&stacks[dest], nh, x);
                         if (rc != SB_OK) break;
