@@ -185,7 +185,7 @@ static inline void extend_from(const sb_pb_sentence *s, const sb_pb_hyp *h, cons
     const sb_lm_state *in = &h->lm;
     int nlen, cur = 0;
     double lm = 0;
-    uint32_t ids[SB_LM_MAX_ORDER] = {0};
+    uint32_t ids[SB_LM_MAX_ORDER];
     int cacheable = s->lmc && ctx > 0 && m->sc.order - 1 <= LMC_W && in->length <= LMC_W;
     for (int k = 0; k < ctx; k++) {
         ids[k] = sb_pb_lm_id(&m->sc, words[k]);
@@ -195,13 +195,11 @@ static inline void extend_from(const sb_pb_sentence *s, const sb_pb_hyp *h, cons
     if (cacheable) {
         /* the key: the context ids reversed, then the state's words, so that the state after the context words
          * (the context's, most recent first, then the state's) is kw[LMC_W - ctx ..] */
-        static const uint32_t keep[LMC_W + 1][LMC_W] = {{0, 0, 0, 0}, {~0u, 0, 0, 0}, {~0u, ~0u, 0, 0},
-                                                        {~0u, ~0u, ~0u, 0}, {~0u, ~0u, ~0u, ~0u}};
         uint32_t kw[2 * LMC_W];
         const int len = in->length;
-        for (int i = 0; i < LMC_W; i++) {   /* (past ctx, ids are 0; past len, the state's words are left-overs) */
-            kw[LMC_W - 1 - i] = ids[i];
-            kw[LMC_W + i] = in->words[i] & keep[len][i];
+        for (int i = 0; i < LMC_W; i++) {
+            kw[LMC_W - 1 - i] = i < ctx ? ids[i] : 0;
+            kw[LMC_W + i] = i < len ? in->words[i] : 0;
         }
         uint64_t k[4];
         memcpy(k, kw, sizeof k);
