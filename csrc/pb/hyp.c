@@ -2,47 +2,7 @@
 #include "pb/hyp.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
-
-/* ---- the LM-context cache (see hyp.h) ---- */
-#define LMC_W 4              /* state words and context words an entry holds: LMs of order <= LMC_W + 1 */
-#define LMC_BITS 14          /* entries: 2^14 x 64 bytes */
-
-typedef struct {
-    uint64_t k[4];           /* kw[0..8) of sb_pb_extend: the context words' LM ids, reversed and right-aligned in
-                              * kw[0..LMC_W), then the state's words, left-aligned in kw[LMC_W..2 LMC_W); zero-padded */
-    float outb[LMC_W];       /* the back-offs of the state after the context words (its words: kw[LMC_W - nctx ..]) */
-    double lm;               /* the context words' log10 sum, in order */
-    uint32_t gen;            /* the sentence it was stored in (0: never) */
-    uint8_t inlen, nctx, outlen, pad;
-} lmc_entry;
-
-struct sb_pb_lmcache {
-    lmc_entry *e;
-    uint32_t gen;
-};
-
-int sb_pb_lmcache_new(sb_pb_lmcache **out) {
-    sb_pb_lmcache *c = calloc(1, sizeof *c);
-    if (c) c->e = calloc((size_t)1 << LMC_BITS, sizeof *c->e);
-    if (!c || !c->e) { free(c); *out = NULL; return SB_ENOMEM; }
-    *out = c;
-    return SB_OK;
-}
-
-void sb_pb_lmcache_free(sb_pb_lmcache *c) {
-    if (!c) return;
-    free(c->e);
-    free(c);
-}
-
-void sb_pb_lmcache_begin(sb_pb_lmcache *c) {
-    if (++c->gen == 0) {     /* wrapped: forget every stamp */
-        memset(c->e, 0, ((size_t)1 << LMC_BITS) * sizeof *c->e);
-        c->gen = 1;
-    }
-}
 
 void sb_pb_hyp_init(const sb_pb_sentence *s, sb_pb_hyp *h) {
     memset(h, 0, sizeof *h);
@@ -98,7 +58,7 @@ static int distortion_distance(int prev_end, int start) {
 
 int sb_pb_distortion_ok(const sb_pb_hyp *h, int start, int end, int gap, int limit) {
     if (limit < 0) return 1;
-    if (!sb_pb_jump_ok(h->end, start, limit)) return 0;
+    if (distortion_distance(h->end, start) > limit) return 0;
     if (gap != start && distortion_distance(end, gap) > limit) return 0;
     return 1;
 }
@@ -185,59 +145,12 @@ static inline void extend_from(const sb_pb_sentence *s, const sb_pb_hyp *h, cons
     const sb_lm_state *in = &h->lm;
     int nlen, cur = 0;
     double lm = 0;
-    uint32_t ids[SB_LM_MAX_ORDER];
-    int cacheable = s->lmc && ctx > 0 && m->sc.order - 1 <= LMC_W && in->length <= LMC_W;
     for (int k = 0; k < ctx; k++) {
-        ids[k] = sb_pb_lm_id(&m->sc, words[k]);
-        cacheable &= ids[k] != SB_PB_NO_WORD;   /* (sb_lm_score's out-state holds <unk> for it, not the id) */
-    }
-    lmc_entry *ce = NULL;
-    if (cacheable) {
-        /* the key: the context ids reversed, then the state's words, so that the state after the context words
-         * (the context's, most recent first, then the state's) is kw[LMC_W - ctx ..] */
-        uint32_t kw[2 * LMC_W];
-        const int len = in->length;
-        for (int i = 0; i < LMC_W; i++) {
-            kw[LMC_W - 1 - i] = i < ctx ? ids[i] : 0;
-            kw[LMC_W + i] = i < len ? in->words[i] : 0;
-        }
-        uint64_t k[4];
-        memcpy(k, kw, sizeof k);
-        uint64_t x = (k[0] * 0x9E3779B97F4A7C15ULL) ^ (k[1] * 0xff51afd7ed558ccdULL) ^ (k[2] * 0xc4ceb9fe1a85ec53ULL)
-                   ^ (k[3] * 0xD6E8FEB86659FD93ULL) ^ (uint64_t)(len << 4 | ctx);
-        x ^= x >> 32;
-        x *= 0x9E3779B97F4A7C15ULL;
-        ce = &s->lmc->e[x >> (64 - LMC_BITS)];
-        if (ce->gen == s->lmc->gen && ce->inlen == len && ce->nctx == ctx &&
-            ((ce->k[0] ^ k[0]) | (ce->k[1] ^ k[1]) | (ce->k[2] ^ k[2]) | (ce->k[3] ^ k[3])) == 0) {
-            lm = ce->lm;
-            if (o->tgt_len > ctx) {
-                out->lm = o->end;
-            } else {
-                /* (no <unk> substituted by sb_lm_score: the ids are below the LM's vocabulary) */
-                out->lm.length = ce->outlen;
-                memcpy(out->lm.words, &kw[LMC_W - ctx], LMC_W * sizeof *kw);  /* (past outlen: unused) */
-                memcpy(out->lm.backoff, ce->outb, sizeof ce->outb);
-            }
-            goto scored;
-        }
-        memcpy(ce->k, k, sizeof k);
-        ce->gen = s->lmc->gen;
-        ce->inlen = (uint8_t)in->length;
-        ce->nctx = (uint8_t)ctx;
-    }
-    for (int k = 0; k < ctx; k++) {
-        lm += sb_lm_score(m->sc.lm, in, ids[k], &st[cur], &nlen);
+        lm += sb_lm_score(m->sc.lm, in, sb_pb_lm_id(&m->sc, words[k]), &st[cur], &nlen);
         in = &st[cur];
         cur ^= 1;
     }
-    if (ce) {
-        ce->lm = lm;
-        ce->outlen = (uint8_t)in->length;   /* <= order - 1 <= LMC_W */
-        memcpy(ce->outb, in->backoff, sizeof ce->outb);
-    }
     out->lm = o->tgt_len > ctx ? o->end : *in;  /* tgt_len > ctx means tgt_len >= order */
-scored:
     if (out->ncov == s->n) lm += sb_lm_score(m->sc.lm, &out->lm, m->eos, &st[cur], &nlen);
     out->score += m->sc.w[SB_PB_F_LM] * SB_PB_LN10 * lm;
     out->total = out->score + est;

@@ -25,26 +25,11 @@ typedef struct sb_pb_hyp {
     uint32_t id;                 /* creation order (deterministic tie-break) */
 } sb_pb_hyp;
 
-/* A cache of the LM of extensions (sb_pb_extend): keyed by (LM state, LM ids of the phrase's first order-1 words),
- * the log10 sum of those words in context and the state after them -- the same numbers sb_lm_score gives, summed in
- * the same order, so the scores are the same bit for bit with or without it. Lossy (direct-mapped, a later key
- * replaces an earlier one), valid for one sentence: sb_pb_lmcache_begin at each sentence's start (no clearing). Used
- * for LMs of order <= 5. */
-typedef struct sb_pb_lmcache sb_pb_lmcache;
-int sb_pb_lmcache_new(sb_pb_lmcache **out);
-void sb_pb_lmcache_free(sb_pb_lmcache *c);
-void sb_pb_lmcache_begin(sb_pb_lmcache *c);
-
 /* Empty hypothesis (coverage empty, LM state <s>). */
 void sb_pb_hyp_init(const sb_pb_sentence *s, sb_pb_hyp *h);
 /* Distortion-limit check with Moses' semantics (distortion_limit < 0: none), overlap excluded, with the hypothesis'
  * first uncovered position `gap` given. */
 int sb_pb_distortion_ok(const sb_pb_hyp *h, int start, int end, int gap, int distortion_limit);
-/* its first check: the jump from a last span ending at prev_end (-1: none) to start is within the limit */
-static inline int sb_pb_jump_ok(int prev_end, int start, int distortion_limit) {
-    int d = prev_end < 0 ? start : prev_end - start + 1;
-    return distortion_limit < 0 || (d < 0 ? -d : d) <= distortion_limit;
-}
 int sb_pb_first_gap(const sb_pb_sentence *s, const uint64_t *cov);
 /* Lexicalized reordering orientation of [start, end] after [pstart, pend] (-1, -1: none): 0 M, 1 S, 2 D. */
 int sb_pb_orientation(int pstart, int pend, int start, int end);

@@ -33,7 +33,6 @@ struct sb_pb_sentence {
     uint64_t nlopt;
     uint32_t *lwords;        /* their target word ids */
     const uint32_t *twords;  /* the target word ids of the table's own options */
-    struct sb_pb_lmcache *lmc; /* the search's LM-context cache (pb/hyp.h), or NULL; set by the search frame */
 };
 
 /* A sentence: tokens separated by blanks. SB_EINVAL if longer than SB_PB_MAX_WORDS. ctx may be NULL. */

@@ -14,7 +14,6 @@ int sb_pb_ws_new(int pooled, sb_pb_ws **out) {
 void sb_pb_ws_free(sb_pb_ws *w) {
     if (!w) return;
     if (w->scratch) w->scratch_free(w->scratch);
-    sb_pb_lmcache_free(w->lmc);
     sb_pb_pool_free(w->pool);
     free(w);
 }
@@ -51,9 +50,6 @@ int sb_pb_frame_begin(sb_pb_frame *f, const sb_pb_model *m, const char *text, si
     }
     f->pool = ws->pool;
     if (!f->pool) { sb_pb_frame_end(f); return SB_ENOMEM; }
-    if (!ws->lmc && (rc = sb_pb_lmcache_new(&ws->lmc))) { sb_pb_frame_end(f); return rc; }
-    sb_pb_lmcache_begin(ws->lmc);
-    f->s->lmc = ws->lmc;
     if (cardinality) {
         int stacks = f->s->n + 1;
         f->stacks = calloc((size_t)stacks, sizeof *f->stacks);
@@ -91,8 +87,6 @@ void sb_pb_frame_end(sb_pb_frame *f) {
     if (ws && !ws->pooled) {
         sb_pb_pool_free(ws->pool);
         ws->pool = NULL;
-        sb_pb_lmcache_free(ws->lmc);
-        ws->lmc = NULL;
     }
     sb_pb_sentence_free(f->s);
     sb_pb_ws_free(f->own);

@@ -29,7 +29,6 @@ struct sb_pb_ws {
     sb_pb_pool *pool;            /* pooled: kept and reset per sentence; else made and freed per sentence */
     _Atomic int *phase;          /* the profile's current component (SB_PB_PH_*), or NULL */
     uint64_t lookups, cache_hits, ro_lookups;
-    struct sb_pb_lmcache *lmc;   /* the extensions' LM cache (pb/hyp.h): kept when pooled, else per sentence */
     void *scratch;               /* a search's own kept scratch (the cube's), made by that search */
     void (*scratch_free)(void *scratch);
     uint64_t (*scratch_bytes)(const void *scratch);
