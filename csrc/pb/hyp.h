@@ -30,6 +30,11 @@ void sb_pb_hyp_init(const sb_pb_sentence *s, sb_pb_hyp *h);
 /* Distortion-limit check with Moses' semantics (distortion_limit < 0: none), overlap excluded, with the hypothesis'
  * first uncovered position `gap` given. */
 int sb_pb_distortion_ok(const sb_pb_hyp *h, int start, int end, int gap, int distortion_limit);
+/* its first check: the jump from a last span ending at prev_end (-1: none) to start is within the limit */
+static inline int sb_pb_jump_ok(int prev_end, int start, int distortion_limit) {
+    int d = prev_end < 0 ? start : prev_end - start + 1;
+    return distortion_limit < 0 || (d < 0 ? -d : d) <= distortion_limit;
+}
 int sb_pb_first_gap(const sb_pb_sentence *s, const uint64_t *cov);
 /* Lexicalized reordering orientation of [start, end] after [pstart, pend] (-1, -1: none): 0 M, 1 S, 2 D. */
 int sb_pb_orientation(int pstart, int pend, int start, int end);
