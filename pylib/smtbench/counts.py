@@ -258,7 +258,6 @@ def _prepare_hash(mib: int) -> dict[str, Driven]:
     import numpy as np
 
     from .hash.table import ProbingHashTable
-    from .native import as_ptr, check, lib
 
     rng = np.random.default_rng(20261128 + mib)
     t, cap = ProbingHashTable.for_bytes(mib << 20, 2 / 3, "pow2", "kv", huge=False)
@@ -267,7 +266,18 @@ def _prepare_hash(mib: int) -> dict[str, Driven]:
     q = np.concatenate([rng.choice(keys, size=HASH_LOOKUPS // 2),
                         rng.integers(2**63, 2**64 - 1, size=HASH_LOOKUPS - HASH_LOOKUPS // 2, dtype=np.uint64)])
     rng.shuffle(q)
-    q = _paged(q)
+    return _hash_lookups(t, _paged(q), f"hash-kv-{mib}mib", (0, 16),
+                         lambda found, values: f"{int(found.sum())}:{int(np.bitwise_xor.reduce(values)):x}")
+
+
+def _hash_lookups(t: Any, q: Any, name: str, queues: Iterable[int],
+                  checksum: Callable[[Any, Any], str]) -> dict[str, Driven]:
+    """The points ``name``-q<queue> of one table ``t``: sb_hash_find_batch over the paged queries ``q``, a checksum
+    of (found, values) after the region."""
+    import numpy as np
+
+    from .native import as_ptr, check, lib
+
     values = _paged(np.zeros(len(q), dtype=np.uint64))
     found = _paged(np.zeros(len(q), dtype=np.uint8))
     kp, vp, fp = as_ptr("uint64_t *", q), as_ptr("uint64_t *", values), as_ptr("uint8_t *", found)
@@ -278,18 +288,15 @@ def _prepare_hash(mib: int) -> dict[str, Driven]:
         def run() -> int:
             check(find(keep[0]._t, kp, len(q), queue, vp, fp), "hash find")
             return len(q)
-        return run, lambda: f"{int(found.sum())}:{int(np.bitwise_xor.reduce(values)):x}"
+        return run, lambda: checksum(found, values)
 
-    return {f"hash-kv-{mib}mib-q{qs}": point(qs) for qs in (0, 16)}
+    return {f"{name}-q{qs}": point(qs) for qs in queues}
 
 
 def _prepare_hash_keys(mib: int) -> dict[str, Driven]:
     """Our 'keys' layout on the input of KenLM's hash benchmark with SEED (:data:`KEYS_SEED`): the same keys inserted
     in the same order, the same queries (all misses)."""
-    import numpy as np
-
     from .hash.table import ProbingHashTable
-    from .native import as_ptr, check, lib
 
     buckets, entries = keys_plan(mib)
     stream = splitmix64(KEYS_SEED, HASH_LOOKUPS + entries)
@@ -300,19 +307,7 @@ def _prepare_hash_keys(mib: int) -> dict[str, Driven]:
     if len(t) != entries:  # a repeated key (KenLM's table would hold it twice): another seed is needed
         raise CountError(f"hash-keys-{mib}mib: SplitMix64({KEYS_SEED}) repeats a key ({len(t)} of {entries} entries)")
     del stream, keys
-    values = _paged(np.zeros(len(q), dtype=np.uint64))
-    found = _paged(np.zeros(len(q), dtype=np.uint8))
-    kp, vp, fp = as_ptr("uint64_t *", q), as_ptr("uint64_t *", values), as_ptr("uint8_t *", found)
-    find = lib.sb_hash_find_batch
-    keep = (t, q, values, found)  # the closure holds the objects that own the memory
-
-    def point(queue: int) -> Driven:
-        def run() -> int:
-            check(find(keep[0]._t, kp, len(q), queue, vp, fp), "hash find")
-            return len(q)
-        return run, lambda: f"found {int(found.sum())}"
-
-    return {f"hash-keys-{mib}mib-q{qs}": point(qs) for qs in KEYS_QUEUES}
+    return _hash_lookups(t, q, f"hash-keys-{mib}mib", KEYS_QUEUES, lambda found, values: f"found {int(found.sum())}")
 
 
 def _prepare_lm(oracle: Path) -> dict[str, Driven]:
