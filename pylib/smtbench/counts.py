@@ -194,12 +194,6 @@ def pair_of(name: str) -> str | None:
     return PAIRS.get(name) or next((ours for ours, peer in PAIRS.items() if peer == name), None)
 
 
-def add_counts_option(p: Any) -> None:
-    """A report verb's `--counts`: the counts table (`smtbench count --csv`) its headline table takes columns from."""
-    p.add_argument("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
-                                    "instruction and LL-miss columns of the fixed count points, ours and the peer's")
-
-
 def default_oracle() -> Path:
     shared = os.environ.get("SMTBENCH_SHARED") or Path(__file__).resolve().parents[2].parent / "shared"
     return Path(shared) / "oracles" / "moses-bible-dev"

@@ -120,7 +120,13 @@ class Verb:
 # ----------------------------------------------------------------------------------------------- the declaration
 
 #: the names a declaration may use (this module's and the types of its settings)
-_NAMES = {"Verb": Verb, "arg": arg, "key": key, "protocol": protocol, "int": int, "float": float, "str": str,
+def counts_arg() -> Setting:
+    """A report verb's `--counts` (issue 42): the counts table its headline table takes columns from."""
+    return arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
+                                "instruction and LL-miss columns of the fixed count points, ours and the peer's")
+
+
+_NAMES = {"Verb": Verb, "arg": arg, "counts_arg": counts_arg, "key": key, "protocol": protocol, "int": int, "float": float, "str": str,
           "bool": bool, "dict": dict, "list": list}
 
 

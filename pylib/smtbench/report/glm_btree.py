@@ -13,7 +13,7 @@ import pandas as pd
 from ..protocol import REGIME_COLUMNS, spell_counts
 from .common import Ratio, add_interval, check_like, declare, move_last, paper_values, ratio_pairs
 from . import metrics
-from ..experiments.frame import Verb, arg
+from ..experiments.frame import Verb, arg, counts_arg
 
 NO_GPU = "no GPU lent"
 POINT = ["model", "sweep", "backend", "path", "node_size", "threads", "batch"]
@@ -362,8 +362,7 @@ VERBS = (
              arg("--figures", required=True, help="output directory for glm_fig9.png, glm_fig10.png"),
              arg("--metrics", help="output CSV of regression metrics "
                                     "(smtbench.report.glm_btree.regression_metrics)"),
-             arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
-                                  "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
+             counts_arg(),
          )),
 )
 

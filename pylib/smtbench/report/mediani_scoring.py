@@ -18,7 +18,7 @@ from ..moses_peer import NOT_BUILT
 from ..protocol import kept
 from .common import Ratio, add_interval, declare, paper_values, ratio_pairs
 from . import metrics
-from ..experiments.frame import Verb, arg
+from ..experiments.frame import Verb, arg, counts_arg
 
 POINT = ["system", "fraction", "threads", "memory", "partitions"]
 TIMED = ["ours", "memory", "sort", "moses", "distributed"]
@@ -394,8 +394,7 @@ VERBS = (
              arg("--outdir", required=True, help="writes tables/mediani_table{1,2,3,4}.{csv,md}, figures/"),
              arg("--metrics", help="output CSV of regression metrics "
                                     "(smtbench.report.mediani_scoring.regression_metrics)"),
-             arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
-                                  "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
+             counts_arg(),
          )),
 )
 

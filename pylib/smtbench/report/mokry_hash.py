@@ -13,7 +13,7 @@ from ..protocol import kept, spell_counts
 from .common import Ratio, add_interval, declare, paper_values, ratio_pairs
 from .common import with_counts as _with_counts
 from . import metrics
-from ..experiments.frame import Verb, arg
+from ..experiments.frame import Verb, arg, counts_arg
 
 POINT = ["variant", "table_mib", "mode", "threads", "queue_size"]
 PAPER_VARIANT = "kv"  # Mokry's table: 16-byte key+value entries probed from the ideal bucket
@@ -358,8 +358,7 @@ VERBS = (
              arg("--layouts-figure", help="output PNG: ns per lookup against queue size per layout"),
              arg("--vs-kenlm-table", help="output stem for ours against KenLM's hash benchmark (.csv and .md)"),
              arg("--metrics", help="output CSV of regression metrics"),
-             arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
-                                  "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
+             counts_arg(),
          )),
 )
 

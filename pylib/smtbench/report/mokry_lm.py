@@ -12,7 +12,7 @@ import pandas as pd
 from ..protocol import REGIME_COLUMNS, spell_counts
 from .common import Ratio, add_interval, declare, move_last, paper_values, ratio_pairs
 from . import metrics
-from ..experiments.frame import Verb, arg
+from ..experiments.frame import Verb, arg, counts_arg
 
 POINT = ["model", "backend", "queue_size"]
 
@@ -233,8 +233,7 @@ VERBS = (
              arg("--figure", help="output PNG for Fig 3.5"),
              arg("--metrics", help="output CSV of regression metrics "
                                     "(smtbench.report.mokry_lm.regression_metrics)"),
-             arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
-                                  "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
+             counts_arg(),
          )),
 )
 

@@ -8,7 +8,7 @@ import pandas as pd
 
 from .common import Ratio, check_like, declare, recorded_values
 from . import metrics
-from ..experiments.frame import Verb, arg
+from ..experiments.frame import Verb, arg, counts_arg
 
 
 def _recorded(table: str) -> pd.DataFrame:
@@ -284,8 +284,7 @@ VERBS = (
              arg("--oracle-table", default=None, help="output stem of the oracle normal table"),
              arg("--oracle-cube-table", default=None, help="output stem of the oracle cube table"),
              arg("--metrics", help="regression metrics CSV"),
-             arg("--counts", help="counts table of `smtbench count --csv` (results/counts/counts.csv): adds the "
-                                  "instruction and LL-miss columns of the fixed count points, ours and the peer's"),
+             counts_arg(),
          )),
 )
 
