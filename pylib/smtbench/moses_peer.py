@@ -32,6 +32,47 @@ def program(name: str) -> Path:
     return p
 
 
+def scripts_dir() -> Path:
+    """Moses' scripts/ (train-model.perl and the generic/*-parallel.perl it calls): $SMTBENCH_MOSES_SCRIPTS, else
+    build/moses/src/scripts of this checkout (tools/build_moses.sh unpacks the source there)."""
+    env = os.environ.get("SMTBENCH_MOSES_SCRIPTS")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "build" / "moses" / "src" / "scripts"
+
+
+#: what train-model.perl steps 4-6 run: its scripts and the programs it finds in <scripts>/../bin
+TRAINING_SCRIPTS = ("training/train-model.perl", "training/LexicalTranslationModel.pm",
+                    "generic/extract-parallel.perl", "generic/score-parallel.perl")
+TRAINING_PROGRAMS = ("extract", "score", "consolidate")
+
+
+def training_missing() -> list[str]:
+    """The scripts and programs of train-model.perl's steps 4-6 that are missing (empty: it can run)."""
+    out = [f"scripts/{s}" for s in TRAINING_SCRIPTS if not (scripts_dir() / s).is_file()]
+    return out + [p for p in TRAINING_PROGRAMS if not available(p)]
+
+
+def training_root(where: Path) -> Path:
+    """A Moses root train-model.perl runs from: ``where``/scripts a copy of scripts_dir() (the script finds its
+    programs in $RealBin/../../bin, so a symlink to the source would lead it to the source's bin/) and
+    ``where``/bin a link to bin_dir(). Returns the path of its train-model.perl."""
+    import shutil
+
+    missing = training_missing()
+    if missing:
+        raise FileNotFoundError(f"train-model.perl cannot run: {', '.join(missing)} missing under "
+                                f"{scripts_dir()} / {bin_dir()} (make moses)")
+    where.mkdir(parents=True, exist_ok=True)
+    scripts, bin_ = where / "scripts", where / "bin"
+    if not scripts.is_dir():
+        shutil.copytree(scripts_dir(), where / "scripts.tmp", symlinks=True, dirs_exist_ok=True)
+        os.replace(where / "scripts.tmp", scripts)
+    if bin_.is_symlink() and os.readlink(bin_) != str(bin_dir().resolve()):
+        bin_.unlink()
+    if not bin_.exists():
+        bin_.symlink_to(bin_dir().resolve(), target_is_directory=True)
+    return scripts / "training" / "train-model.perl"
+
+
 # ----------------------------------------------------------------------------------------------- how it was built
 
 def _elf_needed(data: bytes) -> list[str] | None:

@@ -6,9 +6,15 @@ from wait4(); repeats are interleaved over the points. Correctness is checked in
 table of a corpus fraction must equal the pandas oracle's (when the oracle runs for that fraction) or else
 the first table of that fraction (same pairs, scores within 1e-6), and all of ours must be byte-identical.
 
-System ``moses`` is the live baseline: Moses' own ``score`` (once per direction, the inverse with --Inverse)
-and ``consolidate`` with GNU sort between (`smtbench tm score-moses`, as train-model.perl runs them), at each
-thread count, on the same fraction files as ours. Its table is compared with ours pair by pair in the first
+System ``moses`` is the live *core* baseline: Moses' own ``score`` (once per direction, the inverse with
+--Inverse) and ``consolidate`` with GNU sort between (`smtbench tm score-moses`: sort -> score -> score --Inverse ->
+sort -> consolidate on plain files), at each thread count, on the same fraction files as ours (system ``ours``:
+`tm score` on the same plain files). System ``moses-e2e`` is the live *end-to-end* baseline, as a Moses user runs
+it: ``train-model.perl --first-step 4 --last-step 6`` (lexical tables, extract-parallel.perl, score-parallel.perl,
+consolidate; gzip, or pigz where installed, at every step; ``--cores`` = our threads) on the corpus and alignment
+(``--src/--tgt/--align``), beside ``ours-e2e``: `tm extract` then `tm score --threads N`, which write the same
+``phrase-table.gz`` from the same input; both at the full corpus and the most threads, their tables compared pair
+by pair in the first repeat. Its table is compared with ours pair by pair in the first
 repeat (:func:`smtbench.tm.model.compare_tables`: same pairs, alignments, counts, scores to printed precision);
 any difference stops the run with one line (:class:`smtbench.errors.ResultMismatch`: a time beside a peer that
 computed something else is no ratio). With ``--src/--tgt/--align``, Moses' ``extract`` also runs once on the whole
@@ -55,8 +61,10 @@ VERBS = (
                  help="corpus fractions; integers > 1 replicate"),
              arg("--threads", default="1,2", config=True, grid=True),
              arg("--memory", default="64M,256M", help="our sort budgets", config=True, grid=True),
-             arg("--systems", default="ours,memory,sort,moses", config=True, grid=True,
-                 help="ours, memory (pandas), sort (Moses-style pipeline in C), moses (Moses' own programs)"),
+             arg("--systems", default="ours,memory,sort,moses,moses-e2e,ours-e2e", config=True, grid=True,
+                 help="ours, memory (pandas), sort (Moses-style pipeline in C), moses (Moses' score + "
+                      "consolidate: the core), moses-e2e (train-model.perl steps 4-6) and ours-e2e (tm extract + "
+                      "tm score), the last two from --src/--tgt/--align"),
              arg("--src", help="source corpus (F): with --tgt and --align, Moses' extract runs once and its "
                                "extract files are checked against --extract/--extract-inv"),
              arg("--tgt", help="target corpus (E)"),
@@ -131,7 +139,7 @@ class TmScoreSweep:
             raise ValueError(f"fractions must be > 0: {self.fractions}")
         if any(t < 1 for t in self.threads) or self.repeats < 1:
             raise ValueError("threads and repeats must be >= 1")
-        bad = set(self.systems) - {"ours", "memory", "sort", "moses"}
+        bad = set(self.systems) - set(SYSTEMS)
         if bad:
             raise ValueError(f"unknown systems {sorted(bad)}")
         for m in self.memory + [self.sort_memory]:
@@ -140,9 +148,17 @@ class TmScoreSweep:
         given = [p for p in (self.src, self.tgt, self.align) if p]
         if given and len(given) != 3:
             raise ValueError("--src, --tgt and --align go together (Moses' extract needs all three)")
+        e2e = [x for x in self.systems if x in E2E]
+        if e2e and not given:
+            raise ValueError(f"systems {', '.join(e2e)} start from the corpus: give --src, --tgt and --align")
         for p in given:
             if not os.path.exists(p):
                 raise FileNotFoundError(f"{p}: no such file")
+
+
+SYSTEMS = ("ours", "memory", "sort", "moses", "moses-e2e", "ours-e2e")
+#: the end-to-end systems: from corpus + alignment to phrase-table.gz (full corpus, the most threads)
+E2E = ("moses-e2e", "ours-e2e")
 
 
 def _make_fraction(src: str, dst: Path, frac: float, total: int) -> None:
@@ -177,6 +193,135 @@ def _run(cmd: list[str]) -> tuple[float, int]:
             raise RuntimeError(f"{' '.join(cmd)} failed with status {proc.returncode}")
         rss = int(tf.read().split()[-1]) * 1024
     return dt, rss
+
+
+def _run_together(cmds: list[list[str]]) -> tuple[float, list[float], int]:
+    """Commands side by side: (wall seconds of all of them, each one's seconds, the largest peak RSS in bytes),
+    each timed by GNU time as :func:`_run` does."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix=".together.") as td:
+        outs = [Path(td) / f"{i}.time" for i in range(len(cmds))]
+        t0 = time.perf_counter()
+        running = [procs.Popen(["/usr/bin/time", "-f", "%e %M", "-o", str(o), *c], stdout=subprocess.DEVNULL,
+                               group=True) for c, o in zip(cmds, outs)]
+        codes = [p.wait() for p in running]
+        dt = time.perf_counter() - t0
+        for c, code in zip(cmds, codes):
+            if code:
+                raise RuntimeError(f"{' '.join(c)} failed with status {code}")
+        each = [o.read_text().split()[-2:] for o in outs]
+    return dt, [float(e) for e, _ in each], max(int(m) for _, m in each) * 1024
+
+
+def _e2e_dir(work: Path, system: str) -> Path:
+    return work / "e2e" / system
+
+
+def _e2e_table(work: Path, system: str) -> Path:
+    """Where an end-to-end system writes its phrase table (train-model.perl: <model-dir>/phrase-table.gz)."""
+    d = _e2e_dir(work, system) / "out"
+    return d / "model" / "phrase-table.gz" if system == "moses-e2e" else d / "phrase-table.gz"
+
+
+def e2e_commands(s: TmScoreSweep, system: str, threads: int, work: Path, smt: list[str]) -> list[str]:
+    """The end-to-end pipeline of ``system`` as one command line (its steps joined by &&): Moses' train-model.perl
+    steps 4-6 (its own lexical tables, extract-parallel.perl, score-parallel.perl, consolidate; ``--cores`` and
+    ``--sort-parallel`` = threads, ``--sort-buffer-size`` = the sort budget), or ours: `tm extract` (lexical tables
+    and extract.gz; no extract.inv: our scorer does not read it) then `tm score --threads`."""
+    from .. import moses_peer
+    d = _e2e_dir(work, system)
+    out = d / "out"
+    if system == "ours-e2e":
+        steps = [smt + ["tm", "extract", "--src", s.src, "--tgt", s.tgt, "--align", s.align, "--outdir", str(out),
+                        "--max-length", "7", "--no-inverse", "--quiet"],
+                 smt + ["tm", "score", "--extract", str(out / "extract.gz"), "--lex-f2e", str(out / "lex.f2e"),
+                        "--lex-e2f", str(out / "lex.e2f"), "--out", str(out / "phrase-table.gz"),
+                        "--threads", str(threads), "--memory", s.sort_memory, "--tmpdir", str(out)]]
+    else:
+        perl = moses_peer.training_root(work / "moses-root")
+        inp = d / "in"  # the corpus and alignment under train-model.perl's names (links)
+        inp.mkdir(parents=True, exist_ok=True)
+        for name, src in (("train.f", s.src), ("train.e", s.tgt), ("aligned.grow-diag-final-and", s.align)):
+            link = inp / name
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(Path(src).resolve())  # type: ignore[arg-type]
+        steps = [["perl", str(perl), "--root-dir", str(out), "--model-dir", str(out / "model"),
+                  "--corpus", str(inp / "train"), "--f", "f", "--e", "e",
+                  "--alignment", "grow-diag-final-and", "--alignment-file", str(inp / "aligned"),
+                  "--first-step", "4", "--last-step", "6", "--max-phrase-length", "7",
+                  "--cores", str(threads), "--sort-parallel", str(threads),
+                  "--sort-buffer-size", s.sort_memory]]
+    return [" ".join(shlex.quote(str(x)) for x in c) for c in steps]
+
+
+def _run_e2e(s: TmScoreSweep, p: dict, work: Path, smt: list[str]) -> tuple[float, int, dict]:
+    """One end-to-end run from an empty output folder (removed before, untimed): (seconds, peak RSS, fields)."""
+    d = _e2e_dir(work, p["system"])
+    shutil.rmtree(d / "out", ignore_errors=True)
+    (d / "out").mkdir(parents=True)
+    log = d / "log"
+    cmd = " && ".join(e2e_commands(s, p["system"], int(p["threads"]), work, smt))
+    try:
+        secs, rss = _run(["bash", "-o", "pipefail", "-c", f"( {cmd} ) > {shlex.quote(str(log))} 2>&1"])
+    except RuntimeError:
+        tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
+        raise RuntimeError(f"{p['system']}: the end-to-end pipeline failed: {' | '.join(tail)} (log: {log})") \
+            from None
+    table = _e2e_table(work, p["system"])
+    if not table.is_file():
+        raise RuntimeError(f"{p['system']}: failed: it exited without writing {table} (log: {log})")
+    extra: dict = {"table_bytes": table.stat().st_size, "pipeline": cmd.replace(str(work) + "/", "")[:2000]}
+    if p["system"] == "moses-e2e":
+        extra.update(pigz="present" if shutil.which("pigz") else "absent (gzip)", cores=int(p["threads"]),
+                     moses_steps="train-model.perl --first-step 4 --last-step 6")
+    else:
+        extra.update(steps="tm extract + tm score")
+    return secs, rss, extra
+
+
+def _gz_md5(path: Path) -> str:
+    import gzip
+    h = hashlib.md5()
+    with gzip.open(path, "rb") as fh:
+        for b in iter(lambda: fh.read(1 << 20), b""):
+            h.update(b)
+    return h.hexdigest()
+
+
+def _check_e2e(system: str, work: Path, rep: int, kept_tables: dict[str, Path], planned: set[str],
+               core_ref: Path | None) -> tuple[str, dict]:
+    """The two end-to-end tables compared pair by pair (tm.model.compare_tables: pairs, alignments, counts, the four
+    scores to printed precision) once both have run in the first repeat, and ours (decompressed) byte for byte with
+    our core table of the full corpus where that ran first; a difference stops the run."""
+    if rep > 0:
+        return "checked in repeat 0", {}
+    keep = work / "e2e" / f"{system}.phrase-table.gz"
+    os.replace(_e2e_table(work, system), keep)
+    kept_tables[system] = keep
+    more: dict = {}
+    if system == "ours-e2e" and core_ref is not None and core_ref.name.startswith("pt.ours"):
+        same = _gz_md5(keep) == _md5(core_ref)
+        must_agree(same, f"our end-to-end table {keep} differs from our core table {core_ref} (decompressed)")
+        more["same_bytes_as_core"] = core_ref.name
+    if set(kept_tables) != set(E2E):
+        other = next(x for x in E2E if x != system)
+        return ("compared with the other end-to-end table in repeat 0 (that row)" if other in planned else
+                f"{other}: not run (not built or not asked for), nothing to compare"), more
+    from ..tm.model import compare_tables
+    ours, moses = kept_tables["ours-e2e"], kept_tables["moses-e2e"]
+    c = compare_tables(str(ours), str(moses), columns=4, tmpdir=str(work))
+    bad = c["only_ours"] + c["only_theirs"] + c["value_mismatches"] + c["alignment_mismatches"] + \
+        c["count_mismatches"]
+    must_agree(bad == 0, f"Moses' end-to-end table {moses} differs from ours ({ours}): {c['only_ours']} pairs "
+                         f"only ours, {c['only_theirs']} only Moses', {c['value_mismatches']} score / "
+                         f"{c['alignment_mismatches']} alignment / {c['count_mismatches']} count mismatches; "
+                         f"e.g. {c['examples'][0] if c['examples'] else ''}")
+    more_c = {"e2e_pairs_ours": c["ours"], "e2e_pairs_moses": c["theirs"], "e2e_only_ours": c["only_ours"],
+            "e2e_only_moses": c["only_theirs"], "e2e_value_mismatches": c["value_mismatches"],
+            "e2e_alignment_mismatches": c["alignment_mismatches"], "e2e_count_mismatches": c["count_mismatches"]}
+    return (f"end-to-end tables identical ({c['common']} pairs; alignments, counts, scores to printed "
+            f"precision)"), {**more, **more_c}
 
 
 def _md5(path: Path) -> str:
@@ -220,22 +365,28 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
                                    lines=lines))
         if "memory" in s.systems and frac <= s.memory_max_fraction:
             points.append(dict(system="memory", fraction=frac, threads=1, memory="", partitions=0, lines=lines))
+    for system in (x for x in s.systems if x in E2E):
+        points.append(dict(system=system, fraction=1.0, threads=max(s.threads), memory=s.sort_memory, partitions=0,
+                           lines=total))
     for k in s.partitions:
         points.append(dict(system="distributed", fraction=s.partition_fraction, threads=max(s.threads),
                            memory=s.memory[-1], partitions=k, lines=int(total * min(1.0, s.partition_fraction))
                            if s.partition_fraction <= 1 else total * s.partition_fraction))
     rows: list[dict] = []
+    cores = os.cpu_count() or 1
     refs: dict[float, Path] = {}     # the table each fraction's outputs are checked against
     ours_md5: dict[float, str] = {}
     moses_checked: dict[float, dict] = {}  # per fraction: Moses' table digest -> its comparison with ours
+    e2e_tables: dict[str, Path] = {}  # the end-to-end systems' first tables, compared once both exist
     with open_rows("mediani_scoring", out) as writer:
-        if "moses" in s.systems:
+        if {"moses", "moses-e2e"} & set(s.systems):
             points = _moses_preamble(s, points, writer, rows, work)
         bar = progress_bar(len(points) * s.repeats, progress, "mediani_scoring")
+        planned_e2e = {p["system"] for p in points if p["system"] in E2E}
         def point(p: dict) -> Task:
             def fn(rep: int) -> float:
                 frac = p["fraction"]
-                e, ei = inputs[frac]
+                e, ei = inputs.get(frac, (None, None))  # (the end-to-end systems start from the corpus)
                 tag = f"{p['system']}.f{frac:g}.t{p['threads']}.m{p['memory']}.k{p['partitions']}"
                 table = work / f"pt.{tag}.txt"
                 extra: dict = {}
@@ -259,29 +410,48 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
                     extra = json.loads(Path(str(table) + ".json").read_text())
                 elif p["system"] == "memory":
                     secs, rss = _run(smt + ["tm", "score-memory", "--extract", str(e), *lex, "--out", str(table)])
+                elif p["system"] in E2E:
+                    secs, rss, extra = _run_e2e(s, p, work, smt)
+                    check, more = _check_e2e(p["system"], work, rep, e2e_tables, planned_e2e, refs.get(1.0))
+                    extra.update(more)
+                    rows.append(writer.emit(**p, repeat=rep, seconds=secs, peak_rss_bytes=rss,
+                                            lines_per_s=p["lines"] / secs, check=check, **extra))
+                    return secs * 1e9
                 else:  # distributed: partition, score partitions with partial counts, merge
                     k = p["partitions"]
                     pdir = work / f"dist{k}"
                     pdir.mkdir(exist_ok=True)
                     t_part, rss = _run(smt + ["tm", "partition", "--extract", str(e), "--parts", str(k),
                                               "--outdir", str(pdir)])
-                    part_secs = []
-                    for i in range(k):
-                        dt, r = _run(smt + ["tm", "score", "--extract", str(pdir / f"part{i}.extract.gz"), *lex,
-                                            "--out", str(pdir / f"part{i}.counts.gz"), "--counts",
-                                            "--threads", str(p["threads"]), "--memory", p["memory"],
-                                            "--tmpdir", str(pdir)])
-                        part_secs.append(dt)
-                        rss = max(rss, r)
+                    part_cmds = [smt + ["tm", "score", "--extract", str(pdir / f"part{i}.extract.gz"), *lex,
+                                        "--out", str(pdir / f"part{i}.counts.gz"), "--counts",
+                                        "--threads", str(max(1, p["threads"] // k) if k <= cores else p["threads"]),
+                                        "--memory", p["memory"], "--tmpdir", str(pdir)] for i in range(k)]
+                    if 1 < k <= cores:
+                        # k parts side by side on k of the machine's cores (threads shared out): the critical path
+                        # is measured; more parts than cores would measure contention, so those run one after
+                        # another and their critical path is a projection (the report gives it no ratio)
+                        t_parts, part_secs, r = _run_together(part_cmds)
+                        extra_dist = dict(parts_parallel=True, part_threads=max(1, p["threads"] // k),
+                                          s_parts_wall=t_parts)
+                    else:
+                        part_secs, r = [], 0
+                        for c in part_cmds:
+                            dt, r1 = _run(c)
+                            part_secs.append(dt)
+                            r = max(r, r1)
+                        t_parts = sum(part_secs) if k > 1 else part_secs[0]
+                        extra_dist = dict(parts_parallel=False, part_threads=int(p["threads"]))
+                    rss = max(rss, r)
                     t_merge, r = _run(smt + ["tm", "score", "--weighted", "--extract",
                                              *[str(pdir / f"part{i}.counts.gz") for i in range(k)], *lex,
                                              "--out", str(table), "--threads", str(p["threads"]),
                                              "--memory", p["memory"], "--tmpdir", str(pdir)])
                     rss = max(rss, r)
-                    secs = t_part + sum(part_secs) + t_merge
+                    secs = t_part + t_parts + t_merge
+                    crit = t_part + (t_parts if extra_dist["parts_parallel"] else max(part_secs)) + t_merge
                     extra = dict(s_partition=t_part, s_partitions_sum=sum(part_secs),
-                                 s_partition_max=max(part_secs), s_merge=t_merge,
-                                 s_critical_path=t_part + max(part_secs) + t_merge)
+                                 s_partition_max=max(part_secs), s_merge=t_merge, s_critical_path=crit, **extra_dist)
                 # correctness, inside the benchmark
                 if p["system"] in ("ours", "distributed"):
                     md5 = _md5(table)
@@ -318,11 +488,14 @@ def run_sweep(s: TmScoreSweep, out: str | None, progress: bool = False) -> list[
         ours_k = f"ours.f{fmax:g}.t{tmax}.m{s.memory[0]}.k0"
         sort_k = f"sort.f{fmax:g}.t1.m{s.sort_memory}.k0"
         moses_k = f"moses.f{fmax:g}.t{tmax}.m{s.sort_memory}.k0"
+        e2e_k = {x: f"{x}.f1.t{tmax}.m{s.sort_memory}.k0" for x in E2E}
         ratios = [Ratio.speedup(name, ours_k, k) for name, k in (("speedup_vs_sort", sort_k),
                                                                   ("speedup_vs_moses", moses_k))
                   if {ours_k, k} <= keys]
+        if set(e2e_k.values()) <= keys:
+            ratios.append(Ratio.speedup("speedup_vs_moses_e2e", e2e_k["ours-e2e"], e2e_k["moses-e2e"]))
         Sweep("mediani_scoring", s.proto(), writer, ratios=ratios, progress=bar).add(
-            *tasks, peers=[t.key for t in tasks if t.key.startswith("moses.")]).run()
+            *tasks, peers=[t.key for t in tasks if t.key.startswith(("moses.", "moses-e2e."))]).run()
         bar.close()
     return rows
 
@@ -341,15 +514,18 @@ def _moses_preamble(s: TmScoreSweep, points: list[dict], writer: RowWriter, rows
             rows.append(writer.emit(**_moses_extract_check(s, work)))
         else:
             rows.append(not_built(writer, system="moses-extract", repeat=0))
-    missing = peer_missing(*MOSES_POINT_PROGRAMS)
-    if not missing:
-        return points
-    for p in points:
-        if p["system"] == "moses":
-            rows.append(not_built(writer, missing, **p, repeat=0))
-    print(f"bench mediani_scoring: Moses' {', '.join(missing)} not built in {moses_peer.bin_dir()}: its rows read "
-          f"{moses_peer.NOT_BUILT!r}", file=sys.stderr)
-    return [p for p in points if p["system"] != "moses"]
+    drop = set()
+    for system, missing in (("moses", peer_missing(*MOSES_POINT_PROGRAMS)),
+                            ("moses-e2e", moses_peer.training_missing())):
+        if not missing or not any(p["system"] == system for p in points):
+            continue
+        drop.add(system)
+        for p in points:
+            if p["system"] == system:
+                rows.append(not_built(writer, missing, **p, repeat=0))
+        print(f"bench mediani_scoring: Moses' {', '.join(missing)} not built in {moses_peer.bin_dir()} / "
+              f"{moses_peer.scripts_dir()}: its {system} rows read {moses_peer.NOT_BUILT!r}", file=sys.stderr)
+    return [p for p in points if p["system"] not in drop]
 
 
 def _sorted_lines(path: str, dst: Path, tmpdir: Path) -> None:

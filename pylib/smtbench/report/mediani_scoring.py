@@ -2,8 +2,12 @@
 with Moses' table and with ours), Table 3 (time against corpus size), Table 4 (the distributed form) and a scaling
 figure, from `bench mediani_scoring` / `bench mediani_scoring_bleu` rows.
 
-Ours ("Multithreaded" = `smtbench tm score`, C, external memory); "Moses" = Moses' own `score` (per direction) and
-`consolidate` with GNU sort between, as train-model.perl runs them (`tm score-moses`, measured in the same run);
+Two live Moses baselines, each named by what it runs. *Core*: "Moses" = Moses' own `score` (per direction) and
+`consolidate` with GNU sort between, on plain files (`tm score-moses`: sort -> score -> score --Inverse -> sort ->
+consolidate), beside ours ("Multithreaded" = `smtbench tm score`, C, external memory) on the same plain files.
+*End to end*: "Moses, end to end" = `train-model.perl --first-step 4 --last-step 6` (lexical tables,
+extract-parallel.perl, score-parallel.perl, consolidate, gzip or pigz at every step, `--cores` = ours) on the corpus
+and alignment, beside "ours, end to end" = `tm extract` + `tm score --threads N` writing the same phrase-table.gz;
 "sort pipeline" = `tm score-sort` (GNU sort + a single-threaded streaming scorer and consolidate, in C: the Moses
 design with our code); "in-memory" = `tm score-memory` (pandas). Times are the minimum over repeats (median
 beside them). Where Moses' programs are not built its rows read moses_peer.NOT_BUILT."""
@@ -21,12 +25,22 @@ from . import metrics
 from ..experiments.frame import Verb, arg, counts_arg
 
 POINT = ["system", "fraction", "threads", "memory", "partitions"]
-TIMED = ["ours", "memory", "sort", "moses", "distributed"]
+TIMED = ["ours", "memory", "sort", "moses", "distributed", "moses-e2e", "ours-e2e"]
+#: what each row runs (the tables' `runs` column)
+RUNS = {"moses": "core: sort -> score -> score --Inverse -> sort -> consolidate (plain files)",
+        "ours": "core: tm score (plain files)",
+        "sort": "core: GNU sort + our single-threaded scorer + consolidate (plain files)",
+        "memory": "core: pandas group-by (plain files)",
+        "moses-e2e": "end to end: train-model.perl --first-step 4 --last-step 6 (lex, extract-parallel.perl, "
+                     "score-parallel.perl, consolidate; .gz)",
+        "ours-e2e": "end to end: tm extract + tm score (lex, extract, score; .gz)"}
+#: the status of end-to-end rows in rows from before the end-to-end baseline existed
+E2E_NOT_IN_ROWS = "not in these rows (the end-to-end baseline postdates this run: re-run bench mediani_scoring)"
 
 
-def moses_status(rows: pd.DataFrame) -> str:
-    """'measured', NOT_BUILT (rows say so), or 'not run' (the sweep had no Moses system)."""
-    m = rows[rows.system == "moses"] if "system" in rows else rows.iloc[:0]
+def moses_status(rows: pd.DataFrame, system: str = "moses") -> str:
+    """'measured', NOT_BUILT (rows say so), or 'not run' (the sweep had no such Moses system)."""
+    m = rows[rows.system == system] if "system" in rows else rows.iloc[:0]
     if m.empty:
         return "not run"
     if "status" in m and m.status.notna().all():
@@ -86,12 +100,14 @@ def _is(rows: pd.DataFrame, pt) -> pd.Series:
 # (partition + slowest part + merge, parts timed one after another) and the row carries no ratio.
 VS_MOSES = Ratio("speedup_vs_moses", num="the row's system", den="Moses' score + consolidate, the same threads")
 VS_MOSES_1T = Ratio("speedup_vs_moses_1t", num="ours, 1 thread", den="Moses, 1 thread")
+VS_MOSES_E2E = Ratio("speedup_vs_moses_e2e", num="ours end to end (tm extract + tm score --threads N)",
+                     den="Moses end to end (train-model.perl steps 4-6, --cores N)")
 VS_SORT = Ratio("speedup_vs_sort", num="the row's system", den="our sort pipeline (1 thread)", same=("run_id", "clock"))
 THREADS = Ratio("thread_speedup", num="ours, most threads", den="ours, 1 thread", same=("run_id", "clock"))
 VS_SINGLE = Ratio("vs_single_run", num="ours, one job, most threads", den="the distributed form's critical path",
                   same=("run_id", "clock"))
-declare("mediani_table1", VS_MOSES, VS_SORT)
-declare("mediani_table3", VS_MOSES, VS_MOSES_1T, VS_SORT, THREADS)
+declare("mediani_table1", VS_MOSES, VS_SORT, VS_MOSES_E2E)
+declare("mediani_table3", VS_MOSES, VS_MOSES_1T, VS_SORT, THREADS, VS_MOSES_E2E)
 declare("mediani_table4", VS_MOSES, VS_SORT, VS_SINGLE)
 
 
@@ -169,12 +185,13 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
         r = _best(pts, system, frac, threads)
         if r is None:
             if system == "moses" and status != "not run":
-                out.append(dict(key=name, fraction=frac, threads=threads, status=status))
+                out.append(dict(key=name, runs=RUNS[system], fraction=frac, threads=threads, status=status))
                 per_row.append([])
                 per_moses.append([])
             continue
         moses = _best(pts, "moses", frac, int(r.threads))
-        out.append(dict(key=name, fraction=frac, lines=int(r.lines), threads=int(r.threads), memory=r.memory,
+        out.append(dict(key=name, runs=RUNS[system], fraction=frac, lines=int(r.lines), threads=int(r.threads),
+                        memory=r.memory,
                         seconds_min=r.seconds_min, seconds_median=r.seconds_median, peak_rss_mib=r.peak_rss_mib,
                         speedup_vs_moses=(moses.seconds_min / r.seconds_min) if moses is not None else float("nan"),
                         speedup_vs_sort=(sort.seconds_min / r.seconds_min) if sort is not None else float("nan"),
@@ -183,13 +200,76 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
                         allocator=(moses_allocator(rows) if system == "moses" else "")))
         per_row.append(_ratios(rows, r, sort, VS_SORT))
         per_moses.append(_ratios(rows, r, moses, VS_MOSES))
+    e2e, per_e2e = _e2e_rows(rows, pts)
+    out += e2e
+    per_row += [[] for _ in e2e]
+    per_moses += [[] for _ in e2e]
+    per_e2e = [[] for _ in out[:len(out) - len(e2e)]] + per_e2e
     df = _interval(_interval(pd.DataFrame(out), VS_SORT, per_row), VS_MOSES, per_moses)
+    if "speedup_vs_moses_e2e" not in df:
+        df["speedup_vs_moses_e2e"] = float("nan")
+    df = _interval(df, VS_MOSES_E2E, per_e2e)
     pv = paper_values("mediani2012", "table1")
     moses = float(pv.loc[pv.key == "Moses", "paper_hours"].iloc[0])
     pv["paper_speedup_vs_moses"] = moses / pv["paper_hours"]
     df = df.merge(pv, on="key", how="outer")
     df["n_repeats"] = df["n_repeats"].astype("Int64")
     return df
+
+
+def _e2e_rows(rows: pd.DataFrame, pts: pd.DataFrame) -> tuple[list[dict], list[list[float] | None]]:
+    """Table 1's end-to-end rows (Moses', then ours, full corpus, the most threads) and the per-repeat ratios of
+    ours to Moses'; rows from before the end-to-end baseline get both rows with E2E_NOT_IN_ROWS and no ratio."""
+    e = pts[pts.system.isin(["moses-e2e", "ours-e2e"])]
+    names = {"moses-e2e": "Moses, end to end", "ours-e2e": "ours, end to end"}
+    tmax = int(e.threads.max()) if len(e) else None
+    moses = _best(pts, "moses-e2e", 1.0, tmax) if tmax else None
+    ours = _best(pts, "ours-e2e", 1.0, tmax) if tmax else None
+    e2e_rows = rows[rows.system.isin(["moses-e2e", "ours-e2e"])] if "system" in rows else rows.iloc[:0]
+    out, per = [], []
+    for system, r in (("moses-e2e", moses), ("ours-e2e", ours)):
+        if r is None:
+            st = moses_status(rows, system)
+            out.append(dict(key=names[system], runs=RUNS[system], fraction=1.0,
+                            status=E2E_NOT_IN_ROWS if e2e_rows.empty else st if st != "measured" else "not run"))
+            per.append([])
+            continue
+        x = e2e_rows[(e2e_rows.system == system) & e2e_rows.seconds.notna()] if "seconds" in e2e_rows else e2e_rows
+        rec = dict(key=names[system], runs=RUNS[system], fraction=1.0, lines=int(r.lines), threads=int(r.threads),
+                   memory=r.memory, seconds_min=r.seconds_min, seconds_median=r.seconds_median,
+                   peak_rss_mib=r.peak_rss_mib, status="measured",
+                   table_check=_e2e_check(e2e_rows), allocator=(moses_allocator(rows) if system == "moses-e2e" else ""))
+        if system == "moses-e2e":
+            rec["pigz"] = str(x["pigz"].dropna().iloc[0]) if "pigz" in x and x["pigz"].notna().any() else ""
+            rec["speedup_vs_moses_e2e"] = float("nan")
+            per.append(None)
+        else:
+            rec["speedup_vs_moses_e2e"] = moses.seconds_min / r.seconds_min if moses is not None else float("nan")
+            per.append(_ratios(rows, r, moses, VS_MOSES_E2E))
+        out.append(rec)
+    return out, per
+
+
+def _e2e_check(e2e_rows: pd.DataFrame) -> str:
+    """The end-to-end tables' pair-by-pair comparison, as the run's first repeat recorded it."""
+    if "check" not in e2e_rows:
+        return ""
+    c = e2e_rows["check"].dropna()
+    c = c[c.str.startswith("end-to-end tables")]
+    return str(c.iloc[0]) if len(c) else ""
+
+
+def corpus_label(rows: pd.DataFrame, frac: float) -> str:
+    """What a fraction of the corpus is: the first share of its lines, the corpus, or the corpus replicated k times
+    (the same distinct pairs: our scorer's ``pairs`` at that fraction, where the rows record it)."""
+    if frac < 1:
+        return f"first {frac:g} of the corpus"
+    if frac == 1:
+        return "corpus"
+    o = rows[(rows.system == "ours") & (rows.fraction == frac)] if "pairs" in rows else rows.iloc[:0]
+    pairs = o["pairs"].dropna() if len(o) else pd.Series(dtype=float)
+    distinct = f": {pairs.iloc[0] / 1e6:.1f} M distinct pairs" if len(pairs) else ""
+    return f"corpus x{frac:g} (replicated{distinct})"
 
 
 def table2(bleu_rows: pd.DataFrame) -> pd.DataFrame:
@@ -236,8 +316,11 @@ def table3(rows: pd.DataFrame) -> pd.DataFrame:
     vs_1t: list[list[float] | None] = []
     vs_moses: list[list[float] | None] = []
     vs_moses_1t: list[list[float] | None] = []
-    for frac in sorted(pts[pts.system != "distributed"].fraction.unique()):
-        rec = dict(fraction=frac)
+    vs_e2e: list[list[float] | None] = []
+    e2e_status = (moses_status(rows, "moses-e2e") if "system" in rows and rows.system.isin(["moses-e2e", "ours-e2e"]).any()
+                  else E2E_NOT_IN_ROWS)
+    for frac in sorted(pts[~pts.system.isin(["distributed", "moses-e2e", "ours-e2e"])].fraction.unique()):
+        rec = dict(fraction=frac, corpus=corpus_label(rows, frac))
         vs_sort.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "sort", frac), VS_SORT))
         vs_1t.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "ours", frac, 1), THREADS))
         vs_moses.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "moses", frac, tmax), VS_MOSES))
@@ -255,6 +338,14 @@ def table3(rows: pd.DataFrame) -> pd.DataFrame:
         rec["speedup_vs_moses_1t"] = rec["moses_1t_s"] / rec["ours_1t_s"]
         rec["speedup_vs_sort"] = rec["sort_s"] / rec[f"ours_{tmax}t_s"]
         rec["thread_speedup"] = rec["ours_1t_s"] / rec[f"ours_{tmax}t_s"]
+        # the end-to-end pair (corpus and alignment to phrase-table.gz) on the full corpus' row only
+        me, oe = (_best(pts, "moses-e2e", frac, tmax), _best(pts, "ours-e2e", frac, tmax)) if frac == 1 else (None, None)
+        rec[f"moses_e2e_{tmax}t_s"] = me.seconds_min if me is not None else float("nan")
+        rec[f"ours_e2e_{tmax}t_s"] = oe.seconds_min if oe is not None else float("nan")
+        rec["moses_e2e"] = e2e_status if frac == 1 else ""
+        rec["speedup_vs_moses_e2e"] = (me.seconds_min / oe.seconds_min if me is not None and oe is not None
+                                       else float("nan"))
+        vs_e2e.append(_ratios(rows, oe, me, VS_MOSES_E2E) if me is not None and oe is not None else [])
         out.append(rec)
     df = _interval(_interval(pd.DataFrame(out), VS_SORT, vs_sort), THREADS, vs_1t)
     if "speedup_vs_moses" in df:
@@ -262,6 +353,7 @@ def table3(rows: pd.DataFrame) -> pd.DataFrame:
         # speedup_vs_moses_1t keeps no interval columns of its own (as before), but its pair is checked alike
         df["speedup_vs_moses_1t"] = [v if r is not None else float("nan")
                                      for v, r in zip(df["speedup_vs_moses_1t"], vs_moses_1t)]
+    df = _interval(df, VS_MOSES_E2E, vs_e2e)
     checks = moses_checks(rows)
     if not checks.empty:
         df = df.merge(checks[["fraction", "check"]].rename(columns={"check": "moses_table_check"}), on="fraction",
@@ -293,7 +385,7 @@ def table4(rows: pd.DataFrame) -> pd.DataFrame:
     dist = [d.loc[i] for i in out.index]
     measured = [_critical_path_measured(rows, x) for x in dist]
     out.insert(out.columns.get_loc("critical_path_s") + 1, "critical_path",
-               ["measured" if m else "projected (parts timed one after another: no ratio)" for m in measured])
+               [_critical_path_label(rows, x, m) for x, m in zip(dist, measured)])
     out = _interval(out, VS_SORT, [_ratios(rows, x, sort, VS_SORT) if m else None for x, m in zip(dist, measured)])
     out = _interval(out, VS_SINGLE, [_ratios(rows, ours, x, VS_SINGLE) if m else None
                                      for x, m in zip(dist, measured)])
@@ -305,6 +397,15 @@ def table4(rows: pd.DataFrame) -> pd.DataFrame:
     pv["paper_speedup_vs_moses"] = moses / pv["paper_hours"]
     pv = pv[pv.key == "Distributed"]
     return out.merge(pv, on="key", how="left").drop(columns=["key"])
+
+
+def _critical_path_label(rows: pd.DataFrame, pt, measured: bool) -> str:
+    k = int(pt["partitions"])
+    if measured:
+        return "measured" if k <= 1 else f"measured ({k} parts side by side)"
+    cores = int(rows["machine_cores"].dropna().iloc[0]) if "machine_cores" in rows and rows["machine_cores"].notna().any() else 1
+    why = (f"{k} parts > {cores} cores" if k > cores else "rows from before parts ran side by side")
+    return f"projected ({why}: parts timed one after another, no ratio)"
 
 
 def _critical_path_measured(rows: pd.DataFrame, pt) -> bool:
@@ -374,7 +475,8 @@ def regression_metrics(rows: pd.DataFrame) -> list[metrics.Record]:
         recs += metrics.ratios("mediani_scoring", f"fraction={r.fraction:g}",
                                {"thread_speedup": r.thread_speedup, "speedup_vs_sort": r.speedup_vs_sort,
                                 "speedup_vs_moses": r.speedup_vs_moses,
-                                "speedup_vs_moses_1t": r.speedup_vs_moses_1t}, r)
+                                "speedup_vs_moses_1t": r.speedup_vs_moses_1t,
+                                "speedup_vs_moses_e2e": r.speedup_vs_moses_e2e}, r)
     t4 = table4(rows)
     for r in t4.itertuples():
         recs += metrics.ratios("mediani_scoring", f"distributed,k={int(r.partitions)}",
@@ -406,21 +508,34 @@ def main(args: argparse.Namespace) -> int:
     out = Path(args.outdir)
     cpu = f"{rows.machine_cpu.iloc[0]}, {rows.machine_cores.iloc[0]} cores" if "machine_cpu" in rows else ""
     status = moses_status(rows)
-    common = (f"Ours = `smtbench tm score` (C, pthreads, external-memory runs + multiway merges). Moses = Moses' own "
+    common = (f"Two live Moses baselines, each named by what it runs (column `runs`). Core: Moses = Moses' own "
               f"`score` (direct, then --Inverse) and `consolidate`, GNU sort (LC_ALL=C, --parallel=threads) of the "
-              f"extract files and of the inverse half between, as train-model.perl runs them (`tm score-moses`: at "
-              f"1 thread one step at a time, at N threads the two sorts and the two directions side by side), on "
-              f"the same uncompressed fraction files, in the same run, repeats interleaved ({status}). sort "
-              f"pipeline = GNU sort + a single-threaded streaming scorer in C + consolidate (the Moses design in "
-              f"our code); in-memory = pandas. Seconds are minima over repeats on {cpu}, each a whole child "
+              f"extract files and of the inverse half between (`tm score-moses`: at 1 thread one step at a time, at "
+              f"N threads the two sorts and the two directions side by side), on the same uncompressed fraction "
+              f"files as ours (`smtbench tm score`: C, pthreads, external-memory runs + multiway merges), in the "
+              f"same run, repeats interleaved ({status}); it is only the scoring core of Moses' training, not what "
+              f"a Moses user runs. End to end (full corpus, the most threads; "
+              f"{moses_status(rows, 'moses-e2e') if (rows.system == 'moses-e2e').any() else E2E_NOT_IN_ROWS}): "
+              f"Moses = `train-model.perl --first-step 4 --last-step 6` (lexical tables, extract via "
+              f"extract-parallel.perl, score via score-parallel.perl, consolidate; .gz at every step through pigz "
+              f"where installed, else gzip: column `pigz`; --cores and --sort-parallel = our threads, "
+              f"--sort-buffer-size = the sort budget), ours = `tm extract` then `tm score --threads N`, both from "
+              f"the same corpus and symmetrised alignment to phrase-table.gz, the two tables compared pair by pair "
+              f"in the first repeat (table_check) and ours equal byte for byte to our core table of the corpus. "
+              f"sort pipeline = GNU sort + a single-threaded streaming scorer in C + consolidate (the Moses design "
+              f"in our code); in-memory = pandas. Seconds are minima over repeats on {cpu}, each a whole child "
               f"process (interpreter start included for ours). Our tables were checked equal to each other "
               f"inside the benchmark, Moses' against ours pair by pair (table_check / moses_table_check: pairs, "
               f"alignments, counts, the 4 scores to Moses' printed precision). paper_*: Mediani et al. 2012 "
-              f"(hours on 8/16-core machines, 13.8M-29.4M sentence pairs). allocator: the malloc Moses' score and "
+              f"(hours on 8/16-core machines, 13.8M-29.4M sentence pairs; their Moses is the whole training "
+              f"step, closer to our end-to-end row than to the core). allocator: the malloc Moses' score and "
               f"consolidate run with, read from the binaries by the run (smtbench.moses_peer.allocator_of). Ratios "
-              f"(declared: smtbench.report.mediani_scoring): against Moses at the row's thread count, against our "
-              f"sort pipeline and our 1-thread run within the run; Table 4's critical path of k > 1 partitions timed "
-              f"one after another is a projection and carries no ratio." + " " + INTERVAL_NOTE)
+              f"(declared: smtbench.report.mediani_scoring): against Moses' core at the row's thread count, ours "
+              f"end to end against Moses end to end at the same threads, against our sort pipeline and our "
+              f"1-thread run within the run; Table 4's critical path is measured where the k parts ran side by side "
+              f"on k <= the machine's cores, otherwise (parts one after another) it is a projection and carries no "
+              f"ratio. A ratio cell left blank: its rows are not in this run (e.g. rows from before the end-to-end "
+              f"baseline)." + " " + INTERVAL_NOTE)
     ext = rows[rows.system == "moses-extract"] if "system" in rows else rows.iloc[:0]
     if len(ext):
         e = ext.iloc[0]
@@ -442,8 +557,10 @@ def main(args: argparse.Namespace) -> int:
                            f"en-fr / fr-en; their relative frequencies KN-smoothed)."))
     write_table(with_counts(table3(rows), args.counts), out / "tables" / "mediani_table3",
                 "Mediani et al. 2012 Table 3: phrase-scoring time against corpus size",
-                notes=common + " paper_corpus maps our full corpus to EPPS+NC and our largest to +UN (the "
-                               "smaller and the larger of the paper's two corpora); BLEU: Table 2 (mediani_table2)."
+                notes=common + " corpus: a fraction > 1 is the corpus replicated (the same distinct pairs, each count "
+                               "multiplied). paper_corpus maps our full corpus to EPPS+NC and our largest to +UN "
+                               "(the smaller and the larger of the paper's two corpora); BLEU: Table 2 "
+                               "(mediani_table2)."
                                + (" " + COUNT_NOTE if args.counts else ""))
     write_table(table4(rows), out / "tables" / "mediani_table4",
                 "Mediani et al. 2012 Table 4: the distributed form (partition, score with partial counts, merge)",
