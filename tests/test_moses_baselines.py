@@ -95,6 +95,95 @@ def test_tmscore_bench_moses_rows_say_not_built(corpus, tmp_path, no_moses):
     M.regression_metrics(rows)  # no Moses metrics, no error
 
 
+def _e2e_sweep(corpus, tmp_path, systems, partitions=(), repeats=2):
+    from smtbench.experiments.mediani_scoring import TmScoreSweep, run_sweep
+    rows_path = tmp_path / "rows.jsonl"
+    s = TmScoreSweep(extract=str(corpus / "extract.gz"), extract_inv=str(corpus / "extract.inv.gz"),
+                     lex_f2e=str(corpus / "lex.f2e"), lex_e2f=str(corpus / "lex.e2f"), workdir=str(tmp_path / "w"),
+                     fractions=[1.0], threads=[1, 2], memory=["16M"], systems=systems, partitions=list(partitions),
+                     repeats=repeats, src=str(corpus / "f"), tgt=str(corpus / "e"), align=str(corpus / "al"))
+    run_sweep(s, str(rows_path))
+    return pd.read_json(rows_path, lines=True)
+
+
+def test_mediani_end_to_end_rows_without_moses(corpus, tmp_path, no_moses):
+    """Issue 40: ours end to end (tm extract + tm score) is timed from the corpus and alignment and writes the same
+    table as our core scorer; Moses' end to end (train-model.perl steps 4-6) reads 'not built' and no ratio is
+    printed beside ours. Table 4: k parts side by side where k <= the machine's cores (measured), else projected."""
+    from smtbench.report import mediani_scoring as M
+    from smtbench.protocol import kept
+    rows = _e2e_sweep(corpus, tmp_path, ["ours", "moses-e2e", "ours-e2e"], partitions=[1, 2, 4], repeats=1)
+    me, oe = rows[rows.system == "moses-e2e"], kept(rows[rows.system == "ours-e2e"])
+    assert len(me) == 1 and me.status.iloc[0] == moses_peer.NOT_BUILT
+    assert len(oe) == 1 and oe.seconds.gt(0).all() and oe.threads.eq(2).all()
+    assert oe.same_bytes_as_core.dropna().tolist() == ["pt.ours.f1.t1.m16M.k0.txt"]  # byte-equal to the core table
+    t1 = M.table1(rows)
+    e2e = t1.set_index("key").loc[["Moses, end to end", "ours, end to end"]]
+    assert e2e.status.tolist() == [moses_peer.NOT_BUILT, "measured"]
+    assert e2e.runs.str.startswith("end to end: ").all() and e2e.speedup_vs_moses_e2e.isna().all()
+    t3 = M.table3(rows)
+    assert t3.ours_e2e_2t_s.iloc[0] > 0 and t3.speedup_vs_moses_e2e.isna().all()
+    t4 = M.table4(rows).set_index("partitions")
+    cores = int(rows.machine_cores.iloc[0])
+    for k, label in t4.critical_path.items():
+        assert label.startswith("measured") == (k <= cores), (k, label)
+        assert (t4.loc[k, "vs_single_run"] == t4.loc[k, "vs_single_run"]) == (k <= cores)  # no ratio if projected
+    assert rows[(rows.system == "distributed") & (rows.partitions == 2)].parts_parallel.all() == (2 <= cores)
+
+
+def test_mediani_old_rows_render_without_end_to_end(tmp_path):
+    """The committed rows (before the end-to-end baseline) still render: the end-to-end rows say they are not in
+    these rows and carry no ratio; the replicated fraction says what it is."""
+    from smtbench.report import mediani_scoring as M
+    from smtbench.report.common import read_rows
+    rows = read_rows([ROOT / "results" / "raw" / "mediani_scoring" / "rows.jsonl"], "mediani_scoring")
+    t1 = M.table1(rows).set_index("key")
+    e2e = t1.loc[["Moses, end to end", "ours, end to end"]]
+    assert (e2e.status == M.E2E_NOT_IN_ROWS).all() and e2e.speedup_vs_moses_e2e.isna().all()
+    assert t1.loc["Moses", "runs"].startswith("core: ") and t1.loc["Multithreaded", "runs"].startswith("core: ")
+    assert e2e.speedup_vs_moses_e2e_ci_low.isna().all()
+    t3 = M.table3(rows)
+    assert t3.speedup_vs_moses_e2e.isna().all()
+    x4 = t3[t3.fraction == 4].corpus.iloc[0]
+    assert x4 == "corpus x4 (replicated: 3.1 M distinct pairs)", x4
+
+
+def test_mediani_end_to_end_ratio_refused_across_runs(corpus, tmp_path, no_moses):
+    """speedup_vs_moses_e2e is declared: Moses' end-to-end rows from another run (or thread count) are refused."""
+    from smtbench.errors import UnlikeRatio
+    from smtbench.report import mediani_scoring as M
+    rows = _e2e_sweep(corpus, tmp_path, ["ours", "ours-e2e"])
+    fake = rows[rows.system == "ours-e2e"].copy()
+    fake["system"] = "moses-e2e"
+    ok = pd.concat([rows, fake], ignore_index=True)
+    t1 = M.table1(ok).set_index("key")
+    assert t1.loc["ours, end to end", "speedup_vs_moses_e2e"] > 0
+    assert t1.loc["ours, end to end", "speedup_vs_moses_e2e_ci_low"] > 0
+    for field, value in (("run_id", "another-run"), ("clock", "CPUTime")):
+        with pytest.raises(UnlikeRatio, match="speedup_vs_moses_e2e"):
+            M.table1(pd.concat([rows, fake.assign(**{field: value})], ignore_index=True))
+
+
+def test_mediani_end_to_end_moses_table_equals_ours(corpus, tmp_path):
+    """Live: train-model.perl steps 4-6 (lexical tables, extract-parallel.perl, score-parallel.perl, consolidate)
+    on a tiny corpus writes the same phrase-table.gz as tm extract + tm score, pair by pair."""
+    _need(*moses_peer.TRAINING_PROGRAMS)
+    missing = moses_peer.training_missing()
+    if missing:
+        pytest.skip(f"train-model.perl cannot run: {', '.join(missing)} missing (make moses)")
+    from smtbench.report import mediani_scoring as M
+    rows = _e2e_sweep(corpus, tmp_path, ["ours", "moses-e2e", "ours-e2e"])
+    from smtbench.protocol import kept
+    me = kept(rows[rows.system == "moses-e2e"])
+    assert len(me) == 2 and me.seconds.gt(0).all() and me.pigz.notna().all()
+    checks = rows[rows.system.isin(["moses-e2e", "ours-e2e"]) & (rows.repeat == 0)].check.tolist()
+    assert any(c.startswith("end-to-end tables identical") for c in checks), checks
+    assert rows.e2e_value_mismatches.dropna().eq(0).all() and rows.e2e_only_moses.dropna().eq(0).all()
+    t1 = M.table1(rows).set_index("key")
+    assert t1.loc["ours, end to end", "speedup_vs_moses_e2e"] > 0
+    assert t1.loc["Moses, end to end", "pigz"] in ("present", "absent (gzip)")
+
+
 # ------------------------------------------------------------------ Mediani: live Moses
 @pytest.mark.parametrize("threads", [1, 2])
 def test_moses_score_consolidate_table_equals_ours(corpus, tmp_path, threads):

@@ -259,7 +259,8 @@ def _run_e2e(s: TmScoreSweep, p: dict, work: Path, smt: list[str]) -> tuple[floa
     """One end-to-end run from an empty output folder (removed before, untimed): (seconds, peak RSS, fields)."""
     d = _e2e_dir(work, p["system"])
     shutil.rmtree(d / "out", ignore_errors=True)
-    (d / "out").mkdir(parents=True)
+    (d / "out" / ("model" if p["system"] == "moses-e2e" else "")).mkdir(parents=True)  # train-model.perl's step 4
+    # writes into --model-dir without creating it (step 1 would have)
     log = d / "log"
     cmd = " && ".join(e2e_commands(s, p["system"], int(p["threads"]), work, smt))
     try:
