@@ -1,6 +1,8 @@
-# Mediani et al. (2012): parallel external-memory phrase scoring → Tables 1-4 analogues. The baseline is Moses'
-# own `score`/`consolidate` (system `moses`, built by `make moses`), timed in the same run as ours; without it
-# the Moses rows read "not built (make moses)". Table 2 decodes the dev set with Moses' table and with ours.
+# Mediani et al. (2012): parallel external-memory phrase scoring → Tables 1-4 analogues. Two live Moses baselines
+# (built by `make moses`), timed in the same run as ours: the core (system `moses`: GNU sort + Moses' `score` x2 +
+# `consolidate` on plain files, beside `tm score` on the same files) and end to end (system `moses-e2e`:
+# train-model.perl steps 4-6 from the corpus and alignment below, beside `ours-e2e`: tm extract + tm score);
+# without Moses its rows read "not built (make moses)". Table 2 decodes the dev set with Moses' table and with ours.
 
 MEDIANI_SCORING = GRID["mediani_scoring"]
 
@@ -23,7 +25,8 @@ rule mediani_scoring_bench:
         extract=f"{TM}/extract.gz",
         extract_inv=f"{TM}/extract.inv.gz",
         lex=[f"{TM}/lex.f2e", f"{TM}/lex.e2f"],
-        src="work/data/train.es",  # Moses' extract runs once on the corpus and is checked against ours
+        src="work/data/train.es",  # Moses' extract runs once on the corpus and is checked against ours; the
+        # end-to-end systems start from this corpus and alignment
         tgt="work/data/train.en",
         align=f"{TM}/aligned.grow-diag-final-and",
     output:
