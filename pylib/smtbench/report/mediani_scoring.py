@@ -190,7 +190,8 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
                 per_moses.append([])
             continue
         moses = _best(pts, "moses", frac, int(r.threads))
-        out.append(dict(key=name, runs=RUNS[system], fraction=frac, lines=int(r.lines), threads=int(r.threads),
+        out.append(dict(key=name, runs=RUNS[system], fraction=frac, corpus=corpus_label(rows, frac),
+                        lines=int(r.lines), threads=int(r.threads),
                         memory=r.memory,
                         seconds_min=r.seconds_min, seconds_median=r.seconds_median, peak_rss_mib=r.peak_rss_mib,
                         speedup_vs_moses=(moses.seconds_min / r.seconds_min) if moses is not None else float("nan"),
@@ -235,7 +236,8 @@ def _e2e_rows(rows: pd.DataFrame, pts: pd.DataFrame) -> tuple[list[dict], list[l
             per.append([])
             continue
         x = e2e_rows[(e2e_rows.system == system) & e2e_rows.seconds.notna()] if "seconds" in e2e_rows else e2e_rows
-        rec = dict(key=names[system], runs=RUNS[system], fraction=1.0, lines=int(r.lines), threads=int(r.threads),
+        rec = dict(key=names[system], runs=RUNS[system], fraction=1.0, corpus="corpus", lines=int(r.lines),
+                   threads=int(r.threads),
                    memory=r.memory, seconds_min=r.seconds_min, seconds_median=r.seconds_median,
                    peak_rss_mib=r.peak_rss_mib, status="measured",
                    table_check=_e2e_check(e2e_rows), allocator=(moses_allocator(rows) if system == "moses-e2e" else ""))
