@@ -209,7 +209,7 @@ def _run_together(cmds: list[list[str]]) -> tuple[float, list[float], int]:
         for c, code in zip(cmds, codes):
             if code:
                 raise RuntimeError(f"{' '.join(c)} failed with status {code}")
-        each = [o.read_text().split()[-2:] for o in outs]
+        each = [split_words(o.read_text())[-2:] for o in outs]  # GNU time's "%e %M"
     return dt, [float(e) for e, _ in each], max(int(m) for _, m in each) * 1024
 
 
@@ -251,7 +251,8 @@ def e2e_commands(s: TmScoreSweep, system: str, threads: int, work: Path, smt: li
                   "--alignment", "grow-diag-final-and", "--alignment-file", str(inp / "aligned"),
                   "--first-step", "4", "--last-step", "6", "--max-phrase-length", "7",
                   "--cores", str(threads), "--sort-parallel", str(threads),
-                  "--sort-buffer-size", s.sort_memory]]
+                  "--sort-buffer-size", s.sort_memory,
+                  "--external-bin-dir", str(perl.parents[2] / "bin")]]  # (steps 1-3's GIZA++ folder: unused)
     return [" ".join(shlex.quote(str(x)) for x in c) for c in steps]
 
 
@@ -266,7 +267,7 @@ def _run_e2e(s: TmScoreSweep, p: dict, work: Path, smt: list[str]) -> tuple[floa
     try:
         secs, rss = _run(["bash", "-o", "pipefail", "-c", f"( {cmd} ) > {shlex.quote(str(log))} 2>&1"])
     except RuntimeError:
-        tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
+        tail = log.read_text(errors="replace").strip().split("\n")[-3:] if log.exists() else []
         raise RuntimeError(f"{p['system']}: the end-to-end pipeline failed: {' | '.join(tail)} (log: {log})") \
             from None
     table = _e2e_table(work, p["system"])
