@@ -222,3 +222,126 @@ def test_glm_gpu_rows_compare_with_the_trie_without_a_thread_count():
     t = glm_btree.table3(r, "bible.o5")
     g = t[t.system == "B-tree GPU (kernel)"].iloc[0]
     assert g.vs_kenlm_trie_cpp == pytest.approx(5.0) and g.vs_kenlm_trie_cpp_ci_low == pytest.approx(5.0, rel=1e-3)
+
+
+# ----------------------------------------------------------------------------------------------- Moses2 live (oracle)
+
+def _peer_timing(system: str, threads: int, wps: list[float], run_id: str = "run-1", **fields) -> list[dict]:
+    return [{"experiment": fields.pop("experiment", "decode_normal"), "kind": "peer_timing", "system": system,
+             "repeat": i, "threads": threads, "run_id": run_id, "words_per_second": w, "decode_seconds": 1000 / w,
+             **fields} for i, w in enumerate(wps)]
+
+
+def _with_live_moses2(o: pd.DataFrame) -> pd.DataFrame:
+    q = o[o.kind == "quality"].iloc[-1]
+    same = {"search": q.search, "sentences": q.sentences, "model": q.model, "experiment": q.experiment,
+            "stack_size": q.stack_size, "pop_limit": q.pop_limit}
+    peers = [{"experiment": q.experiment, "kind": "peer", "system": s, "label": lab, "status": "ok", "threads": 1,
+              "search": q.search, "sentences": q.sentences, "model": q.model, "stack_size": q.stack_size,
+              "pop_limit": q.pop_limit, "bleu": q.bleu, "ours_vs_identical": int(q.sentences),
+              "ours_vs_score_ge": int(q.sentences), "ours_vs_ties": 0, "ours_vs_ours_higher": 0,
+              "ours_vs_theirs_higher": 0, "command": "moses2 -f moses.ini"}
+             for s, lab in (("ours", "ours"), ("moses2", "Moses2"))]
+    live = (_peer_timing("ours", 1, [600.0, 640.0, 620.0], **same)
+            + _peer_timing("moses2", 1, [240.0, 250.0, 245.0], **same))
+    out = pd.concat([o, pd.DataFrame(peers + live)], ignore_index=True)
+    for c in common.MACHINE_KEYS:  # one machine: the run's
+        if c in out:
+            out[c] = out[c].fillna(q[c])
+    return out
+
+
+@pytest.mark.parametrize("search", ["normal", "cube"])
+def test_moses_decode_oracle_table_times_moses2_live_and_labels_the_recorded_runs(search):
+    from smtbench.report import moses_decode
+    o = rows("moses_decode", f"{search}-oracle.jsonl")
+    old = moses_decode.oracle_table(o)  # committed rows, before the live peer: rendered, Moses2 live row, no ratio
+    m2 = old[old.system.str.startswith("Moses2") & ~old.system.str.endswith("(recorded)")]
+    assert len(m2) == 1 and m2.status.iloc[0].startswith("not timed live") and old.ours_speedup_ci_low.isna().all()
+    assert "predate the live peers" in moses_decode.oracle_notes(o)
+    t = moses_decode.oracle_table(_with_live_moses2(o))
+    live = t[t.timed.fillna("").str.startswith("live")]
+    assert list(live.system.str.split(",").str[0]) == ["ours", "Moses2"]
+    m2 = live.iloc[1]
+    assert m2.ours_speedup_median == pytest.approx(620 / 245) and m2.ours_speedup_ci_low <= m2.ours_speedup_paired \
+        <= m2.ours_speedup_ci_high and m2.n_repeats == 3 and m2.threads == 1
+    rec = t[t.status == "recorded"]
+    assert len(rec) == (2 if search == "normal" else 1) and rec.recorded.str.startswith("recorded, ").all()
+    assert rec[[c for c in t.columns if c.startswith("ours_speedup")]].isna().all().all()  # no ratio beside them
+    assert rec.recorded_words_per_second.notna().all() and live.recorded_words_per_second.isna().all()
+    assert t.in_process_words_per_second.notna().sum() == 1  # ours, timed inside bench moses_decode
+    for field, value in (("run_id", "another-run"), ("threads", 2)):
+        bad = _with_live_moses2(o)
+        bad.loc[(bad.kind == "peer_timing") & (bad.system == "moses2"), field] = value
+        assert "ours_speedup" in refused(moses_decode.oracle_table, bad)
+
+
+def test_moses_decode_report_renders_the_oracle_tables_from_the_committed_rows(tmp_path):
+    raw = RAW / "moses_decode"
+    if not (raw / "normal-oracle.jsonl").exists():
+        pytest.skip("committed rows absent")
+    live = _with_live_moses2(rows("moses_decode", "cube-oracle.jsonl"))
+    live.to_json(tmp_path / "cube-oracle.jsonl", orient="records", lines=True)
+    p = subprocess.run([sys.executable, "-m", "smtbench.cli", "report", "moses_decode", "--rows",
+                        str(raw / "normal.jsonl"), "--table", str(tmp_path / "n"), "--oracle-rows",
+                        str(raw / "normal-oracle.jsonl"), "--oracle-table", str(tmp_path / "no"),
+                        "--oracle-cube-rows", str(tmp_path / "cube-oracle.jsonl"), "--oracle-cube-table",
+                        str(tmp_path / "co"), "--metrics", str(tmp_path / "m.csv")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "ours_speedup_ci_low" in (tmp_path / "co.csv").read_text()
+    assert "predate the live peers" in (tmp_path / "no.md").read_text()
+    metrics = (tmp_path / "m.csv").read_text()
+    assert "-n1037-moses2" in metrics and "ours_speedup" in metrics
+
+
+# ----------------------------------------------------------------------------------------------- Moses2 live (scaling)
+
+def _scaling_live(r: pd.DataFrame, m2_run: str = "run-1") -> pd.DataFrame:
+    extra = {"experiment": "moses2_scaling", "pop_limit": 400, "stack_size": 400}
+    live = (_peer_timing("ours", 1, [5000.0, 5100.0, 5050.0], table="same-model", **extra)
+            + _peer_timing("ours", 2, [9800.0, 9900.0, 9850.0], table="same-model", **extra)
+            + _peer_timing("moses2", 1, [2600.0, 2650.0, 2625.0], table="ini", run_id=m2_run, **extra)
+            + _peer_timing("moses2", 2, [5000.0, 5100.0, 5050.0], table="ini", run_id=m2_run, **extra))
+    peers = [{"experiment": "moses2_scaling", "kind": "peer", "system": "moses2", "threads": t, "status": "ok",
+              "ours_vs_identical": 1037, "ours_vs_ties": 0, "ours_vs_ours_higher": 0, "command": "moses2"}
+             for t in (1, 2)]
+    rss = [{"experiment": "moses2_scaling", "kind": "rss", "config": "moses2", "table": "ini", "threads": t,
+            "peak_rss_kb": 300000 + t} for t in (1, 2)]
+    return pd.concat([r, pd.DataFrame(live + peers + rss)], ignore_index=True)
+
+
+def test_moses2_scaling_times_moses2_live_at_equal_threads():
+    from smtbench.report import moses2_scaling as M
+    r = rows("moses2_scaling", "rows.jsonl")
+    old = M.fig3_table(r, None)  # committed rows, before the live peer: a Moses2 row per thread, no ratio
+    m2 = old[old.series == "moses2 (live)"]
+    assert list(m2.threads) == [1, 2] and m2.status.str.startswith("not timed live").all()
+    assert old.ours_vs_moses2.isna().all()
+    t = M.fig3_table(_scaling_live(r), None)
+    m2 = t[t.series == "moses2 (live)"].set_index("threads")
+    assert m2.loc[1].ours_vs_moses2 == pytest.approx(5050 / 2625)
+    assert m2.loc[2].ours_vs_moses2_ci_low <= m2.loc[2].ours_vs_moses2_paired <= m2.loc[2].ours_vs_moses2_ci_high
+    assert m2.loc[2].moses2_speedup_vs_1_thread == pytest.approx(5050 / 2625)
+    assert pd.isna(m2.loc[1].moses2_speedup_vs_1_thread)
+    a = M.acceptance(_scaling_live(r), None)
+    live = a[a.moses2_source == "live, same sweep"]
+    assert live.figure.str.startswith("words/s, 1 thread(s), ours as a process vs Moses2").any()
+    assert live.figure.str.startswith("2 threads / 1 thread").any()
+    same = live[live.figure.str.contains("the ini's filtered tables binarized")]
+    assert len(same) == 2 and same.holds.all()  # ours' peak RSS on the ini's model below Moses2's, measured live
+    for field, value in (("run_id", "another-run"), ("clock", "CPUTime")):  # (threads: part of the point's key)
+        bad = _scaling_live(r)
+        bad.loc[(bad.kind == "peer_timing") & (bad.system == "moses2") & (bad.threads == 1), field] = value
+        msg = refused(M.fig3_table, bad, None)
+        assert "ours_vs_moses2" in msg or "moses2_speedup_vs_1_thread" in msg
+
+
+def test_moses2_scaling_report_renders_without_the_oracle(tmp_path):
+    r = RAW / "moses2_scaling" / "rows.jsonl"
+    if not r.exists():
+        pytest.skip("committed rows absent")
+    p = subprocess.run([sys.executable, "-m", "smtbench.cli", "report", "moses2_scaling", "--rows", str(r),
+                        "--oracle", str(tmp_path / "absent"), "--tables", str(tmp_path), "--figures", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "not timed live" in (tmp_path / "moses2_fig3.csv").read_text()

@@ -92,4 +92,5 @@ def build_fields(programs: tuple[str, ...] = ("moses2", "moses")) -> dict[str, s
 # the experiments (their RowWriter names) that run Moses' programs live, and which programs: their rows carry
 # build_fields(those programs) (experiments.harness.rows adds them to the writer's fixed fields)
 RUNS = {"decode_normal": ("moses2", "moses"), "decode_cube": ("moses2", "moses"),  # bench moses_decode
-        "moses2_moses1": ("moses2", "moses"), "mediani_scoring": ("extract", "score", "consolidate")}
+        "moses2_moses1": ("moses2", "moses"), "mediani_scoring": ("extract", "score", "consolidate"),
+        "moses2_scaling": ("moses2",)}  # bench moses2_scaling --peers moses2

@@ -7,7 +7,9 @@
 # The model (config moses_decode.model): `trained` = the workflow's own model (our alignment, tables, LM and
 # moses.ini, moses_training.smk's tm_model_filtered) on the test books, which needs nothing beside the checkout;
 # `oracle` = the Moses-trained oracle model on the dev books. Where the oracle is present and the model is
-# `trained`, the oracle run is added as a second table (1-best against its recorded Moses2 / Moses v1 outputs).
+# `trained`, the oracle run is added as a second table: 1-best against its recorded Moses2 / Moses v1 outputs, and
+# the live peers of `oracle_peers` (Moses2) timed beside ours in the same rule, as moses_decode_run does (issue 40:
+# the recorded figures stay in the table, labelled, with no ratio).
 # `weights:` adds runs of the trained model under other weights (common.smk weight_runs; rows
 # <search>-trained-<w>.jsonl, tables moses_decode_<search>_trained-<w>; no metrics), beside the live peers of
 # `weights_peers` decoding the same reweighted ini (issue 27: BLEU beside Moses2 on tuned weights).
@@ -23,7 +25,9 @@ if MOSES_DECODE:  # the peers the grid names are entries of config/peers.yaml se
 
     _PEERS = _peers.load()
     for _key, _names in (("peers.normal", MOSES_DECODE["peers"]["normal"]),
-                         ("peers.cube", MOSES_DECODE["peers"]["cube"]), ("weights_peers", MOSES_DECODE["weights_peers"])):
+                         ("peers.cube", MOSES_DECODE["peers"]["cube"]), ("weights_peers", MOSES_DECODE["weights_peers"]),
+                         ("oracle_peers.normal", MOSES_DECODE["oracle_peers"]["normal"]),
+                         ("oracle_peers.cube", MOSES_DECODE["oracle_peers"]["cube"])):
         for _name in _names:
             if _name not in _PEERS:
                 raise ValueError(f"moses_decode.{_key}: {_name}: not an entry of {_peers.DEFAULT_FILE} (entries: "
@@ -74,8 +78,9 @@ if MOSES_DECODE_MODEL:
 
     if MOSES_DECODE_ORACLE_TOO:
         rule moses_decode_oracle_run:
-            """The oracle's model and dev books, 1-best against its recorded Moses2 / Moses v1 runs (correctness;
-            its timing rows are ours only)."""
+            """The oracle's model and dev books: 1-best against its recorded Moses2 / Moses v1 runs, and the live
+            peers of `oracle_peers` (Moses2) decoding the same ini and input in the same run, timed beside ours as
+            processes (interleaved repeats, loading subtracted alike: issue 40)."""
             conda: CONDA_ENV
             input:
                 BUILD,
@@ -90,7 +95,9 @@ if MOSES_DECODE_MODEL:
                 expect_build=expected_build,
                 search=decoding_search_args,
                 oracle=lambda wildcards: " ".join(f"{ORACLE}/{r}" for r in MOSES_DECODE_ORACLE_RUNS[wildcards.search].split()),
+                peers=lambda wildcards: " ".join(MOSES_DECODE["oracle_peers"][wildcards.search]),
                 sentences=MOSES_DECODE["oracle_sentences"],
+                repeats=MOSES_DECODE["repeats"],
                 outputs=lambda wildcards, output: output[0].removesuffix(".jsonl") + "-outputs",
             threads: BENCH_THREADS
             resources:
@@ -99,8 +106,9 @@ if MOSES_DECODE_MODEL:
                 f"{OUT}/logs/moses_decode/{{search}}-oracle.log",
             shell:
                 "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moses_decode -f {input.ini} {params.search} "
-                "--input {input.src} --reference {input.ref} --oracle {params.oracle} --sentences {params.sentences} "
-                "--repeats 1 --outputs {params.outputs} --out {output} 2> {log}"
+                "--input {input.src} --reference {input.ref} --oracle {params.oracle} --peers {params.peers} "
+                "--sentences {params.sentences} --repeats {params.repeats} --outputs {params.outputs} --out {output} "
+                "2> {log}"
 
     if MOSES_DECODE_WEIGHTS:
         rule moses_decode_weights_run:

@@ -53,6 +53,8 @@ VERBS = (
              key("cube", type=dict, help="cube pruning's pop_limit and stack_size (the rule's --pop-limit, -s)"),
              key("peers", {}, type=dict, help="live peers per search (normal, cube: --peers)"),
              key("weights_peers", ["moses2"], grid=True, help="the live peers of the weights runs (both searches)"),
+             key("oracle_peers", {}, type=dict,
+                 help="live peers per search (normal, cube) of the oracle run, where the model is trained"),
              key("oracle_sentences", 0, type=int,
                  help="the oracle run's first N dev verses (0 = all), where the model is trained"),
          )),
