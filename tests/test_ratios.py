@@ -232,7 +232,8 @@ def _peer_timing(system: str, threads: int, wps: list[float], run_id: str = "run
              **fields} for i, w in enumerate(wps)]
 
 
-def _with_live_moses2(o: pd.DataFrame) -> pd.DataFrame:
+def _with_live_moses2(o: pd.DataFrame, peer: str = "moses2", label: str = "Moses2",
+                      theirs: tuple[float, ...] = (240.0, 250.0, 245.0)) -> pd.DataFrame:
     q = o[o.kind == "quality"].iloc[-1]
     same = {"search": q.search, "sentences": q.sentences, "model": q.model, "experiment": q.experiment,
             "stack_size": q.stack_size, "pop_limit": q.pop_limit}
@@ -241,9 +242,9 @@ def _with_live_moses2(o: pd.DataFrame) -> pd.DataFrame:
               "pop_limit": q.pop_limit, "bleu": q.bleu, "ours_vs_identical": int(q.sentences),
               "ours_vs_score_ge": int(q.sentences), "ours_vs_ties": 0, "ours_vs_ours_higher": 0,
               "ours_vs_theirs_higher": 0, "command": "moses2 -f moses.ini"}
-             for s, lab in (("ours", "ours"), ("moses2", "Moses2"))]
+             for s, lab in (("ours", "ours"), (peer, label))]
     live = (_peer_timing("ours", 1, [600.0, 640.0, 620.0], **same)
-            + _peer_timing("moses2", 1, [240.0, 250.0, 245.0], **same))
+            + _peer_timing(peer, 1, list(theirs), **same))
     out = pd.concat([o, pd.DataFrame(peers + live)], ignore_index=True)
     for c in common.MACHINE_KEYS:  # one machine: the run's
         if c in out:
@@ -274,6 +275,24 @@ def test_moses_decode_oracle_table_times_moses2_live_and_labels_the_recorded_run
         bad = _with_live_moses2(o)
         bad.loc[(bad.kind == "peer_timing") & (bad.system == "moses2"), field] = value
         assert "ours_speedup" in refused(moses_decode.oracle_table, bad)
+
+
+def test_moses_decode_oracle_table_times_moses_v1_live_on_fewer_verses():
+    from smtbench.report import moses_decode
+    o = _with_live_moses2(rows("moses_decode", "normal-oracle.jsonl"))
+    m1 = o[o.kind.isin(["quality", "timing"])].copy()
+    m1.loc[m1.kind == "quality", "sentences"] = 200
+    m1 = _with_live_moses2(m1, "moses", "Moses v1", (110.0, 118.0, 115.0))
+    t = moses_decode.oracle_table(o, m1)
+    v1 = t[t.system.str.startswith("Moses v1") & t.system.str.contains("own run: first 200 dev verses")].iloc[0]
+    assert v1.ours_speedup_median == pytest.approx(640 / 118)  # the median of the per-repeat ratios
+    assert v1.ours_speedup_ci_low <= v1.ours_speedup_paired <= v1.ours_speedup_ci_high
+    assert v1.timed.startswith("live, own run on the first 200") and v1.sentences == 200
+    assert "first 200 dev verses" in moses_decode.oracle_notes(o, m1)
+    assert (t.status == "recorded").sum() == 2  # the recorded Moses2 and Moses v1 rows stay, no ratio
+    bad = m1.copy()
+    bad.loc[(bad.kind == "peer_timing") & (bad.system == "moses"), "run_id"] = "another-run"
+    assert "ours_speedup" in refused(moses_decode.oracle_table, o, bad)
 
 
 def test_moses_decode_report_renders_the_oracle_tables_from_the_committed_rows(tmp_path):

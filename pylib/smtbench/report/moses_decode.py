@@ -90,7 +90,7 @@ NOT_LIVE = ("not timed live: rows from before issue 40 (the oracle run had no --
             "moses_decode_oracle_run")
 
 
-def oracle_table(rows: pd.DataFrame) -> pd.DataFrame:
+def oracle_table(rows: pd.DataFrame, moses1: pd.DataFrame | None = None) -> pd.DataFrame:
     """The oracle's model: the live rows of :func:`live_table` (ours and each peer as processes in the same run,
     ``ours_speedup`` with its interval; rows written before the oracle run had live peers: ours only, and a Moses2
     row saying it was not timed live, no ratio), ours in-process (``in_process_*``: the timed passes inside
@@ -114,6 +114,8 @@ def oracle_table(rows: pd.DataFrame) -> pd.DataFrame:
     live["in_process_words_per_second_median"] = [float(t.words_per_second.median()) if o and len(t) else None
                                                   for o in ours]
     live["identical_with_recorded_moses2"] = [q.get(f"{m2}_identical") if o else None for o in ours]
+    if moses1 is not None and len(moses1):  # Moses v1 live: a run of its own on the first N verses
+        live = pd.concat([live, moses1_rows(moses1)], ignore_index=True)
     live["recorded_words_per_second"] = None
     live["recorded"] = None
     live["recorded_citation"] = None
@@ -136,7 +138,19 @@ def oracle_table(rows: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def oracle_notes(rows: pd.DataFrame) -> str:
+def moses1_rows(moses1: pd.DataFrame) -> pd.DataFrame:
+    """The live rows of the oracle's Moses v1 run (`bench moses_decode --peers moses --sentences N`): ours and Moses
+    v1 on the first N dev verses, timed in that run (ours_speedup within it), named by the verses they cover."""
+    q = moses1[moses1.kind == "quality"].iloc[-1]
+    t = live_table(moses1)
+    n = int(q.sentences)
+    t["system"] = [f"{s} (own run: first {n} dev verses)" for s in t.system]
+    t.insert(1, "timed", [f"live, own run on the first {n} dev verses (a process, loading subtracted)"
+                          if st == "ok" else None for st in t.status])
+    return t
+
+
+def oracle_notes(rows: pd.DataFrame, moses1: pd.DataFrame | None = None) -> str:
     q = rows[rows.kind == "quality"].iloc[-1]
     peers = rows[rows.kind == "peer"] if "system" in rows else rows.iloc[0:0]
     head = ("The oracle's model (its moses.ini, the dev books). What each row compares: the `live` rows decode the "
@@ -148,9 +162,15 @@ def oracle_notes(rows: pd.DataFrame) -> str:
             "`(recorded)` rows are the oracle's recorded Moses runs (resources/recorded_runs.csv), labelled in "
             "`recorded` with the machine and conditions they were taken under (Moses v1's with a 10-best list on a "
             "loaded machine): another run on another machine, so no ratio stands beside them (issue 40); their "
-            "BLEU, identical_with_ours and ours_score_ge are computed here from their recorded outputs. Moses v1 "
-            "is not timed live here (~65 words/s on the 1,037 dev verses; its live row is the trained model's "
-            "table moses_decode_normal).")
+            "BLEU, identical_with_ours and ours_score_ge are computed here from their recorded outputs.")
+    if moses1 is not None and len(moses1):
+        n = int(moses1[moses1.kind == "quality"].iloc[-1].sentences)
+        head += (f" Moses v1 (~65 words/s here) is timed live in a run of its own on the first {n} dev verses "
+                 "(rows `(own run: ...)`): ours and Moses v1 both re-timed in that run, its ratio within it; never "
+                 "divided by the all-verses rows.")
+    else:
+        head += (" Moses v1 is not timed live on the oracle's model here (config moses_decode.oracle_moses1_sentences: "
+                 "0); its live row is the trained model's table moses_decode_normal.")
     if not len(peers):
         head += (" These rows predate the live peers of the oracle run (issue 40): no system was timed beside ours "
                  "and no ratio is printed; the lead re-measures with the rule moses_decode_oracle_run.")
@@ -366,6 +386,9 @@ VERBS = (
              arg("--cube-table", default=None, help="output stem for the cube-pruning table"),
              arg("--oracle-rows", default=None, help="rows of the oracle-model normal run (optional)"),
              arg("--oracle-cube-rows", default=None, help="rows of the oracle-model cube run (optional)"),
+             arg("--oracle-moses1-rows", default=None,
+                 help="rows of the oracle-model Moses v1 run (normal search, --peers moses on the first N verses: "
+                      "rows of the oracle normal table; optional)"),
              arg("--oracle-table", default=None, help="output stem of the oracle normal table"),
              arg("--oracle-cube-table", default=None, help="output stem of the oracle cube table"),
              arg("--metrics", help="regression metrics CSV"),
@@ -378,13 +401,13 @@ DECODE_ROWS = ("decode_normal", "decode_cube")
 
 
 def _table(rows, stem: str, title: str, counts: str | None = None, search: str = "normal",
-           oracle: bool = False) -> None:
+           oracle: bool = False, moses1: pd.DataFrame | None = None) -> None:
     """One table; a live table takes the count columns of ``search``'s count points from ``counts``; ``oracle``:
     the oracle model's table (:func:`oracle_table`: live rows, then the recorded runs)."""
     from .common import COUNT_NOTE, INTERVAL_NOTE, write_table
 
     if oracle and (rows.kind == "quality").any():
-        write_table(oracle_table(rows), stem, title, notes=oracle_notes(rows) + " " + INTERVAL_NOTE)
+        write_table(oracle_table(rows, moses1), stem, title, notes=oracle_notes(rows, moses1) + " " + INTERVAL_NOTE)
     elif "system" in rows and rows.kind.isin(["peer", "peer_timing"]).any():
         write_table(with_counts(live_table(rows), counts, search), stem, title,
                     notes=live_notes(rows) + " " + INTERVAL_NOTE + (" " + COUNT_NOTE if counts else ""))
@@ -413,8 +436,12 @@ def main(args: argparse.Namespace) -> int:
         if path and stem:
             o = read_rows([path], DECODE_ROWS)
             frames.append(o)
+            m1 = read_rows([args.oracle_moses1_rows], DECODE_ROWS) if args.oracle_moses1_rows and path == \
+                args.oracle_rows else None
+            if m1 is not None:
+                frames.append(m1)
             _table(o, stem, title + ", oracle model, dev books (live in one run; the oracle's recorded runs "
-                   "labelled, no ratio)", oracle=True)
+                   "labelled, no ratio)", oracle=True, moses1=m1)
     if args.metrics:
         metrics.write(regression_metrics(pd.concat(frames, ignore_index=True)), args.metrics)
     return 0
