@@ -6,10 +6,16 @@ broken fast path), which is compared with Moses2's own run. The points' rows and
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
+
 from ..ioutil import words as split_words
 from .. import procs
 
 from .frame import Sweep, Verb, arg, key, protocol
+
+if TYPE_CHECKING:
+    from ..decode.moses_run import Decoder
+    from ..peers import Peer
 
 #: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
 #: from it, and the config schema's `moses2_scaling` block is checked against it (tests/test_experiments.py)
@@ -51,8 +57,8 @@ VERBS = (
                  help="with --rss: also a binarized table of exactly the ini's (filtered) tables, the model "
                       "Moses2's peak RSS was measured on"),
              arg("--peers", default="", metavar="NAME[,NAME...]", config=True, grid=True,
-                 help="live peers, comma-separated (entries of config/peers.yaml serving moses2_scaling: moses2) decoding the ini's "
-                      "model and input with the same limits at every --threads count (-threads N), timed in the same "
+                 help="live peers, comma-separated (entries of config/peers.yaml serving moses2_scaling: moses2) "
+                      "decoding the ini's model and input with the same limits at every --threads count (-threads N), timed in the same "
                       "sweep as our points, beside ours as a process on the same model (the --rss-same-model table, "
                       "else the --main table without --same-tables, else the ini's text tables), loading subtracted "
                       "alike; with --rss also their peak RSS (GNU time) at every thread count. A peer that is not "
@@ -269,15 +275,17 @@ class _Live:
     """The live peers' process runs of one sweep: the input files, and the (decoder, threads) whose peak RSS is
     measured after the sweep."""
 
-    def __init__(self, tmp):
+    def __init__(self, tmp: Any):
         self.tmp = tmp
-        self.rss: list = []
+        self.rss: list[tuple[Decoder, int]] = []
 
     def close(self) -> None:
         self.tmp.cleanup()
 
 
-def _live_peers(args, rows, sweep, chosen, threads, src, best, scores, tables, cache) -> _Live | None:
+def _live_peers(args: argparse.Namespace, rows: Any, sweep: Sweep, chosen: list[Peer], threads: list[int],
+                src: list[str], best: list[str], scores: list[float], tables: dict[str, str],
+                cache: int) -> _Live | None:
     """Add the live peers (``chosen``, e.g. Moses2) to ``sweep``: at every thread count one point of each peer
     (``-threads N``) and one of ours as a process on the same model (``decode cube --threads N``, the binarized
     table of exactly the ini's tables where there is one), both timed by harness.loading_subtracted and their
@@ -354,7 +362,7 @@ def _live_peers(args, rows, sweep, chosen, threads, src, best, scores, tables, c
     return live
 
 
-def _peak_rss(dec, input_path: str) -> tuple[int, float]:
+def _peak_rss(dec: Decoder, input_path: str) -> tuple[int, float]:
     """(peak RSS kB, wall seconds) of one whole-input run of ``dec`` under GNU time (`-f %M`: a child forked from
     this interpreter would inherit its high-water mark in wait4's ru_maxrss)."""
     import subprocess
