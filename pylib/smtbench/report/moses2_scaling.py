@@ -89,8 +89,10 @@ def live_rows(rows: pd.DataFrame) -> pd.DataFrame:
         row_o = {"series": f"ours (process, {o.table.iloc[0] if len(o) else ''} table)", "threads": th,
                  "status": "ok", "words_per_second": float(ow.median()) if len(ow) else None,
                  "n_repeats": len(ow)}
+        alloc = m.get("moses2_allocator", pd.Series(dtype=object)).dropna()  # read from the binary by the run
         row_m = {"series": "moses2 (live)", "threads": th, "status": "ok",
-                 "words_per_second": float(mw.median()) if len(mw) else None, "n_repeats": len(mw)}
+                 "words_per_second": float(mw.median()) if len(mw) else None, "n_repeats": len(mw),
+                 "allocator": str(alloc.iloc[0]) if len(alloc) else "not recorded"}
         if len(o) and len(m) and check_like(OURS_VS_MOSES2, o, m, where=f"moses2_fig3, {th} thread(s)"):
             r = (ow / mw).dropna()
             ci = ratio_ci(list(r))
