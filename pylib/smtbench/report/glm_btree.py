@@ -421,9 +421,10 @@ NOTES = ("Ours: n-gram queries of the test text (each word and </s> with its con
 
 def main(args: argparse.Namespace) -> int:
     from pathlib import Path
-    from .common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
+    from .common import check_counts, COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows, "glm_btree")
+    check_counts(args.counts)  # a bad --counts stops here, before any output (or folder) is made
     tables, figures = Path(args.tables), Path(args.figures)
     tables.mkdir(parents=True, exist_ok=True)
     figures.mkdir(parents=True, exist_ok=True)
