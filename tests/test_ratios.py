@@ -114,6 +114,10 @@ def test_glm_table3_never_divides_by_a_peer_at_another_thread_count():
     ours = r[(r.backend == "btree") & (r.threads == 2) & (r.sweep == "table")]
     trie = r[(r.backend == "kenlm-trie-cpp") & (r.sweep == "table")]
     assert "threads 2 vs 1" in refused(check_like, glm_btree.VS_KENLM_TRIE, ours, trie)
+    # the note's spread sentence comes from the rows (issue 40 item 6: the peer's variance, not typed in)
+    note = glm_btree.spread_note(r, "bible.o5")
+    assert note.startswith("Spread in this run") and "KenLM's trie" in note and "the B-tree" in note
+    assert glm_btree.spread_note(r[r.backend != "kenlm-trie-cpp"], "bible.o5") == ""
 
 
 def test_mokry_lm_refuses_unlike_runs_and_threads():

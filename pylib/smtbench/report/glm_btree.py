@@ -410,13 +410,38 @@ NOTES = ("Ours: n-gram queries of the test text (each word and </s> with its con
          "fastest way (ids converted offline by -v, ids and model read into the page cache before each run); the "
          "program always loads with util::READ (no -l option: read() into 2 MiB-aligned memory given "
          "madvise(MADV_HUGEPAGE), or a hugetlb pool where a sysadmin made one), so no lazily mapped file faults "
-         "inside its timed part. Its time varies more than ours across repeats (once 126-257 ms for the trie, the "
-         "B-tree 137-147 ms): its CPU time follows its wall time (the worker itself runs slower, it does not wait "
-         "for a core) and here its model got huge pages in every process checked (14 of 16 MiB, ~570 minor "
-         "faults, all at load; rows record `peer_minor_faults`), so faults and the load method are not it; each "
-         "repeat is a fresh process in fresh memory while ours keeps one allocation for the whole run, so KenLM's "
-         "repeats sample the machine's memory placement (this VM's backing of the huge pages) where ours sees "
-         "one: compare the paired estimate and its interval, not the best times.")
+         "inside its timed part. Its time varies more than ours across repeats (the spread sentence below, from "
+         "the rows): its CPU time follows its wall time (the worker itself runs slower; it does not wait for a "
+         "core), and a check on this machine found its model on transparent huge pages in every process (rows "
+         "record `peer_minor_faults`: all at load, about one per 2 MiB on huge pages, one per 4 KiB without), so "
+         "neither faults nor its load method explain it; each repeat is a fresh process in fresh memory while ours "
+         "keeps one allocation for the whole run, so KenLM's repeats sample the machine's memory placement (this "
+         "VM's backing of its huge pages) where ours sees one: compare the paired estimate and its interval, not "
+         "the best times.")
+
+
+def spread_note(rows: pd.DataFrame, model: str) -> str:
+    """One sentence from the rows: the range of the 1-thread KenLM trie's and B-tree's times over the kept repeats
+    of Table 3, KenLM's CPU time over its wall time, and its processes' minor faults where recorded ("" without
+    the trie's rows)."""
+    from ..protocol import kept
+
+    m = kept(rows[(rows["model"] == model) & (rows["sweep"] == "table")])
+    th = m["threads"].fillna(-1).astype(int)
+    trie, ours = m[(m["backend"] == "kenlm-trie-cpp") & (th == 1)], m[(m["backend"] == "btree") & (th == 1)]
+    if trie.empty or ours.empty:
+        return ""
+
+    def ms(r: pd.DataFrame) -> str:
+        v = r["elapsed_ns"].dropna() / 1e6
+        return f"{v.min():.0f}-{v.max():.0f} ms over {len(v)} repeats"
+
+    out = f"Spread in this run (1 thread, kept repeats): KenLM's trie {ms(trie)}, the B-tree {ms(ours)}"
+    if "cpu_qps" in trie and trie["cpu_qps"].notna().any():
+        out += f"; KenLM's CPU / wall time median {float((trie['qps'] / trie['cpu_qps']).median()):.2f}"
+    if "peer_minor_faults" in trie and trie["peer_minor_faults"].notna().any():
+        out += f"; its minor faults per process median {float(trie['peer_minor_faults'].median()):.0f}"
+    return out + "."
 
 
 def main(args: argparse.Namespace) -> int:
@@ -431,7 +456,8 @@ def main(args: argparse.Namespace) -> int:
     model = args.model or _main_model(rows)
     write_table(with_counts(table3(rows, model), args.counts), tables / "glm_table3",
                 f"gLM Table 3: throughput (n-gram queries/s) and size on {model}",
-                notes=NOTES + " " + INTERVAL_NOTE + (" " + COUNT_NOTE if args.counts else ""))
+                notes=" ".join(n for n in (NOTES, spread_note(rows, model), INTERVAL_NOTE,
+                                           COUNT_NOTE if args.counts else "") if n))
     write_table(bstumps(rows, model, args.node_size), tables / "glm_bstumps",
                 f"gLM §5.2: B-stump share of trie nodes per order ({model})", notes=NOTES)
     if args.big_model:
