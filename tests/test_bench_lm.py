@@ -173,5 +173,6 @@ def test_glm_btree_times_kenlm_at_every_thread_count(model, tmp_path):
     assert (peer.peer_minor_faults > 0).all()
     t = glm_btree.table3(rows, "tiny").set_index("system")
     two, trie2 = t.loc["B-tree CPU (2 threads)"], t.loc["KenLM trie, C++ (2 threads)"]
-    assert two.vs_kenlm_trie_cpp == pytest.approx(two.qps / trie2.qps)  # the 2-thread peer, not the 1-thread one
-    assert two.vs_kenlm_trie_cpp_ci_low == two.vs_kenlm_trie_cpp_ci_low  # an interval (two paired repeats)
+    # the 2-thread peer, not the 1-thread one (the table rounds qps to integers: a slow tiny run has few digits)
+    assert two.vs_kenlm_trie_cpp == pytest.approx(two.qps / trie2.qps, rel=1e-3), (two.qps, trie2.qps)
+    assert two.vs_kenlm_trie_cpp_ci_low == two.vs_kenlm_trie_cpp_ci_low, rows[["backend", "threads", "repeat", "qps"]]
