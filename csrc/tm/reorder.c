@@ -120,6 +120,13 @@ static int parse_line(const char *p, size_t len, ro_line *l, const char **msg) {
     size_t s2 = s1 < len ? find_sep(p, len, s1 + 5) : len;
     if (s2 == len || find_sep(p, len, s2 + 5) != len) { *msg = MSG_FIELDS; return SB_EFORMAT; }
     const char *o = p + s2 + 5, *oe = p + len;
+    size_t ol = len - s2 - 5;
+    if (ol >= 9 && ol <= 11) {   /* what the extractor writes: "<o> <o>", one space */
+        const char *sp = memchr(o, ' ', ol);
+        if (sp && (l->o[0] = orientation(o, (size_t)(sp - o))) >= 0 &&
+            (l->o[1] = orientation(sp + 1, (size_t)(oe - sp - 1))) >= 0)
+            goto found;
+    }
     int nw = 0;
     while (o < oe) {
         while (o < oe && (*o == ' ' || *o == '\t')) o++;
@@ -129,6 +136,7 @@ static int parse_line(const char *p, size_t len, ro_line *l, const char **msg) {
         if (nw == 2 || (l->o[nw++] = orientation(w, (size_t)(o - w))) < 0) { *msg = MSG_ORIENT; return SB_EFORMAT; }
     }
     if (nw != 2) { *msg = MSG_ORIENT; return SB_EFORMAT; }
+found:
     l->key = p;
     l->len = s2;
     l->hash = sb_bytes_hash(p, s2);
@@ -204,25 +212,54 @@ static void fail(uint64_t line, int kind, const char *msg, uint64_t *err_line, i
 }
 
 /* one block of whole lines (the last may lack its '\n'); *line0 = the number of its first line */
-static int count_block(sb_reorder *r, char *b, size_t n, int first, uint64_t *line0, uint64_t *err_line,
-                       int *err_kind, char *err, size_t errlen) {
-    if (first && n >= 3 && memcmp(b, "\xef\xbb\xbf", 3) == 0) { b += 3; n -= 3; }
+/* The block's line-rule fault as ioutil.open_text finds it (the first control byte of the whole block, else its
+ * first invalid UTF-8), SB_EFORMAT; SB_OK where it has none. */
+static int block_fault(const char *b, size_t n, uint64_t line0, uint64_t *err_line, int *err_kind, char *err,
+                       size_t errlen) {
+    char why[160];
     size_t bad = first_control(b, n);
     if (bad != n) {
-        char why[160];
         sb_line_control_msg((unsigned char)b[bad], why, sizeof why);
-        fail(*line0 + count_nl(b, bad), SB_REORDER_ERR_LINE, why, err_line, err_kind, err, errlen);
+        fail(line0 + count_nl(b, bad), SB_REORDER_ERR_LINE, why, err_line, err_kind, err, errlen);
         return SB_EFORMAT;
     }
     size_t ok = sb_utf8_valid_prefix(b, n);
     if (ok != n) {
-        char why[160];
         const char *ls = memrchr(b, '\n', ok);
         size_t col = ok - (ls ? (size_t)(ls - b) + 1 : 0) + 1;
         snprintf(why, sizeof why, "invalid UTF-8 (byte 0x%02x at column %zu)", (unsigned char)b[ok], col);
-        fail(*line0 + count_nl(b, ok), SB_REORDER_ERR_LINE, why, err_line, err_kind, err, errlen);
+        fail(line0 + count_nl(b, ok), SB_REORDER_ERR_LINE, why, err_line, err_kind, err, errlen);
         return SB_EFORMAT;
     }
+    return SB_OK;
+}
+
+/* 1 when p[0 .. len) holds a byte that is not printable ASCII (a control byte, TAB included, DEL, or a non-ASCII
+ * byte): the line is then checked closely. 8 bytes a step. */
+static inline int suspect(const char *p, size_t len) {
+    uint64_t acc = 0, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, p + i, 8);
+        uint64_t x = w ^ 0x7f7f7f7f7f7f7f7fULL;
+        acc |= w | ((w - 0x2020202020202020ULL) & ~w) | ((x - 0x0101010101010101ULL) & ~x);
+    }
+    if (i < len) {
+        w = 0x2020202020202020ULL;   /* spaces past the end */
+        memcpy(&w, p + i, len - i);
+        uint64_t x = w ^ 0x7f7f7f7f7f7f7f7fULL;
+        acc |= w | ((w - 0x2020202020202020ULL) & ~w) | ((x - 0x0101010101010101ULL) & ~x);
+    }
+    return (acc & 0x8080808080808080ULL) != 0;
+}
+
+/* One block of whole lines (the last may lack its '\n'); *line0 = the number of its first line. A line is checked
+ * by the line rule as it is read (most lines are printable ASCII: one word-wise test); at the first fault of any
+ * kind the whole block is searched as open_text searches it, so that a control byte anywhere in the block is named
+ * before invalid UTF-8, and both before a malformed line. */
+static int count_block(sb_reorder *r, char *b, size_t n, int first, uint64_t *line0, uint64_t *err_line,
+                       int *err_kind, char *err, size_t errlen) {
+    if (first && n >= 3 && memcmp(b, "\xef\xbb\xbf", 3) == 0) { b += 3; n -= 3; }
     uint64_t line = *line0;
     size_t i = 0;
     ro_line ls[RO_BATCH];
@@ -230,11 +267,17 @@ static int count_block(sb_reorder *r, char *b, size_t n, int first, uint64_t *li
     while (i < n) {
         const char *nl = memchr(b + i, '\n', n - i);
         size_t end = nl ? (size_t)(nl - b) : n, len = end - i;
-        if (len && b[i + len - 1] == '\r') len--;   /* a CRLF's (first_control let no other '\r' through) */
+        const char *p = b + i;
+        if (SB_UNLIKELY(suspect(p, len))) {
+            if (nl && len && p[len - 1] == '\r') len--;   /* a CRLF's '\r' */
+            if (first_control(p, len) != len || sb_utf8_valid_prefix(p, len) != len) {
+                rc = block_fault(b, n, *line0, err_line, err_kind, err, errlen);
+                return rc ? rc : SB_EINVAL;   /* (block_fault finds what this line holds) */
+            }
+        }
         const char *msg = NULL;
-        if (parse_line(b + i, len, &ls[nb], &msg)) {
-            /* the lines before it are counted (a caller that writes nothing after an error would not mind) */
-            if ((rc = count_batch(r, ls, nb))) return rc;
+        if (parse_line(p, len, &ls[nb], &msg)) {
+            if ((rc = block_fault(b, n, *line0, err_line, err_kind, err, errlen))) return rc;
             fail(line, SB_REORDER_ERR_FORMAT, msg, err_line, err_kind, err, errlen);
             return SB_EFORMAT;
         }
