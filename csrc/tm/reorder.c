@@ -16,16 +16,24 @@
 #define RO_OUT (1u << 20)       /* output buffer */
 #define RO_FMT_T 64             /* totals below this print from a table of formatted values */
 #define RO_BATCH 32            /* lines whose table probes are prefetched together */
-#define RO_PREFETCH 16          /* entries ahead whose keys (twice as far: whose entries) the sort and the writer fetch */
+#define RO_PREFETCH 16          /* records ahead that the sort and the writer fetch */
 
+/* a pair's record in the arena (4-byte aligned): its counts, then its key's bytes -- what the sort and the writer
+ * read, in one place (one random fetch a pair, not two) */
 typedef struct {
-    uint64_t hash;
-    uint64_t off;               /* of the key in the arena */
     uint32_t len;               /* of the key */
     uint32_t c[6];              /* prev mono/swap/other, next mono/swap/other */
+    char key[];
+} ro_rec;
+
+typedef struct {                /* the index's items: the hash (compared first) and where the record is */
+    uint64_t hash;
+    uint64_t off;
 } ro_ent;
 
-typedef struct { uint64_t k; uint32_t i, pad; } ro_sort;   /* a digit of entry i's key */
+typedef struct { uint64_t k, off; } ro_sort;   /* a digit of the key of the record at off */
+
+static inline ro_rec *rec_at(const char *arena, uint64_t off) { return (ro_rec *)(void *)(arena + off); }
 
 struct sb_reorder {
     ro_ent *ent; size_t n, cap;
@@ -52,7 +60,7 @@ void sb_reorder_free(sb_reorder *r) {
 void sb_reorder_get_stats(const sb_reorder *r, sb_reorder_stats *st) {
     *st = r->st;
     st->pairs = r->n;
-    st->key_bytes = r->klen;
+    st->arena_bytes = r->klen;
     st->table_bytes = r->cap * sizeof(ro_ent) + r->kcap + sb_index_slots(&r->ix) * sizeof(uint32_t);
 }
 
@@ -66,26 +74,29 @@ static int grow_index(sb_reorder *r) {
 }
 
 /* the entry of key[0 .. len) (hash h), a new one (counts 0) when absent; NULL with *rc set on failure */
-static ro_ent *entry(sb_reorder *r, const char *key, size_t len, uint64_t h, int *rc) {
+static ro_rec *entry(sb_reorder *r, const char *key, size_t len, uint64_t h, int *rc) {
     if (SB_UNLIKELY(sb_index_crowded(&r->ix, 50)) && (*rc = grow_index(r))) return NULL;
     uint64_t b = sb_index_start(&r->ix, h);
     for (uint32_t i; (i = sb_index_at(&r->ix, b)) != UINT32_MAX; b = sb_index_step(&r->ix, b)) {
-        ro_ent *e = &r->ent[i];
-        if (e->hash == h && e->len == len && memcmp(r->keys + e->off, key, len) == 0) return e;
+        if (r->ent[i].hash != h) continue;
+        ro_rec *x = rec_at(r->keys, r->ent[i].off);
+        if (x->len == len && memcmp(x->key, key, len) == 0) return x;
     }
     if (r->n >= UINT32_MAX - 1 || len > UINT32_MAX) { *rc = SB_EFULL; return NULL; }
-    if (SB_GROW(r->ent, r->cap, r->n + 1, 1u << 16) || SB_GROW(r->keys, r->kcap, r->klen + len, 1u << 22)) {
+    size_t bytes = (sizeof(ro_rec) + len + 3) & ~(size_t)3;
+    if (SB_GROW(r->ent, r->cap, r->n + 1, 1u << 16) || SB_GROW(r->keys, r->kcap, r->klen + bytes, 1u << 22)) {
         *rc = SB_ENOMEM;
         return NULL;
     }
-    ro_ent *e = &r->ent[r->n];
-    memset(e, 0, sizeof *e);
-    e->hash = h; e->off = r->klen; e->len = (uint32_t)len;
-    memcpy(r->keys + r->klen, key, len);
-    r->klen += len;
+    r->ent[r->n] = (ro_ent){h, r->klen};
+    ro_rec *x = rec_at(r->keys, r->klen);
+    memset(x, 0, sizeof *x);
+    x->len = (uint32_t)len;
+    memcpy(x->key, key, len);
+    r->klen += bytes;
     sb_index_put(&r->ix, b, (uint32_t)r->n);
     r->n++;
-    return e;
+    return x;
 }
 
 /* the start of the leftmost " ||| " in p[from .. len), or len (Python's str.split finds them left to right) */
@@ -156,12 +167,12 @@ static int count_batch(sb_reorder *r, ro_line *ls, int n) {
         }
         for (int j = 0; j < n; j++) {
             uint32_t i = sb_index_at(&r->ix, sb_index_start(&r->ix, ls[j].hash));
-            if (i != UINT32_MAX && r->ent[i].hash == ls[j].hash) SB_PREFETCH(r->keys + r->ent[i].off);
+            if (i != UINT32_MAX && r->ent[i].hash == ls[j].hash) SB_PREFETCH(r->keys + r->ent[i].off);   /* record */
         }
     }
     for (int j = 0; j < n; j++) {
         int rc = SB_OK;
-        ro_ent *e = entry(r, ls[j].key, ls[j].len, ls[j].hash, &rc);
+        ro_rec *e = entry(r, ls[j].key, ls[j].len, ls[j].hash, &rc);
         if (!e) return rc;
         int a = ls[j].o[0], b = 3 + ls[j].o[1];
         if (SB_UNLIKELY(e->c[a] == UINT32_MAX || e->c[b] == UINT32_MAX)) return SB_EFULL;
@@ -326,13 +337,13 @@ int sb_reorder_count(sb_reorder *r, int fd, uint64_t *err_line, int *err_kind, c
 
 /* ---------------------------------------------------------------- sorting */
 /* bytes [8d, 8d + 8) of entry i's key, big-endian, zero past its end (keys hold no NUL: a shorter key sorts first) */
-static inline uint64_t digit(const sb_reorder *r, uint32_t i, size_t d) {
-    const ro_ent *e = &r->ent[i];
+static inline uint64_t digit(const sb_reorder *r, uint64_t off, size_t d) {
+    const ro_rec *e = rec_at(r->keys, off);
     size_t at = d * 8;
     if (at >= e->len) return 0;
     size_t n = e->len - at < 8 ? e->len - at : 8;
     unsigned char b[8] = {0};
-    memcpy(b, r->keys + e->off + at, n);
+    memcpy(b, e->key + at, n);
     uint64_t k = 0;
     for (int j = 0; j < 8; j++) k = k << 8 | b[j];
     return k;
@@ -366,9 +377,8 @@ static void sort_by_digit(ro_sort *a, ro_sort *t, size_t n) {
 /* a[0 .. n) sorted by their keys from byte 8d on (their first 8d bytes are equal); t: scratch of n */
 static void sort_keys(const sb_reorder *r, ro_sort *a, ro_sort *t, size_t n, size_t d) {
     for (size_t i = 0; i < n; i++) {   /* entries in key order, not in memory order: each fetched ahead */
-        if (i + 2 * RO_PREFETCH < n) SB_PREFETCH(&r->ent[a[i + 2 * RO_PREFETCH].i]);
-        if (i + RO_PREFETCH < n) SB_PREFETCH(r->keys + r->ent[a[i + RO_PREFETCH].i].off + d * 8);
-        a[i].k = digit(r, a[i].i, d);
+        if (i + RO_PREFETCH < n) SB_PREFETCH(r->keys + a[i + RO_PREFETCH].off + sizeof(ro_rec) + d * 8);
+        a[i].k = digit(r, a[i].off, d);
     }
     sort_by_digit(a, t, n);
     for (size_t s = 0; s < n;) {
@@ -405,9 +415,11 @@ static int write_part(const sb_reorder *r, const ro_sort *a, size_t n, double s,
     size_t k = 0;
     int rc = SB_OK;
     for (size_t j = 0; j < n && !rc; j++) {
-        if (j + 2 * RO_PREFETCH < n) SB_PREFETCH(&r->ent[a[j + 2 * RO_PREFETCH].i]);
-        if (j + RO_PREFETCH < n) SB_PREFETCH(r->keys + r->ent[a[j + RO_PREFETCH].i].off);
-        const ro_ent *e = &r->ent[a[j].i];
+        if (j + RO_PREFETCH < n) {
+            SB_PREFETCH(r->keys + a[j + RO_PREFETCH].off);
+            SB_PREFETCH(r->keys + a[j + RO_PREFETCH].off + 64);
+        }
+        const ro_rec *e = rec_at(r->keys, a[j].off);
         size_t need = (size_t)e->len + 5 + 6 * 24 + 1;
         if (k + need > RO_OUT) {
             if ((rc = sb_ps_write_all(fd, out, k))) break;
@@ -415,10 +427,10 @@ static int write_part(const sb_reorder *r, const ro_sort *a, size_t n, double s,
             k = 0;
         }
         if (need > RO_OUT) {   /* a key longer than the buffer: written as it is */
-            if ((rc = sb_ps_write_all(fd, r->keys + e->off, e->len))) break;
+            if ((rc = sb_ps_write_all(fd, e->key, e->len))) break;
             *written += e->len;
         } else {
-            memcpy(out + k, r->keys + e->off, e->len);
+            memcpy(out + k, e->key, e->len);
             k += e->len;
         }
         char *o = out + k;
@@ -444,7 +456,7 @@ int sb_reorder_write(sb_reorder *r, double smoothing, const char *const *paths, 
     if (!a || !t || !out || !tab) rc = SB_ENOMEM;
     if (!rc) {
         r->st.sort_bytes = 2 * n * sizeof *a;
-        for (size_t i = 0; i < n; i++) a[i].i = (uint32_t)i;
+        for (size_t i = 0; i < n; i++) a[i].off = r->ent[i].off;
         sort_keys(r, a, t, n, 0);
         free(t); t = NULL;
         uint64_t t1 = sb_now_ns();

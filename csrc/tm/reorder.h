@@ -10,12 +10,12 @@
  * non-overlapping): exactly three parts, else "expected 'F ||| E ||| prev next'"; the third part's words (space and
  * TAB separated) must be two of mono/swap/other, else "orientations must be two of mono/swap/other".
  *
- * Counting: one entry per distinct pair, keyed by the bytes "F ||| E" (the line up to its second separator: the
- * split is leftmost, so distinct pairs have distinct keys), six 32-bit counts. An sb_index (probing.h) over the
- * entries, sb_bytes_hash of the key; the keys' bytes in one growing arena. Memory: about 48 bytes an entry, its key's
- * bytes, 4-8 bytes of index a slot (load <= 1/2) -- the table for the 4.5 M-line corpus is ~0.35 GB where the Python
- * dict of tuples of str and lists took 1.6 GB.
- *
+ * Counting: one record per distinct pair in one growing arena -- six 32-bit counts, then the bytes of its key
+ * "F ||| E" (the line up to its second separator: the split is leftmost, so distinct pairs have distinct keys) -- and
+ * an sb_index (probing.h) over 16-byte items (sb_bytes_hash of the key, the record's offset). Memory: ~30 bytes and
+ * the key a record, 16 an item, 4-8 bytes of index a slot (load <= 1/2): ~0.37 GB for the 4.5 M-line corpus (3.1 M
+ * pairs), where the Python dict of tuples of str and lists took 1.6 GB. The sort and the writer read only the
+ * records (one random fetch a pair).
  * Writing: the entries sorted by their keys' bytes (LC_ALL=C order, the reference's sorted(key=pair_key)): an MSD
  * radix sort on 8-byte big-endian digits (an LSD pass per byte within a level, ties recursed to the next 8 bytes),
  * then each line "F ||| E ||| p0 p1 p2 n0 n1 n2\n" with p_i = (c_i + s) / (total_prev + 3 s) printed as Python's
@@ -33,7 +33,7 @@ enum { SB_REORDER_ERR_LINE = 1, SB_REORDER_ERR_FORMAT = 2 };
 typedef struct {
     uint64_t lines;          /* orientation lines counted */
     uint64_t pairs;          /* distinct (F, E) pairs */
-    uint64_t key_bytes;      /* bytes of the pairs' keys */
+    uint64_t arena_bytes;    /* bytes of the pairs' records (counts and key) */
     uint64_t table_bytes;    /* memory held by the table: entries, key arena, index (allocated capacity) */
     uint64_t sort_bytes;     /* the sort's two arrays (while writing) */
     uint64_t out_bytes;      /* bytes of table written */

@@ -71,7 +71,7 @@ def score_reordering(orientation_files: Iterable[str], out: str, smoothing: floa
 class ReorderStats:
     lines: int
     pairs: int
-    key_bytes: int
+    arena_bytes: int
     table_bytes: int
     sort_bytes: int
     out_bytes: int
@@ -132,7 +132,7 @@ def score_reordering_native(orientation_files: Sequence[str], out: str, smoothin
         else:  # written in place (no second copy of the table)
             with atomic_path(out) as tmp:
                 write([tmp])
-        stats = ReorderStats(st.lines, st.pairs, st.key_bytes, st.table_bytes, st.sort_bytes, st.out_bytes,
+        stats = ReorderStats(st.lines, st.pairs, st.arena_bytes, st.table_bytes, st.sort_bytes, st.out_bytes,
                              st.ns_count / 1e9, st.ns_sort / 1e9, st.ns_write / 1e9)
         del r
         return stats
