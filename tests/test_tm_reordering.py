@@ -199,3 +199,13 @@ def test_moses_lexical_reordering_score_equals_ours(corpus, tmp_path):
         ours[f"{f} ||| {e}"] = [float(x) for x in v.split()]
     assert ours.keys() == theirs.keys() and len(ours) > 5000
     assert all(len(ours[k]) == 6 and max(abs(a - b) for a, b in zip(ours[k], theirs[k])) <= 1e-6 for k in ours)
+
+
+@pytest.mark.parametrize("data", [b"", b"\xef\xbb\xbf", b"\n", b"a ||| x ||| mono mono\n\n", b"\xef\xbb\xbfa ||| x ||| mono mono",
+                                  b"a ||| x ||| mono mono\r", b"a ||| x ||| mono mono\r\n\r\n"])
+def test_empty_and_blank(tmp_path, data):
+    """An empty file is an empty table; a blank line is malformed (as the reference reads it)."""
+    o = tmp_path / "o"
+    o.write_bytes(data)
+    py, c = _both(tmp_path, [o])
+    assert py == c, (py, c)
