@@ -70,6 +70,56 @@ def test_glm_table3_refuses_another_runs_trie_and_gives_multi_thread_rows_no_rat
     assert "another-run" in refused(glm_btree.table3, bad, "bible.o5")
 
 
+def _with_two_thread_peers(r: pd.DataFrame) -> pd.DataFrame:
+    """The committed rows plus KenLM's programs at 2 threads in the same run (synthetic: 1.5x their 1-thread qps)."""
+    one = r[r.backend.isin(["kenlm-trie-cpp", "kenlm-probing-cpp"]) & (r.sweep == "table")]
+    two = one.assign(threads=2, qps=one.qps * 1.5, path="kenlm_benchmark -q -t 2")
+    return pd.concat([r, two], ignore_index=True)
+
+
+def test_glm_table3_divides_multi_thread_rows_by_the_peer_at_their_thread_count():
+    """Issue 40, item 2: a 2-thread row of ours over KenLM at 2 threads (kenlm_benchmark -t 2, same run), with its
+    interval; never over the 1-thread peer. A 2-thread peer of another run, or one whose rows say another thread
+    count, is refused."""
+    from smtbench.report import glm_btree
+    r = _with_two_thread_peers(rows("glm_btree", "bible.o5.jsonl"))
+    t = glm_btree.table3(r, "bible.o5").set_index("system")
+    for peer, col in (("KenLM trie, C++", "vs_kenlm_trie_cpp"), ("KenLM probing, C++", "vs_kenlm_probing_cpp")):
+        for threads in (1, 2):
+            base = t.loc[f"{peer} ({threads} thread{'s' if threads > 1 else ''})"].qps
+            for ours in ("B-tree CPU", "B-tree CPU, stream reuse", "probing LM"):
+                row = t.loc[f"{ours} ({threads} thread{'s' if threads > 1 else ''})"]
+                assert row[col] == pytest.approx(row.qps / base, rel=1e-5)  # qps: rounded to integers
+                assert row[f"{col}_ci_low"] <= row[f"{col}_paired"] <= row[f"{col}_ci_high"]
+    # the 2-thread peer is 1.5x the 1-thread one in every repeat (synthetic): a 2-thread row's ratio is 1/1.5 of what
+    # the 1-thread peer would give it
+    two = t.loc["B-tree CPU (2 threads)"]
+    assert two.vs_kenlm_trie_cpp == pytest.approx(two.qps / t.loc["KenLM trie, C++ (1 thread)"].qps / 1.5, rel=1e-5)
+    bad = r.copy()
+    bad.loc[(bad.backend == "kenlm-trie-cpp") & (bad.threads == 2), "run_id"] = "another-run"
+    assert "another-run" in refused(glm_btree.table3, bad, "bible.o5")
+
+
+def test_glm_table3_never_divides_by_a_peer_at_another_thread_count():
+    """Without a 2-thread peer (the committed rows: KenLM timed at 1 thread) the 2-thread rows carry no KenLM ratio;
+    the checks themselves refuse a peer whose rows' thread count is not the row's."""
+    from smtbench.report import glm_btree
+    from smtbench.report.common import check_like
+    r = rows("glm_btree", "bible.o5.jsonl")
+    t = glm_btree.table3(r, "bible.o5")
+    multi = t.threads.fillna(1) > 1
+    for col in ("vs_kenlm_trie_cpp", "vs_kenlm_probing_cpp"):
+        assert t.loc[multi, col].isna().all() and t.loc[multi, f"{col}_ci_low"].isna().all()
+        assert t.loc[t.system == "B-tree CPU (1 thread)", f"{col}_ci_low"].notna().all()
+    ours = r[(r.backend == "btree") & (r.threads == 2) & (r.sweep == "table")]
+    trie = r[(r.backend == "kenlm-trie-cpp") & (r.sweep == "table")]
+    assert "threads 2 vs 1" in refused(check_like, glm_btree.VS_KENLM_TRIE, ours, trie)
+    # the note's spread sentence comes from the rows (issue 40 item 6: the peer's variance, not typed in)
+    note = glm_btree.spread_note(r, "bible.o5")
+    assert note.startswith("Spread in this run") and "KenLM's trie" in note and "the B-tree" in note
+    assert glm_btree.spread_note(r[r.backend != "kenlm-trie-cpp"], "bible.o5") == ""
+
+
 def test_mokry_lm_refuses_unlike_runs_and_threads():
     from smtbench.report import mokry_lm
     r = rows("mokry_lm", "bible.o3.jsonl")

@@ -1050,6 +1050,34 @@ def _publish_dir(stage: Path, dest: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def environment() -> dict[str, str]:
+    """What a count depends on beyond our code and the pinned caches: the C library (its string functions' and
+    malloc's instruction counts follow its version and the buffers' alignment), the interpreter and numpy (their
+    heap use moves where our small allocations land), the kernel and the CPU valgrind describes to the program.
+    Two count runs compare exactly only under the same environment (CONTRIBUTING 'Counts')."""
+    import platform
+
+    import numpy
+
+    deb = ""
+    try:
+        r = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "libc6"], capture_output=True, text=True, timeout=10)
+        deb = r.stdout.strip() if r.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        pass
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace", newline="\n") as fh:
+            info = dict(line.split(":", 1) for line in fh if ":" in line and line.split(":", 1)[0].strip()
+                        in ("vendor_id", "cpu family", "model"))
+        cpu = " ".join(f"{k.strip()}={v.strip()}" for k, v in sorted(info.items()))
+    except OSError:
+        pass
+    return {"libc": " ".join(x for x in (os.confstr("CS_GNU_LIBC_VERSION") or "", deb) if x),
+            "kernel": platform.release(), "python": platform.python_version(), "numpy": numpy.__version__,
+            "cpu": cpu}
+
+
 def write_outputs(results: list[dict[str, Any]], rows: str | None, table: str | None) -> None:
     from .benchutil import RowWriter
     from .ioutil import atomic_open
@@ -1057,6 +1085,7 @@ def write_outputs(results: list[dict[str, Any]], rows: str | None, table: str | 
     if rows:
         with atomic_open(rows) as fh:
             w = RowWriter("counts", fh, fixed={"valgrind": valgrind_version(), "geometry": GEOMETRY,
+                                                "environment": environment(),
                                                 "instrumentation": "client requests around the C call "
                                                 "(ours); --toggle-collect of the worker loop (kenlm_benchmark), "
                                                 "of each queue's LookupNs (KenLM's hash benchmark) or of "

@@ -371,6 +371,12 @@ def read_counts(path: str | Path | None) -> dict[tuple[str, str], float]:
     return {k: float(v["per_unit"]) for k, v in read_table(path).items()}
 
 
+def check_counts(path: str | Path | None) -> None:
+    """A report's ``--counts`` table read once before the report writes anything: a missing or malformed table is a
+    one-line error (CountError) that leaves no output behind, not even an empty folder."""
+    read_counts(path)
+
+
 def unit_of(path: str | Path | None, point: str) -> str | None:
     if not path:
         return None

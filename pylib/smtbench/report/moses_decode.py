@@ -309,9 +309,10 @@ def _table(rows, stem: str, title: str, counts: str | None = None, search: str =
 def main(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from .common import read_rows
+    from .common import check_counts, read_rows
 
     rows = read_rows(args.rows, DECODE_ROWS)
+    check_counts(args.counts)  # a bad --counts stops here, before any output (or folder) is made
     _table(rows, args.table, "Normal stack search: ours vs Moses2 and Moses v1, same model, same run", args.counts)
     frames = [rows]
     if args.cube_rows and args.cube_table:
