@@ -209,3 +209,17 @@ def test_empty_and_blank(tmp_path, data):
     o.write_bytes(data)
     py, c = _both(tmp_path, [o])
     assert py == c, (py, c)
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_extractor_feeds_the_scorer(corpus, tmp_path, plain):
+    """tm extract --reordering-table: the orientation lines counted as the extractor makes them (no extract.o
+    between) give the table tm reorder writes from extract.o."""
+    from smtbench.cli import main
+    out = tmp_path / "x"
+    rc = main(["tm", "extract", "--src", str(corpus / "f"), "--tgt", str(corpus / "e"), "--align", str(corpus / "al"),
+               "--outdir", str(out), "--no-inverse", "--reordering-table", str(out / "rt.gz"), "-q"]
+              + (["--plain"] if plain else []))
+    assert rc == 0 and not (out / "extract.o.gz").exists()
+    score_reordering([str(corpus / "extract.o.gz")], str(tmp_path / "via"))
+    assert gzip.open(out / "rt.gz").read() == (tmp_path / "via").read_bytes()

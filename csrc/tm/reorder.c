@@ -268,7 +268,7 @@ static inline int suspect(const char *p, size_t len) {
  * by the line rule as it is read (most lines are printable ASCII: one word-wise test); at the first fault of any
  * kind the whole block is searched as open_text searches it, so that a control byte anywhere in the block is named
  * before invalid UTF-8, and both before a malformed line. */
-static int count_block(sb_reorder *r, char *b, size_t n, int first, uint64_t *line0, uint64_t *err_line,
+static int count_block(sb_reorder *r, const char *b, size_t n, int first, uint64_t *line0, uint64_t *err_line,
                        int *err_kind, char *err, size_t errlen) {
     if (first && n >= 3 && memcmp(b, "\xef\xbb\xbf", 3) == 0) { b += 3; n -= 3; }
     uint64_t line = *line0;
@@ -331,6 +331,15 @@ int sb_reorder_count(sb_reorder *r, int fd, uint64_t *err_line, int *err_kind, c
         carry = have - cut;
         memmove(r->buf, r->buf + cut, carry);
     }
+    r->st.ns_count += sb_now_ns() - t0;
+    return rc;
+}
+
+int sb_reorder_count_text(sb_reorder *r, const char *text, size_t len, uint64_t *line, uint64_t *err_line,
+                          int *err_kind, char *err, size_t errlen) {
+    uint64_t t0 = sb_now_ns();
+    if (err_line) *err_line = 0;
+    int rc = len ? count_block(r, text, len, 0, line, err_line, err_kind, err, errlen) : SB_OK;
     r->st.ns_count += sb_now_ns() - t0;
     return rc;
 }

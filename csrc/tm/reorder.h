@@ -47,6 +47,11 @@ void sb_reorder_free(sb_reorder *r);
  * ioutil.open_text words it; SB_REORDER_ERR_FORMAT: a malformed line, worded as tm/reordering.py words it), err the
  * words. The counts of a failed call are not to be written. */
 int sb_reorder_count(sb_reorder *r, int fd, uint64_t *err_line, int *err_kind, char *err, size_t errlen);
+/* Count the orientation lines of text[0 .. len), whole lines (the last may lack its '\n'), as a block of a file is
+ * counted (no BOM is special here): the extractor's own lines, handed over without a file between (tm extract
+ * --reordering-table). *line: the number of the block's first line, advanced past it. Errors as sb_reorder_count. */
+int sb_reorder_count_text(sb_reorder *r, const char *text, size_t len, uint64_t *line, uint64_t *err_line,
+                          int *err_kind, char *err, size_t errlen);
 /* Sort the pairs and write the table, smoothing s (>= 0, not NaN), into the files paths[0 .. parts) (created or
  * truncated): about n / parts entries each, in order. */
 int sb_reorder_write(sb_reorder *r, double smoothing, const char *const *paths, int parts);
