@@ -223,3 +223,13 @@ def test_extractor_feeds_the_scorer(corpus, tmp_path, plain):
     assert rc == 0 and not (out / "extract.o.gz").exists()
     score_reordering([str(corpus / "extract.o.gz")], str(tmp_path / "via"))
     assert gzip.open(out / "rt.gz").read() == (tmp_path / "via").read_bytes()
+
+
+def test_keys_sharing_a_long_prefix(tmp_path):
+    """Keys that tie on a megabyte of bytes: sorted (and written) as the reference sorts them, without a recursion
+    per 8 bytes."""
+    w = "p" * (1 << 20)
+    o = tmp_path / "o"
+    o.write_text("".join(f"{w}{x} ||| e ||| mono swap\n" for x in ("b", "", "a", " b", "a b")) + "a ||| e ||| mono mono\n")
+    py, c = _both(tmp_path, [o])
+    assert py == c and isinstance(py, bytes) and py.count(b"\n") == 6

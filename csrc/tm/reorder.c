@@ -383,13 +383,19 @@ static void sort_by_digit(ro_sort *a, ro_sort *t, size_t n) {
     if (src != a) memcpy(a, src, n * sizeof *a);
 }
 
-/* a[0 .. n) sorted by their keys from byte 8d on (their first 8d bytes are equal); t: scratch of n */
+/* a[0 .. n) sorted by their keys from byte 8d on (their first 8d bytes are equal); t: scratch of n. A range whose
+ * keys all tie on a digit goes on to the next digit in this frame (two keys sharing a megabyte-long prefix must
+ * not recurse once per 8 bytes); the recursion is into proper sub-ranges only. */
 static void sort_keys(const sb_reorder *r, ro_sort *a, ro_sort *t, size_t n, size_t d) {
-    for (size_t i = 0; i < n; i++) {   /* entries in key order, not in memory order: each fetched ahead */
-        if (i + RO_PREFETCH < n) SB_PREFETCH(r->keys + a[i + RO_PREFETCH].off + sizeof(ro_rec) + d * 8);
-        a[i].k = digit(r, a[i].off, d);
+    if (n < 2) return;
+    for (;; d++) {
+        for (size_t i = 0; i < n; i++) {   /* records in key order, not in memory order: each fetched ahead */
+            if (i + RO_PREFETCH < n) SB_PREFETCH(r->keys + a[i + RO_PREFETCH].off + sizeof(ro_rec) + d * 8);
+            a[i].k = digit(r, a[i].off, d);
+        }
+        sort_by_digit(a, t, n);
+        if (a[0].k != a[n - 1].k || a[0].k == 0) break;   /* (all 0: every key ended -- not for distinct keys) */
     }
-    sort_by_digit(a, t, n);
     for (size_t s = 0; s < n;) {
         size_t e = s + 1;
         while (e < n && a[e].k == a[s].k) e++;
