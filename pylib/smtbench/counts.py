@@ -1061,7 +1061,7 @@ def environment() -> dict[str, str]:
 
     deb = ""
     try:
-        r = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "libc6"], capture_output=True, text=True, timeout=10)
+        r = procs.run(["dpkg-query", "-W", "-f", "${Version}", "libc6"], capture_output=True, text=True, timeout=10)
         deb = r.stdout.strip() if r.returncode == 0 else ""
     except (OSError, subprocess.SubprocessError):
         pass
