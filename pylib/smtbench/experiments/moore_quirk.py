@@ -487,7 +487,8 @@ def main(args: argparse.Namespace) -> int:
         if args.mode != "moses" or args.distortion_limit is not None:
             raise ValueError("--live-peers: Moses decodes the ini as it is: Moses mode (--mode moses) and the ini's "
                              "distortion limit (no --distortion-limit)")
-        fixed.update(moses_peer.build_fields(("moses2", "moses")))
+        fixed.update({f"{prog}_allocator": _allocator(str(moses_peer.bin_dir() / prog)) if moses_peer.available(prog)
+                      else None for prog in ("moses2", "moses")})  # every row says how Moses was built
     import tempfile
     with open_rows("moore_quirk", args.out, fixed) as rows, progress(None, args.progress) as bar, \
             tempfile.TemporaryDirectory(prefix="smtbench-moore-quirk-") as tmp:

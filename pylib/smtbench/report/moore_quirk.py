@@ -399,6 +399,11 @@ def live_rows(pts: pd.DataFrame, ours: pd.DataFrame, peer: pd.DataFrame, timing:
     return pd.DataFrame(out)
 
 
+def _run_of(v: object) -> str:
+    """A row's run id as text ('' where none: rows timed outside the repeat loop, such as repeat 0)."""
+    return "" if v is None or v != v else str(v)
+
+
 def moses_table(rows: pd.DataFrame, oracle: str | None = None) -> pd.DataFrame:
     """Every other search beside DE+EP at its BLEU: its ms/word, DE+EP's on the upper hull at that BLEU, the ratio.
     Ours and Moses live (``--live-peers`` rows) carry the ratio, with its interval; the oracle's recorded runs none."""
@@ -436,11 +441,11 @@ def moses_table(rows: pd.DataFrame, oracle: str | None = None) -> pd.DataFrame:
     for g in _repeats(rows):
         pr = _head_points(g)
         rep_full, rep_head = _de_ep_hull(pr, False), (_de_ep_hull(pr, True) if "head_bleu" in pr else None)
-        key = (str(g.run_id.iloc[0]) if "run_id" in g.columns else "nan", int(g.repeat.iloc[0]))
+        key = (_run_of(g.run_id.iloc[0]) if "run_id" in g.columns else "", int(g.repeat.iloc[0]))
         mine = dict(zip(pr.vector, pr.ms_per_word))
         t = kept(timing)
         if len(t):
-            run = t.run_id.astype(str) if "run_id" in t.columns else pd.Series("nan", index=t.index)
+            run = t.run_id.map(_run_of) if "run_id" in t.columns else pd.Series("", index=t.index)
             t = t[(run == key[0]) & (t.repeat == key[1])]
         theirs = dict(zip(t.config, t.ms_per_word)) if len(t) else {}
         for i, r in enumerate(df.itertuples()):
