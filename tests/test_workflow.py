@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import ORACLE
 
 HAVE_SLURM_PLUGIN = importlib.util.find_spec("snakemake_executor_plugin_slurm") is not None
 
@@ -252,11 +253,15 @@ def test_decoding_experiments_rerun_on_tuned_weights(root, tmp_path):
                for x in cmds)
     assert any("bench moses_decode -f work/tm/model-test-mira/moses.ini" in x and "--peers moses2" in x
                for x in cmds)
-    for rows in ("mokry_decoder/trained-mira.jsonl", "mokry_decoder/trained-default.jsonl",
-                 "moses2_search/rows-trained-mira.jsonl", "moses2_search/rows-trained-default.jsonl",
-                 "moore_quirk/rows-mira.jsonl"):
+    # without the oracle (oracle_absent: trained) the experiments' main run is the untuned trained model itself,
+    # so its `default` weights run is that run (rows.jsonl / trained.jsonl), not a second one
+    untuned = (("mokry_decoder/trained-default.jsonl", "moses2_search/rows-trained-default.jsonl") if ORACLE.is_dir()
+               else ("mokry_decoder/trained.jsonl", "moses2_search/rows.jsonl"))
+    for rows in ("mokry_decoder/trained-mira.jsonl", "moses2_search/rows-trained-mira.jsonl",
+                 "moore_quirk/rows-mira.jsonl", *untuned):
         assert any(f"--out results/raw/{rows}" in x for x in cmds), rows
-    assert any("smtbench tune -f work/moore-quirk/tune/model/moses.ini" in x for x in cmds)
+    mq = "work/moore-quirk/tune/model" if ORACLE.is_dir() else "work/moore-quirk/trained/tune/model"
+    assert any(f"smtbench tune -f {mq}/moses.ini" in x for x in cmds)
     grid = yaml.safe_load((root / "config" / "default.yaml").read_text())
     grid["tune"]["model"] = "oracle"
     cfg = tmp_path / "grid.yaml"
