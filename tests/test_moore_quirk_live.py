@@ -122,3 +122,53 @@ def test_committed_rows_still_render(tmp_path):
     assert rec.timed_by.str.startswith("recorded, ").all() and rec["time_ratio_vs_de+ep"].isna().all()
     write_table(t, tmp_path / "moses", "t", notes=mq.MOSES_NOTES)
     assert "`(recorded)` rows" in (tmp_path / "moses.md").read_text()
+
+
+@pytest.mark.slow
+def test_real_moses_live_on_the_oracle(tmp_path):
+    """Moses2 and Moses v1 themselves (where built) on the oracle's model, 4 dev verses: Moses2's lines pass the
+    identity rule against ours at the same settings (strict: it would have stopped the run), Moses v1 runs plain and
+    with -early-distortion-cost on the first 3, and the table prints their ratios."""
+    from conftest import HAVE_ORACLE, ORACLE
+
+    from smtbench import moses_peer
+    from smtbench.cli import build_parser
+    if not HAVE_ORACLE:
+        pytest.skip("Moses oracle not present")
+    missing = [p for p in ("moses2", "moses") if not moses_peer.available(p)]
+    if missing:
+        pytest.skip(f"Moses' {', '.join(missing)} not built in {moses_peer.bin_dir()} (make moses)")
+    out = tmp_path / "rows.jsonl"
+    cwd = Path.cwd()
+    import os
+    os.chdir(ORACLE)  # the ini's relative paths, as the rule runs it
+    try:
+        args = build_parser().parse_args([
+            "bench", "moore_quirk", "-f", "moses.ini", "--input", "dev.es", "--reference", "dev.en", "--mode",
+            "moses", "--variants", "de+ep", "--thresholds", "1", "--limits", "5", "--peers", "normal:50,cube:50",
+            "--live-peers", "moses2,moses", "--moses1-sentences", "3", "--sentences", "4", "--repeats", "2",
+            "--spell-probe-mib", "0", "--out", str(out)])
+        assert args.func(args) == 0
+    finally:
+        os.chdir(cwd)
+    r = pd.DataFrame([json.loads(x) for x in out.read_text().splitlines()])
+    peer = r[r.kind == "moses_peer"].set_index("config")
+    assert (peer.status == "ok").all() and (peer.loc[["m2-normal50", "m2-cube50"], "identity_theirs_higher"] == 0).all()
+    assert "-early-distortion-cost" in peer.loc["m1-normal50-edc", "command"]
+    assert (peer.allocator.str.len() > 0).all()
+    t = mq.moses_table(r).set_index("config")
+    assert (t.loc[["m2-normal50", "m2-cube50", "m1-normal50", "m1-normal50-edc"], "time_ratio_vs_de+ep"] > 0).all()
+
+
+@pytest.mark.parametrize("programs, peers, message", [
+    (["moses"], ["cube:400"], "--live-peers moses: no setting to run it at"),
+    (["moses2"], [], "--live-peers moses2: no setting to run it at (--peers none"),
+    (["kenlm"], ["normal:1"], "--live-peers kenlm: moses2 or moses"),
+])
+def test_live_configs_and_bad_live_peers(programs, peers, message):
+    from smtbench.experiments.moore_quirk import live_configs
+    got = live_configs(["moses2", "moses"], ["normal:200", "cube:400"], 200)
+    assert [(c.config, c.sentences) for c in got] == [("m2-normal200", 0), ("m2-cube400", 0), ("m1-normal200", 200),
+                                                      ("m1-normal200-edc", 200)]
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        live_configs(programs, peers, 0)

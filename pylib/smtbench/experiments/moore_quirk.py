@@ -347,6 +347,9 @@ def live_configs(programs: Iterable[str], peers: Iterable[str], moses1_sentences
             elif prog not in ("moses2", "moses"):
                 raise ValueError(f"--live-peers {prog}: moses2 or moses (Moore & Quirk's comparison names its "
                                  "Moses runs)")
+        if not any(c.program == prog for c in out):
+            raise ValueError(f"--live-peers {prog}: no setting to run it at (--peers {','.join(peers) or 'none'}: "
+                             "moses2 runs at every normal:S and cube:P, moses at every normal:S)")
     return out
 
 
