@@ -156,8 +156,11 @@ def test_real_moses_live_on_the_oracle(tmp_path):
     assert (peer.status == "ok").all() and (peer.loc[["m2-normal50", "m2-cube50"], "identity_theirs_higher"] == 0).all()
     assert "-early-distortion-cost" in peer.loc["m1-normal50-edc", "command"]
     assert (peer.allocator.str.len() > 0).all()
-    t = mq.moses_table(r).set_index("config")
-    assert (t.loc[["m2-normal50", "m2-cube50", "m1-normal50", "m1-normal50-edc"], "time_ratio_vs_de+ep"] > 0).all()
+    t = mq.moses_table(r).set_index("config").loc[["m2-normal50", "m2-cube50", "m1-normal50", "m1-normal50-edc"]]
+    # on 3-4 verses a repeat's whole-input run can take less than its first-line run (noise: no time that repeat);
+    # every row with a time and a hull reading carries its ratio
+    timed = t.ms_per_word.notna() & t["de+ep_ms_per_word"].notna()
+    assert timed.any() and (t.loc[timed, "time_ratio_vs_de+ep"] > 0).all()
 
 
 @pytest.mark.parametrize("programs, peers, message", [
