@@ -146,3 +146,33 @@ def test_glm_btree_rows_carry_the_working_set_probe(model, tmp_path):
     rows = pd.read_json(out, lines=True)
     assert (rows.dropna(subset=["attempt"]).regime_name == "glm_btree/tiny").all()  # every row of the loop
     assert rows.regime_probe_ns.notna().any()
+
+
+def test_glm_btree_times_kenlm_at_every_thread_count(model, tmp_path):
+    """Issue 40: KenLM's programs are timed at each of the table's thread counts in the same run (kenlm_benchmark
+    -t T), and Table 3 divides each multi-thread row by the peer at its own thread count, with its interval."""
+    from smtbench.lm import kenlm_peer
+    from smtbench.report import glm_btree
+
+    try:
+        kenlm_peer.program("kenlm_benchmark")
+        kenlm_peer.program("build_binary")
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    arpa, text, _ = model
+    trie = tmp_path / "m.trie"
+    kenlm_peer.build_binary(arpa, "trie", trie)
+    out = tmp_path / "glm.jsonl"
+    assert main(["bench", "glm_btree", "--arpa", str(arpa), "--text", str(text), "--name", "tiny", "--threads", "1,2",
+                 "--repeats", "2", "--min-queries", "2000", "--spell-probe-mib", "0", "--no-kenlm", "--no-gpu",
+                 "--kenlm-binary", f"trie={trie}", "--out", str(out)]) == 0
+    rows = pd.read_json(out, lines=True)
+    peer = rows[rows.backend == "kenlm-trie-cpp"]
+    assert sorted(set(peer.threads)) == [1, 2] and set(peer.run_id) == set(rows.dropna(subset=["run_id"]).run_id)
+    assert set(peer.path) == {"kenlm_benchmark -q -t 1", "kenlm_benchmark -q -t 2"}
+    assert (peer.peer_minor_faults > 0).all()
+    t = glm_btree.table3(rows, "tiny").set_index("system")
+    two, trie2 = t.loc["B-tree CPU (2 threads)"], t.loc["KenLM trie, C++ (2 threads)"]
+    # the 2-thread peer, not the 1-thread one (the table rounds qps to integers: a slow tiny run has few digits)
+    assert two.vs_kenlm_trie_cpp == pytest.approx(two.qps / trie2.qps, rel=1e-3), (two.qps, trie2.qps)
+    assert two.vs_kenlm_trie_cpp_ci_low == two.vs_kenlm_trie_cpp_ci_low, rows[["backend", "threads", "repeat", "qps"]]

@@ -46,3 +46,19 @@ def test_guard_reports_a_kill(tmp_path):
     assert "a doomed step failed" in r.stderr and "out-of-memory" in r.stderr
     ok = run("guard", "--what", "fine", "--", sys.executable, "-c", "pass")
     assert ok.returncode == 0 and ok.stderr == ""
+
+
+def test_report_with_a_bad_counts_table_makes_no_folder(tmp_path, capsys):
+    """A report verb checks --counts before it writes anything: one line, exit 2, no (empty) output folder."""
+    from pathlib import Path
+
+    rows = Path(__file__).resolve().parents[1] / "results" / "raw" / "glm_btree" / "bible.o3.jsonl"
+    if not rows.exists():
+        import pytest
+        pytest.skip(f"{rows} absent")
+    out = tmp_path / "out"
+    assert main(["report", "glm_btree", "--rows", str(rows), "--counts", str(tmp_path / "BAD"),
+                 "--tables", str(out / "tables"), "--figures", str(out / "figures")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "BAD: cannot read" in err and "\n" not in err
+    assert not out.exists()

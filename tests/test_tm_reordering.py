@@ -41,3 +41,195 @@ def test_scoring_smoothing(tmp_path) -> None:
     o.write_text("f ||| e ||| mono\n")
     with pytest.raises(OrientationFormatError, match=r"o:1: orientations"):
         score_reordering([str(o)], str(tmp_path / "r2"))
+
+
+# ---------------------------------------------------------------- the C scorer (csrc/tm/reorder.c) against the reference
+import re  # noqa: E402
+import subprocess  # noqa: E402
+
+from smtbench.ioutil import TextFormatError  # noqa: E402
+from smtbench.tm.reordering import score_reordering_native  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """300 verses of the shipped corpus, synthetic alignment, our extract.o.gz (tests/toy_models.py)."""
+    from toy_models import aligned_corpus
+    return aligned_corpus(tmp_path_factory.mktemp("ro"), 300, 5, orientation=True)
+
+
+def _both(tmp_path, files, smoothing=0.5, out="t"):
+    """(reference bytes or its error, C bytes or its error): the same table or the same one-line error"""
+    got = []
+    for plain in (True, False):
+        o = tmp_path / f"{out}.{'py' if plain else 'c'}"
+        try:
+            score_reordering([str(f) for f in files], str(o), smoothing, plain=plain)
+            got.append(o.read_bytes())
+        except ValueError as exc:
+            got.append((type(exc).__name__, str(exc)))
+            assert not o.exists()
+    return got
+
+
+def test_c_equals_reference_on_corpus(corpus, tmp_path):
+    o = corpus / "extract.o.gz"
+    py, c = _both(tmp_path, [o])
+    assert py == c and py.count(b"\n") > 5000
+    # a .gz output in parallel members reads back as the same table; the stats count what was read
+    st = score_reordering_native([str(o)], str(tmp_path / "t.gz"), threads=3)
+    assert gzip.open(tmp_path / "t.gz").read() == c
+    n_lines = len(gzip.open(o).read().split(b"\n")) - 1
+    assert (st.lines, st.pairs) == (n_lines, c.count(b"\n"))
+    # two files count as their concatenation (and as the reference counts them)
+    plain = tmp_path / "o.txt"
+    plain.write_bytes(gzip.open(o).read())
+    py2, c2 = _both(tmp_path, [o, plain], out="two")
+    assert py2 == c2 and py2 != c
+    for s in (0.0, 1.0, 1e308, float("inf")):   # inf: (c + inf) / inf is a NaN, printed "nan" by both
+        py, c = _both(tmp_path, [plain], s, out=f"s{s}")
+        assert py == c, s
+
+
+ORIENT = ["a ||| x ||| mono mono", "a b ||| x ||| swap other", "a ||| x y ||| other swap", "a ||| x ||| mono swap",
+          "b ||| y ||| mono mono"]
+
+
+@pytest.mark.parametrize("bad", [
+    "a ||| x", "a ||| x ||| mono mono ||| 1", "a ||| x ||| mono", "a ||| x ||| mono mono swap", "a ||| x ||| Mono mono",
+    "", " ", "a |||x ||| mono mono", "a ||| x |||mono mono", "a ||| x ||| mono\u00a0mono", "||| x ||| mono mono",
+    "a |||| x ||| swap swap",  # " ||||" is no separator: two parts
+])
+def test_malformed_lines_same_error(tmp_path, bad):
+    o = tmp_path / "o"
+    o.write_bytes(("\n".join(ORIENT[:2] + [bad] + ORIENT[2:]) + "\n").encode())
+    py, c = _both(tmp_path, [o])
+    assert py == c and isinstance(py, tuple) and py[1].startswith(f"{o}:3: "), (py, c)
+
+
+@pytest.mark.parametrize("odd", [
+    " ||| x ||| mono mono",  # an empty F
+    "a ||| ||| b ||| mono mono",  # E = "||| b": leftmost, non-overlapping separators
+    "a  ||| x ||| \tmono  other \t",  # F "a " (kept as written), orientation words split at spaces and TABs
+    "a ||| x ||| other other",
+    "\u00e9\u2028 ||| \U0001f600 ||| mono mono",  # U+2028 is an ordinary character
+])
+def test_odd_lines_same_table(tmp_path, odd):
+    o = tmp_path / "o"
+    o.write_bytes(("\n".join(ORIENT + [odd, odd]) + "\n").encode())
+    py, c = _both(tmp_path, [o])
+    assert py == c and isinstance(py, bytes), (py, c)
+
+
+@pytest.mark.parametrize("kind", ["cr", "nul", "ff", "del", "utf8", "u2028", "u0085", "bom", "crlf", "noeol"])
+def test_line_rule_same_as_reference(tmp_path, kind):
+    """The line rule as ioutil.open_text applies it: refused at the line (a control byte before any malformed line or
+    invalid UTF-8 of the same block), or read as the plain file."""
+    lines = [x.encode() for x in ORIENT]
+    ins = {"cr": b"\r", "nul": b"\x00", "ff": b"\x0c", "del": b"\x7f", "utf8": b"\xe9", "u2028": "\u2028".encode(),
+           "u0085": "\u0085".encode()}
+    if kind in ins:
+        lines[3] = lines[3].replace(b" ", b" z" + ins[kind] + b" ", 1)  # F "a z<it>"
+    data = b"".join(x + (b"\r\n" if kind == "crlf" else b"\n") for x in lines)
+    data = b"\xef\xbb\xbf" + data if kind == "bom" else data[:-1] if kind == "noeol" else data
+    o = tmp_path / "o"
+    o.write_bytes(data)
+    py, c = _both(tmp_path, [o])
+    assert py == c, (py, c)
+    if kind in ("cr", "nul", "ff", "del", "utf8"):
+        assert py[0] == "TextFormatError" and py[1].startswith(f"{o}:4: "), py
+        o.write_bytes(data.replace(b"b ||| y ||| mono mono", b"b ||| y ||| mono"))  # a malformed line after it
+        assert _both(tmp_path, [o], out="later") == [py, py]
+        o.write_bytes(b"x ||| y\n" + data)  # a malformed line before it, in the same block: the line rule first
+        py2, c2 = _both(tmp_path, [o], out="before")
+        assert py2 == c2 and py2[1].startswith(f"{o}:5: "), py2
+    else:
+        assert isinstance(py, bytes) and py.count(b"\n") == (5 if kind in ins else 4)  # line 4's F "a z<it>" apart
+
+
+def test_blocks_and_long_lines(tmp_path):
+    """Errors and counts across 1 MiB reads: a line longer than a read, a malformed line in a later block, .gz input
+    (gzip -dc for the C path), an error in the second of two files."""
+    long_f = "w" * (3 << 20)
+    body = [f"p{i % 5000} ||| q{i % 77} ||| {('mono', 'swap', 'other')[i % 3]} {('mono', 'other')[i % 2]}"
+            for i in range(200_000)]
+    o = tmp_path / "o.gz"
+    with gzip.open(o, "wt") as fh:
+        fh.write("\n".join(body[:1000] + [f"{long_f} ||| x ||| mono mono"] + body[1000:]) + "\n")
+    py, c = _both(tmp_path, [o])
+    assert py == c and isinstance(py, bytes)
+    bad = tmp_path / "bad"
+    bad.write_text("\n".join(body + ["p ||| q ||| mono"] + body[:10]) + "\n")
+    py, c = _both(tmp_path, [o, bad], out="bad")
+    assert py == c and py[1] == f"{bad}:200001: orientations must be two of mono/swap/other", py
+    bad.write_bytes(b"\n".join(x.encode() for x in body) + b"\n\xff\n")
+    py, c = _both(tmp_path, [bad], out="bad2")
+    assert py == c and py[1] == f"{bad}:200001: invalid UTF-8 (byte 0xff at column 1)", py
+
+
+def test_counts_past_the_format_table(tmp_path):
+    """Totals past the C writer's table of formatted values (64) and counts of one pair in the thousands."""
+    o = tmp_path / "o"
+    o.write_text("".join(f"a ||| x ||| {('mono', 'swap', 'other')[i % 3]} {('mono', 'swap')[i % 7 == 0]}\n"
+                         for i in range(70_001)) + "".join(f"b{i % 90} ||| y ||| mono other\n" for i in range(9000)))
+    py, c = _both(tmp_path, [o])
+    assert py == c and isinstance(py, bytes)
+
+
+def test_moses_lexical_reordering_score_equals_ours(corpus, tmp_path):
+    """Moses' lexical-reordering-score on the same extraction (sorted as train-model.perl sorts it): the same pairs,
+    the same values (its %f against our %.6g)."""
+    from smtbench import moses_peer
+    if not moses_peer.available("lexical-reordering-score"):
+        pytest.skip(f"Moses' lexical-reordering-score not built in {moses_peer.bin_dir()} (make moses)")
+    srt = tmp_path / "extract.o.sorted"
+    with open(srt, "wb") as fo:
+        subprocess.run(["sort"], input=gzip.open(corpus / "extract.o.gz").read(), stdout=fo, check=True,
+                       env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+    subprocess.run([str(moses_peer.program("lexical-reordering-score")), str(srt), "0.5", str(tmp_path / "rt."),
+                    "--model", "wbe msd wbe-msd-bidirectional-fe"], check=True, capture_output=True)
+    theirs = {}
+    for line in gzip.open(tmp_path / "rt.wbe-msd-bidirectional-fe.gz", "rt", encoding="utf-8"):
+        f, e, v = line.rstrip("\n").split(" ||| ")
+        theirs[f"{f} ||| {e}"] = [float(x) for x in v.split()]
+    score_reordering([str(corpus / "extract.o.gz")], str(tmp_path / "ours"))
+    ours = {}
+    for line in (tmp_path / "ours").read_text(encoding="utf-8").split("\n")[:-1]:
+        f, e, v = line.split(" ||| ")
+        ours[f"{f} ||| {e}"] = [float(x) for x in v.split()]
+    assert ours.keys() == theirs.keys() and len(ours) > 5000
+    assert all(len(ours[k]) == 6 and max(abs(a - b) for a, b in zip(ours[k], theirs[k])) <= 1e-6 for k in ours)
+
+
+@pytest.mark.parametrize("data", [b"", b"\xef\xbb\xbf", b"\n", b"a ||| x ||| mono mono\n\n", b"\xef\xbb\xbfa ||| x ||| mono mono",
+                                  b"a ||| x ||| mono mono\r", b"a ||| x ||| mono mono\r\n\r\n"])
+def test_empty_and_blank(tmp_path, data):
+    """An empty file is an empty table; a blank line is malformed (as the reference reads it)."""
+    o = tmp_path / "o"
+    o.write_bytes(data)
+    py, c = _both(tmp_path, [o])
+    assert py == c, (py, c)
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_extractor_feeds_the_scorer(corpus, tmp_path, plain):
+    """tm extract --reordering-table: the orientation lines counted as the extractor makes them (no extract.o
+    between) give the table tm reorder writes from extract.o."""
+    from smtbench.cli import main
+    out = tmp_path / "x"
+    rc = main(["tm", "extract", "--src", str(corpus / "f"), "--tgt", str(corpus / "e"), "--align", str(corpus / "al"),
+               "--outdir", str(out), "--no-inverse", "--reordering-table", str(out / "rt.gz"), "-q"]
+              + (["--plain"] if plain else []))
+    assert rc == 0 and not (out / "extract.o.gz").exists()
+    score_reordering([str(corpus / "extract.o.gz")], str(tmp_path / "via"))
+    assert gzip.open(out / "rt.gz").read() == (tmp_path / "via").read_bytes()
+
+
+def test_keys_sharing_a_long_prefix(tmp_path):
+    """Keys that tie on a megabyte of bytes: sorted (and written) as the reference sorts them, without a recursion
+    per 8 bytes."""
+    w = "p" * (1 << 20)
+    o = tmp_path / "o"
+    o.write_text("".join(f"{w}{x} ||| e ||| mono swap\n" for x in ("b", "", "a", " b", "a b")) + "a ||| e ||| mono mono\n")
+    py, c = _both(tmp_path, [o])
+    assert py == c and isinstance(py, bytes) and py.count(b"\n") == 6

@@ -69,36 +69,6 @@ static int parse_scores(const char *p, size_t len, float *out, int want, int *go
     return n == want ? 0 : -1;
 }
 
-/* the length of the longest valid (strict) UTF-8 prefix of s[0 .. len) */
-static size_t utf8_valid_prefix(const char *s, size_t len) {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len) {
-        if (i + 8 <= len) {   /* ASCII fast path */
-            uint64_t w;
-            memcpy(&w, p + i, 8);
-            if (!(w & 0x8080808080808080ULL)) { i += 8; continue; }
-        }
-        unsigned c = p[i];
-        if (c < 0x80) { i++; continue; }
-        int n;
-        unsigned lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) n = 1;
-        else if (c == 0xE0) { n = 2; lo = 0xA0; }
-        else if (c == 0xED) { n = 2; hi = 0x9F; }   /* no surrogates */
-        else if (c >= 0xE1 && c <= 0xEF) n = 2;
-        else if (c == 0xF0) { n = 3; lo = 0x90; }
-        else if (c >= 0xF1 && c <= 0xF3) n = 3;
-        else if (c == 0xF4) { n = 3; hi = 0x8F; }
-        else return i;
-        if (len - i <= (size_t)n) return i;
-        if (p[i + 1] < lo || p[i + 1] > hi) return i;
-        for (int k = 2; k <= n; k++) if (p[i + (size_t)k] < 0x80 || p[i + (size_t)k] > 0xBF) return i;
-        i += (size_t)n + 1;
-    }
-    return len;
-}
-
 typedef int (*line_fn)(sb_pb_reader *rd, const char *line, size_t len, uint64_t lineno);
 
 /* fn on each non-blank line; a line holding a control byte (a NUL, a '\r' not before its '\n': the line rule of
@@ -117,7 +87,7 @@ static int each_line(sb_pb_reader *rd, const char *buf, size_t len, uint64_t fir
             sb_line_control_msg((unsigned char)buf[i + bad], why, sizeof why);
             return sb_pb_reader_fail(rd, lineno, "%s", why);
         }
-        size_t ok = utf8_valid_prefix(buf + i, l);
+        size_t ok = sb_utf8_valid_prefix(buf + i, l);
         if (ok != l)
             return sb_pb_reader_fail(rd, lineno, "invalid UTF-8 (byte 0x%02x at column %zu)",
                                      (unsigned char)buf[i + ok], ok + 1);

@@ -58,9 +58,11 @@ int sb_pscore_load_lex(sb_pscore *s, int which, int fd, uint64_t *err_line, char
             sb_line_control_msg((unsigned char)line[bad], why, sizeof why);
             sb_ps_seterr(err, errlen, why); rc = SB_EFORMAT; break;
         }
-        char *w1 = strtok(line, " \t\r"), *w2 = strtok(NULL, " \t\r"), *w3 = strtok(NULL, " \t\r");
+        char *save = line;
+        size_t l1, l2, l3, l4;
+        char *w1 = sb_token(&save, 1, &l1), *w2 = sb_token(&save, 1, &l2), *w3 = sb_token(&save, 1, &l3);
         if (!w1 && !w2) continue;   /* blank line */
-        if (!w1 || !w2 || !w3 || strtok(NULL, " \t\r")) {
+        if (!w1 || !w2 || !w3 || sb_token(&save, 1, &l4)) {
             sb_ps_seterr(err, errlen, "expected three fields `word word probability`"); rc = SB_EFORMAT; break;
         }
         char *endp;
@@ -189,10 +191,10 @@ int sb_ps_prepare_vocab(sb_pscore *s) {
 static int split_words(char *p, char **words, size_t *wlen, int *nw, char *out, size_t *outlen) {
     int n = 0;
     size_t o = 0;
-    char *save = NULL;
-    for (char *w = strtok_r(p, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+    char *save = p;
+    size_t l;
+    for (char *w = sb_token(&save, 0, &l); w; w = sb_token(&save, 0, &l)) {
         if (n == MAXW) return SB_EFORMAT;
-        size_t l = strlen(w);
         if (o) out[o++] = ' ';
         memcpy(out + o, w, l);
         wlen[n] = l;
@@ -241,8 +243,9 @@ int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *
     uint8_t lf[MAXL], le[MAXL];
     int nl = 0;
     uint64_t amask = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(fields[2], " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
+    char *save = fields[2];
+    size_t tl;
+    for (char *tok = sb_token(&save, 1, &tl); tok; tok = sb_token(&save, 1, &tl)) {
         char *dash = strchr(tok, '-');
         if (!dash || dash == tok || !dash[1]) { *msg = "bad alignment point (expected i-j)"; return SB_EFORMAT; }
         char *e1, *e2;

@@ -68,6 +68,28 @@ static inline size_t sb_line_control(const char *p, size_t len) {
 /* The refusal's reason for control byte c, worded as ioutil.open_text words it (into buf, n bytes). */
 void sb_line_control_msg(unsigned char c, char *buf, size_t n);
 
+/* The length of the longest valid (strict) UTF-8 prefix of s[0 .. len): no overlong forms, no surrogates, nothing
+ * past U+10FFFF; an ASCII fast path 8 bytes a step. Where it is < len, s[it] starts the first invalid sequence (the
+ * byte Python's UnicodeDecodeError.start names: ioutil.open_text's "invalid UTF-8 (byte 0x.. at column N)"). */
+size_t sb_utf8_valid_prefix(const char *s, size_t len);
+
+/* The next token of a NUL-terminated line split at spaces and TABs (and '\r' where with_cr), in place, as
+ * strtok_r(.., " \t" or " \t\r", save) splits it: leading separators skipped, the separator after the token
+ * overwritten with NUL, *save left after it; NULL when none is left (*len: the token's length). A loop of our own
+ * rather than libc's strtok_r: the SIMD strspn/strcspn under it cost more than the scan on words this short, and
+ * their instruction counts follow the C library's version and the line's alignment (CONTRIBUTING 'Counts'). */
+static inline char *sb_token(char **save, int with_cr, size_t *len) {
+    char *p = *save;
+    while (*p == ' ' || *p == '\t' || (with_cr && *p == '\r')) p++;
+    if (!*p) { *save = p; *len = 0; return NULL; }
+    char *t = p;
+    while (*p && *p != ' ' && *p != '\t' && !(with_cr && *p == '\r')) p++;
+    *len = (size_t)(p - t);
+    if (*p) *p++ = 0;
+    *save = p;
+    return t;
+}
+
 /* Large zeroed allocation: mmap + MADV_HUGEPAGE where available (KenLM's HugeMalloc idea).
  * Returns NULL on failure. Free with sb_huge_free(ptr, bytes). */
 void *sb_huge_alloc(size_t bytes, int *used_huge);

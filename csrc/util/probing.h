@@ -1,5 +1,5 @@
-/* probing.h - the one linear-probing hash table of this project, in two shapes, its one string hash and its one
- * word-id tuple hash.
+/* probing.h - the one linear-probing hash table of this project, in two shapes, its string hashes (a file format's
+ * and an in-memory one) and its one word-id tuple hash.
  *
  * 1. sb_probing: keyed entries in the table itself, page-backed - used by Mokry's hash experiment (hashprobe.c, Mokry
  *    2016 section 3.1) and by the probing LM (lmprobe.c, section 3.2), as KenLM's util/probing_hash_table.hh
@@ -29,6 +29,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/common.h"
 
@@ -104,6 +105,26 @@ static inline void *sb_probing_slot(sb_probing *t, size_t stride, uint64_t key, 
 static inline uint64_t sb_str_hash(const char *s, size_t len) {
     uint64_t h = 1469598103934665603ULL;
     for (const unsigned char *p = (const unsigned char *)s, *e = p + len; p < e; p++) h = (h ^ *p) * 0x100000001b3ULL;
+    return sb_mix64(h);
+}
+
+/* The in-memory hash of a byte string, 8 bytes a step (sb_str_hash runs a byte at a time and is part of a file
+ * format; this one is part of none): each little-endian word (the tail zero-padded) multiplied into the state with
+ * its high half folded down, the length in the seed, sb_mix64 at the end. For tables keyed by whole lines (the
+ * reordering scorer's "F ||| E", csrc/tm/reorder.c), where the byte loop cost a multiply per byte. */
+static inline uint64_t sb_bytes_hash(const char *s, size_t len) {
+    uint64_t h = 0x243F6A8885A308D3ULL ^ (uint64_t)len, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+        h ^= h >> 32;
+    }
+    if (i < len) {
+        w = 0;
+        memcpy(&w, s + i, len - i);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+    }
     return sb_mix64(h);
 }
 

@@ -20,13 +20,14 @@ each point of ours with the peer's point on the same input (the rows' and the ta
 decoders' peer) is counted like kenlm_benchmark: collection toggled on inside ``Moses2::TranslationTask::Run()``
 (one call per sentence: decoding and writing the 1-best), loading not collected. Moses' ``score`` (twice: direct,
 ``--Inverse``) and ``consolidate``, the scoring peer, are counted whole (their loading is the lex tables, which our
-scoring point's region loads too). No one-line-input subtraction is used anywhere.
+scoring point's region loads too); so is Moses' ``lexical-reordering-score``, the peer of our reordering point. No one-line-input subtraction is used anywhere.
 
 Debian 12's valgrind (3.19) stops with SIGILL on AVX-512, which ``-march=native`` emits: counts come from the
 portable build (SMTBENCH_NATIVE=0); a native build is refused.
 
 Units: ``lookup`` (hash), ``query`` (one scored word incl. ``</s>``: LM, B-tree, KenLM), ``source word``
-(decoders, Moses2: the words of the decoded input sentences), ``extract line`` (phrase scoring, Moses' score).
+(decoders, Moses2: the words of the decoded input sentences), ``extract line`` (phrase scoring, Moses' score),
+``orientation line`` (reordering tables: ours, Moses' lexical-reordering-score).
 Metrics per unit: ``ir`` (instructions), ``dr``/``dw`` (data reads/writes), ``d1_miss`` (D1mr+D1mw), ``ll_miss``
 (DLmr+DLmw), ``br_miss`` (Bcm+Bim).
 """
@@ -168,6 +169,14 @@ POINTS: list[Point] = [
           f"our phrase scoring (smtbench tm score's C core, one thread, 64 MiB): both lex tables loaded, the extract "
           f"parsed into runs, merged by target and by source, the table written; extract and lex tables of the "
           f"oracle's first {SCORE_SENTENCES} aligned training sentence pairs (tm extract, plain files)"),
+    Point("reorder-t1", "score", "ours", "sb_reorder", "orientation line",
+          f"our reordering table (smtbench tm reorder's C core, csrc/tm/reorder.c): the orientation lines of the "
+          f"same {SCORE_SENTENCES} sentence pairs' extraction (tm extract --orientation, plain extract.o) counted per "
+          f"distinct pair, sorted, the table written (plain)"),
+    Point("moses-reorder", "moses-reorder", "moses", "lexical-reordering-score", "orientation line",
+          f"Moses' lexical-reordering-score extract.o.sorted 0.5 ... --model \"wbe msd wbe-msd-bidirectional-fe\" on "
+          f"the same orientation lines sorted as train-model.perl sorts them (LC_ALL=C sort, not counted), the whole "
+          f"run counted: its table's gzip at the end included (it always compresses; ours writes plain here)"),
     Point("moses-score", "moses-score", "moses", "score+consolidate", "extract line",
           f"Moses' score (direct, and --Inverse) and consolidate on the same extract of {SCORE_SENTENCES} sentence "
           f"pairs, each whole run counted (lex loading included); the GNU sorts between them are not counted "
@@ -175,7 +184,7 @@ POINTS: list[Point] = [
 ]
 BY_NAME = {p.name: p for p in POINTS}
 GROUPS = sorted({p.group for p in POINTS})
-ORACLE_GROUPS = {"lm-o5", "kenlm-o5", "kenlm-trie-o5", "decode", "moses2", "score", "moses-score"}
+ORACLE_GROUPS = {"lm-o5", "kenlm-o5", "kenlm-trie-o5", "decode", "moses2", "score", "moses-score", "moses-reorder"}
 #: our point -> the peer's point on the same input (the "ours / peer" columns of the tables); a peer's own partner is
 #: the first point of ours that names it (:func:`pair_of`)
 PAIRS: dict[str, str] = {
@@ -186,6 +195,7 @@ PAIRS: dict[str, str] = {
     "cube-p400-s400": "moses2-cube-p400-s400",
     "normal-s100": "moses2-normal-s100",
     "score-t1": "moses-score",
+    "reorder-t1": "moses-reorder",
 }
 
 
@@ -421,7 +431,32 @@ def _prepare_score(inputs: Path) -> dict[str, Driven]:
         shutil.rmtree(td, ignore_errors=True)
         return f"{int(st.out_lines)}:{hashlib.sha1(table).hexdigest()[:16]}"
 
-    return {"score-t1": (run, checksum)}
+    # the reordering point: the orientation lines of the same extraction, its table in a folder of its own
+    rd = Path("reorder-parts")
+    rd.mkdir()
+    pr = ffi.new("sb_reorder **")
+    check(lib.sb_reorder_create(pr), "sb_reorder_create")
+    ro = pr[0]
+    ofd = os.open(inputs / "extract.o", os.O_RDONLY)
+    rpath = ffi.new("char[]", str(rd / "reordering-table").encode())
+    rpaths = ffi.new("char *[]", [rpath])
+    rkind, rst = ffi.new("int *"), ffi.new("sb_reorder_stats *")
+
+    def run_reorder() -> int:
+        rc = lib.sb_reorder_count(ro, ofd, line, rkind, err, 512)
+        check(rc, f"reordering {inputs}/extract.o (line {line[0]}: {ffi.string(err).decode(errors='replace')})")
+        check(lib.sb_reorder_write(ro, 0.5, rpaths, 1), "sb_reorder_write")
+        lib.sb_reorder_get_stats(ro, rst)
+        return int(rst.lines)
+
+    def checksum_reorder() -> str:
+        os.close(ofd)
+        table = (rd / "reordering-table").read_bytes()
+        lib.sb_reorder_free(ro)
+        shutil.rmtree(rd, ignore_errors=True)
+        return f"{int(rst.pairs)}:{hashlib.sha1(table).hexdigest()[:16]}"
+
+    return {"score-t1": (run, checksum), "reorder-t1": (run_reorder, checksum_reorder)}
 
 
 def drive(group: str, out: str, oracle: Path) -> int:
@@ -830,13 +865,14 @@ def _run_moses2(points: list[Point], oracle: Path, workdir: Path, tmp: Path,
 def _score_inputs(oracle: Path, workdir: Path) -> Path:
     """The scoring points' input, made once in ``workdir`` (deterministic: the C extractor and LC_ALL=C sort): the
     oracle's first SCORE_SENTENCES aligned training sentence pairs, their lex tables and extract files (`tm
-    extract`, max phrase length 7, plain), and the extract files sorted as Moses' score reads them."""
+    extract --orientation`, max phrase length 7, plain), and the extract files sorted as Moses' score and
+    lexical-reordering-score read them."""
     import lzma
 
     from .tm.extract import extract_files, lex_files
 
     d = workdir / f"score-{SCORE_SENTENCES}"
-    stamp = f"{oracle.resolve()} {SCORE_SENTENCES}\n"
+    stamp = f"{oracle.resolve()} {SCORE_SENTENCES} orientation\n"
     if (d / ".done").exists() and (d / ".done").read_text() == stamp:
         return d
     d.mkdir(parents=True, exist_ok=True)
@@ -846,8 +882,8 @@ def _score_inputs(oracle: Path, workdir: Path) -> Path:
                 dst.write(line)
     three = [str(d / n) for n in ("train.es", "train.en", "train.aligned.grow-diag-final-and")]
     lex_files(*three, str(d / "lex.f2e"), str(d / "lex.e2f"))
-    extract_files(*three, str(d / "extract"), str(d / "extract.inv"), max_len=7)
-    for name in ("extract", "extract.inv"):
+    extract_files(*three, str(d / "extract"), str(d / "extract.inv"), max_len=7, orientation_out=str(d / "extract.o"))
+    for name in ("extract", "extract.inv", "extract.o"):
         with open(d / name, "rb") as src, open(d / f"{name}.sorted", "wb") as dst:
             procs.run(["sort", "-S", "64M", "-T", str(d)], stdin=src, stdout=dst, check=True,
                       env={**os.environ, "LC_ALL": "C"})
@@ -901,6 +937,50 @@ def _run_moses_score(inputs: Path, tmp: Path, keep: Path | None) -> dict[str, di
                             "fields": {**parts, **same, **built}}}
 
 
+def _run_moses_reorder(inputs: Path, tmp: Path, keep: Path | None) -> dict[str, dict] | None:
+    """Moses' lexical-reordering-score as train-model.perl runs it (smoothing 0.5, wbe-msd-bidirectional-fe) on the
+    sorted extract.o of :func:`_score_inputs`, the whole run under callgrind (its gzip of the table included). Its
+    table is compared with ours (the same pairs; values within its %f's printing)."""
+    import gzip
+
+    from . import moses_peer
+    from .tm.reordering import score_reordering
+
+    try:
+        lrs = str(moses_peer.program("lexical-reordering-score"))
+    except FileNotFoundError:
+        return None
+    t = tmp / "moses-reorder"
+    t.mkdir()
+    cg = t / "lexical-reordering-score.callgrind"
+    _peer_callgrind([lrs, str(inputs / "extract.o.sorted"), "0.5", str(t / "rt."), "--model",
+                     "wbe msd wbe-msd-bidirectional-fe"], cg, "Moses' lexical-reordering-score", cwd=str(t))
+    _, ev = parse_callgrind(cg)
+    _kept(keep, cg, "moses-reorder")
+    table = t / "rt.wbe-msd-bidirectional-fe.gz"
+
+    def values(lines) -> dict[str, list[float]]:
+        out = {}
+        for line in lines:
+            f, e, v = line.rstrip("\n").split(" ||| ")
+            out[f"{f} ||| {e}"] = [float(x) for x in split_words(v)]
+        return out
+
+    theirs = values(gzip.open(table, "rt", encoding="utf-8"))
+    score_reordering([str(inputs / "extract.o")], str(t / "ours"))
+    ours = values(read_lines(t / "ours"))
+    common = ours.keys() & theirs.keys()
+    bad = sum(1 for k in common if max(abs(a - b) for a, b in zip(ours[k], theirs[k])) > 1e-6)
+    units = len(read_lines(inputs / "extract.o"))
+    digest = hashlib.sha1(gzip.open(table).read()).hexdigest()[:16]
+    return {"moses-reorder": {"units": units, "checksum": digest, "events": ev,
+                              "fields": {"vs_ours_common": len(common), "vs_ours_only_ours": len(ours.keys() - common),
+                                         "vs_ours_only_theirs": len(theirs.keys() - common),
+                                         "vs_ours_value_mismatches": bad,
+                                         "allocator": moses_peer.allocator_of(moses_peer.program(
+                                             "lexical-reordering-score"))}}}
+
+
 def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = None,
           progress: bool = False) -> list[dict[str, Any]]:
     """Count every point (in group order); a peer that is not built gives a row with ``not_built``."""
@@ -928,6 +1008,8 @@ def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = 
                 got = _run_moses2(pts, oracle, workdir, tmp, keep)
             elif g == "moses-score":
                 got = _run_moses_score(_score_inputs(oracle, workdir), tmp, keep)
+            elif g == "moses-reorder":
+                got = _run_moses_reorder(_score_inputs(oracle, workdir), tmp, keep)
             elif g == "score":
                 got = _run_ours(g, pts, tmp, _score_inputs(oracle, workdir), keep)
             else:
@@ -968,6 +1050,34 @@ def _publish_dir(stage: Path, dest: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def environment() -> dict[str, str]:
+    """What a count depends on beyond our code and the pinned caches: the C library (its string functions' and
+    malloc's instruction counts follow its version and the buffers' alignment), the interpreter and numpy (their
+    heap use moves where our small allocations land), the kernel and the CPU valgrind describes to the program.
+    Two count runs compare exactly only under the same environment (CONTRIBUTING 'Counts')."""
+    import platform
+
+    import numpy
+
+    deb = ""
+    try:
+        r = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "libc6"], capture_output=True, text=True, timeout=10)
+        deb = r.stdout.strip() if r.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        pass
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace", newline="\n") as fh:
+            info = dict(line.split(":", 1) for line in fh if ":" in line and line.split(":", 1)[0].strip()
+                        in ("vendor_id", "cpu family", "model"))
+        cpu = " ".join(f"{k.strip()}={v.strip()}" for k, v in sorted(info.items()))
+    except OSError:
+        pass
+    return {"libc": " ".join(x for x in (os.confstr("CS_GNU_LIBC_VERSION") or "", deb) if x),
+            "kernel": platform.release(), "python": platform.python_version(), "numpy": numpy.__version__,
+            "cpu": cpu}
+
+
 def write_outputs(results: list[dict[str, Any]], rows: str | None, table: str | None) -> None:
     from .benchutil import RowWriter
     from .ioutil import atomic_open
@@ -975,6 +1085,7 @@ def write_outputs(results: list[dict[str, Any]], rows: str | None, table: str | 
     if rows:
         with atomic_open(rows) as fh:
             w = RowWriter("counts", fh, fixed={"valgrind": valgrind_version(), "geometry": GEOMETRY,
+                                                "environment": environment(),
                                                 "instrumentation": "client requests around the C call "
                                                 "(ours); --toggle-collect of the worker loop (kenlm_benchmark), "
                                                 "of each queue's LookupNs (KenLM's hash benchmark) or of "

@@ -86,10 +86,19 @@ def allocator_of(path: str | Path) -> str:
 def build_fields(programs: tuple[str, ...] = ("moses2", "moses")) -> dict[str, str | None]:
     """The fields every row of an experiment that runs Moses carries (its RowWriter's ``fixed``): each built
     program's allocator (``moses2_allocator``, ``moses_allocator``; None where the program is not built)."""
-    return {f"{p}_allocator": allocator_of(bin_dir() / p) if available(p) else None for p in programs}
+    return {f"{p}_allocator": _allocator_or_why(bin_dir() / p) if available(p) else None for p in programs}
+
+
+def _allocator_or_why(path: Path) -> str:
+    """allocator_of, or why it cannot be read (a stand-in script under $SMTBENCH_MOSES_BIN: not an ELF file)."""
+    try:
+        return allocator_of(path)
+    except (ValueError, OSError):
+        return "unknown (not an ELF executable)"
 
 
 # the experiments (their RowWriter names) that run Moses' programs live, and which programs: their rows carry
 # build_fields(those programs) (experiments.harness.rows adds them to the writer's fixed fields)
 RUNS = {"decode_normal": ("moses2", "moses"), "decode_cube": ("moses2", "moses"),  # bench moses_decode
-        "moses2_moses1": ("moses2", "moses"), "mediani_scoring": ("extract", "score", "consolidate")}
+        "moses2_moses1": ("moses2", "moses"), "mediani_scoring": ("extract", "score", "consolidate"),
+        "moses2_scaling": ("moses2",)}  # bench moses2_scaling --peers moses2

@@ -1,5 +1,5 @@
 # Bogoychev & Lopez 2016 (gLM) §5: the B-tree trie LM on CPU (and GPU when one is lent) against our probing LM,
-# KenLM's own C++ probing and trie models (kenlm_benchmark -t 1) and the kenlm module -> Tables 3-5, B-stump shares, Figs 9-10. Models are the estimator's outputs
+# KenLM's own C++ probing and trie models (kenlm_benchmark -t T at each thread count) and the kenlm module -> Tables 3-5, B-stump shares, Figs 9-10. Models are the estimator's outputs
 # work/lm/{name}.arpa.gz (names from lm_models); the main model also gets the node-size and batch sweeps.
 GLM_BTREE = GRID["glm_btree"] if "glm_btree" in GRID else None  # absent from the grid: not run
 
@@ -37,7 +37,7 @@ if GLM_BTREE:
 
     rule glm_btree_bench:
         """Table 3 points (B-tree, stream reuse, probing LM per thread count; KenLM's own C++ probing and trie models
-        by kenlm_benchmark -t 1), node-size and batch sweeps for the main model; repeats interleaved."""
+        by kenlm_benchmark -t T at each thread count), node-size and batch sweeps for the main model; repeats interleaved."""
         conda: CONDA_ENV
         input:
             BUILD,

@@ -4,10 +4,11 @@
 # model (tm_model_filtered) on the test books (nothing is tuned); `oracle` = the Moses oracle's model on the dev
 # verses (the committed run's). Binarized (`table`): the model's full table (trained: the workflow's; oracle: our
 # pipeline's from the oracle's alignment, moses_training.smk's tm_oracle_tables) or its table filtered to the decoded
-# books (`dev`; for CI). Moses2's comparison (Fig 3, the acceptance figures' Moses2 column) reads the oracle's
-# recorded m2-cube400 run and runs-quiet.tsv, which exist only for the oracle's model: with `trained` those columns
-# are empty and the notes say so (bench scaling has no live Moses2 peer; Moses2 decodes the trained model live in
-# moses_decode.smk's cube table). Without the oracle, `oracle` follows the profile's oracle_absent (common.smk).
+# books (`dev`; for CI). Moses2 (config `peers`) is timed live in the same sweep at every thread count (-threads N,
+# the same ini, input, pop limit and -s; loading subtracted alike, beside ours as a process on the same model) and
+# its peak RSS measured: Fig 3 and the acceptance figures divide by it (issue 40). The oracle's recorded m2-cube400
+# run and runs-quiet.tsv (oracle model only) stay beside it, labelled "recorded", with no ratio. Without the oracle,
+# `oracle` follows the profile's oracle_absent (common.smk).
 MOSES2_SCALING = GRID["moses2_scaling"] if "moses2_scaling" in GRID else None  # absent from the grid: not run
 MOSES2_SCALING_TABLES = ["plain-int", "comp-int", "plain-sep", "comp-sep"]
 MOSES2_SCALING_MODEL = experiment_model("moses2_scaling", MOSES2_SCALING, "the workflow's own model, test books") if MOSES2_SCALING else None
@@ -84,6 +85,7 @@ if MOSES2_SCALING_MODEL:
             repeats=MOSES2_SCALING["repeats"],
             protocol=protocol_args("moses2_scaling"),  # the grid's repeat protocol with the experiment's own keys
             profile_us=MOSES2_SCALING["profile_us"],
+            peers=f"--peers {','.join(MOSES2_SCALING['peers'])}" if MOSES2_SCALING["peers"] else "",  # Moses2 live
         threads: BENCH_THREADS  # the whole machine (see common.smk)
         resources:
             bench=1,
@@ -94,7 +96,7 @@ if MOSES2_SCALING_MODEL:
             "--reference {input.ref} {params.oracle} {params.tables} --threads {params.threads} "
             "--caches {params.caches} --cache {params.cache} --pop-limit {params.pop_limit} -s {params.stack} "
             "--sentences {params.sentences} --repeats {params.repeats} {params.protocol} --profile-us {params.profile_us} --rss "
-            "--rss-same-model {input.same} {params.same_tables} "
+            "--rss-same-model {input.same} {params.same_tables} {params.peers} "
             "--out {output} 2> {log}"
 
     rule moses2_scaling_report:

@@ -7,7 +7,10 @@
 # The model (config moses_decode.model): `trained` = the workflow's own model (our alignment, tables, LM and
 # moses.ini, moses_training.smk's tm_model_filtered) on the test books, which needs nothing beside the checkout;
 # `oracle` = the Moses-trained oracle model on the dev books. Where the oracle is present and the model is
-# `trained`, the oracle run is added as a second table (1-best against its recorded Moses2 / Moses v1 outputs).
+# `trained`, the oracle run is added as a second table: 1-best against its recorded Moses2 / Moses v1 outputs, and
+# the live peers of `oracle_peers` (Moses2) timed beside ours in the same rule, as moses_decode_run does (issue 40:
+# the recorded figures stay in the table, labelled, with no ratio); `oracle_moses1_sentences` > 0 adds Moses v1 live
+# in a run of its own on the first N dev verses (it runs ~65 words/s), rows of the same normal table.
 # `weights:` adds runs of the trained model under other weights (common.smk weight_runs; rows
 # <search>-trained-<w>.jsonl, tables moses_decode_<search>_trained-<w>; no metrics), beside the live peers of
 # `weights_peers` decoding the same reweighted ini (issue 27: BLEU beside Moses2 on tuned weights).
@@ -23,7 +26,9 @@ if MOSES_DECODE:  # the peers the grid names are entries of config/peers.yaml se
 
     _PEERS = _peers.load()
     for _key, _names in (("peers.normal", MOSES_DECODE["peers"]["normal"]),
-                         ("peers.cube", MOSES_DECODE["peers"]["cube"]), ("weights_peers", MOSES_DECODE["weights_peers"])):
+                         ("peers.cube", MOSES_DECODE["peers"]["cube"]), ("weights_peers", MOSES_DECODE["weights_peers"]),
+                         ("oracle_peers.normal", MOSES_DECODE["oracle_peers"]["normal"]),
+                         ("oracle_peers.cube", MOSES_DECODE["oracle_peers"]["cube"])):
         for _name in _names:
             if _name not in _PEERS:
                 raise ValueError(f"moses_decode.{_key}: {_name}: not an entry of {_peers.DEFAULT_FILE} (entries: "
@@ -74,8 +79,9 @@ if MOSES_DECODE_MODEL:
 
     if MOSES_DECODE_ORACLE_TOO:
         rule moses_decode_oracle_run:
-            """The oracle's model and dev books, 1-best against its recorded Moses2 / Moses v1 runs (correctness;
-            its timing rows are ours only)."""
+            """The oracle's model and dev books: 1-best against its recorded Moses2 / Moses v1 runs, and the live
+            peers of `oracle_peers` (Moses2) decoding the same ini and input in the same run, timed beside ours as
+            processes (interleaved repeats, loading subtracted alike: issue 40)."""
             conda: CONDA_ENV
             input:
                 BUILD,
@@ -90,7 +96,9 @@ if MOSES_DECODE_MODEL:
                 expect_build=expected_build,
                 search=decoding_search_args,
                 oracle=lambda wildcards: " ".join(f"{ORACLE}/{r}" for r in MOSES_DECODE_ORACLE_RUNS[wildcards.search].split()),
+                peers=lambda wildcards: " ".join(MOSES_DECODE["oracle_peers"][wildcards.search]),
                 sentences=MOSES_DECODE["oracle_sentences"],
+                repeats=MOSES_DECODE["repeats"],
                 outputs=lambda wildcards, output: output[0].removesuffix(".jsonl") + "-outputs",
             threads: BENCH_THREADS
             resources:
@@ -99,8 +107,39 @@ if MOSES_DECODE_MODEL:
                 f"{OUT}/logs/moses_decode/{{search}}-oracle.log",
             shell:
                 "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moses_decode -f {input.ini} {params.search} "
-                "--input {input.src} --reference {input.ref} --oracle {params.oracle} --sentences {params.sentences} "
-                "--repeats 1 --outputs {params.outputs} --out {output} 2> {log}"
+                "--input {input.src} --reference {input.ref} --oracle {params.oracle} --peers {params.peers} "
+                "--sentences {params.sentences} --repeats {params.repeats} --outputs {params.outputs} --out {output} "
+                "2> {log}"
+
+    MOSES_DECODE_ORACLE_M1 = MOSES_DECODE_ORACLE_TOO and MOSES_DECODE["oracle_moses1_sentences"] > 0
+    if MOSES_DECODE_ORACLE_M1:
+        rule moses_decode_oracle_moses1_run:
+            """Moses v1 live on the oracle's model (normal search): a run of its own, ours and Moses v1 on the first
+            oracle_moses1_sentences dev verses (Moses v1 runs ~65 words/s: fewer verses than the Moses2 run; the
+            table says how many)."""
+            conda: CONDA_ENV
+            input:
+                BUILD,
+                ini=decoding_model("oracle")[0],
+                src=decoding_model("oracle")[1],
+                ref=decoding_model("oracle")[2],
+            output:
+                f"{OUT}/raw/moses_decode/normal-oracle-moses1.jsonl",
+            params:
+                expect_build=expected_build,
+                search=f"--search normal -s {MOSES_DECODE['stack_size']}",
+                sentences=MOSES_DECODE["oracle_moses1_sentences"],
+                repeats=MOSES_DECODE["repeats"],
+                outputs=lambda wildcards, output: output[0].removesuffix(".jsonl") + "-outputs",
+            threads: BENCH_THREADS
+            resources:
+                bench=1,
+            log:
+                f"{OUT}/logs/moses_decode/normal-oracle-moses1.log",
+            shell:
+                "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench moses_decode -f {input.ini} {params.search} "
+                "--input {input.src} --reference {input.ref} --peers moses --sentences {params.sentences} "
+                "--repeats {params.repeats} --outputs {params.outputs} --out {output} 2> {log}"
 
     if MOSES_DECODE_WEIGHTS:
         rule moses_decode_weights_run:
@@ -159,6 +198,7 @@ if MOSES_DECODE_MODEL:
             cube=f"{OUT}/raw/moses_decode/cube.jsonl",
             oracle=[f"{OUT}/raw/moses_decode/normal-oracle.jsonl", f"{OUT}/raw/moses_decode/cube-oracle.jsonl"]
             if MOSES_DECODE_ORACLE_TOO else [],
+            moses1=f"{OUT}/raw/moses_decode/normal-oracle-moses1.jsonl" if MOSES_DECODE_ORACLE_M1 else [],
             counts=COUNTS_TABLE,
         output:
             shown_all(expand(f"{OUT}/tables/moses_decode_{{t}}.{{ext}}",
@@ -169,7 +209,8 @@ if MOSES_DECODE_MODEL:
             tables=lambda wildcards, output: output[0].removesuffix("normal.csv"),
             counts=counts_option,
             oracle=lambda wildcards, input: (
-                f"--oracle-rows {input.oracle[0]} --oracle-cube-rows {input.oracle[1]}" if input.oracle else ""),
+                f"--oracle-rows {input.oracle[0]} --oracle-cube-rows {input.oracle[1]}" if input.oracle else "")
+            + (f" --oracle-moses1-rows {input.moses1}" if input.moses1 else ""),
             oracle_tables=lambda wildcards, output: (
                 f"--oracle-table {output[0].removesuffix('normal.csv')}normal_oracle "
                 f"--oracle-cube-table {output[0].removesuffix('normal.csv')}cube_oracle") if MOSES_DECODE_ORACLE_TOO else "",

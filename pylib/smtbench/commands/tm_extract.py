@@ -13,6 +13,10 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--max-length", type=int, default=7, help="longest phrase extracted (words)")
     p.add_argument("--orientation", action="store_true",
                    help="also write extract.o.gz (wbe-msd orientations, for `tm reorder`)")
+    p.add_argument("--reordering-table", metavar="PATH",
+                   help="also write the reordering table (as `tm reorder` writes it from extract.o) from the orientation "
+                        "lines as they are made, without extract.o between (with or without --orientation)")
+    p.add_argument("--reordering-smoothing", type=float, default=0.5, help="its additive smoothing (Moses: 0.5)")
     p.add_argument("--no-inverse", action="store_true",
                    help="do not write extract.inv.gz (our scorer does not read it; Moses' score and `tm score-moses` do)")
     p.add_argument("--plain", action="store_true",
@@ -29,8 +33,17 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.outdir)
     lex_files(args.src, args.tgt, args.align, str(out / "lex.f2e"), str(out / "lex.e2f"), progress=not args.quiet)
     inv = None if args.no_inverse else str(out / "extract.inv.gz")
+    counter = None
+    if args.reordering_table:
+        from ..tm.reordering import ReorderCounter
+        if not args.reordering_smoothing >= 0:
+            raise ValueError(f"--reordering-smoothing {args.reordering_smoothing}: must be >= 0")
+        counter = ReorderCounter()
     n = extract_files(args.src, args.tgt, args.align, str(out / "extract.gz"), inv,
                       max_len=args.max_length, progress=not args.quiet, plain=args.plain,
-                      orientation_out=str(out / "extract.o.gz") if args.orientation else None)
+                      orientation_out=str(out / "extract.o.gz") if args.orientation else None, reordering=counter)
     print(f"extracted {n} phrase pairs -> {out}")
+    if counter is not None:
+        st = counter.write(args.reordering_table, args.reordering_smoothing)
+        print(f"{st.pairs} phrase pairs -> {args.reordering_table}")
     return 0

@@ -43,7 +43,7 @@ VERBS = (
              arg("--no-kenlm", action="store_true", help="skip the kenlm module rows"),
              arg("--kenlm-binary", action="append", default=[], metavar="KIND=PATH",
                  help="KenLM's own model of the same ARPA (build_binary probing|trie), timed by kenlm_benchmark "
-                      "-q -t 1 in every repeat beside ours (repeatable)"),
+                      "-q -t T at each of --threads in every repeat beside ours (repeatable)"),
              arg("--no-gpu", action="store_true", help="do not try the GPU even when one is there"),
              arg("--out", help="write rows here (atomically) instead of stdout"),
              arg("--progress", action="store_true"),
@@ -52,7 +52,8 @@ VERBS = (
              key("order_models", [], grid=True, help="Table 5: one model per order; empty: no Table 5"),
              key("gpu_node_sizes", type=int, grid=True, help="Fig 9 on the GPU (--node-sizes of the GPU run)"),
              key("kenlm_cpp", True, type=bool,
-                 help="add KenLM's C++ probing and trie rows (--kenlm-binary: build_binary + kenlm_benchmark -t 1)"),
+                 help="add KenLM's C++ probing and trie rows (--kenlm-binary: build_binary + kenlm_benchmark -t T "
+                      "at each thread count of the table)"),
          )),
 )
 
@@ -136,7 +137,7 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
     from ..lm import backends, cuda
     from ..lm.arpa import plain_arpa, read_arpa, synthetic_label
     from ..lm.btree import BTreeLM, check_node_size, stream_queries
-    from ..lm.kenlm_peer import INCLUDES as PEER_INCLUDES, KenlmPeer
+    from ..lm.kenlm_peer import KenlmPeer, includes as peer_includes
     from ..resources import require_memory
     from .harness import agree_close, progress as progress_bar, rows as open_rows
 
@@ -247,7 +248,8 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
     rows: list[dict] = []
 
     with open_rows("glm_btree", cfg.out) as w:
-        total = cfg.repeats * (len(points) + len(gpu_points) + len(peers)) + (0 if cfg.no_kenlm else cfg.repeats)
+        total = (cfg.repeats * (len(points) + len(gpu_points) + len(peers) * len(threads))
+                 + (0 if cfg.no_kenlm else cfg.repeats))
         bar = progress_bar(total, cfg.progress, f"btree {name}")
         lms[cfg.node_size].query_into(q, prob, cfg.interleave, 1)  # warm-up
 
@@ -301,16 +303,17 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
                                    includes="CUDA events; " + ("kernel only" if path == "gpu-kernel" else
                                                                "queries host->device + kernel + answers back")))
 
-        def peer_point(rep: int, peer) -> None:  # KenLM's C++ programs
-            k = peer.query(threads=1)
+        def peer_point(rep: int, peer, t: int) -> None:  # KenLM's C++ programs, at one of the table's thread counts
+            k = peer.query(threads=t)
             ours = float(reference["btree"].astype(np.float64).sum())
             must_agree(k.queries == nq, f"{peer.model}: kenlm_benchmark counted {k.queries} queries, we {nq}")
             agree_close(f"{peer.model}: KenLM's log10 sum", ours, {peer.kind: k.log10_sum}, rel_tol=1e-4)  # float sums
             rows.append(w.emit(**common, sweep="table", backend=f"kenlm-{peer.kind}-cpp",
-                               path="kenlm_benchmark -q -t 1", node_size=None, threads=1, batch=nq, repeat=rep,
+                               path=f"kenlm_benchmark -q -t {t}", node_size=None, threads=t, batch=nq, repeat=rep,
                                model_bytes=peer.nbytes, elapsed_ns=k.wall_s * 1e9, qps=nq / k.wall_s,
                                cpu_qps=nq / k.cpu_s if k.cpu_s > 0 else None, rss_max_bytes=k.rss_max_bytes,
-                               checksum=float(k.log10_sum).hex(), includes=PEER_INCLUDES))
+                               peer_minor_faults=k.minor_faults, checksum=float(k.log10_sum).hex(),
+                               includes=peer_includes(t)))
 
         # every point of ours, the GPU's and KenLM's in every repeat (smtbench.protocol: alternating or seeded order,
         # per-repeat ratios, the slow-spell probe, adaptive repeats)
@@ -324,18 +327,21 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
 
         tasks = ([task("/".join(map(str, p)), cpu_point, p) for p in points]
                  + [task("gpu/" + "/".join(map(str, p)), gpu_point, p) for p in gpu_points]
-                 + [task(f"kenlm-{peer.kind}-cpp", peer_point, (peer,)) for peer in peers])
+                 + [task(peer_key(f"kenlm-{peer.kind}-cpp", t), peer_point, (peer, t))
+                    for peer in peers for t in threads])
         keys = {t.key for t in tasks}
         bt1 = f"table/btree/{cfg.node_size}/1/{nq}"
-        ratios = [Ratio.speedup(f"btree_vs_{k}", bt1, k) for k in ("kenlm-trie-cpp", "kenlm-probing-cpp")
-                  if k in keys and bt1 in keys]
+        # the B-tree over each KenLM program at the same thread count (a multi-thread row has its own peer, issue 40)
+        ratios = [Ratio.speedup(f"btree_vs_{k}" + ("" if t == 1 else f"_t{t}"), bt, peer_key(k, t))
+                  for t in threads for bt in [f"table/btree/{cfg.node_size}/{t}/{nq}"]
+                  for k in ("kenlm-trie-cpp", "kenlm-probing-cpp") if peer_key(k, t) in keys and bt in keys]
         if bt1 in keys and f"table/probing/0/1/{nq}" in keys:
             ratios.append(Ratio.speedup("btree_vs_probing_1", bt1, f"table/probing/0/1/{nq}"))
         from .harness import working_set_probe
         regime = (working_set_probe(f"glm_btree/{name}", lambda part: probing.score_stream(part, 0), tokens,
                                     mark=backends.SENTENCE_MARK) if probing is not None else None)
         summary = Sweep(f"btree {name}", cfg.protocol, w, ratios=ratios, progress=bar, regime=regime).add(
-            *tasks, peers=[f"kenlm-{peer.kind}-cpp" for peer in peers]).run()
+            *tasks, peers=[peer_key(f"kenlm-{peer.kind}-cpp", t) for peer in peers for t in threads]).run()
         kept_repeats = summary.repeats
         if not gpu_ok:
             for sweep, k, b in ([("table", cfg.node_size, nq)] + [("node_size", k, nq) for k in node_sizes]
@@ -377,6 +383,11 @@ def _run(cfg: BTreeBench, peer_specs: dict[str, str], peers: list) -> int:
         bar.close()
     del vocab_size
     return 0
+
+
+def peer_key(backend: str, threads: int) -> str:
+    """The repeat loop's key of a KenLM program at a thread count (one thread: the backend's name, as before)."""
+    return backend if threads == 1 else f"{backend}/{threads}"
 
 
 def main(args: argparse.Namespace) -> int:

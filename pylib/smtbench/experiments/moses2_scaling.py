@@ -6,10 +6,16 @@ broken fast path), which is compared with Moses2's own run. The points' rows and
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
+
 from ..ioutil import words as split_words
 from .. import procs
 
 from .frame import Sweep, Verb, arg, key, protocol
+
+if TYPE_CHECKING:
+    from ..decode.moses_run import Decoder
+    from ..peers import Peer
 
 #: the `bench` verb and every setting of the sweep, declared once (experiments/frame.py): the command line is built
 #: from it, and the config schema's `moses2_scaling` block is checked against it (tests/test_experiments.py)
@@ -50,6 +56,13 @@ VERBS = (
              arg("--rss-same-model", default=None, metavar="PATH",
                  help="with --rss: also a binarized table of exactly the ini's (filtered) tables, the model "
                       "Moses2's peak RSS was measured on"),
+             arg("--peers", default="", metavar="NAME[,NAME...]", config=True, grid=True,
+                 help="live peers, comma-separated (entries of config/peers.yaml serving moses2_scaling: moses2) "
+                      "decoding the ini's model and input with the same limits at every --threads count (-threads N), timed in the same "
+                      "sweep as our points, beside ours as a process on the same model (the --rss-same-model table, "
+                      "else the --main table without --same-tables, else the ini's text tables), loading subtracted "
+                      "alike; with --rss also their peak RSS (GNU time) at every thread count. A peer that is not "
+                      "built gets a row saying so"),
              arg("--out", required=True, help="JSON-lines rows"),
              key("table", help="binarize the model's full table or its table filtered to the decoded books (full, "
                                "dev)"),
@@ -81,6 +94,9 @@ def main(args: argparse.Namespace) -> int:
     from .harness import Protocol, must_agree, rows as open_rows
 
     protocol = Protocol.from_args(args)
+    from .. import peers as peer_entries
+    names = [x.strip() for x in args.peers.split(",") if x.strip()]
+    chosen = peer_entries.select(names, "moses2_scaling", peer_entries.load()) if names else []
     tables = dict(args.table)
     for name in tables:
         if name not in ("plain-int", "comp-int", "plain-sep", "comp-sep"):
@@ -205,7 +221,9 @@ def main(args: argparse.Namespace) -> int:
                       ro_lookups=info["ro_lookups"])
             return secs * 1e9 * sents / max(1, len(src))  # per whole input: subsets compare with the full run
 
-        Sweep("moses2_scaling", protocol, rows).points(keys, time_point, key=lambda k: "/".join(map(str, k))).run()
+        sweep = Sweep("moses2_scaling", protocol, rows).points(keys, time_point, key=lambda k: "/".join(map(str, k)))
+        live = _live_peers(args, rows, sweep, chosen, threads, src, obest, oscores, tables, C) if chosen else None
+        sweep.run()
         if args.profile_us > 0:
             for config, key in (("ours", (args.main, C, True)), ("plain", ("comp-sep", 0, False))):
                 if key[0] not in tables:
@@ -242,5 +260,121 @@ def main(args: argparse.Namespace) -> int:
                     rows.emit(kind="rss", config=config, table=table, cache=cache, threads=t,
                               peak_rss_kb=rep["peak_rss_kb"], words_per_second=rep["words_per_second"],
                               load_seconds=rep["load_seconds"], table_seconds=rep["table_seconds"])
+            if live:
+                for dec, t in live.rss:
+                    kb, wall = _peak_rss(dec, str(inp))
+                    rows.emit(kind="rss", config=dec.name, table="ini", cache=None, threads=t, peak_rss_kb=kb,
+                              wall_seconds=round(wall, 4), command=dec.describe(), how="GNU time -f %M, whole input")
             inp.unlink()
+        if live:
+            live.close()
     return 0
+
+
+class _Live:
+    """The live peers' process runs of one sweep: the input files, and the (decoder, threads) whose peak RSS is
+    measured after the sweep."""
+
+    def __init__(self, tmp: Any):
+        self.tmp = tmp
+        self.rss: list[tuple[Decoder, int]] = []
+
+    def close(self) -> None:
+        self.tmp.cleanup()
+
+
+def _live_peers(args: argparse.Namespace, rows: Any, sweep: Sweep, chosen: list[Peer], threads: list[int],
+                src: list[str], best: list[str], scores: list[float], tables: dict[str, str],
+                cache: int) -> _Live | None:
+    """Add the live peers (``chosen``, e.g. Moses2) to ``sweep``: at every thread count one point of each peer
+    (``-threads N``) and one of ours as a process on the same model (``decode cube --threads N``, the binarized
+    table of exactly the ini's tables where there is one), both timed by harness.loading_subtracted and their
+    1-best checked against ``best`` / ``scores`` (the ini's model, single-threaded: the identity rule, Moses2 strict)
+    first. Rows: kind=peer (the checked run, per system and thread count), kind=peer_timing (each timed repeat)."""
+    import tempfile
+
+    from ..decode import moses_run
+    from ..decode.compare import peer_identity
+    from .harness import loading_subtracted, must_agree
+
+    if args.rss_same_model:
+        ours_table, ours_extra = "same-model", ["--binary", str(args.rss_same_model), "--cache", str(cache)]
+    elif not args.same_tables:
+        ours_table, ours_extra = args.main, ["--binary", str(tables[args.main]), "--cache", str(cache)]
+    else:
+        ours_table, ours_extra = "text", []
+    tmp = tempfile.TemporaryDirectory(prefix="smtbench-scaling-peers-")
+    live = _Live(tmp)
+    inp = f"{tmp.name}/input"
+    with open(inp, "w", encoding="utf-8") as fh:
+        fh.write("".join(s + "\n" for s in src))
+    one = moses_run.first_line_file(inp, tmp.name)
+    first_words = len(split_words(src[0]))
+    words = sum(len(split_words(s)) for s in src) - first_words
+    fields = {"pop_limit": args.pop_limit, "stack_size": args.stack_size, "sentences": len(src)}
+    systems = []
+    for t in threads:
+        systems.append((moses_run.our_decoder(args.config, "cube", args.stack_size, args.pop_limit, threads=t,
+                                              extra=ours_extra), t))
+        for peer in chosen:
+            missing = peer.missing()
+            if missing:
+                if t == threads[0]:  # a row saying so, never a silent skip
+                    rows.emit(kind="peer", system=peer.name, label=peer.label, **fields, status=missing)
+                continue
+            systems.append((moses_run.peer_decoder(peer, args.config, "cube", args.stack_size, args.pop_limit,
+                                                   threads=t), t))
+    if len(systems) == len(threads):  # no peer built: no process points
+        tmp.cleanup()
+        return None
+    for dec, t in systems:
+        r = moses_run.run(dec, inp)
+        must_agree(len(r.lines) == len(src), f"{dec.describe()}: {len(r.lines)} output lines for {len(src)} input lines")
+        identity = peer_identity(dec.name, best, scores, r.lines, r.scores, digits=r.digits or 6,
+                                 where=f"{dec.describe()} < {args.input}",
+                                 strict=True if dec.name == "ours" else dec.strict).as_dict("ours_vs")
+        if dec.name == "ours":  # our process on the same model: exactly the reference's lines
+            must_agree(identity["ours_vs_identical"] == len(src),
+                       f"{dec.describe()}: {len(src) - identity['ours_vs_identical']} lines differ from the "
+                       "single-threaded decoding of the ini's model")
+        rows.emit(kind="peer", system=dec.name, label=dec.label, **fields, threads=t, status="ok",
+                  table=ours_table if dec.name == "ours" else "ini", command=dec.describe(), **identity)
+        if dec.name != "ours":
+            live.rss.append((dec, t))
+
+    def point(dec, t):
+        def fn(rep: int) -> float:
+            full, first, secs = loading_subtracted(
+                lambda path: moses_run.run(dec, path, keep_output=False, loading=path == one).wall_s, inp, one)
+            rows.emit(kind="peer_timing", system=dec.name, repeat=rep, **fields, threads=t,
+                      table=ours_table if dec.name == "ours" else "ini", wall_seconds=round(full, 4),
+                      first_line_seconds=round(first, 4), decode_seconds=round(secs, 4), timed_words=words,
+                      words_per_second=round(words / secs, 3) if secs > 0 else None)
+            return secs * 1e9
+        return fn
+
+    from .harness import Ratio
+    for dec, t in systems:
+        key = f"process/{dec.name}/t{t}"
+        (sweep.point if dec.name == "ours" else sweep.peer)(key, point(dec, t))
+        if dec.name != "ours":
+            sweep.ratios.append(Ratio.speedup(f"ours_vs_{dec.name}_t{t}", f"process/ours/t{t}", key))
+    return live
+
+
+def _peak_rss(dec: Decoder, input_path: str) -> tuple[int, float]:
+    """(peak RSS kB, wall seconds) of one whole-input run of ``dec`` under GNU time (`-f %M`: a child forked from
+    this interpreter would inherit its high-water mark in wait4's ru_maxrss)."""
+    import subprocess
+    import tempfile
+    import time
+
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as tf, open(input_path, "rb") as src:
+        t0 = time.perf_counter()
+        r = procs.run(["/usr/bin/time", "-f", "%M", "-o", tf.name, *dec.argv], stdin=src,
+                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=dec.cwd, group=True)
+        wall = time.perf_counter() - t0
+        if r.returncode:
+            raise RuntimeError(f"{dec.describe()} < {input_path}: exit {r.returncode}: "
+                               f"{r.stderr.decode(errors='replace').strip()[-1200:]}")
+        return int(tf.read().strip().rsplit("\n", 1)[-1]), wall  # GNU time -f %M: the last line, kB

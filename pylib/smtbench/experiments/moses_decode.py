@@ -53,6 +53,11 @@ VERBS = (
              key("cube", type=dict, help="cube pruning's pop_limit and stack_size (the rule's --pop-limit, -s)"),
              key("peers", {}, type=dict, help="live peers per search (normal, cube: --peers)"),
              key("weights_peers", ["moses2"], grid=True, help="the live peers of the weights runs (both searches)"),
+             key("oracle_peers", {}, type=dict,
+                 help="live peers per search (normal, cube) of the oracle run, where the model is trained"),
+             key("oracle_moses1_sentences", 0, type=int,
+                 help="Moses v1 live on the oracle's model: its own run of ours and Moses v1 (normal search) on the "
+                      "first N dev verses (0 = not run), a row of the oracle normal table"),
              key("oracle_sentences", 0, type=int,
                  help="the oracle run's first N dev verses (0 = all), where the model is trained"),
          )),

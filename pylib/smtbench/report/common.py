@@ -30,6 +30,16 @@ def results_dir() -> Path:
     return Path(env).resolve() if env else repo_root() / "results"
 
 
+def oracle_dir() -> Path | None:
+    """The Moses oracle's folder the notebooks read recorded figures from: ``$SMTBENCH_SHARED/oracles/moses-bible-dev``
+    if SMTBENCH_SHARED is set, else ``../shared/oracles/moses-bible-dev`` beside the checkout; None where it does
+    not exist (a clone without ../shared: the reports then show no recorded figures)."""
+    import os
+    shared = os.environ.get("SMTBENCH_SHARED")
+    path = (Path(shared) if shared else repo_root().parent / "shared") / "oracles" / "moses-bible-dev"
+    return path if path.is_dir() else None
+
+
 def read_rows(paths: Iterable[str | Path], experiment: str | tuple[str, ...] | None = None) -> pd.DataFrame:
     """Concatenate JSON-lines benchmark rows (one file per sweep point). Every row is a benchmark row (it names its
     ``experiment``, as ``benchutil.RowWriter`` writes it) and, where ``experiment`` is given, a row of that experiment
@@ -369,6 +379,12 @@ def read_counts(path: str | Path | None) -> dict[tuple[str, str], float]:
     from ..counts import read_table
 
     return {k: float(v["per_unit"]) for k, v in read_table(path).items()}
+
+
+def check_counts(path: str | Path | None) -> None:
+    """A report's ``--counts`` table read once before the report writes anything: a missing or malformed table is a
+    one-line error (CountError) that leaves no output behind, not even an empty folder."""
+    read_counts(path)
 
 
 def unit_of(path: str | Path | None, point: str) -> str | None:

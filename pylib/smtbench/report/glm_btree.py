@@ -37,21 +37,25 @@ def per_point(rows: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _threads(threads: int) -> str:
+    return f"{threads} thread{'s' if threads > 1 else ''}"
+
+
 def _label(backend: str, path: str, threads: int, cores: int) -> str:
     if backend == "probing":
-        return f"probing LM ({threads} thread{'s' if threads > 1 else ''})"
+        return f"probing LM ({_threads(threads)})"
     if backend == "btree":
-        return f"B-tree CPU ({threads} thread{'s' if threads > 1 else ''})"
+        return f"B-tree CPU ({_threads(threads)})"
     if backend == "btree-reuse":
-        return f"B-tree CPU, stream reuse ({threads} thread{'s' if threads > 1 else ''})"
+        return f"B-tree CPU, stream reuse ({_threads(threads)})"
     if backend == "btree-cuda":
         return "B-tree GPU (kernel)" if path == "gpu-kernel" else "B-tree GPU (with copies)"
     if backend in _KENLM_CPP:
-        return _KENLM_CPP[backend]
+        return f"{_KENLM_CPP[backend]} ({_threads(threads)})"
     return "kenlm module (1 thread)"
 
 
-_KENLM_CPP = {"kenlm-probing-cpp": "KenLM probing, C++ (1 thread)", "kenlm-trie-cpp": "KenLM trie, C++ (1 thread)"}
+_KENLM_CPP = {"kenlm-probing-cpp": "KenLM probing, C++", "kenlm-trie-cpp": "KenLM trie, C++"}
 
 
 # which published row each of ours is shown beside (the nearest analogue; the paper has no CPU B-tree)
@@ -68,8 +72,10 @@ def _paper_key(backend: str, path: str, threads: int) -> str:
         return "btree-1" if threads == 1 else ""
     if backend == "btree-cuda":
         return path
+    if backend == "kenlm-probing-cpp" and threads > 1:
+        return "probing-n"
     if backend in ("kenlm-module", "kenlm-probing-cpp", "kenlm-trie-cpp"):
-        return backend
+        return backend if threads <= 1 else ""
     return ""  # e.g. btree-reuse (stream reuse): ours, not the paper's
 
 
@@ -79,15 +85,23 @@ def _main_model(rows: pd.DataFrame) -> str:
 
 
 # Table 3's ratios (report.common.declare): every row's throughput over our one-thread probing LM (ours against ours:
-# for a multi-thread row a thread-scaling ratio, so threads may differ), and over KenLM's trie program (gLM's CPU
-# peer) only at the trie's own thread count (1: a multi-thread row of ours carries no ratio to it)
+# for a multi-thread row a thread-scaling ratio, so threads may differ), and over each of KenLM's programs (the trie:
+# gLM's CPU peer; probing) at the row's own thread count: kenlm_benchmark -t T in the same run. A row whose thread
+# count the peer was not timed at (rows of runs before issue 40 timed it at 1 thread only) carries no ratio to it.
 VS_PROBING_1 = Ratio("vs_probing_1", num="the row's system", den="our probing LM, 1 thread", same=("run_id", "clock"))
-VS_KENLM_TRIE = Ratio("vs_kenlm_trie_cpp", num="the row's system", den="KenLM's trie, kenlm_benchmark (1 thread)",
-                      blank=("threads",))
+VS_KENLM_TRIE = Ratio("vs_kenlm_trie_cpp", num="the row's system",
+                      den="KenLM's trie, kenlm_benchmark -t T (the row's thread count)")
+VS_KENLM_PROBING = Ratio("vs_kenlm_probing_cpp", num="the row's system",
+                         den="KenLM's probing model, kenlm_benchmark -t T (the row's thread count)")
 # the GPU rows (no CPU thread count) against the trie: gLM's own comparison, a device against KenLM's one thread
-VS_KENLM_TRIE_GPU = Ratio("vs_kenlm_trie_cpp", num="the B-tree on the GPU", den=VS_KENLM_TRIE.den,
+VS_KENLM_TRIE_GPU = Ratio("vs_kenlm_trie_cpp", num="the B-tree on the GPU", den="KenLM's trie, kenlm_benchmark -t 1",
                           same=("run_id", "clock"))
-declare("glm_table3", VS_PROBING_1, VS_KENLM_TRIE, VS_KENLM_TRIE_GPU)
+VS_KENLM_PROBING_GPU = Ratio("vs_kenlm_probing_cpp", num="the B-tree on the GPU",
+                             den="KenLM's probing model, kenlm_benchmark -t 1", same=("run_id", "clock"))
+declare("glm_table3", VS_PROBING_1, VS_KENLM_TRIE, VS_KENLM_PROBING, VS_KENLM_TRIE_GPU, VS_KENLM_PROBING_GPU)
+#: the peers of Table 3's ratios: (backend, the ratio on CPU rows, on GPU rows)
+_PEER_RATIOS = (("kenlm-trie-cpp", VS_KENLM_TRIE, VS_KENLM_TRIE_GPU),
+                ("kenlm-probing-cpp", VS_KENLM_PROBING, VS_KENLM_PROBING_GPU))
 # Table 4's one ratio is of sizes, not times: n-grams of the big model over the regular one's (no run to share)
 declare("glm_table4", Ratio("size_ratio_ngrams", num="the big model's n-grams", den="the regular model's", same=()))
 
@@ -123,8 +137,11 @@ def table3(rows: pd.DataFrame, model: str | None = None) -> pd.DataFrame:
     })
     base = p[(p.backend == "probing") & (p.threads == 1)].qps_best
     out["vs_probing_1"] = out["qps"] / float(base.iloc[0]) if len(base) else np.nan
-    trie = p[p.backend == "kenlm-trie-cpp"].qps_best  # gLM's CPU peer: KenLM's trie
-    out["vs_kenlm_trie_cpp"] = out["qps"] / float(trie.iloc[0]) if len(trie) else np.nan
+    # the GPU rows (threads -1) compare with KenLM's one thread; every CPU row with KenLM at its own thread count
+    peer_threads = [1 if t < 0 else int(t) for t in p.threads]
+    for backend, ratio, _ in _PEER_RATIOS:  # KenLM's trie (gLM's CPU peer) and probing programs
+        qps = {int(t): float(q) for t, q in zip(p[p.backend == backend].threads, p[p.backend == backend].qps_best)}
+        out[ratio.name] = [q / qps[t] if t in qps else np.nan for q, t in zip(out["qps"], peer_threads)]
     out.loc[out.system.str.startswith("kenlm"), "model_mb"] = np.nan
     out["paper_row"] = [_PAPER_ROW.get(_paper_key(b, pa, t), "") for b, pa, t in zip(p.backend, p.path, p.threads)]
     paper = paper_values("glm2016", "table3").rename(columns={"key": "paper_row"})
@@ -136,13 +153,17 @@ def table3(rows: pd.DataFrame, model: str | None = None) -> pd.DataFrame:
     m = rows[(rows["model"] == model) & (rows["sweep"] == "table")].copy()
     m["threads"] = m["threads"].fillna(-1).astype(int)
     sel = [(m["backend"] == b) & (m["path"] == pa) & (m["threads"] == t) for b, pa, t in zip(p.backend, p.path, p.threads)]
-    for ratio, base_sel in ((VS_PROBING_1, (m["backend"] == "probing") & (m["threads"] == 1)),
-                            (VS_KENLM_TRIE, m["backend"] == "kenlm-trie-cpp")):
+    probing_1 = (m["backend"] == "probing") & (m["threads"] == 1)
+    for ratio, gpu_ratio, base_of in (
+            (VS_PROBING_1, VS_PROBING_1, lambda t: probing_1),
+            *((r, g, (lambda backend: lambda t: (m["backend"] == backend) & (m["threads"] == t))(b))
+              for b, r, g in _PEER_RATIOS)):
         # every row's ratio only where its rows and the base's are of one run, clock and (where declared) thread
-        # count (report.common.check_like: refused otherwise; None: no ratio by design, the cell left empty)
-        per = [ratio_pairs(VS_KENLM_TRIE_GPU if ratio is VS_KENLM_TRIE and b == "btree-cuda" else ratio, m, s_,
-                           base_sel, value="qps", higher_is_better=True, where=f"glm_table3 ({model}), {label}")
-               for s_, label, b in zip(sel, out["system"], p.backend)]
+        # count (report.common.check_like: refused otherwise; None: no ratio by design or no peer row at the row's
+        # thread count, the cell left empty)
+        per = [ratio_pairs(gpu_ratio if b == "btree-cuda" else ratio, m, s_, base_of(t), value="qps",
+                           higher_is_better=True, where=f"glm_table3 ({model}), {label}")
+               for s_, label, b, t in zip(sel, out["system"], p.backend, peer_threads)]
         out[ratio.name] = [v if r is not None else np.nan for v, r in zip(out[ratio.name], per)]
         out = add_interval(out, ratio.name, [r or [] for r in per])
     spells = spell_counts(m)
@@ -187,8 +208,8 @@ def _system_qps(pts: pd.DataFrame, model: str) -> dict[str, object]:
             "B-tree CPU (1 thread)": pick((p.backend == "btree") & (p.threads == 1)),
             "B-tree CPU, stream reuse (1 thread)": pick((p.backend == "btree-reuse") & (p.threads == 1)),
             "B-tree GPU (kernel)": pick((p.backend == "btree-cuda") & (p.path == "gpu-kernel")),
-            "KenLM probing, C++ (1 thread)": pick(p.backend == "kenlm-probing-cpp"),
-            "KenLM trie, C++ (1 thread)": pick(p.backend == "kenlm-trie-cpp"),
+            "KenLM probing, C++ (1 thread)": pick((p.backend == "kenlm-probing-cpp") & (p.threads == 1)),
+            "KenLM trie, C++ (1 thread)": pick((p.backend == "kenlm-trie-cpp") & (p.threads == 1)),
             "kenlm module (1 thread)": pick(p.backend == "kenlm-module")}
 
 
@@ -230,12 +251,12 @@ def table5(rows: pd.DataFrame, models_by_order: dict[int, str]) -> pd.DataFrame:
 
 
 def _kenlm_lines(ax, pts: pd.DataFrame, model: str) -> None:
-    """KenLM's own C++ programs on the same model and queries (kenlm_benchmark -t 1, best of repeats): the peers,
-    as horizontal lines (their throughput does not depend on K or on our batch size)."""
+    """KenLM's own C++ programs on the same model and queries (kenlm_benchmark -t 1, best of repeats: the figures'
+    B-tree runs one thread), as horizontal lines (their throughput does not depend on K or on our batch size)."""
     for backend, style in (("kenlm-trie-cpp", "--"), ("kenlm-probing-cpp", ":")):
-        k = pts[(pts.model == model) & (pts.backend == backend)].qps_best.dropna()
+        k = pts[(pts.model == model) & (pts.backend == backend) & (pts.threads == 1)].qps_best.dropna()
         if len(k):
-            ax.axhline(float(k.max()) / 1e6, color="black", lw=1.0, ls=style, label=_KENLM_CPP[backend])
+            ax.axhline(float(k.max()) / 1e6, color="black", lw=1.0, ls=style, label=f"{_KENLM_CPP[backend]} (1 thread)")
 
 
 def fig9(rows: pd.DataFrame, model: str | None = None):
@@ -380,23 +401,63 @@ NOTES = ("Ours: n-gram queries of the test text (each word and </s> with its con
          "GPU columns: '" + "no GPU lent" + "' where the run had no GPU (nothing is invented). paper_*: the "
          "published row named in paper_row (the paper has no CPU B-tree; KenLM trie is its nearest analogue). "
          "Ratios (declared: smtbench.report.glm_btree): vs_probing_1 over our 1-thread probing LM of the same run "
-         "(a thread-scaling ratio for the 2-thread rows); vs_kenlm_trie_cpp only at the trie program's thread count "
-         "(1): a multi-thread row, or a row timed outside the run's repeats (no run id: the kenlm module), carries "
-         "none.")
+         "(a thread-scaling ratio for the multi-thread rows); vs_kenlm_trie_cpp and vs_kenlm_probing_cpp over "
+         "KenLM's trie and probing programs at the row's own thread count (kenlm_benchmark -t T in the same run's "
+         "repeats; the GPU rows over -t 1, gLM's comparison): a row whose thread count the peer was not timed at "
+         "(runs before issue 40 timed KenLM at 1 thread only), or a row timed outside the run's repeats (no run "
+         "id: the kenlm module), carries none. KenLM's rows at T threads: T workers fed by its reader thread (T + 1 "
+         "threads on the machine's cores). How KenLM's programs run (lm/kenlm_benchmark_main.cc): the usage's "
+         "fastest way (ids converted offline by -v, ids and model read into the page cache before each run); the "
+         "program always loads with util::READ (no -l option: read() into 2 MiB-aligned memory given "
+         "madvise(MADV_HUGEPAGE), or a hugetlb pool where a sysadmin made one), so no lazily mapped file faults "
+         "inside its timed part. Its time varies more than ours across repeats (the spread sentence below, from "
+         "the rows): its CPU time follows its wall time (the worker itself runs slower; it does not wait for a "
+         "core), and a check on this machine found its model on transparent huge pages in every process (rows "
+         "record `peer_minor_faults`: all at load, about one per 2 MiB on huge pages, one per 4 KiB without), so "
+         "neither faults nor its load method explain it; each repeat is a fresh process in fresh memory while ours "
+         "keeps one allocation for the whole run, so KenLM's repeats sample the machine's memory placement (this "
+         "VM's backing of its huge pages) where ours sees one: compare the paired estimate and its interval, not "
+         "the best times.")
+
+
+def spread_note(rows: pd.DataFrame, model: str) -> str:
+    """One sentence from the rows: the range of the 1-thread KenLM trie's and B-tree's times over the kept repeats
+    of Table 3, KenLM's CPU time over its wall time, and its processes' minor faults where recorded ("" without
+    the trie's rows)."""
+    from ..protocol import kept
+
+    m = kept(rows[(rows["model"] == model) & (rows["sweep"] == "table")])
+    th = m["threads"].fillna(-1).astype(int)
+    trie, ours = m[(m["backend"] == "kenlm-trie-cpp") & (th == 1)], m[(m["backend"] == "btree") & (th == 1)]
+    if trie.empty or ours.empty:
+        return ""
+
+    def ms(r: pd.DataFrame) -> str:
+        v = r["elapsed_ns"].dropna() / 1e6
+        return f"{v.min():.0f}-{v.max():.0f} ms over {len(v)} repeats"
+
+    out = f"Spread in this run (1 thread, kept repeats): KenLM's trie {ms(trie)}, the B-tree {ms(ours)}"
+    if "cpu_qps" in trie and trie["cpu_qps"].notna().any():
+        out += f"; KenLM's CPU / wall time median {float((trie['qps'] / trie['cpu_qps']).median()):.2f}"
+    if "peer_minor_faults" in trie and trie["peer_minor_faults"].notna().any():
+        out += f"; its minor faults per process median {float(trie['peer_minor_faults'].median()):.0f}"
+    return out + "."
 
 
 def main(args: argparse.Namespace) -> int:
     from pathlib import Path
-    from .common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
+    from .common import check_counts, COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows, "glm_btree")
+    check_counts(args.counts)  # a bad --counts stops here, before any output (or folder) is made
     tables, figures = Path(args.tables), Path(args.figures)
     tables.mkdir(parents=True, exist_ok=True)
     figures.mkdir(parents=True, exist_ok=True)
     model = args.model or _main_model(rows)
     write_table(with_counts(table3(rows, model), args.counts), tables / "glm_table3",
                 f"gLM Table 3: throughput (n-gram queries/s) and size on {model}",
-                notes=NOTES + " " + INTERVAL_NOTE + (" " + COUNT_NOTE if args.counts else ""))
+                notes=" ".join(n for n in (NOTES, spread_note(rows, model), INTERVAL_NOTE,
+                                           COUNT_NOTE if args.counts else "") if n))
     write_table(bstumps(rows, model, args.node_size), tables / "glm_bstumps",
                 f"gLM §5.2: B-stump share of trie nodes per order ({model})", notes=NOTES)
     if args.big_model:

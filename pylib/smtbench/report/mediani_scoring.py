@@ -401,8 +401,9 @@ VERBS = (
 
 def main(args: argparse.Namespace) -> int:
     from pathlib import Path
-    from .common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
+    from .common import check_counts, COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
     rows = read_rows(args.rows, "mediani_scoring")
+    check_counts(args.counts)  # a bad --counts stops here, before any output (or folder) is made
     out = Path(args.outdir)
     cpu = f"{rows.machine_cpu.iloc[0]}, {rows.machine_cores.iloc[0]} cores" if "machine_cpu" in rows else ""
     status = moses_status(rows)

@@ -364,9 +364,10 @@ VERBS = (
 
 
 def main(args: argparse.Namespace) -> int:
-    from .common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
+    from .common import check_counts, COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows, "mokry_hash")
+    check_counts(args.counts)  # a bad --counts stops here, before any output (or folder) is made
     if args.table:
         t = table3_2(rows)
         write_table(t, args.table, "Mokry 2016 Table 3.2: best prefetch-queue speed-up per thread count",

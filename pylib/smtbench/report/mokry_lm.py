@@ -255,9 +255,10 @@ NOTES = ("Ours: probing-hash LM (16-byte entries, 1.5 buckets per n-gram, KenLM'
 
 
 def main(args: argparse.Namespace) -> int:
-    from .common import COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
+    from .common import check_counts, COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows, "mokry_lm")
+    check_counts(args.counts)  # a bad --counts stops here, before any output (or folder) is made
     if args.table:
         write_table(with_counts(table3_3(rows), args.counts), args.table,
                     "Mokry 2016 Table 3.3: best automaton-queue speed-up per model size", notes=NOTES + " " + INTERVAL_NOTE

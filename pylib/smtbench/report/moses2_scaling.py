@@ -13,7 +13,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..protocol import kept
-from .common import Ratio, add_interval, declare, judge_target, paper_values, point_mask, ratio_pairs, recorded_values
+from .common import (Ratio, add_interval, check_like, declare, judge_target, paper_values, point_mask, ratio_pairs,
+                     recorded_values)
 from . import metrics
 from .common import model_note as common_model_note
 from ..experiments.frame import Verb, arg
@@ -42,6 +43,75 @@ declare("moses2_table6", TIME_VS_CACHE0)
 declare("moses2_table7", PLAIN_VS_COMP)
 declare("moses2_fig8", SEP_OVER_INT)
 declare("moses2_fig9", VS_1_THREAD)
+# Moses2 live (bench moses2_scaling --peers moses2): ours as a process on the ini's model against Moses2 at the same
+# thread count, both timed in the same sweep (loading subtracted alike); Moses2's own scaling (2 threads over 1)
+OURS_VS_MOSES2 = Ratio("ours_vs_moses2", num="ours as a process (the ini's model), N threads",
+                       den="Moses2 live, same run, same N threads")
+MOSES2_SCALING = Ratio("moses2_speedup_vs_1_thread", num="Moses2 live, N threads", den="Moses2 live, 1 thread, same run",
+                       same=("run_id", "clock"))
+declare("moses2_fig3", OURS_VS_MOSES2, MOSES2_SCALING)
+declare("moses2_scaling_acceptance", OURS_VS_MOSES2, MOSES2_SCALING)
+
+NOT_LIVE = "not timed live: rows from before issue 40 (no --peers moses2); re-run moses2_scaling_bench"
+
+
+def _peer_timing(rows: pd.DataFrame, system: str) -> pd.DataFrame:
+    """The kept process-timed repeats of ``system`` (ours as a process, or a live peer), empty for older rows."""
+    if "system" not in rows:
+        return rows.iloc[0:0]
+    t = kept(rows[rows.kind == "peer_timing"])
+    return t[t.system == system]
+
+
+def live_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per live system and thread count (ours as a process, Moses2): words per second (median over the
+    repeats, loading subtracted), ours / Moses2 at the same thread count per repeat (its interval: the paired
+    bootstrap), Moses2's speed-up over its own 1-thread run (its interval), the identity counts of its checked run.
+    Rows without live peers: one Moses2 row per thread count saying it was not timed live, no ratio."""
+    from ..protocol import ratio_ci
+
+    ours_all = _peer_timing(rows, "ours")
+    m2_all = _peer_timing(rows, "moses2")
+    threads = sorted({int(x) for x in rows[rows.kind == "timing"].threads.dropna()})
+    peers = rows[rows.kind == "peer"] if "system" in rows else rows.iloc[0:0]
+    out = []
+    if m2_all.empty:
+        missing = peers[(peers.system == "moses2") & (peers.status != "ok")] if len(peers) else peers
+        status = str(missing.status.iloc[-1]) if len(missing) else NOT_LIVE
+        for th in threads:
+            out.append({"series": "moses2 (live)", "threads": th, "status": status})
+        return pd.DataFrame(out)
+    one = m2_all[m2_all.threads == 1].set_index("repeat").words_per_second
+    for th in threads:
+        o = ours_all[ours_all.threads == th]
+        m = m2_all[m2_all.threads == th]
+        ow, mw = o.set_index("repeat").words_per_second, m.set_index("repeat").words_per_second
+        row_o = {"series": f"ours (process, {o.table.iloc[0] if len(o) else ''} table)", "threads": th,
+                 "status": "ok", "words_per_second": float(ow.median()) if len(ow) else None,
+                 "n_repeats": len(ow)}
+        alloc = m.get("moses2_allocator", pd.Series(dtype=object)).dropna()  # read from the binary by the run
+        row_m = {"series": "moses2 (live)", "threads": th, "status": "ok",
+                 "words_per_second": float(mw.median()) if len(mw) else None, "n_repeats": len(mw),
+                 "allocator": str(alloc.iloc[0]) if len(alloc) else "not recorded"}
+        if len(o) and len(m) and check_like(OURS_VS_MOSES2, o, m, where=f"moses2_fig3, {th} thread(s)"):
+            r = (ow / mw).dropna()
+            ci = ratio_ci(list(r))
+            row_m.update(ours_vs_moses2=float(r.median()), ours_vs_moses2_paired=ci.estimate if ci.n >= 2 else None,
+                         ours_vs_moses2_ci_low=ci.low, ours_vs_moses2_ci_high=ci.high)
+        if th != 1 and len(one) and len(m) and check_like(MOSES2_SCALING, m, m2_all[m2_all.threads == 1],
+                                                         where=f"moses2_fig3, Moses2 {th}/1 threads"):
+            r = (mw / one).dropna()
+            ci = ratio_ci(list(r))
+            row_m.update(moses2_speedup_vs_1_thread=float(r.median()),
+                         moses2_speedup_vs_1_thread_paired=ci.estimate if ci.n >= 2 else None,
+                         moses2_speedup_vs_1_thread_ci_low=ci.low, moses2_speedup_vs_1_thread_ci_high=ci.high)
+        p = peers[(peers.system == "moses2") & (peers.threads == th)] if len(peers) else peers
+        if len(p):
+            p = p.iloc[-1]
+            row_m.update(identical_with_ours=p.get("ours_vs_identical"), ties_with_ours=p.get("ours_vs_ties"),
+                         ours_higher=p.get("ours_vs_ours_higher"), command=p.get("command"))
+        out += [row_o, row_m]
+    return pd.DataFrame(out)
 
 
 def _per_repeat(rows: pd.DataFrame, fast: dict, slow: dict, ratio: Ratio) -> list[float]:
@@ -219,17 +289,26 @@ def fig9(rows: pd.DataFrame):
 def model_note(rows: pd.DataFrame, oracle: str | Path | None) -> str:
     """The model the rows decoded, and where the Moses2 figures come from."""
     text = common_model_note(rows) + " "
+    live = not _peer_timing(rows, "moses2").empty
+    if live:
+        text += ("Moses2 live: `moses2 -threads N` on the same moses.ini, input, pop limit and -s, timed in the same "
+                 "sweep as our points (interleaved repeats) at every thread count, beside ours as a process on the "
+                 "same model (`decode cube --threads N` on the binarized table of exactly the ini's tables), both "
+                 "loading subtracted alike (the wall time on the whole input minus that on its first line); its peak "
+                 "RSS: GNU time on a whole-input run. ")
+    else:
+        text += ("Moses2 was not timed live in these rows (they predate `bench moses2_scaling --peers moses2`, issue "
+                 "40): no ratio to Moses2 is printed; re-run moses2_scaling_bench. ")
     if oracle:
-        return text + ("Moses2: the Moses oracle's recorded m2-cube400 run (1-best, scores) and runs-quiet.tsv "
-                       f"({oracle}), on the oracle's model.")
-    return text + ("Moses2: no column here -- its recorded runs (m2-cube400, runs-quiet.tsv) are the Moses oracle's "
-                   "model's, not this one's, and bench scaling has no live Moses2 peer; Moses2 decodes this model "
-                   "live in moses_decode_cube (bench decode --peers moses2).")
+        return text + ("Recorded: the Moses oracle's m2-cube400 run (1-best, scores: BLEU and scores computed here) "
+                       f"and runs-quiet.tsv ({oracle}), on the oracle's model, labelled, with no ratio beside them.")
+    return text + ("No recorded Moses2 figures here (the oracle's recorded runs are its model's, or the oracle folder "
+                   "is absent).")
 
 
 def moses_quiet(oracle: str | Path | None) -> pd.DataFrame:
     """Moses2's quiet re-timing rows, read from the oracle's runs-quiet.tsv as they are (none without the oracle)."""
-    if not oracle:
+    if not oracle or not (Path(oracle) / "runs-quiet.tsv").exists():  # no oracle folder (a clone without ../shared)
         return pd.DataFrame(columns=["args", "threads", "words_per_s", "peak_rss_kb"])
     q = pd.read_csv(Path(oracle) / "runs-quiet.tsv", sep="\t")
     return q
@@ -242,7 +321,9 @@ def _repeat_times(rows: pd.DataFrame, pt: dict) -> pd.Series:
 
 
 def fig3_table(rows: pd.DataFrame, oracle: str | Path | None) -> pd.DataFrame:
-    """Ours beside Moses2's recorded quiet figures (another run on another machine: labelled in `recorded`, no ratio)."""
+    """Ours (in process: our configuration, the plain one, the text tables), ours as a process and Moses2 live at
+    each thread count (ours_vs_moses2 at equal threads and Moses2's own 2t/1t, with intervals: :func:`live_rows`),
+    and Moses2's recorded quiet figures (another run on another machine: labelled in `recorded`, no ratio)."""
     t = scaling_table(rows)
     ours = t[t.series.isin(["ours", "plain", "text"])]
     per_ours = [[float(r.source_words) / s for s in _repeat_times(rows, _pt(r)) if s > 0] for _, r in ours.iterrows()]
@@ -258,8 +339,21 @@ def fig3_table(rows: pd.DataFrame, oracle: str | Path | None) -> pd.DataFrame:
     ours["recorded"] = "measured here"
     if len(m2):
         m2["recorded"] = recorded_values("moses_oracle", "cube400").set_index("key").loc["moses2", "recorded"]
-    out = pd.concat([ours, m2] if len(m2) else [ours]).reset_index(drop=True)
-    out["n_repeats"] = [len(ws) for ws in per_ours] + [0] * (len(out) - len(per_ours))
+    ours["n_repeats"] = [len(ws) for ws in per_ours]
+    if len(m2):
+        m2["n_repeats"] = 0
+    live = live_rows(rows)
+    live["recorded"] = ["measured here, live in the same sweep" if st == "ok" else None for st in live.status]
+    out = pd.concat([ours.assign(status="ok"), live] + ([m2.assign(status="recorded")] if len(m2) else []),
+                    ignore_index=True)
+    for c in ("ours_vs_moses2", "ours_vs_moses2_paired", "ours_vs_moses2_ci_low", "ours_vs_moses2_ci_high",
+              "moses2_speedup_vs_1_thread", "moses2_speedup_vs_1_thread_paired", "moses2_speedup_vs_1_thread_ci_low",
+              "moses2_speedup_vs_1_thread_ci_high"):
+        out[c] = pd.to_numeric(out[c], errors="coerce") if c in out else float("nan")
+    out["pop_limit"] = out.pop_limit.fillna(int(rows[rows.kind == "timing"].pop_limit.iloc[0])).astype(int)
+    out["n_repeats"] = pd.to_numeric(out.n_repeats, errors="coerce").fillna(0).astype(int)
+    lead = ["series", "threads", "status", "recorded", "words_per_second"]
+    out = out[lead + [c for c in out.columns if c not in lead]]
     pv = paper_values("fast_scalable", "fig3")
     out["paper_speedup_vs_moses_1thread"] = float(pv[pv.key == "threads=1"].paper_speedup_vs_moses.iloc[0])
     return out
@@ -267,6 +361,7 @@ def fig3_table(rows: pd.DataFrame, oracle: str | Path | None) -> pd.DataFrame:
 
 def fig3(rows: pd.DataFrame, oracle: str | Path | None):
     t = fig3_table(rows, oracle)
+    t = t[t.words_per_second.notna()]  # a Moses2 row not timed live (older rows) has no bar
     fig, ax = plt.subplots(figsize=(6, 3.8))
     series = list(dict.fromkeys(t.series))
     width = 0.8 / len(series)
@@ -317,36 +412,96 @@ def acceptance(rows: pd.DataFrame, oracle: str | Path | None) -> pd.DataFrame:
                   int(q.sentences), "-", None),
                  ("largest |model score difference| vs the oracle tables", float(q.max_score_diff_vs_ini_model),
                   float("nan"), "-", None)]
-    # Moses2's speed and memory here are the oracle's recorded quiet re-timing (another run on another machine, Moses
-    # built --without-tcmalloc): shown, never judged against (issue 40); its BLEU and scores are computed here from its
-    # recorded outputs and stay judged
+    # Moses2 timed live in the same sweep (bench moses2_scaling --peers moses2): ours vs Moses2 at equal threads and
+    # Moses2's 2t/1t, with intervals, judged on the lower bound; its peak RSS measured live. The oracle's recorded
+    # quiet re-timing (another run on another machine, Moses built --without-tcmalloc) stays, labelled, unjudged
+    # (issue 40); Moses2's BLEU and scores are computed here from its recorded outputs and stay judged
     unjudged = "not judged: Moses2's figure is recorded (runs-quiet.tsv), not timed in this run"
+    src: list[str] = ["computed here from its recorded outputs" if r[2] == r[2] else "" for r in recs]
+    live = live_rows(rows)
+    lm = live[live.series == "moses2 (live)"].set_index("threads") if len(live) else live
+    have_live = len(lm) and (lm.status == "ok").all()
+    label = (recorded_values("moses_oracle", "cube400").set_index("key").loc["moses2", "recorded"]
+             if len(m2c) else "")
+    LIVE = "live, same sweep"
+
+    def add(rec: tuple, source: str) -> None:
+        recs.append(rec)
+        src.append(source)
+
+    if have_live:
+        lo_rows = live[live.series.str.startswith("ours (process")].set_index("threads")
+        for th, m in lm.iterrows():
+            r, lo, hi = (float(m.get(c, float("nan"))) for c in ("ours_vs_moses2", "ours_vs_moses2_ci_low",
+                                                                 "ours_vs_moses2_ci_high"))
+            verdict = judge_target(lo, hi, r, 2.0) if th == 1 else ""
+            what = (f"words/s, {int(th)} thread(s), ours as a process vs Moses2 (ours/Moses2 {r:.3g}, 95% interval "
+                    f"[{lo:.3g}, {hi:.3g}]" + (f": {verdict})" if verdict else ")"))
+            add((what, float(lo_rows.loc[th].words_per_second) if th in lo_rows.index else float("nan"),
+                 float(m.words_per_second), ">= 2x Moses2's 1-thread, on the lower bound" if th == 1 else "-",
+                 verdict.startswith("meets") if verdict else None), LIVE)
+    elif len(lm):
+        add((f"words/s against Moses2 live ({lm.status.iloc[0]})", float("nan"), float("nan"), "-", None), "")
     if 1 in ours.index and 1 in m2c.index:
         w1 = float(ours.loc[1].words_per_second)
-        recs.append(("words/s, 1 thread", w1, float(m2c.loc[1].words_per_s), ">= 2x Moses2's 1-thread; " + unjudged,
-                     None))
+        add(("words/s, 1 thread (ours in process; Moses2 recorded)", w1, float(m2c.loc[1].words_per_s),
+             "-; " + unjudged, None), label)
     if 2 in ours.index and 1 in ours.index:
         r = float(ours.loc[2].words_per_second) / float(ours.loc[1].words_per_second)
         lo, hi = float(ours.loc[2].speedup_vs_1_thread_ci_low), float(ours.loc[2].speedup_vs_1_thread_ci_high)
         verdict = judge_target(lo, hi, r, 1.9)  # judged on the interval's lower bound
-        recs.append((f"2 threads / 1 thread (ours; 95% interval [{lo:.3g}, {hi:.3g}]: {verdict})", r,
-                     float(m2c.loc[2].words_per_s) / float(m2c.loc[1].words_per_s)
-                     if 2 in m2c.index else float("nan"), ">= 1.9 (quiet run), on the lower bound",
-                     verdict.startswith("meets")))
-    recs.append(("binarized table load (s)", float(load), float("nan"), "<= 1 s", float(load) <= 1.0))
-    for _, r in rss.iterrows():
-        m2rss = float(m2c.loc[int(r.threads)].peak_rss_kb) if int(r.threads) in m2c.index else float("nan")
+        if have_live and 2 in lm.index and lm.loc[2].get("moses2_speedup_vs_1_thread") == \
+                lm.loc[2].get("moses2_speedup_vs_1_thread"):
+            m = lm.loc[2]
+            theirs = float(m.moses2_speedup_vs_1_thread)
+            what = (f"2 threads / 1 thread (ours in process; 95% interval [{lo:.3g}, {hi:.3g}]: {verdict}; Moses2 "
+                    f"live: 95% interval [{float(m.moses2_speedup_vs_1_thread_ci_low):.3g}, "
+                    f"{float(m.moses2_speedup_vs_1_thread_ci_high):.3g}])")
+            add((what, r, theirs, ">= 1.9 (quiet run), on the lower bound", verdict.startswith("meets")), LIVE)
+        else:
+            add((f"2 threads / 1 thread (ours; 95% interval [{lo:.3g}, {hi:.3g}]: {verdict})", r, float("nan"),
+                 ">= 1.9 (quiet run), on the lower bound", verdict.startswith("meets")), "")
+        if 2 in m2c.index and 1 in m2c.index:
+            add(("2 threads / 1 thread (Moses2 recorded)", float("nan"),
+                 float(m2c.loc[2].words_per_s) / float(m2c.loc[1].words_per_s), "-; " + unjudged, None), label)
+    add(("binarized table load (s)", float(load), float("nan"), "<= 1 s", float(load) <= 1.0), "")
+    m2rss_live = rss[rss.config == "moses2"].set_index("threads").peak_rss_kb if len(rss) and "config" in rss \
+        else pd.Series(dtype=float)
+    for _, r in rss[rss.config != "moses2"].iterrows() if len(rss) else []:
+        th = int(r.threads)
         what = {"ours": "our configuration's table binarized", "ours-same-model": "the ini's filtered tables binarized",
                 "text": "text tables in memory"}.get(r.config, r.config)
-        recs.append((f"peak RSS kB ({what}, {int(r.threads)} thread(s))", int(r.peak_rss_kb), m2rss,
-                     "< Moses2's on the same model; " + unjudged if len(m2c) else "-", None))
+        if th in m2rss_live.index:
+            same = r.config == "ours-same-model"  # the model Moses2 decodes (the ini's tables)
+            add((f"peak RSS kB ({what}, {th} thread(s); Moses2 live)", int(r.peak_rss_kb), float(m2rss_live.loc[th]),
+                 "< Moses2's on the same model" if same else "- (another table than Moses2's)",
+                 int(r.peak_rss_kb) < float(m2rss_live.loc[th]) if same else None), LIVE)
+        if th in m2c.index:
+            add((f"peak RSS kB ({what}, {th} thread(s); Moses2 recorded)", int(r.peak_rss_kb),
+                 float(m2c.loc[th].peak_rss_kb), "-; " + unjudged, None), label)
+        elif th not in m2rss_live.index:
+            add((f"peak RSS kB ({what}, {th} thread(s))", int(r.peak_rss_kb), float("nan"), "-", None), "")
     out = pd.DataFrame(recs, columns=["figure", "ours", "moses2", "target", "holds"])
-    if len(m2c):  # where the Moses2 column's figure comes from
-        label = recorded_values("moses_oracle", "cube400").set_index("key").loc["moses2", "recorded"]
-        timing = out.figure.str.startswith(("words/s", "2 threads", "peak RSS"))
-        out["moses2_source"] = [label if t else ("computed here from its recorded outputs" if m == m else "")
-                                for t, m in zip(timing, out.moses2)]
+    out["moses2_source"] = src
     return out
+
+
+FIG3_NOTES = ("What each row compares: series ours / plain / text: our configuration, the plain configuration and "
+              "our text-table decoder, timed in process (words per second from the best repeat), no ratio to Moses2; "
+              "`ours (process, <table> table)` and `moses2 (live)`: ours as a process on the ini's model and Moses2 "
+              "(`-threads N`) on the same moses.ini, input, pop limit and -s, at the same thread count, timed in the "
+              "same sweep (interleaved repeats, loading subtracted alike; median words per second over the repeats); "
+              "ours_vs_moses2 = ours / Moses2 within each repeat at equal threads (median; _paired and the 95% "
+              "interval: paired bootstrap), moses2_speedup_vs_1_thread = Moses2's N threads over its own 1 thread in "
+              "the same run (with its interval). `moses2 (recorded: runs-quiet.tsv)`: the oracle's recorded quiet "
+              "re-timing, labelled in `recorded` (another run on another machine), no ratio beside it (issue 40). A "
+              "`moses2 (live)` row whose status says 'not timed live' comes from rows written before the live peer: "
+              "its ratio cells stay empty.")
+ACCEPTANCE_NOTES = ("moses2_source says where each Moses2 figure comes from: `live, same sweep` (timed or measured in "
+                    "this run: judged, ratios on their interval's lower bound), the oracle's recorded runs (labelled "
+                    "`recorded, ...`: shown, never judged), or computed here from its recorded outputs (BLEU, model "
+                    "scores). Moses2's live peak RSS: GNU time (-f %M) on one whole-input run per thread count; ours: "
+                    "`decode cube`'s own VmHWM; the target is judged on the ini's model (ours-same-model) only.")
 
 
 # -------------------------------------------------- the regression metrics (smtbench.report.metrics writes them)
@@ -422,12 +577,12 @@ def main(args: argparse.Namespace) -> int:
                 notes=ms_notes + " " + INTERVAL_NOTE)
     write_table(scaling_table(rows), t / "moses2_fig9", "Moses2 paper Figs 9/11: words per second against "
                 "threads", notes=ms_notes + " " + INTERVAL_NOTE)
-    write_table(fig3_table(rows, args.oracle), t / "moses2_fig3", "Moses2 paper Fig 3: ours beside Moses2's "
-                "recorded figures", notes=ms_notes + " Moses2's rows are the oracle's recorded quiet re-timing "
-                "(`recorded`: another run on another machine), shown with no ratio beside them (issue 40): a ratio "
-                "to Moses2 needs Moses2 timed live in the same run.")
+    write_table(fig3_table(rows, args.oracle), t / "moses2_fig3", "Moses2 paper Fig 3: ours beside Moses2, live "
+                "in the same sweep (and its recorded figures, labelled, no ratio)", notes=ms_notes + " " + FIG3_NOTES
+                + " " + INTERVAL_NOTE)
     write_table(acceptance(rows, args.oracle), t / "moses2_scaling_acceptance",
-                "Moses2 scaling: acceptance figures against Moses2", notes=ms_notes + " " + INTERVAL_NOTE)
+                "Moses2 scaling: acceptance figures against Moses2", notes=ms_notes + " " + ACCEPTANCE_NOTES + " "
+                + INTERVAL_NOTE)
     save_figure(fig3(rows, args.oracle), f / "moses2_fig3.png")
     save_figure(fig8(rows), f / "moses2_fig8.png")
     save_figure(fig9(rows), f / "moses2_fig9.png")

@@ -78,6 +78,105 @@ NOTES = ("Ours: `smtbench bench decode` on the oracle's model (moses.ini, dev bo
          "run, is the table moses_decode_{normal,cube}.")
 
 
+# --- the oracle tables (moses_decode_{normal,cube}_oracle): the live comparison on the oracle's model (ours and
+# Moses2 timed as processes in the same run: `bench moses_decode --oracle ... --peers moses2`), then the oracle's
+# recorded Moses runs, labelled, with no ratio beside them
+
+RECORDED_RUNS = {"normal": ("normal200", "m2-normal200", (("moses2", "Moses2, -search-algorithm 0 -s 200"),
+                                                          ("moses1", "Moses v1, -search-algorithm 0 -s 200"))),
+                 "cube": ("cube400", "m2-cube400", (("moses2", "Moses2, -search-algorithm 1 "
+                                                                "-cube-pruning-pop-limit 400 -s 400"),))}
+NOT_LIVE = ("not timed live: rows from before issue 40 (the oracle run had no --peers); re-run "
+            "moses_decode_oracle_run")
+
+
+def oracle_table(rows: pd.DataFrame, moses1: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The oracle's model: the live rows of :func:`live_table` (ours and each peer as processes in the same run,
+    ``ours_speedup`` with its interval; rows written before the oracle run had live peers: ours only, and a Moses2
+    row saying it was not timed live, no ratio), ours in-process (``in_process_*``: the timed passes inside
+    `bench moses_decode`), each live row's agreement with the oracle's recorded Moses2 output, then the oracle's
+    recorded Moses runs (``recorded``: "recorded, <machine/date>"; no ratio beside them, issue 40)."""
+    q = rows[rows.kind == "quality"].iloc[-1]
+    search = "cube" if q.search == "cube" else "normal"
+    table, m2, recorded_systems = RECORDED_RUNS[search]
+    live = live_table(rows)
+    live.insert(1, "timed", ["live, this run (a process, loading subtracted)" if s == "ok" and n == n else
+                             "in process only (in_process_*)" if s == "ok" and str(name).startswith("ours") else None
+                             for s, n, name in zip(live.status, live.n_repeats.astype(float), live.system)])
+    if not live.system.str.startswith("Moses2").any():
+        label = _search_label(q)
+        live = pd.concat([live, pd.DataFrame([{"system": f"Moses2, {label}", "status": NOT_LIVE,
+                                               "timed": None, "sentences": int(q.sentences)}])],
+                         ignore_index=True)
+    t = rows[rows.kind == "timing"]
+    ours = live.system.str.startswith("ours")
+    live["in_process_words_per_second"] = [float(t.words_per_second.max()) if o and len(t) else None for o in ours]
+    live["in_process_words_per_second_median"] = [float(t.words_per_second.median()) if o and len(t) else None
+                                                  for o in ours]
+    live["identical_with_recorded_moses2"] = [q.get(f"{m2}_identical") if o else None for o in ours]
+    if moses1 is not None and len(moses1):  # Moses v1 live: a run of its own on the first N verses
+        live = pd.concat([live, moses1_rows(moses1)], ignore_index=True)
+    live["recorded_words_per_second"] = None
+    live["recorded"] = None
+    live["recorded_citation"] = None
+    rec = _recorded(table)
+    out = []
+    for key, name in recorded_systems:
+        run = "m1-normal200" if key == "moses1" else m2
+        out.append({"system": f"{name} (recorded)", "status": "recorded", "timed": rec.loc[key, "recorded"],
+                    "recorded_words_per_second": float(rec.loc[key, "recorded_words_per_second"]),
+                    "recorded": rec.loc[key, "recorded"], "bleu": q.get(f"{run}_bleu"),
+                    "identical_with_ours": q.get(f"{run}_identical"),
+                    "ours_score_ge": q.get(f"{run}_score_ge") if key == "moses2" else None,
+                    "identical_with_recorded_moses2": int(q.sentences) if key == "moses2"
+                    else rec.loc[key].get("recorded_identical_with_moses2"),
+                    "sentences": int(q.sentences), "recorded_citation": rec.loc[key, "recorded_citation"]})
+    df = pd.concat([live, pd.DataFrame(out)], ignore_index=True)
+    for col in ("identical_with_ours", "ours_score_ge", "identical_with_recorded_moses2", "n_repeats", "threads",
+                "sentences"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
+    return df
+
+
+def moses1_rows(moses1: pd.DataFrame) -> pd.DataFrame:
+    """The live rows of the oracle's Moses v1 run (`bench moses_decode --peers moses --sentences N`): ours and Moses
+    v1 on the first N dev verses, timed in that run (ours_speedup within it), named by the verses they cover."""
+    q = moses1[moses1.kind == "quality"].iloc[-1]
+    t = live_table(moses1)
+    n = int(q.sentences)
+    t["system"] = [f"{s} (own run: first {n} dev verses)" for s in t.system]
+    t.insert(1, "timed", [f"live, own run on the first {n} dev verses (a process, loading subtracted)"
+                          if st == "ok" else None for st in t.status])
+    return t
+
+
+def oracle_notes(rows: pd.DataFrame, moses1: pd.DataFrame | None = None) -> str:
+    q = rows[rows.kind == "quality"].iloc[-1]
+    peers = rows[rows.kind == "peer"] if "system" in rows else rows.iloc[0:0]
+    head = ("The oracle's model (its moses.ini, the dev books). What each row compares: the `live` rows decode the "
+            "same input with the same model, limits and one thread in the same run, each timed as a process "
+            "(loading subtracted alike, interleaved repeats), and ours_speedup divides ours by that row's system "
+            "within each repeat, with its interval (paired bootstrap); in_process_words_per_second: ours timed "
+            "inside `bench moses_decode` (best, median over its passes), not a process, no ratio; "
+            "identical_with_recorded_moses2: 1-best lines equal to the oracle's recorded Moses2 output. The "
+            "`(recorded)` rows are the oracle's recorded Moses runs (resources/recorded_runs.csv), labelled in "
+            "`recorded` with the machine and conditions they were taken under (Moses v1's with a 10-best list on a "
+            "loaded machine): another run on another machine, so no ratio stands beside them (issue 40); their "
+            "BLEU, identical_with_ours and ours_score_ge are computed here from their recorded outputs.")
+    if moses1 is not None and len(moses1):
+        n = int(moses1[moses1.kind == "quality"].iloc[-1].sentences)
+        head += (f" Moses v1 (~65 words/s here) is timed live in a run of its own on the first {n} dev verses "
+                 "(rows `(own run: ...)`): ours and Moses v1 both re-timed in that run, its ratio within it; never "
+                 "divided by the all-verses rows.")
+    else:
+        head += (" Moses v1 is not timed live on the oracle's model here (config moses_decode.oracle_moses1_sentences: "
+                 "0); its live row is the trained model's table moses_decode_normal.")
+    if not len(peers):
+        head += (" These rows predate the live peers of the oracle run (issue 40): no system was timed beside ours "
+                 "and no ratio is printed; the lead re-measures with the rule moses_decode_oracle_run.")
+    return head + " " + (_live_notes(q) + _entries_note(rows) if len(peers) else "")
+
+
 # --- live peers: Moses2 / Moses v1 / a user's entry of config/peers.yaml decoding the same model and input in the same
 # run (`bench moses_decode --peers`)
 
@@ -123,6 +222,9 @@ def live_table(rows: pd.DataFrame) -> pd.DataFrame:
     from ..protocol import kept
     timing = kept(rows[rows.kind == "peer_timing"]) if "system" in rows else rows.iloc[0:0]  # retaken: left out
     label = _search_label(q)
+    if "system" not in timing:  # rows without live peers (the oracle's before issue 40): ours only, no ratio
+        timing = pd.DataFrame({"system": pd.Series(dtype=object), "repeat": pd.Series(dtype=int),
+                               "words_per_second": pd.Series(dtype=float), "threads": pd.Series(dtype=float)})
     ours_t = timing[timing.system == "ours"].set_index("repeat").words_per_second
     out = []
     for system in systems_of(peers):
@@ -254,7 +356,10 @@ def regression_metrics(rows: pd.DataFrame) -> list[metrics.Record]:
             out.append(("moses_decode", key, "identical_with_ours", str(int(p.ours_vs_identical)), "exact"))
             out.append(("moses_decode", key, "bleu", f"{float(p.bleu):.2f}", "exact"))
             from ..protocol import kept
-            t = kept(rows[(rows.kind == "peer_timing") & (rows.search == p.search)])  # retaken repeats left out
+            same = (rows.kind == "peer_timing") & (rows.search == p.search) & (rows.sentences == p.sentences)
+            if "model" in rows and isinstance(p.get("model"), str):  # the trained and oracle runs: one search each
+                same &= rows.model == p.model
+            t = kept(rows[same])  # retaken repeats left out
             if not check_like(OURS_SPEEDUP, t[t.system == "ours"], t[t.system == p.system], where=f"moses_decode {key}"):
                 continue  # timed outside the run's repeats: no ratio
             ours = t[t.system == "ours"].set_index("repeat").words_per_second
@@ -281,6 +386,9 @@ VERBS = (
              arg("--cube-table", default=None, help="output stem for the cube-pruning table"),
              arg("--oracle-rows", default=None, help="rows of the oracle-model normal run (optional)"),
              arg("--oracle-cube-rows", default=None, help="rows of the oracle-model cube run (optional)"),
+             arg("--oracle-moses1-rows", default=None,
+                 help="rows of the oracle-model Moses v1 run (normal search, --peers moses on the first N verses: "
+                      "rows of the oracle normal table; optional)"),
              arg("--oracle-table", default=None, help="output stem of the oracle normal table"),
              arg("--oracle-cube-table", default=None, help="output stem of the oracle cube table"),
              arg("--metrics", help="regression metrics CSV"),
@@ -292,11 +400,15 @@ VERBS = (
 DECODE_ROWS = ("decode_normal", "decode_cube")
 
 
-def _table(rows, stem: str, title: str, counts: str | None = None, search: str = "normal") -> None:
-    """One table; a live table takes the count columns of ``search``'s count points from ``counts``."""
+def _table(rows, stem: str, title: str, counts: str | None = None, search: str = "normal",
+           oracle: bool = False, moses1: pd.DataFrame | None = None) -> None:
+    """One table; a live table takes the count columns of ``search``'s count points from ``counts``; ``oracle``:
+    the oracle model's table (:func:`oracle_table`: live rows, then the recorded runs)."""
     from .common import COUNT_NOTE, INTERVAL_NOTE, write_table
 
-    if "system" in rows and rows.kind.isin(["peer", "peer_timing"]).any():
+    if oracle and (rows.kind == "quality").any():
+        write_table(oracle_table(rows, moses1), stem, title, notes=oracle_notes(rows, moses1) + " " + INTERVAL_NOTE)
+    elif "system" in rows and rows.kind.isin(["peer", "peer_timing"]).any():
         write_table(with_counts(live_table(rows), counts, search), stem, title,
                     notes=live_notes(rows) + " " + INTERVAL_NOTE + (" " + COUNT_NOTE if counts else ""))
     elif (rows.kind == "quality").any() and any(c.startswith("m2-") for c in rows.columns):
@@ -309,21 +421,28 @@ def _table(rows, stem: str, title: str, counts: str | None = None, search: str =
 def main(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from .common import read_rows
+    from .common import check_counts, read_rows
 
     rows = read_rows(args.rows, DECODE_ROWS)
+    check_counts(args.counts)  # a bad --counts stops here, before any output (or folder) is made
     _table(rows, args.table, "Normal stack search: ours vs Moses2 and Moses v1, same model, same run", args.counts)
     frames = [rows]
     if args.cube_rows and args.cube_table:
         cube = read_rows(args.cube_rows, DECODE_ROWS)
         frames.append(cube)
         _table(cube, args.cube_table, "Cube pruning: ours vs Moses2, same model, same run", args.counts, "cube")
-    for path, stem, title in ((args.oracle_rows, args.oracle_table, "Normal stack search vs Moses2 and Moses v1"),
+    for path, stem, title in ((args.oracle_rows, args.oracle_table, "Normal stack search vs Moses2 (and Moses v1, "
+                                                                     "recorded)"),
                               (args.oracle_cube_rows, args.oracle_cube_table, "Cube pruning vs Moses2")):
         if path and stem:
             o = read_rows([path], DECODE_ROWS)
             frames.append(o)
-            _table(o, stem, title + ", oracle model, dev books")
+            m1 = read_rows([args.oracle_moses1_rows], DECODE_ROWS) if args.oracle_moses1_rows and path == \
+                args.oracle_rows else None
+            if m1 is not None:
+                frames.append(m1)
+            _table(o, stem, title + ", oracle model, dev books (live in one run; the oracle's recorded runs "
+                   "labelled, no ratio)", oracle=True, moses1=m1)
     if args.metrics:
         metrics.write(regression_metrics(pd.concat(frames, ignore_index=True)), args.metrics)
     return 0

@@ -10,11 +10,14 @@ F = source (es), E = target (en). Output lines:
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from ..ioutil import atomic_open, open_text
 from ..ioutil import words as split_words
 from .align import AlignmentFormatError, parse_links
+
+if TYPE_CHECKING:
+    from .reordering import ReorderCounter
 
 Phrase = tuple[int, int, int, int, list[tuple[int, int]]]  # sF, eF, sE, eE, relative (f, e) points
 
@@ -124,11 +127,13 @@ BLOCK = 1024
 
 def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_out: str | None,
                   max_len: int = 7, progress: bool = False, orientation_out: str | None = None,
-                  plain: bool = False) -> int:
+                  plain: bool = False, reordering: ReorderCounter | None = None) -> int:
     """Write Moses' extract and (unless ``extract_inv_out`` is None) extract.inv (gzip when the name ends in .gz),
     and with ``orientation_out`` the orientation file (`F ||| E ||| prev next`, wbe-msd). Returns the pair count.
     The C extractor (``csrc/tm/extract.c``) writes them; ``plain`` runs the pure-Python reference instead (the same
-    bytes: ``tests/test_extract_c.py``)."""
+    bytes: ``tests/test_extract_c.py``). ``reordering`` (tm.reordering.ReorderCounter) is handed the orientation
+    lines as they are made, whether or not ``orientation_out`` writes them: the reordering table without a text
+    file between (its caller writes it)."""
     import contextlib
 
     from ..progress import bar
@@ -142,20 +147,24 @@ def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_
         fr = stack.enter_context(atomic_open(orientation_out, mode)) if orientation_out else None
         rows = parallel_lines((src, tgt, align), (fs, ft, fa))
         if not plain:
-            return _extract_native(rows, (src, tgt, align), (fo, fi, fr), max_len, pb)
+            return _extract_native(rows, (src, tgt, align), (fo, fi, fr), max_len, pb, reordering)
         for lineno, (ls, lt, la) in enumerate(rows, 1):
             pb.update()
-            buf, ibuf, obuf = _sentence_lines(ls, lt, la, align, lineno, max_len, fi is not None, fr is not None)
+            buf, ibuf, obuf = _sentence_lines(ls, lt, la, align, lineno, max_len, fi is not None,
+                                              fr is not None or reordering is not None)
             fo.write("".join(buf))
             if fi is not None:
                 fi.write("".join(ibuf))
             if fr is not None:
                 fr.write("".join(obuf))
+            if reordering is not None:
+                reordering.count_text("".join(obuf).encode("utf-8"), "the extractor's orientation lines")
             n += len(buf)
     return n
 
 
-def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs: Sequence, max_len: int, pb) -> int:
+def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs: Sequence, max_len: int, pb,
+                    reordering: ReorderCounter | None = None) -> int:
     """The C path of :func:`extract_files`: blocks of BLOCK sentence pairs through ``sb_extract_block``; a
     sentence it leaves to the reference (an odd alignment token, a point outside the pair) goes through
     :func:`_sentence_lines`, which raises the reference's error or writes its lines. Each output is written (and
@@ -167,10 +176,11 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
     from ..ioutil import TextFormatError, _control_name
     from ..native import check, ffi, lib
     max_len = max(min(max_len, 1 << 30), 0)
-    flags = (1 if outs[1] is not None else 0) | (2 if outs[2] is not None else 0)
+    flags = (1 if outs[1] is not None else 0) | (2 if outs[2] is not None or reordering is not None else 0)
     st = ffi.new("sb_extract_state *")
     lineno = 0  # lines before this block
     live = [k for k, out in enumerate(outs) if out is not None]
+    made = sorted({*live, *([2] if reordering is not None else [])})  # outputs made: written (live) or counted
     writers = {k: ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract-write") for k in live}
     pending: list[Future] = []  # the previous block's writes
     try:
@@ -186,7 +196,7 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
                 data.append(text.encode("utf-8"))
             st.pos[0] = st.pos[1] = st.pos[2] = 0
             st.next = 0
-            parts: dict[int, list[bytes]] = {k: [] for k in live}
+            parts: dict[int, list[bytes]] = {k: [] for k in made}
             while True:
                 rc = lib.sb_extract_block(st, data[0], len(data[0]), data[1], len(data[1]), data[2],
                                           len(data[2]), max_len, flags)
@@ -196,7 +206,7 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
                     raise TextFormatError(f"{names[k]}:{lineno + st.next + 1}: "
                                           f"{_control_name(line[st.bad_col])}")
                 check(rc, f"extract {names[0]}")
-                for k in live:
+                for k in made:
                     if st.len[k]:
                         parts[k].append(ffi.buffer(st.data[k], st.len[k])[:])
                         st.len[k] = 0
@@ -205,13 +215,15 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
                 i = st.stop
                 lines = _sentence_lines(*block[i], names[2], lineno + i + 1, max_len, bool(flags & 1),
                                         bool(flags & 2))
-                for k in live:
+                for k in made:
                     if lines[k]:
                         parts[k].append("".join(lines[k]).encode("utf-8"))
                 st.pairs += len(lines[0])
             for f in pending:
                 f.result()
             pending = [writers[k].submit(_write_all, outs[k], parts[k]) for k in live]
+            if reordering is not None:  # (a C call: the writers compress meanwhile)
+                reordering.count_text(b"".join(parts[2]), "the extractor's orientation lines")
             lineno += len(block)
             pb.update(len(block))
         for f in pending:

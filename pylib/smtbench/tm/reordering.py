@@ -3,7 +3,8 @@ wbe-msd-bidirectional-fe"` writes them (see shared/notes/moses-training-formats.
 ``F ||| E ||| m_prev s_prev d_prev m_next s_next d_next`` with P(o) = (count(o) + s) / (total + 3 s), s = 0.5."""
 from __future__ import annotations
 
-from typing import Iterable
+from dataclasses import dataclass
+from typing import Iterable, Sequence
 
 from ..ioutil import atomic_open, open_text
 from ..ioutil import words as split_words
@@ -56,5 +57,123 @@ def write_reordering(counts: dict[tuple[str, str], list[int]], out: str, smoothi
 
 
 def score_reordering(orientation_files: Iterable[str], out: str, smoothing: float = 0.5,
-                     progress: bool = False) -> int:
-    return write_reordering(count_orientations(orientation_files, progress), out, smoothing)
+                     progress: bool = False, plain: bool = False, threads: int = 1) -> int:
+    """The table from the orientation files; returns its line count. The C kernel (csrc/tm/reorder.c) writes it;
+    ``plain`` runs the pure-Python reference (:func:`count_orientations`, :func:`write_reordering`) instead, the same
+    bytes (tests/test_tm_reordering.py). Standard input (``-``) is read by the reference."""
+    files = [str(p) for p in orientation_files]
+    if plain or "-" in files or str(out) == "-":
+        return write_reordering(count_orientations(files, progress), out, smoothing)
+    return score_reordering_native(files, out, smoothing, threads=threads).pairs
+
+
+@dataclass
+class ReorderStats:
+    lines: int
+    pairs: int
+    arena_bytes: int
+    table_bytes: int
+    sort_bytes: int
+    out_bytes: int
+    s_count: float
+    s_sort: float
+    s_write: float
+
+
+class ReorderCounter:
+    """The C scorer (csrc/tm/reorder.c): orientation lines counted from files (:meth:`count_file`) or from text
+    blocks of whole lines (:meth:`count_text`: the extractor's own, no file between), then the table written
+    (:meth:`write`). The long C calls let go of the GIL; callers run them through ioutil.run_interruptible."""
+
+    def __init__(self) -> None:
+        from ..native import check, ffi, lib
+        pp = ffi.new("sb_reorder **")
+        check(lib.sb_reorder_create(pp), "sb_reorder_create")
+        self._r = ffi.gc(pp[0], lib.sb_reorder_free)
+        self._err, self._line, self._kind = ffi.new("char[512]"), ffi.new("uint64_t *"), ffi.new("int *")
+        self._text_line = ffi.new("uint64_t *", 1)
+
+    def _check(self, rc: int, name: str) -> None:
+        from ..ioutil import TextFormatError
+        from ..native import check, ffi, lib
+        if rc == lib.SB_EFORMAT:
+            what = f"{name}:{self._line[0]}: {ffi.string(self._err).decode(errors='replace')}"
+            raise TextFormatError(what) if self._kind[0] == lib.SB_REORDER_ERR_LINE else OrientationFormatError(what)
+        check(rc, f"counting {name}")
+
+    def count_file(self, path: str) -> None:
+        from ..native import lib
+        from .score import _input_fd
+        with _input_fd(path) as fd:
+            rc = lib.sb_reorder_count(self._r, fd, self._line, self._kind, self._err, 512)
+        self._check(rc, path)
+
+    def count_text(self, data: bytes, name: str) -> None:
+        """Whole lines (the next block of the stream ``name``, whose line numbers the errors give)."""
+        from ..native import lib
+        self._check(lib.sb_reorder_count_text(self._r, data, len(data), self._text_line, self._line, self._kind,
+                                              self._err, 512), name)
+
+    def write(self, out: str, smoothing: float = 0.5, *, threads: int = 1, gzip_level: int = 1,
+              tmpdir: str | None = None) -> ReorderStats:
+        """The table into ``out``: a .gz one as ``threads`` parts compressed in parallel (``gzip_level``; the
+        reference writes one member at level 6: other bytes, the same table), a plain one in place."""
+        import os
+        import tempfile
+        from pathlib import Path
+
+        from ..ioutil import atomic_path, remove_stale_runs, removed_on_signal
+        from ..native import check, ffi, lib
+        from .score import write_parts
+        if not smoothing >= 0:
+            raise ValueError(f"smoothing {smoothing}: must be >= 0")
+        if not 1 <= threads <= 256:
+            raise ValueError(f"--threads {threads}: must be in 1..256")
+        st = ffi.new("sb_reorder_stats *")
+
+        def put(paths: list[str]) -> None:
+            keep = [ffi.new("char[]", os.fsencode(p)) for p in paths]
+            check(lib.sb_reorder_write(self._r, smoothing, ffi.new("char *[]", keep), len(paths)), f"writing {out}")
+            lib.sb_reorder_get_stats(self._r, st)
+
+        if str(out).endswith(".gz"):
+            base = Path(tmpdir) if tmpdir else Path(out).resolve().parent
+            base.mkdir(parents=True, exist_ok=True)
+            remove_stale_runs(base, ".reorder.")
+            with tempfile.TemporaryDirectory(prefix=f".reorder.{os.getpid()}.", dir=base) as td, \
+                    removed_on_signal(td):
+                parts = [Path(td) / f"part.{t}" for t in range(threads)]
+                put([str(p) for p in parts])
+                write_parts(parts, out, threads=threads, level=gzip_level)
+        else:  # written in place (no second copy of the table)
+            with atomic_path(out) as tmp:
+                put([tmp])
+        return ReorderStats(st.lines, st.pairs, st.arena_bytes, st.table_bytes, st.sort_bytes, st.out_bytes,
+                            st.ns_count / 1e9, st.ns_sort / 1e9, st.ns_write / 1e9)
+
+
+def score_reordering_native(orientation_files: Sequence[str], out: str, smoothing: float = 0.5, *,
+                            threads: int = 1, gzip_level: int = 1, tmpdir: str | None = None) -> ReorderStats:
+    """The C path of :func:`score_reordering`: each file counted by ``sb_reorder_count`` (a .gz/.xz one through
+    ``gzip -dc``/``xz -dc``, as the phrase scorer reads its extract), the table sorted and written by
+    ``sb_reorder_write`` (:meth:`ReorderCounter.write`)."""
+    import os
+
+    from ..ioutil import run_interruptible
+    if not smoothing >= 0:
+        raise ValueError(f"smoothing {smoothing}: must be >= 0")
+    if not 1 <= threads <= 256:
+        raise ValueError(f"--threads {threads}: must be in 1..256")
+    for path in orientation_files:
+        if os.path.isdir(path):
+            raise OrientationFormatError(f"{path}: is a directory, expected a file")
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"{path}: no such file")
+
+    def run() -> ReorderStats:
+        counter = ReorderCounter()
+        for path in orientation_files:
+            counter.count_file(path)
+        return counter.write(out, smoothing, threads=threads, gzip_level=gzip_level, tmpdir=tmpdir)
+
+    return run_interruptible(run)

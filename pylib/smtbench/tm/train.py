@@ -261,7 +261,7 @@ class Trainer:
             return {"note": "no lexicalized reordering (--no-reordering)"}
         from .reordering import score_reordering
         n = score_reordering([str(self.out / "extract.o.gz")], str(self.out / REORDERING_TABLE),
-                             self.o.reordering_smoothing, progress=self.o.progress)
+                             self.o.reordering_smoothing, progress=self.o.progress, threads=self.o.threads)
         return {"phrase_pairs": n}
 
     def _lm(self) -> dict:

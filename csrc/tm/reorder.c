@@ -1,0 +1,487 @@
+/* reorder.c - see reorder.h. */
+#define _GNU_SOURCE
+#include "tm/reorder.h"
+#include "tm/phrase_core.h"   /* sb_ps_write_all: the phrase scorer's IO helper */
+#include "util/probing.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RO_READ (1u << 20)      /* bytes a read asks for: ioutil.open_text's _READ, so blocks end where its do */
+#define RO_OUT (1u << 20)       /* output buffer */
+#define RO_FMT_T 64             /* totals below this print from a table of formatted values */
+#define RO_BATCH 32            /* lines whose table probes are prefetched together */
+#define RO_PREFETCH 16          /* records ahead that the sort and the writer fetch */
+
+/* a pair's record in the arena (4-byte aligned): its counts, then its key's bytes -- what the sort and the writer
+ * read, in one place (one random fetch a pair, not two) */
+typedef struct {
+    uint32_t len;               /* of the key */
+    uint32_t c[6];              /* prev mono/swap/other, next mono/swap/other */
+    char key[];
+} ro_rec;
+
+typedef struct {                /* the index's items: the hash (compared first) and where the record is */
+    uint64_t hash;
+    uint64_t off;
+} ro_ent;
+
+typedef struct { uint64_t k, off; } ro_sort;   /* a digit of the key of the record at off */
+
+static inline ro_rec *rec_at(const char *arena, uint64_t off) { return (ro_rec *)(void *)(arena + off); }
+
+struct sb_reorder {
+    ro_ent *ent; size_t n, cap;
+    char *keys; size_t klen, kcap;
+    sb_index ix;
+    char *buf; size_t bcap;     /* the read buffer */
+    sb_reorder_stats st;
+};
+
+int sb_reorder_create(sb_reorder **out) {
+    sb_reorder *r = calloc(1, sizeof *r);
+    if (!r) return SB_ENOMEM;
+    *out = r;
+    return SB_OK;
+}
+
+void sb_reorder_free(sb_reorder *r) {
+    if (!r) return;
+    free(r->ent); free(r->keys); free(r->buf);
+    sb_index_free(&r->ix);
+    free(r);
+}
+
+void sb_reorder_get_stats(const sb_reorder *r, sb_reorder_stats *st) {
+    *st = r->st;
+    st->pairs = r->n;
+    st->arena_bytes = r->klen;
+    st->table_bytes = r->cap * sizeof(ro_ent) + r->kcap + sb_index_slots(&r->ix) * sizeof(uint32_t);
+}
+
+/* ---------------------------------------------------------------- counting */
+static int grow_index(sb_reorder *r) {
+    uint64_t slots = sb_index_slots(&r->ix) ? sb_index_slots(&r->ix) * 2 : 1024;
+    int rc = sb_index_reset(&r->ix, slots);
+    if (rc) return rc;
+    for (size_t i = 0; i < r->n; i++) sb_index_add(&r->ix, r->ent[i].hash, (uint32_t)i);
+    return SB_OK;
+}
+
+/* the entry of key[0 .. len) (hash h), a new one (counts 0) when absent; NULL with *rc set on failure */
+static ro_rec *entry(sb_reorder *r, const char *key, size_t len, uint64_t h, int *rc) {
+    if (SB_UNLIKELY(sb_index_crowded(&r->ix, 50)) && (*rc = grow_index(r))) return NULL;
+    uint64_t b = sb_index_start(&r->ix, h);
+    for (uint32_t i; (i = sb_index_at(&r->ix, b)) != UINT32_MAX; b = sb_index_step(&r->ix, b)) {
+        if (r->ent[i].hash != h) continue;
+        ro_rec *x = rec_at(r->keys, r->ent[i].off);
+        if (x->len == len && memcmp(x->key, key, len) == 0) return x;
+    }
+    if (r->n >= UINT32_MAX - 1 || len > UINT32_MAX) { *rc = SB_EFULL; return NULL; }
+    size_t bytes = (sizeof(ro_rec) + len + 3) & ~(size_t)3;
+    if (SB_GROW(r->ent, r->cap, r->n + 1, 1u << 16) || SB_GROW(r->keys, r->kcap, r->klen + bytes, 1u << 22)) {
+        *rc = SB_ENOMEM;
+        return NULL;
+    }
+    r->ent[r->n] = (ro_ent){h, r->klen};
+    ro_rec *x = rec_at(r->keys, r->klen);
+    memset(x, 0, sizeof *x);
+    x->len = (uint32_t)len;
+    memcpy(x->key, key, len);
+    r->klen += bytes;
+    sb_index_put(&r->ix, b, (uint32_t)r->n);
+    r->n++;
+    return x;
+}
+
+/* the start of the leftmost " ||| " in p[from .. len), or len (Python's str.split finds them left to right) */
+static inline size_t find_sep(const char *p, size_t len, size_t from) {
+    size_t i = from + 1;   /* the first '|' of a separator starting at >= from */
+    while (i + 3 < len) {
+        const char *q = memchr(p + i, '|', len - 3 - i);
+        if (!q) return len;
+        i = (size_t)(q - p);
+        if (p[i - 1] == ' ' && p[i + 1] == '|' && p[i + 2] == '|' && p[i + 3] == ' ') return i - 1;
+        i++;
+    }
+    return len;
+}
+
+/* 0 mono, 1 swap, 2 other, -1 none */
+static inline int orientation(const char *w, size_t n) {
+    if (n == 4 && memcmp(w, "mono", 4) == 0) return 0;
+    if (n == 4 && memcmp(w, "swap", 4) == 0) return 1;
+    if (n == 5 && memcmp(w, "other", 5) == 0) return 2;
+    return -1;
+}
+
+static const char *const MSG_FIELDS = "expected 'F ||| E ||| prev next'";
+static const char *const MSG_ORIENT = "orientations must be two of mono/swap/other";
+
+typedef struct { const char *key; size_t len; uint64_t hash; int o[2]; } ro_line;
+
+/* one line (no '\n', no CRLF '\r') parsed into l: the key "F ||| E" and the two orientations; SB_EFORMAT with *msg */
+static int parse_line(const char *p, size_t len, ro_line *l, const char **msg) {
+    size_t s1 = find_sep(p, len, 0);
+    size_t s2 = s1 < len ? find_sep(p, len, s1 + 5) : len;
+    if (s2 == len || find_sep(p, len, s2 + 5) != len) { *msg = MSG_FIELDS; return SB_EFORMAT; }
+    const char *o = p + s2 + 5, *oe = p + len;
+    size_t ol = len - s2 - 5;
+    if (ol >= 9 && ol <= 11) {   /* what the extractor writes: "<o> <o>", one space */
+        const char *sp = memchr(o, ' ', ol);
+        if (sp && (l->o[0] = orientation(o, (size_t)(sp - o))) >= 0 &&
+            (l->o[1] = orientation(sp + 1, (size_t)(oe - sp - 1))) >= 0)
+            goto found;
+    }
+    int nw = 0;
+    while (o < oe) {
+        while (o < oe && (*o == ' ' || *o == '\t')) o++;
+        if (o == oe) break;
+        const char *w = o;
+        while (o < oe && *o != ' ' && *o != '\t') o++;
+        if (nw == 2 || (l->o[nw++] = orientation(w, (size_t)(o - w))) < 0) { *msg = MSG_ORIENT; return SB_EFORMAT; }
+    }
+    if (nw != 2) { *msg = MSG_ORIENT; return SB_EFORMAT; }
+found:
+    l->key = p;
+    l->len = s2;
+    l->hash = sb_bytes_hash(p, s2);
+    return SB_OK;
+}
+
+/* Count a batch of parsed lines. Their index slots, then the entries those hold, then the entries' keys are
+ * prefetched for the whole batch before any is probed, so that the batch's cache misses overlap (one line at a time,
+ * the slot's and the entry's misses were 80% of the counting's time on the 4.5 M-line corpus). Prefetches only: the
+ * probes themselves (entry()) run in line order and see every insert before them. */
+static int count_batch(sb_reorder *r, ro_line *ls, int n) {
+    if (sb_index_slots(&r->ix)) {
+        for (int j = 0; j < n; j++) SB_PREFETCH(&r->ix.slot[sb_index_start(&r->ix, ls[j].hash)]);
+        for (int j = 0; j < n; j++) {
+            uint32_t i = sb_index_at(&r->ix, sb_index_start(&r->ix, ls[j].hash));
+            if (i != UINT32_MAX) SB_PREFETCH(&r->ent[i]);
+        }
+        for (int j = 0; j < n; j++) {
+            uint32_t i = sb_index_at(&r->ix, sb_index_start(&r->ix, ls[j].hash));
+            if (i != UINT32_MAX && r->ent[i].hash == ls[j].hash) SB_PREFETCH(r->keys + r->ent[i].off);   /* record */
+        }
+    }
+    for (int j = 0; j < n; j++) {
+        int rc = SB_OK;
+        ro_rec *e = entry(r, ls[j].key, ls[j].len, ls[j].hash, &rc);
+        if (!e) return rc;
+        int a = ls[j].o[0], b = 3 + ls[j].o[1];
+        if (SB_UNLIKELY(e->c[a] == UINT32_MAX || e->c[b] == UINT32_MAX)) return SB_EFULL;
+        e->c[a]++;
+        e->c[b]++;
+    }
+    r->st.lines += (uint64_t)n;
+    return SB_OK;
+}
+
+static uint64_t count_nl(const char *b, size_t n) {
+    uint64_t k = 0;
+    for (const char *p = b, *e = b + n; (p = memchr(p, '\n', (size_t)(e - p))); p++) k++;
+    return k;
+}
+
+/* The first byte of b[0 .. n) the line rule refuses (a control byte but TAB and LF; '\r' only right before '\n'),
+ * or n: ioutil.open_text's search, after its "\r\n" -> "\n", of the whole block. */
+static size_t first_control(const char *b, size_t n) {
+    const unsigned char *p = (const unsigned char *)b;
+    size_t i = 0;
+    for (;;) {
+        for (; i + 8 <= n; i += 8) {   /* a byte < 0x20 or 0x7f in the word: look closer */
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            uint64_t lo = (w - 0x2020202020202020ULL) & ~w & 0x8080808080808080ULL;
+            uint64_t x = w ^ 0x7f7f7f7f7f7f7f7fULL;
+            uint64_t del = (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL;
+            if (lo | del) break;
+        }
+        size_t end = i + 8 < n ? i + 8 : n;
+        if (i >= n) return n;
+        for (; i < end; i++) {
+            unsigned c = p[i];
+            if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+                if (c == '\r' && i + 1 < n && p[i + 1] == '\n') continue;
+                return i;
+            }
+        }
+    }
+}
+
+static void fail(uint64_t line, int kind, const char *msg, uint64_t *err_line, int *err_kind, char *err,
+                 size_t errlen) {
+    if (err_line) *err_line = line;
+    if (err_kind) *err_kind = kind;
+    if (err && errlen) snprintf(err, errlen, "%s", msg);
+}
+
+/* one block of whole lines (the last may lack its '\n'); *line0 = the number of its first line */
+/* The block's line-rule fault as ioutil.open_text finds it (the first control byte of the whole block, else its
+ * first invalid UTF-8), SB_EFORMAT; SB_OK where it has none. */
+static int block_fault(const char *b, size_t n, uint64_t line0, uint64_t *err_line, int *err_kind, char *err,
+                       size_t errlen) {
+    char why[160];
+    size_t bad = first_control(b, n);
+    if (bad != n) {
+        sb_line_control_msg((unsigned char)b[bad], why, sizeof why);
+        fail(line0 + count_nl(b, bad), SB_REORDER_ERR_LINE, why, err_line, err_kind, err, errlen);
+        return SB_EFORMAT;
+    }
+    size_t ok = sb_utf8_valid_prefix(b, n);
+    if (ok != n) {
+        const char *ls = memrchr(b, '\n', ok);
+        size_t col = ok - (ls ? (size_t)(ls - b) + 1 : 0) + 1;
+        snprintf(why, sizeof why, "invalid UTF-8 (byte 0x%02x at column %zu)", (unsigned char)b[ok], col);
+        fail(line0 + count_nl(b, ok), SB_REORDER_ERR_LINE, why, err_line, err_kind, err, errlen);
+        return SB_EFORMAT;
+    }
+    return SB_OK;
+}
+
+/* 1 when p[0 .. len) holds a byte that is not printable ASCII (a control byte, TAB included, DEL, or a non-ASCII
+ * byte): the line is then checked closely. 8 bytes a step. */
+static inline int suspect(const char *p, size_t len) {
+    uint64_t acc = 0, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, p + i, 8);
+        uint64_t x = w ^ 0x7f7f7f7f7f7f7f7fULL;
+        acc |= w | ((w - 0x2020202020202020ULL) & ~w) | ((x - 0x0101010101010101ULL) & ~x);
+    }
+    if (i < len) {
+        w = 0x2020202020202020ULL;   /* spaces past the end */
+        memcpy(&w, p + i, len - i);
+        uint64_t x = w ^ 0x7f7f7f7f7f7f7f7fULL;
+        acc |= w | ((w - 0x2020202020202020ULL) & ~w) | ((x - 0x0101010101010101ULL) & ~x);
+    }
+    return (acc & 0x8080808080808080ULL) != 0;
+}
+
+/* One block of whole lines (the last may lack its '\n'); *line0 = the number of its first line. A line is checked
+ * by the line rule as it is read (most lines are printable ASCII: one word-wise test); at the first fault of any
+ * kind the whole block is searched as open_text searches it, so that a control byte anywhere in the block is named
+ * before invalid UTF-8, and both before a malformed line. */
+static int count_block(sb_reorder *r, const char *b, size_t n, int first, uint64_t *line0, uint64_t *err_line,
+                       int *err_kind, char *err, size_t errlen) {
+    if (first && n >= 3 && memcmp(b, "\xef\xbb\xbf", 3) == 0) { b += 3; n -= 3; }
+    uint64_t line = *line0;
+    size_t i = 0;
+    ro_line ls[RO_BATCH];
+    int nb = 0, rc = SB_OK;
+    while (i < n) {
+        const char *nl = memchr(b + i, '\n', n - i);
+        size_t end = nl ? (size_t)(nl - b) : n, len = end - i;
+        const char *p = b + i;
+        if (SB_UNLIKELY(suspect(p, len))) {
+            if (nl && len && p[len - 1] == '\r') len--;   /* a CRLF's '\r' */
+            if (first_control(p, len) != len || sb_utf8_valid_prefix(p, len) != len) {
+                rc = block_fault(b, n, *line0, err_line, err_kind, err, errlen);
+                return rc ? rc : SB_EINVAL;   /* (block_fault finds what this line holds) */
+            }
+        }
+        const char *msg = NULL;
+        if (parse_line(p, len, &ls[nb], &msg)) {
+            if ((rc = block_fault(b, n, *line0, err_line, err_kind, err, errlen))) return rc;
+            fail(line, SB_REORDER_ERR_FORMAT, msg, err_line, err_kind, err, errlen);
+            return SB_EFORMAT;
+        }
+        if (++nb == RO_BATCH) {
+            if ((rc = count_batch(r, ls, nb))) return rc;
+            nb = 0;
+        }
+        line++;
+        i = end + 1;
+    }
+    if ((rc = count_batch(r, ls, nb))) return rc;
+    *line0 = line;
+    return SB_OK;
+}
+
+int sb_reorder_count(sb_reorder *r, int fd, uint64_t *err_line, int *err_kind, char *err, size_t errlen) {
+    uint64_t t0 = sb_now_ns(), line0 = 1;
+    size_t carry = 0;
+    int first = 1, eof = 0, rc = SB_OK;
+    if (err_line) *err_line = 0;
+    while (!eof) {
+        if (SB_GROW(r->buf, r->bcap, carry + RO_READ + 1, RO_READ + 1)) { rc = SB_ENOMEM; break; }
+        size_t got = 0;
+        while (got < RO_READ) {   /* a full read as a regular file's read1(1 MiB) gives it (a pipe's come short) */
+            ssize_t k = read(fd, r->buf + carry + got, RO_READ - got);
+            if (k < 0) { if (errno == EINTR) continue; rc = SB_EIO; break; }
+            if (k == 0) { eof = 1; break; }
+            got += (size_t)k;
+        }
+        if (rc) break;
+        size_t have = carry + got, cut;
+        if (eof) cut = have;
+        else {
+            const char *nl = memrchr(r->buf, '\n', have);
+            if (!nl) { carry = have; continue; }   /* a line longer than a read: joined, as open_text joins it */
+            cut = (size_t)(nl - r->buf) + 1;
+        }
+        if (cut && (rc = count_block(r, r->buf, cut, first, &line0, err_line, err_kind, err, errlen))) break;
+        if (cut) first = 0;
+        carry = have - cut;
+        memmove(r->buf, r->buf + cut, carry);
+    }
+    r->st.ns_count += sb_now_ns() - t0;
+    return rc;
+}
+
+int sb_reorder_count_text(sb_reorder *r, const char *text, size_t len, uint64_t *line, uint64_t *err_line,
+                          int *err_kind, char *err, size_t errlen) {
+    uint64_t t0 = sb_now_ns();
+    if (err_line) *err_line = 0;
+    int rc = len ? count_block(r, text, len, 0, line, err_line, err_kind, err, errlen) : SB_OK;
+    r->st.ns_count += sb_now_ns() - t0;
+    return rc;
+}
+
+/* ---------------------------------------------------------------- sorting */
+/* bytes [8d, 8d + 8) of entry i's key, big-endian, zero past its end (keys hold no NUL: a shorter key sorts first) */
+static inline uint64_t digit(const sb_reorder *r, uint64_t off, size_t d) {
+    const ro_rec *e = rec_at(r->keys, off);
+    size_t at = d * 8;
+    if (at >= e->len) return 0;
+    size_t n = e->len - at < 8 ? e->len - at : 8;
+    unsigned char b[8] = {0};
+    memcpy(b, e->key + at, n);
+    uint64_t k = 0;
+    for (int j = 0; j < 8; j++) k = k << 8 | b[j];
+    return k;
+}
+
+static void sort_by_digit(ro_sort *a, ro_sort *t, size_t n) {
+    if (n < 64) {
+        for (size_t i = 1; i < n; i++) {
+            ro_sort x = a[i];
+            size_t j = i;
+            while (j > 0 && x.k < a[j - 1].k) { a[j] = a[j - 1]; j--; }
+            a[j] = x;
+        }
+        return;
+    }
+    size_t cnt[8][256];
+    memset(cnt, 0, sizeof cnt);
+    for (size_t i = 0; i < n; i++)
+        for (int b = 0; b < 8; b++) cnt[b][(a[i].k >> (8 * b)) & 0xff]++;
+    ro_sort *src = a, *dst = t;
+    for (int b = 0; b < 8; b++) {
+        size_t *c = cnt[b], sum = 0;
+        if (c[(src[0].k >> (8 * b)) & 0xff] == n) continue;   /* every key has this byte: nothing moves */
+        for (int x = 0; x < 256; x++) { size_t v = c[x]; c[x] = sum; sum += v; }
+        for (size_t i = 0; i < n; i++) dst[c[(src[i].k >> (8 * b)) & 0xff]++] = src[i];
+        ro_sort *s = src; src = dst; dst = s;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+}
+
+/* a[0 .. n) sorted by their keys from byte 8d on (their first 8d bytes are equal); t: scratch of n. A range whose
+ * keys all tie on a digit goes on to the next digit in this frame (two keys sharing a megabyte-long prefix must
+ * not recurse once per 8 bytes); the recursion is into proper sub-ranges only. */
+static void sort_keys(const sb_reorder *r, ro_sort *a, ro_sort *t, size_t n, size_t d) {
+    if (n < 2) return;
+    for (;; d++) {
+        for (size_t i = 0; i < n; i++) {   /* records in key order, not in memory order: each fetched ahead */
+            if (i + RO_PREFETCH < n) SB_PREFETCH(r->keys + a[i + RO_PREFETCH].off + sizeof(ro_rec) + d * 8);
+            a[i].k = digit(r, a[i].off, d);
+        }
+        sort_by_digit(a, t, n);
+        if (a[0].k != a[n - 1].k || a[0].k == 0) break;   /* (all 0: every key ended -- not for distinct keys) */
+    }
+    for (size_t s = 0; s < n;) {
+        size_t e = s + 1;
+        while (e < n && a[e].k == a[s].k) e++;
+        if (e - s > 1) sort_keys(r, a + s, t + s, e - s, d + 1);   /* distinct keys: some go on past 8(d + 1) */
+        s = e;
+    }
+}
+
+/* ---------------------------------------------------------------- writing */
+typedef struct { char s[24]; unsigned char len; } ro_fmt;
+
+/* Python's format(v, '.6g'): C's %.6g (both exact, ties to even), a NaN as "nan" */
+static size_t fmt_g(char *o, double v) {
+    if (isnan(v)) { memcpy(o, "nan", 3); return 3; }
+    return (size_t)snprintf(o, 24, "%.6g", v);
+}
+
+static inline char *put_val(char *o, uint32_t c, uint64_t t, double s, ro_fmt *tab) {
+    if (t < RO_FMT_T) {
+        ro_fmt *f = &tab[t * RO_FMT_T + c];
+        if (SB_UNLIKELY(!f->len)) f->len = (unsigned char)fmt_g(f->s, ((double)c + s) / ((double)t + 3 * s));
+        memcpy(o, f->s, 16);   /* fixed size copy: the printed length is at most 12 here */
+        return o + f->len;
+    }
+    return o + fmt_g(o, ((double)c + s) / ((double)t + 3 * s));
+}
+
+static int write_part(const sb_reorder *r, const ro_sort *a, size_t n, double s, ro_fmt *tab, const char *path,
+                      char *out, uint64_t *written) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return SB_EIO;
+    size_t k = 0;
+    int rc = SB_OK;
+    for (size_t j = 0; j < n && !rc; j++) {
+        if (j + RO_PREFETCH < n) {
+            SB_PREFETCH(r->keys + a[j + RO_PREFETCH].off);
+            SB_PREFETCH(r->keys + a[j + RO_PREFETCH].off + 64);
+        }
+        const ro_rec *e = rec_at(r->keys, a[j].off);
+        size_t need = (size_t)e->len + 5 + 6 * 24 + 1;
+        if (k + need > RO_OUT) {
+            if ((rc = sb_ps_write_all(fd, out, k))) break;
+            *written += k;
+            k = 0;
+        }
+        if (need > RO_OUT) {   /* a key longer than the buffer: written as it is */
+            if ((rc = sb_ps_write_all(fd, e->key, e->len))) break;
+            *written += e->len;
+        } else {
+            memcpy(out + k, e->key, e->len);
+            k += e->len;
+        }
+        char *o = out + k;
+        memcpy(o, " ||| ", 5); o += 5;
+        uint64_t tp = (uint64_t)e->c[0] + e->c[1] + e->c[2], tn = (uint64_t)e->c[3] + e->c[4] + e->c[5];
+        for (int x = 0; x < 3; x++) { o = put_val(o, e->c[x], tp, s, tab); *o++ = ' '; }
+        for (int x = 3; x < 6; x++) { o = put_val(o, e->c[x], tn, s, tab); *o++ = x == 5 ? '\n' : ' '; }
+        k = (size_t)(o - out);
+    }
+    if (!rc && k) { rc = sb_ps_write_all(fd, out, k); *written += k; }
+    if (close(fd) && !rc) rc = SB_EIO;
+    return rc;
+}
+
+int sb_reorder_write(sb_reorder *r, double smoothing, const char *const *paths, int parts) {
+    if (!(smoothing >= 0) || parts < 1 || !paths) return SB_EINVAL;
+    uint64_t t0 = sb_now_ns();
+    size_t n = r->n;
+    ro_sort *a = malloc((n ? n : 1) * sizeof *a), *t = malloc((n ? n : 1) * sizeof *t);
+    char *out = malloc(RO_OUT + 16);
+    ro_fmt *tab = calloc((size_t)RO_FMT_T * RO_FMT_T, sizeof *tab);
+    int rc = SB_OK;
+    if (!a || !t || !out || !tab) rc = SB_ENOMEM;
+    if (!rc) {
+        r->st.sort_bytes = 2 * n * sizeof *a;
+        for (size_t i = 0; i < n; i++) a[i].off = r->ent[i].off;
+        sort_keys(r, a, t, n, 0);
+        free(t); t = NULL;
+        uint64_t t1 = sb_now_ns();
+        r->st.ns_sort += t1 - t0;
+        for (int p = 0; p < parts && !rc; p++) {
+            size_t lo = n * (size_t)p / (size_t)parts, hi = n * (size_t)(p + 1) / (size_t)parts;
+            rc = write_part(r, a + lo, hi - lo, smoothing, tab, paths[p], out, &r->st.out_bytes);
+        }
+        r->st.ns_write += sb_now_ns() - t1;
+    }
+    free(a); free(t); free(out); free(tab);
+    return rc;
+}

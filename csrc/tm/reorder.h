@@ -1,0 +1,61 @@
+/* reorder.h - the lexicalized reordering table (wbe-msd-bidirectional-fe) from orientation lines, as
+ * pylib/smtbench/tm/reordering.py (the reference path) and Moses' `lexical-reordering-score extract.o 0.5 ...
+ * --model "wbe msd wbe-msd-bidirectional-fe"` write it.
+ *
+ * Input: extract.o lines `F ||| E ||| prev next` (prev, next each mono, swap or other), read from an fd to EOF by
+ * the project's line rule exactly as ioutil.open_text reads them: blocks of whole lines from 1 MiB reads, a BOM at the
+ * file's start dropped, a CRLF's '\r' removed; a block holding a control byte (a lone '\r', a NUL, ... : common.h's
+ * sb_line_control) is refused at that byte's line before any other fault of the block, then invalid UTF-8 at its
+ * line and column, then the first malformed line. A line splits at " ||| " as Python's str.split does (leftmost,
+ * non-overlapping): exactly three parts, else "expected 'F ||| E ||| prev next'"; the third part's words (space and
+ * TAB separated) must be two of mono/swap/other, else "orientations must be two of mono/swap/other".
+ *
+ * Counting: one record per distinct pair in one growing arena -- six 32-bit counts, then the bytes of its key
+ * "F ||| E" (the line up to its second separator: the split is leftmost, so distinct pairs have distinct keys) -- and
+ * an sb_index (probing.h) over 16-byte items (sb_bytes_hash of the key, the record's offset). Memory: ~30 bytes and
+ * the key a record, 16 an item, 4-8 bytes of index a slot (load <= 1/2): ~0.37 GB for the 4.5 M-line corpus (3.1 M
+ * pairs), where the Python dict of tuples of str and lists took 1.6 GB. The sort and the writer read only the
+ * records (one random fetch a pair).
+ * Writing: the entries sorted by their keys' bytes (LC_ALL=C order, the reference's sorted(key=pair_key)): an MSD
+ * radix sort on 8-byte big-endian digits (an LSD pass per byte within a level, ties recursed to the next 8 bytes),
+ * then each line "F ||| E ||| p0 p1 p2 n0 n1 n2\n" with p_i = (c_i + s) / (total_prev + 3 s) printed as Python's
+ * format(v, '.6g') prints it (C's %.6g, "nan" for a NaN whatever its sign), for small counts from a table filled
+ * once per write. The sorted table is cut into `parts` files of about equal entry counts, which concatenated in order
+ * are the table (the caller compresses parts in parallel, or asks for one part: the output itself). */
+#ifndef SMTBENCH_REORDER_H
+#define SMTBENCH_REORDER_H
+#include "util/common.h"
+
+/* CFFI-BEGIN */
+typedef struct sb_reorder sb_reorder;
+enum { SB_REORDER_ERR_LINE = 1, SB_REORDER_ERR_FORMAT = 2 };
+
+typedef struct {
+    uint64_t lines;          /* orientation lines counted */
+    uint64_t pairs;          /* distinct (F, E) pairs */
+    uint64_t arena_bytes;    /* bytes of the pairs' records (counts and key) */
+    uint64_t table_bytes;    /* memory held by the table: entries, key arena, index (allocated capacity) */
+    uint64_t sort_bytes;     /* the sort's two arrays (while writing) */
+    uint64_t out_bytes;      /* bytes of table written */
+    uint64_t ns_count, ns_sort, ns_write;
+} sb_reorder_stats;
+
+int sb_reorder_create(sb_reorder **out);
+void sb_reorder_free(sb_reorder *r);
+/* Count the orientation lines of fd (read to EOF, not closed); may be called for several files in turn. On
+ * SB_EFORMAT: *err_line (1-based) and *err_kind (SB_REORDER_ERR_LINE: the line rule or UTF-8, worded as
+ * ioutil.open_text words it; SB_REORDER_ERR_FORMAT: a malformed line, worded as tm/reordering.py words it), err the
+ * words. The counts of a failed call are not to be written. */
+int sb_reorder_count(sb_reorder *r, int fd, uint64_t *err_line, int *err_kind, char *err, size_t errlen);
+/* Count the orientation lines of text[0 .. len), whole lines (the last may lack its '\n'), as a block of a file is
+ * counted (no BOM is special here): the extractor's own lines, handed over without a file between (tm extract
+ * --reordering-table). *line: the number of the block's first line, advanced past it. Errors as sb_reorder_count. */
+int sb_reorder_count_text(sb_reorder *r, const char *text, size_t len, uint64_t *line, uint64_t *err_line,
+                          int *err_kind, char *err, size_t errlen);
+/* Sort the pairs and write the table, smoothing s (>= 0, not NaN), into the files paths[0 .. parts) (created or
+ * truncated): about n / parts entries each, in order. */
+int sb_reorder_write(sb_reorder *r, double smoothing, const char *const *paths, int parts);
+void sb_reorder_get_stats(const sb_reorder *r, sb_reorder_stats *st);
+/* CFFI-END */
+
+#endif
