@@ -3,9 +3,9 @@ lists its algorithms), so a user puts their own decoder beside ours and Moses' b
 in a file of their own (``bench moses_decode --peers-file``). An entry says how the peer is found, its command, how
 its output is read and how its lines are checked against ours; the file's header documents every key.
 
-The experiments that read this registry: ``moses_decode`` (decoders: ``decode.moses_run.peer_decoder``). KenLM's
-programs (``lm.kenlm_peer``) and Moses' scorer (``moses_peer``, mediani_scoring) are still called by their
-experiments' own code, not through entries."""
+The experiments that read this registry: ``moses_decode`` (decoders: ``decode.moses_run.peer_decoder``) and
+``moore_quirk`` (``--live-peers``: moses2, moses). KenLM's programs (``lm.kenlm_peer``) and Moses' scorer
+(``moses_peer``, mediani_scoring) are still called by their experiments' own code, not through entries."""
 from __future__ import annotations
 
 import os

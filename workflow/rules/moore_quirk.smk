@@ -8,9 +8,13 @@
 # which needs nothing beside the checkout; `oracle` = ours from the oracle's shipped alignment (moses_training.smk's
 # tm_oracle_tables; the committed run's). Without the oracle, `oracle` follows the profile's oracle_absent (common.smk).
 # Second configuration (MOORE_QUIRK["moses"]), the oracle's extra job wherever it is present, whatever the model: DE+EP in
-# Moses mode on the oracle's own Moses model (dev verses) against our normal search and cube pruning (same
-# interleaved passes) and the oracle's recorded Moses2 / Moses v1 runs, at equal BLEU (bench beam has no live Moses
-# peer: Moses2 / Moses v1 decode the trained model live in moses_decode.smk). Without the oracle it is in NOT_RUN.
+# Moses mode on the oracle's own Moses model (dev verses) against our normal search and cube pruning and, live in the
+# same repeats (issue 40: `live_peers`, config/peers.yaml entries), Moses2 at the same settings (m2-normal200,
+# m2-cube400) and Moses v1 normal -s 200, plain and -early-distortion-cost (the DE of DE+EP), on the first
+# `moses1_sentences` verses (its 4-7 minutes a pass on all of them), all 1 thread, no n-best, loading subtracted
+# alike (bench moses_decode's way), at equal BLEU; the oracle's recorded Moses runs stay as rows labelled
+# `recorded`, without a ratio. A Moses program not built (make moses) gets a row saying so. Without the oracle it is
+# in NOT_RUN.
 # `weights:` (optimizers of the tune block, issue 27): the sweep again with the paper-faithful model's weights tuned
 # on the dev books (moore_quirk_tune below, tune.smk's settings and loop; the same tables and test verses, the ini
 # reweighted by `tm reweight`): rows-<w>.jsonl, moore_quirk_*_<w> tables and figures (no metrics).
@@ -21,6 +25,9 @@ MOORE_QUIRK_MODEL = experiment_model("moore_quirk", MOORE_QUIRK, "the paper-fait
 MOORE_QUIRK_DIR = "work/moore-quirk" if MOORE_QUIRK_MODEL == "oracle" else "work/moore-quirk/trained"
 MOORE_QUIRK_MOSES = MOORE_QUIRK["moses"] if MOORE_QUIRK_MODEL and "moses" in MOORE_QUIRK else None
 MOORE_QUIRK_MOSES = MOORE_QUIRK_MOSES if MOORE_QUIRK_MOSES and needs_oracle("moore_quirk_moses") else None
+if MOORE_QUIRK_MOSES:  # the live peers are entries of config/peers.yaml serving moore_quirk: else one line now
+    from smtbench import peers as _peers
+    _peers.select(MOORE_QUIRK_MOSES["live_peers"], "moore_quirk", _peers.load(), option="moore_quirk.moses.live_peers:")
 MOORE_QUIRK_TABLE_LIMIT = 25  # the model loads the paper's largest t-table limit in every profile (one shared model)
 if MOORE_QUIRK and max(MOORE_QUIRK["limits"]) > MOORE_QUIRK_TABLE_LIMIT:
     raise ValueError(f"moore_quirk.limits: at most {MOORE_QUIRK_TABLE_LIMIT} (the model's table-limit)")
@@ -113,6 +120,8 @@ if MOORE_QUIRK_MODEL:
                 limits=",".join(map(str, MOORE_QUIRK_MOSES["limits"])),
                 peers=",".join(MOORE_QUIRK_MOSES["peers"]),
                 extra=",".join(map(str, MOORE_QUIRK_MOSES["extra_beam_limits"])) or "''",
+                live=",".join(MOORE_QUIRK_MOSES["live_peers"]) or "''",
+                moses1=MOORE_QUIRK_MOSES["moses1_sentences"],
                 sentences=MOORE_QUIRK_MOSES["sentences"],
                 repeats=MOORE_QUIRK_MOSES["repeats"],
                 protocol=protocol_args("moore_quirk"),
@@ -127,7 +136,7 @@ if MOORE_QUIRK_MODEL:
                 "SMTBENCH_EXPECT_BUILD=$PWD/{params.expect_build} OUTFILE=$PWD/{output} LOGFILE=$PWD/{log} && cd {params.oracle} && "
                 "smtbench bench moore_quirk -f moses.ini --input dev.es --reference dev.en --mode moses --variants de+ep "
                 "--search hill-climb --thresholds {params.thresholds} --limits {params.limits} --extra-beam-limits {params.extra} --peers {params.peers} "
-                "--sentences {params.sentences} --repeats {params.repeats} {params.protocol} --out $OUTFILE 2> $LOGFILE"
+                "--live-peers {params.live} --moses1-sentences {params.moses1} --sentences {params.sentences} --repeats {params.repeats} {params.protocol} --out $OUTFILE 2> $LOGFILE"
 
     rule moore_quirk_report:
         conda: CONDA_ENV

@@ -302,6 +302,13 @@ ORACLE_RUNS = {
 }
 
 
+#: the oracle's recorded runs: where and how (README.md of the oracle; the run dates are not recorded there)
+RECORDED = {"quiet": "recorded, the oracle's machine (Moses 34452895 of 2025-02-03; runs-quiet.tsv: re-timed quiet, "
+                     "load < 1, 1 thread, no n-best; all dev verses)",
+            "loaded": "recorded, the oracle's machine (Moses 34452895 of 2025-02-03; runs.tsv: shared, load 2.5-5, "
+                      "1 thread, with a 10-best list; all dev verses)"}
+
+
 def oracle_points(oracle: str, sentences: int) -> pd.DataFrame:
     """The oracle's runs: BLEU of their 1-bests (the first `sentences` dev verses, computed here), and their
     decoding time per word as the oracle recorded it (runs-quiet.tsv when re-timed quietly, else runs.tsv, which
@@ -319,54 +326,142 @@ def oracle_points(oracle: str, sentences: int) -> pd.DataFrame:
         hyp = read_lines(d / f"{cfg}.1best")
         if cfg in quiet.index:
             ms = 1000 * float(quiet.loc[cfg, "decode_s_min"]) / float(quiet.loc[cfg, "source_words"])
-            timed = "oracle runs-quiet.tsv (quiet machine, 1 thread, no n-best)"
+            timed = RECORDED["quiet"]
         else:
             ms = 1000 / float(runs.loc[cfg, "words_per_s"])
-            timed = "oracle runs.tsv (1 thread, with a 10-best list)"
-        out.append({"system": label, "config": cfg, "bleu": round(bleu(hyp[:n], refs[:n]), 4), "ms_per_word": ms,
-                    "timed_by": timed})
+            timed = RECORDED["loaded"]
+        out.append({"system": f"{label} (recorded)", "config": cfg, "verses": n, "bleu": round(bleu(hyp[:n], refs[:n]), 4),
+                    "ms_per_word": ms, "timed_by": timed})
     return pd.DataFrame(out)
 
 
-VS_DE_EP = Ratio("time_ratio_vs_de+ep", num="the row's search (ours), ms per word",
-                 den="DE+EP's upper hull at that BLEU, the same passes")
+VS_DE_EP = Ratio("time_ratio_vs_de+ep", num="the row's search (ours, or Moses live), ms per word",
+                 den="DE+EP's upper hull at that BLEU on the same verses, the same passes")
 declare("moore_quirk_moses", VS_DE_EP)
+
+#: the kinds of the live Moses rows (bench moore_quirk --live-peers); every other row is a point of ours
+LIVE_KINDS = ("moses_peer", "moses_timing")
+
+
+def split_live(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(our points, the live Moses runs' checked rows, their timing rows); rows from before issue 40 have no kind."""
+    kind = rows["kind"] if "kind" in rows.columns else pd.Series(None, index=rows.index, dtype=object)
+    return rows[~kind.isin(LIVE_KINDS)], rows[kind == "moses_peer"], rows[kind == "moses_timing"]
+
+
+def _de_ep_hull(pts: pd.DataFrame, head: bool) -> tuple[np.ndarray, np.ndarray]:
+    """DE+EP's upper hull (ms/word, BLEU): over every verse, or (``head``) over Moses v1's verses (head_*)."""
+    d = pts[pts.variant == "de+ep"]
+    return upper_hull(d["head_ms_per_word" if head else "ms_per_word"].to_numpy(),
+                      d["head_bleu" if head else "bleu"].to_numpy())
+
+
+def _head_points(rows: pd.DataFrame) -> pd.DataFrame:
+    """points() with the head_* fields (best head time of the repeats, head BLEU), where the rows have them."""
+    pts = points(rows)
+    if "head_ms_per_word" not in rows.columns:
+        return pts
+    g = rows.groupby(KEYS, sort=False).agg(head_ms_per_word=("head_ms_per_word", "min"),
+                                           head_bleu=("head_bleu", "first"),
+                                           head_sentences=("head_sentences", "first")).reset_index()
+    return pts.merge(g, on=KEYS)
+
+
+def live_rows(pts: pd.DataFrame, ours: pd.DataFrame, peer: pd.DataFrame, timing: pd.DataFrame) -> pd.DataFrame:
+    """One row per live Moses run: BLEU of its 1-best on its verses, best ms/word of its repeats, DE+EP's hull on
+    the same verses read at that BLEU, the ratio (declared, checked like for like: report.common.check_like)."""
+    out = []
+    n_all = int(pts.sentences.iloc[0])
+    for _, r in peer.iterrows():
+        row = {"system": f"{r.system} (live)", "config": r.config, "verses": int(r.sentences)}
+        if r.status != "ok":
+            out.append({**row, "timed_by": f"this run: {r.status}"})
+            continue
+        head = int(r.sentences) < n_all
+        if head and not ("head_sentences" in pts.columns and (pts.head_sentences == r.sentences).all()):
+            out.append({**row, "bleu": float(r.bleu), "timed_by": "this run, but our rows have no times on its "
+                        f"{int(r.sentences)} verses: no ratio"})
+            continue
+        t = kept(timing[timing.config == r.config])
+        hx, hy = _de_ep_hull(pts, head)
+        ms = float(t.ms_per_word.min()) if len(t) else math.nan
+        like = check_like(VS_DE_EP, t, ours[ours.variant == "de+ep"], where=f"moore_quirk_moses, {r.config}")
+        den = cost_at(hx, hy, float(r.bleu))
+        ident = (f"{int(r.identity_identical)} identical, {int(r.identity_ties)} ties, {int(r.identity_ours_higher)} "
+                 f"ours higher, {int(r.identity_theirs_higher)} {r.program} higher")
+        out.append({**row, "bleu": float(r.bleu), "ms_per_word": ms,
+                    "timed_by": f"this run, live ({r.command}; {r.allocator}): loading subtracted (whole input - "
+                                "first line), interleaved with DE+EP, best of the repeats"
+                                + (f"; DE+EP read on the same first {int(r.sentences)} verses" if head else ""),
+                    "de+ep_ms_per_word": den, "time_ratio_vs_de+ep": ms / den if like and den > 0 else math.nan,
+                    "identity_with_ours": f"{ident} (of {int(r.sentences)}; against ours {r.checked_against})",
+                    "is_like": like, "is_head": head})
+    return pd.DataFrame(out)
+
+
+def _run_of(v: object) -> str:
+    """A row's run id as text ('' where none: rows timed outside the repeat loop, such as repeat 0)."""
+    return "" if v is None or v != v else str(v)
 
 
 def moses_table(rows: pd.DataFrame, oracle: str | None = None) -> pd.DataFrame:
-    """Every other search beside DE+EP at its BLEU: its ms/word, DE+EP's on the upper hull at that BLEU, the ratio."""
-    pts = points(rows)
-    hx, hy = upper_hull(*(pts[pts.variant == "de+ep"][c].to_numpy() for c in ("ms_per_word", "bleu")))
+    """Every other search beside DE+EP at its BLEU: its ms/word, DE+EP's on the upper hull at that BLEU, the ratio.
+    Ours and Moses live (``--live-peers`` rows) carry the ratio, with its interval; the oracle's recorded runs none."""
+    rows, peer, timing = split_live(rows)
+    pts = _head_points(rows)
+    hx, hy = _de_ep_hull(pts, False)
     sx, sy = upper_hull(*(pts[pts.variant == "de+ep"][c].to_numpy() for c in ("hypotheses_per_word", "bleu")))
+    n_all = int(pts.sentences.iloc[0])
     others = []
     for _, p in pts[pts.variant.isin(["normal", "cube"])].iterrows():
-        others.append({"system": f"ours: {p.vector}", "config": p.vector, "bleu": float(p.bleu),
+        others.append({"system": f"ours: {p.vector}", "config": p.vector, "verses": n_all, "bleu": float(p.bleu),
                        "ms_per_word": float(p.ms_per_word), "hypotheses_per_word": float(p.hypotheses_per_word),
                        "timed_by": "this run (interleaved with DE+EP, best of the repeats)"})
     df = pd.DataFrame(others)
-    if oracle:
-        df = pd.concat([df, oracle_points(oracle, int(pts.sentences.iloc[0]))], ignore_index=True)
+    ours_rows = pd.Series(True, index=df.index)
+    for i in df.index:  # ours and DE+EP: rows of one run, clock and thread count (report.common)
+        ours_rows[i] = check_like(VS_DE_EP, rows[rows.vector == df.config[i]], rows[rows.variant == "de+ep"],
+                                  where=f"moore_quirk_moses, {df.system[i]}")
     df["de+ep_ms_per_word"] = [cost_at(hx, hy, b) for b in df.bleu]
-    df["de+ep_hypotheses_per_word"] = [cost_at(sx, sy, b) for b in df.bleu]
-    ours_rows = df.system.astype(str).str.startswith("ours: ")
-    for i in df.index[ours_rows]:  # ours and DE+EP: rows of one run, clock and thread count (report.common)
-        check_like(VS_DE_EP, rows[rows.vector == df.config[i]], rows[rows.variant == "de+ep"],
-                   where=f"moore_quirk_moses, {df.system[i]}")
-    # the oracle's Moses runs are recorded figures (another run, another machine; Moses v1's with a 10-best list):
-    # shown, labelled, never divided by (issue 40)
-    df.loc[~ours_rows, "timed_by"] = "recorded, " + df.loc[~ours_rows, "timed_by"].astype(str)
     df["time_ratio_vs_de+ep"] = (df.ms_per_word / df["de+ep_ms_per_word"]).where(ours_rows)
-    per: list[list[float]] = [[] for _ in range(len(df))]  # ours: each repeat's point against that repeat's hull
+    df["is_like"], df["is_head"] = ours_rows, False
+    live = live_rows(pts, rows, peer, timing) if len(peer) else pd.DataFrame()
+    parts = [df, live]
+    if oracle:
+        # the oracle's Moses runs are recorded figures (another run, another machine; Moses v1's with a 10-best
+        # list): shown, labelled, never divided by (issue 40)
+        rec = oracle_points(oracle, n_all)
+        rec["de+ep_ms_per_word"] = [cost_at(hx, hy, b) for b in rec.bleu]
+        parts.append(rec.assign(is_like=False, is_head=False))
+    df = pd.concat([x for x in parts if len(x)], ignore_index=True)
+    df["de+ep_hypotheses_per_word"] = [cost_at(sx, sy, b) if not h and b == b else math.nan
+                                       for b, h in zip(df.bleu, df.is_head)]
+    df["time_ratio_vs_de+ep"] = df["time_ratio_vs_de+ep"].where(df.is_like.astype(bool))
+    per: list[list[float]] = [[] for _ in range(len(df))]  # each repeat's point against that repeat's hull
     for g in _repeats(rows):
-        pr = points(g)
-        d = pr[pr.variant == "de+ep"]
-        rx, ry = upper_hull(d.ms_per_word.to_numpy(), d.bleu.to_numpy())
+        pr = _head_points(g)
+        rep_full, rep_head = _de_ep_hull(pr, False), (_de_ep_hull(pr, True) if "head_bleu" in pr else None)
+        key = (_run_of(g.run_id.iloc[0]) if "run_id" in g.columns else "", int(g.repeat.iloc[0]))
         mine = dict(zip(pr.vector, pr.ms_per_word))
+        t = kept(timing)
+        if len(t):
+            run = t.run_id.map(_run_of) if "run_id" in t.columns else pd.Series("", index=t.index)
+            t = t[(run == key[0]) & (t.repeat == key[1])]
+        theirs = dict(zip(t.config, t.ms_per_word)) if len(t) else {}
         for i, r in enumerate(df.itertuples()):
-            if str(r.system).startswith("ours: ") and r.config in mine:
-                b = cost_at(rx, ry, r.bleu)
-                if b == b and b > 0:
-                    per[i].append(mine[r.config] / b)
+            if not r.is_like:
+                continue
+            ms = mine.get(r.config) if str(r.system).startswith("ours: ") else theirs.get(r.config)
+            hull = rep_head if r.is_head else rep_full
+            if ms is None or hull is None:
+                continue
+            b = cost_at(*hull, r.bleu)
+            if b == b and b > 0:
+                per[i].append(ms / b)
+    first = ["system", "config", "verses", "bleu", "ms_per_word", "hypotheses_per_word", "timed_by",
+             "de+ep_ms_per_word", "de+ep_hypotheses_per_word", "time_ratio_vs_de+ep"]
+    df = df[[c for c in first if c in df.columns] + [c for c in df.columns if c not in first
+                                                      and c not in ("is_like", "is_head")]]
     df = add_interval(df, "time_ratio_vs_de+ep", per)
     df["de+ep_max_bleu"] = float(hy[-1])
     df["de+ep_setting_at_max"] = pts[pts.variant == "de+ep"].sort_values(
@@ -375,18 +470,20 @@ def moses_table(rows: pd.DataFrame, oracle: str | None = None) -> pd.DataFrame:
 
 
 def moses_figure(rows: pd.DataFrame, oracle: str | None = None):
-    """BLEU against ms/word on the Moses model: DE+EP's points and hull, the other searches as single points."""
-    pts = points(rows)
+    """BLEU against ms/word on the Moses model: DE+EP's points and hull, the other searches as single points (those
+    on all the verses: a live Moses v1 run on fewer verses is read against its own hull, in the table only)."""
+    pts = points(split_live(rows)[0])
     g = pts[pts.variant == "de+ep"]
     hx, hy = upper_hull(g.ms_per_word.to_numpy(), g.bleu.to_numpy())
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.scatter(g.ms_per_word, g.bleu, s=12, alpha=0.45, color="tab:green")
     ax.plot(hx, hy, color="tab:green", marker="o", label="DE+EP (Moses mode), upper hull")
     t = moses_table(rows, oracle)
-    for _, r in t.iterrows():
+    for _, r in t[(t.verses == int(pts.sentences.iloc[0])) & t.ms_per_word.notna()].iterrows():
         ours = str(r.system).startswith("ours")
-        ax.scatter([r.ms_per_word], [r.bleu], marker="D" if ours else "*", s=60 if ours else 110,
-                   label=f"{r.system}" + ("" if ours else " (oracle's time)"))
+        live = str(r.system).endswith("(live)")
+        ax.scatter([r.ms_per_word], [r.bleu], marker="D" if ours else "P" if live else "*",
+                   s=60 if ours or live else 110, label=f"{r.system}" + ("" if ours or live else " (oracle's time)"))
     ax.set_xscale("log")
     ax.set_xlabel("decoding time (ms per source word, 1 thread, log scale)")
     ax.set_ylabel("BLEU[%]")
@@ -398,16 +495,27 @@ def moses_figure(rows: pd.DataFrame, oracle: str | None = None):
 
 
 MOSES_NOTES = ("Second configuration: the oracle's Moses model (lexicalized reordering, 5-gram LM, its weights, "
-               "distortion limit 6, table-limit 20), dev verses (the first `sentences`), Moses mode (Moses' distortion "
-               "limit, no final jump; DE = Moses v1's -early-distortion-cost), DE+EP explored by hill-climbing. "
-               "`ours:` rows are our searches decoded in the same interleaved passes; Moses2 / Moses v1 rows: BLEU of "
-               "their 1-bests computed here on the same verses, time as the oracle recorded it (runs-quiet.tsv or "
-               "runs.tsv; over all 1,037 dev verses). de+ep_ms_per_word: DE+EP's upper hull read at the row's BLEU "
-               "(NaN: above DE+EP's highest BLEU). hypotheses_per_word of the peers = their `created` counter "
-               "(normal search: including extensions discarded by the bound before the LM). time_ratio_vs_de+ep only "
-               "for our rows (same passes as DE+EP): the Moses rows' times are recorded figures of another run on "
-               "another machine (Moses v1's with a 10-best list), labelled `recorded` in timed_by, with no ratio "
-               "(issue 40: Moses' live timing in this rule is still to come).")
+               "distortion limit 6, table-limit 20), dev verses (the first `sentences`; `verses`: those a row's BLEU "
+               "and time cover), Moses mode (Moses' distortion limit, no final jump; DE = Moses v1's "
+               "-early-distortion-cost), DE+EP explored by hill-climbing. `ours:` rows are our searches decoded in "
+               "the same interleaved passes (in-process, per-sentence decoding time summed). `(live)` rows: Moses2 / "
+               "Moses v1 decoding the same model in the same run, as points of the same repeat loop (same run_id, "
+               "interleaved), 1 thread, no n-best, -output-hypo-score, each timed as a process with model loading "
+               "subtracted (the run on the whole input minus the run on its first line, taken one after the other in "
+               "each repeat; ms/word over the other verses' words; repeat 0 = the checked run, beside our exploration "
+               "pass); their BLEU is their 1-best's on those verses; `identity_with_ours`: their 1-best lines against "
+               "our search of the same setting (Moses2 strict: a line it scores above ours stops the run; Moses v1 "
+               "counted: its normal search orders and recombines otherwise). Moses v1 decodes only the first "
+               "`moses1_sentences` verses (4-7 minutes a pass on all 1,037): its rows are compared with DE+EP's upper "
+               "hull on those same verses (our rows' time over verses 2..N and BLEU over the first N, from the same "
+               "passes), not with the hull over all verses. `(recorded)` rows: the oracle's runs, BLEU of their "
+               "1-bests computed here, time as the oracle recorded it (runs-quiet.tsv or runs.tsv; over all 1,037 dev "
+               "verses, another machine and run, Moses v1's with a 10-best list): labelled `recorded` in timed_by, no "
+               "ratio. de+ep_ms_per_word: DE+EP's upper hull read at the row's BLEU (NaN: above DE+EP's highest BLEU). "
+               "time_ratio_vs_de+ep = the row's ms/word / DE+EP's at its BLEU (how many times slower than DE+EP), "
+               "printed only where both sides are rows of one run, thread count and clock (report.common.check_like). "
+               "hypotheses_per_word of our peers = their `created` counter (normal search: including extensions "
+               "discarded by the bound before the LM).")
 
 
 # -------------------------------------------------- the regression metrics (smtbench.report.metrics writes them)
@@ -418,7 +526,7 @@ def regression_metrics(rows: pd.DataFrame, peers: bool = False) -> list[metrics.
     the highest BLEU all variants reach, read on the upper hulls (one run); with ``peers`` (the Moses-mode
     configuration) each of our other searches' time over DE+EP's at that search's BLEU."""
     out: list[metrics.Record] = []
-    for (v, tt, bt, tl, bl), g in rows.groupby(["variant", "ttable_threshold", "beam_threshold", "ttable_limit",
+    for (v, tt, bt, tl, bl), g in split_live(rows)[0].groupby(["variant", "ttable_threshold", "beam_threshold", "ttable_limit",
                                                 "beam_limit"]):
         q = g.iloc[0]
         key = f"{q['mode']}-{v}-tt{tt:g}-bt{bt:g}-tl{int(tl)}-bl{int(bl)}-n{int(q.sentences)}"
@@ -428,7 +536,7 @@ def regression_metrics(rows: pd.DataFrame, peers: bool = False) -> list[metrics.
                     "exact"))
     if peers:
         t = moses_table(rows)
-        for _, r in t.iterrows():
+        for _, r in t[t.system.astype(str).str.startswith("ours: ")].iterrows():  # Moses' live rows: no metric
             out += metrics.ratios("moore_quirk", "moses-" + str(r.config).replace(" ", "_").replace(",", ""),
                                   {"time_vs_de+ep_at_its_bleu": r["time_ratio_vs_de+ep"]})
         return out
