@@ -16,6 +16,11 @@ class ResultMismatch(CliError, RuntimeError):
     something that computed another result is no ratio."""
 
 
+class PeerFailed(CliError, RuntimeError):
+    """A decoder run as a process (a live peer, or ours beside it) exited non-zero or wrote what cannot be read:
+    one line naming the command and the last line it printed (exit status 2), no traceback."""
+
+
 class UnlikeRatio(ValueError):
     """A declared ratio whose numerator and denominator rows come from different runs (``run_id``), clocks or thread
     counts (report.common.check_like): the report refuses to print it (one line, exit status 2)."""

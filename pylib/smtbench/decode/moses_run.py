@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from .. import procs
+from ..errors import PeerFailed
 if TYPE_CHECKING:
     from ..peers import Peer
 
@@ -104,7 +105,7 @@ def _read_scores(path: str, what: str) -> tuple[list[float], list[str]]:
         return [float(x) for x in texts], texts
     except ValueError:
         i = next(i for i, x in enumerate(texts) if not _is_float(x))
-        raise RuntimeError(f"{what}: scores line {i + 1} is not a number: {texts[i][:80]!r}") from None
+        raise PeerFailed(f"{what}: scores line {i + 1} is not a number: {texts[i][:80]!r}") from None
 
 
 def _is_float(x: str) -> bool:
@@ -126,11 +127,11 @@ def _read_nbest(path: str, n: int, what: str) -> tuple[list[float], list[str]]:
             try:
                 first.setdefault(int(f[0]), f[3].strip())
             except (ValueError, IndexError):
-                raise RuntimeError(f"{what}: n-best line {i + 1} is not 'SID ||| HYP ||| FEATURES ||| TOTAL': "
+                raise PeerFailed(f"{what}: n-best line {i + 1} is not 'SID ||| HYP ||| FEATURES ||| TOTAL': "
                                    f"{line[:80]!r}") from None
     gone = [i + 1 for i in range(n) if i not in first]
     if gone:
-        raise RuntimeError(f"{what}: the n-best list has no entry for sentence {gone[0]} ({len(gone)} missing)")
+        raise PeerFailed(f"{what}: the n-best list has no entry for sentence {gone[0]} ({len(gone)} missing)")
     texts = [first[i] for i in range(n)]
     return [float(x) for x in texts], texts
 
@@ -157,11 +158,12 @@ def run(dec: Decoder, input_path: str | os.PathLike, keep_output: bool = True, l
         err = r.stderr.decode(errors="replace")
         what = f"{dec.describe()} < {input_path}"
         if r.returncode != 0:
-            raise RuntimeError(f"{what}: exit {r.returncode}: {err.strip()[-1500:]}")
+            last = next((x.strip() for x in reversed(err.split("\n")) if x.strip()), "(nothing on stderr)")
+            raise PeerFailed(f"{what}: exit {r.returncode}: {last[-500:]}")
         if not keep_output:
             return Run(wall, [], None, err)
         if not os.path.exists(out_path):
-            raise RuntimeError(f"{what}: wrote no {{output}} file")
+            raise PeerFailed(f"{what}: wrote no {{output}} file")
         with open(out_path, encoding="utf-8", errors="replace") as fh:
             raw = [line.rstrip("\n") for line in fh]
         if dec.output == "score-lines":
@@ -172,7 +174,7 @@ def run(dec: Decoder, input_path: str | os.PathLike, keep_output: bool = True, l
                 try:
                     scores.append(float(score))
                 except ValueError:
-                    raise RuntimeError(f"{dec.describe()}: output line {i + 1} is not 'SCORE HYP': {line[:80]!r}")
+                    raise PeerFailed(f"{dec.describe()}: output line {i + 1} is not 'SCORE HYP': {line[:80]!r}")
                 lines.append(hyp.strip())
             return Run(wall, lines, scores, err, printed_digits(printed))
         lines = [x.strip() for x in raw]

@@ -6,6 +6,7 @@ broken fast path), which is compared with Moses2's own run. The points' rows and
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..ioutil import words as split_words
@@ -81,7 +82,6 @@ def main(args: argparse.Namespace) -> int:
     import sys
     import tempfile
     import time
-    from pathlib import Path
 
     from ..benchutil import model_path, parse_int_list
     from ..decode.compare import bleu, read_lines, read_scores
@@ -297,10 +297,13 @@ def _live_peers(args: argparse.Namespace, rows: Any, sweep: Sweep, chosen: list[
     from ..decode.compare import peer_identity
     from .harness import loading_subtracted, must_agree
 
+    # absolute: the process runs in the ini's folder (as Moses does: the ini's paths are relative to it)
     if args.rss_same_model:
-        ours_table, ours_extra = "same-model", ["--binary", str(args.rss_same_model), "--cache", str(cache)]
+        ours_table, ours_extra = "same-model", ["--binary", str(Path(args.rss_same_model).resolve()), "--cache",
+                                                str(cache)]
     elif not args.same_tables:
-        ours_table, ours_extra = args.main, ["--binary", str(tables[args.main]), "--cache", str(cache)]
+        ours_table, ours_extra = args.main, ["--binary", str(Path(tables[args.main]).resolve()), "--cache",
+                                             str(cache)]
     else:
         ours_table, ours_extra = "text", []
     tmp = tempfile.TemporaryDirectory(prefix="smtbench-scaling-peers-")
