@@ -14,13 +14,13 @@
 /* A thread's workspace (threads.c makes one per worker). A search given no workspace (NULL) uses a pooled one of
  * its own for the sentence. */
 typedef struct sb_pb_ws sb_pb_ws;
-/* CFFI-END */
-
 /* pooled 1: scratch kept across sentences, hypotheses from blocks with a last-in-first-out recycler, reset per
  * sentence; 0: plain malloc/free (everything allocated per sentence, each hypothesis its own malloc). Output is the
- * same. */
+ * same. One thread at a time per workspace. */
 int sb_pb_ws_new(int pooled, sb_pb_ws **out);
 void sb_pb_ws_free(sb_pb_ws *w);
+/* CFFI-END */
+
 /* [0] binarized-table lookups, [1] of them cache hits, [2] separate reordering lookups, [3] arena bytes */
 void sb_pb_ws_counts(const sb_pb_ws *w, uint64_t *counts);
 

@@ -94,8 +94,8 @@ class BeamDecoder(Search):
         o.nbest = nbest
         self.opts = o
 
-    def decode(self, text: bytes, out, counters, stats) -> int:
-        return lib.sb_pb_decode_beam(self.model._m, text, len(text), self.opts, ffi.NULL, out, counters, stats)
+    def decode(self, text: bytes, out, counters, stats, ws=ffi.NULL) -> int:
+        return lib.sb_pb_decode_beam(self.model._m, text, len(text), self.opts, ws, out, counters, stats)
 
     def counters(self, c, st) -> dict[str, int]:
         counters = {"hypotheses_evaluated": int(c.created)}

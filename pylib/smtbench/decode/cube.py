@@ -54,5 +54,5 @@ class CubeDecoder(Search):
         self.opts.lm_mode = LM_PIPELINES[lm_pipeline]
         self.opts.queue_size = queue_size
 
-    def decode(self, text: bytes, out, counters, stats) -> int:
-        return lib.sb_pb_decode_cube(self.model._m, text, len(text), self.opts, ffi.NULL, out, counters)
+    def decode(self, text: bytes, out, counters, stats, ws=ffi.NULL) -> int:
+        return lib.sb_pb_decode_cube(self.model._m, text, len(text), self.opts, ws, out, counters)

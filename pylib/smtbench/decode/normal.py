@@ -17,5 +17,5 @@ class NormalDecoder(Search):
         self.opts = ffi.new("sb_pb_normal_opts *")
         common_opts(self.opts, model, stack_size, beam_threshold, distortion_limit, nbest, recombine_forward)
 
-    def decode(self, text: bytes, out, counters, stats) -> int:
-        return lib.sb_pb_decode_normal(self.model._m, text, len(text), self.opts, ffi.NULL, out, counters)
+    def decode(self, text: bytes, out, counters, stats, ws=ffi.NULL) -> int:
+        return lib.sb_pb_decode_normal(self.model._m, text, len(text), self.opts, ws, out, counters)

@@ -109,6 +109,14 @@ def _stripped(lines) -> Iterable[str]:
             yield line[:-1] if line.endswith("\n") else line
 
 
+def workspace(pooled: bool = True) -> Any:
+    """A workspace to keep across sentences (``sb_pb_ws *``, freed with the object), as each worker of threads.c
+    keeps one: its pool, a search's scratch and caches made once, not per sentence. One thread at a time."""
+    p = ffi.new("sb_pb_ws **")
+    check(lib.sb_pb_ws_new(int(pooled), p), "sb_pb_ws_new")
+    return ffi.gc(p[0], lib.sb_pb_ws_free)
+
+
 def common_opts(opts, model: PhraseModel, stack_size: int, beam_threshold: float, distortion_limit: int | None,
                 nbest: int, recombine_forward: bool) -> None:
     """Check and set the options every search shares (Moses' -s, -b, distortion limit, n-best size)."""
@@ -137,8 +145,9 @@ class Search:
     model: PhraseModel
     opts: Any
 
-    def decode(self, text: bytes, out, counters, stats) -> int:
-        """The C search on one checked sentence (no workspace: one of its own); its status code."""
+    def decode(self, text: bytes, out, counters, stats, ws=ffi.NULL) -> int:
+        """The C search on one checked sentence in the workspace ``ws`` (:func:`workspace`; NULL: one of its own for
+        the sentence); its status code."""
         raise NotImplementedError
 
     def counters(self, c, stats) -> dict[str, int]:
