@@ -56,9 +56,15 @@ def test_check_like_refuses_unlike_runs_threads_and_clocks():
 
 # ----------------------------------------------------------------------------------------------- every converted report
 
+def _one_thread_peers(r: pd.DataFrame) -> pd.DataFrame:
+    """The rows without KenLM's multi-thread points (as rows from before the equal-thread peers were)."""
+    kenlm = r.backend.isin(["kenlm-trie-cpp", "kenlm-probing-cpp"])
+    return r[~(kenlm & (pd.to_numeric(r.threads, errors="coerce").fillna(1) > 1))].copy()
+
+
 def test_glm_table3_refuses_another_runs_trie_and_gives_multi_thread_rows_no_ratio():
     from smtbench.report import glm_btree
-    r = rows("glm_btree", "bible.o5.jsonl")
+    r = _one_thread_peers(rows("glm_btree", "bible.o5.jsonl"))
     t = glm_btree.table3(r, "bible.o5")
     multi = t.threads.fillna(1) > 1
     assert multi.any() and t.loc[multi, "vs_kenlm_trie_cpp"].isna().all()
@@ -82,7 +88,7 @@ def test_glm_table3_divides_multi_thread_rows_by_the_peer_at_their_thread_count(
     interval; never over the 1-thread peer. A 2-thread peer of another run, or one whose rows say another thread
     count, is refused."""
     from smtbench.report import glm_btree
-    r = _with_two_thread_peers(rows("glm_btree", "bible.o5.jsonl"))
+    r = _with_two_thread_peers(_one_thread_peers(rows("glm_btree", "bible.o5.jsonl")))
     t = glm_btree.table3(r, "bible.o5").set_index("system")
     for peer, col in (("KenLM trie, C++", "vs_kenlm_trie_cpp"), ("KenLM probing, C++", "vs_kenlm_probing_cpp")):
         for threads in (1, 2):
@@ -101,11 +107,11 @@ def test_glm_table3_divides_multi_thread_rows_by_the_peer_at_their_thread_count(
 
 
 def test_glm_table3_never_divides_by_a_peer_at_another_thread_count():
-    """Without a 2-thread peer (the committed rows: KenLM timed at 1 thread) the 2-thread rows carry no KenLM ratio;
-    the checks themselves refuse a peer whose rows' thread count is not the row's."""
+    """Without a 2-thread peer (rows from before KenLM was timed at every thread count) the 2-thread rows carry no
+    KenLM ratio; the checks themselves refuse a peer whose rows' thread count is not the row's."""
     from smtbench.report import glm_btree
     from smtbench.report.common import check_like
-    r = rows("glm_btree", "bible.o5.jsonl")
+    r = _one_thread_peers(rows("glm_btree", "bible.o5.jsonl"))
     t = glm_btree.table3(r, "bible.o5")
     multi = t.threads.fillna(1) > 1
     for col in ("vs_kenlm_trie_cpp", "vs_kenlm_probing_cpp"):
@@ -135,7 +141,13 @@ def test_mokry_hash_refuses_unlike_runs_and_gives_kenlms_cpu_clock_no_ratio():
     r = rows("mokry_hash", "mib1024.jsonl")
     lay = mokry_hash.layouts(r)
     assert "vs_kenlm_benchmark" not in lay and lay["speedup_ci_low"].notna().any()
-    vs = mokry_hash.vs_kenlm(r)  # KenLM's CPUTime() against rows of ours with no CPU time yet: no ratio, re-measure
+    if "cpu_ns_per_lookup" in r:  # rows with our CPU time (the committed ones since 2026-11-29): ratio + interval
+        vs = mokry_hash.vs_kenlm(r)
+        assert len(vs) == 3 and vs["vs_kenlm_benchmark"].notna().all() and vs["vs_kenlm_benchmark_ci_low"].notna().all()
+        assert (vs.vs_kenlm_benchmark_ci_low <= vs.vs_kenlm_benchmark_paired).all()
+    # KenLM's CPUTime() against rows of ours with no CPU time: no ratio, re-measure
+    old = r.drop(columns=[c for c in r.columns if c.startswith("cpu_ns")])
+    vs = mokry_hash.vs_kenlm(old)
     assert len(vs) == 3 and vs["vs_kenlm_benchmark"].isna().all() and vs.note.str.startswith("re-measure").all()
     bad = r.copy()
     bad.loc[(bad.variant == "kv") & (bad.queue_size == 0), "run_id"] = "another-run"
@@ -265,7 +277,8 @@ def test_glm_gpu_rows_compare_with_the_trie_without_a_thread_count():
     timed in the run (synthetic: the committed rows had no GPU)."""
     from smtbench.report import glm_btree
     r = rows("glm_btree", "bible.o5.jsonl")
-    trie = r[(r.backend == "kenlm-trie-cpp") & (r.sweep == "table")]
+    trie = r[(r.backend == "kenlm-trie-cpp") & (r.sweep == "table")
+             & (pd.to_numeric(r.threads, errors="coerce").fillna(1) == 1)]
     gpu = trie.assign(backend="btree-cuda", path="gpu-kernel", threads=None, qps=trie.qps * 5, gpu="a GPU",
                       model_bytes=1000, node_size=31)
     r = pd.concat([r[~((r.backend == "btree-cuda") & (r.sweep == "table"))], gpu], ignore_index=True)
