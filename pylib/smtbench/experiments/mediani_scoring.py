@@ -310,20 +310,27 @@ def _check_e2e(system: str, work: Path, rep: int, kept_tables: dict[str, Path], 
         other = next(x for x in E2E if x != system)
         return ("compared with the other end-to-end table in repeat 0 (that row)" if other in planned else
                 f"{other}: not run (not built or not asked for), nothing to compare"), more
-    from ..tm.model import compare_tables
     ours, moses = kept_tables["ours-e2e"], kept_tables["moses-e2e"]
-    c = compare_tables(str(ours), str(moses), columns=4, tmpdir=str(work))
-    bad = c["only_ours"] + c["only_theirs"] + c["value_mismatches"] + c["alignment_mismatches"] + \
-        c["count_mismatches"]
-    must_agree(bad == 0, f"Moses' end-to-end table {moses} differs from ours ({ours}): {c['only_ours']} pairs "
-                         f"only ours, {c['only_theirs']} only Moses', {c['value_mismatches']} score / "
-                         f"{c['alignment_mismatches']} alignment / {c['count_mismatches']} count mismatches; "
-                         f"e.g. {c['examples'][0] if c['examples'] else ''}")
+    c = _tables_agree(ours, moses, work, "Moses' end-to-end table")
     more_c = {"e2e_pairs_ours": c["ours"], "e2e_pairs_moses": c["theirs"], "e2e_only_ours": c["only_ours"],
             "e2e_only_moses": c["only_theirs"], "e2e_value_mismatches": c["value_mismatches"],
             "e2e_alignment_mismatches": c["alignment_mismatches"], "e2e_count_mismatches": c["count_mismatches"]}
     return (f"end-to-end tables identical ({c['common']} pairs; alignments, counts, scores to printed "
             f"precision)"), {**more, **more_c}
+
+
+def _tables_agree(ours: Path, theirs: Path, work: Path, what: str) -> dict:
+    """Moses' phrase table ``theirs`` against ``ours`` pair by pair (tm.model.compare_tables, printed precision):
+    any difference stops the run (ResultMismatch, one line); the comparison's counts returned."""
+    from ..tm.model import compare_tables
+    c = compare_tables(str(ours), str(theirs), columns=4, tmpdir=str(work))
+    bad = c["only_ours"] + c["only_theirs"] + c["value_mismatches"] + c["alignment_mismatches"] + \
+        c["count_mismatches"]
+    must_agree(bad == 0, f"{what} {theirs} differs from ours ({ours}): {c['only_ours']} pairs only ours, "
+                         f"{c['only_theirs']} only Moses', {c['value_mismatches']} score / "
+                         f"{c['alignment_mismatches']} alignment / {c['count_mismatches']} count mismatches; "
+                         f"e.g. {c['examples'][0] if c['examples'] else ''}")
+    return c
 
 
 def _md5(path: Path) -> str:
@@ -600,17 +607,10 @@ def _check_moses(table: Path, ref: Path, rep: int, work: Path, checked: dict) ->
         check, more = checked[md5]
         return ("same bytes as Moses' table checked above: " + check if rep == 0 else "checked in repeat 0"), \
             ({**more} if rep == 0 else {"moses_table_md5": md5})
-    from ..tm.model import compare_tables
-    c = compare_tables(str(ref), str(table), columns=4, tmpdir=str(work))
+    c = _tables_agree(ref, table, work, "Moses' table")
     more = {"moses_table_md5": md5, "pairs_ours": c["ours"], "pairs_moses": c["theirs"],
             "only_ours": c["only_ours"], "only_moses": c["only_theirs"], "value_mismatches": c["value_mismatches"],
             "alignment_mismatches": c["alignment_mismatches"], "count_mismatches": c["count_mismatches"]}
-    bad = c["only_ours"] + c["only_theirs"] + c["value_mismatches"] + c["alignment_mismatches"] + \
-        c["count_mismatches"]
-    must_agree(bad == 0, f"Moses' table {table} differs from ours ({ref}): {c['only_ours']} pairs only ours, "
-                         f"{c['only_theirs']} only Moses', {c['value_mismatches']} score / "
-                         f"{c['alignment_mismatches']} alignment / {c['count_mismatches']} count mismatches; "
-                         f"e.g. {c['examples'][0] if c['examples'] else ''}")
     check = f"identical to {ref.name} ({c['common']} pairs; alignments, counts, scores to printed precision)"
     checked[md5] = (check, more)
     return check, more
