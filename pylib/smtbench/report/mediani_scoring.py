@@ -246,6 +246,8 @@ def _e2e_rows(rows: pd.DataFrame, pts: pd.DataFrame) -> tuple[list[dict], list[l
             rec["speedup_vs_moses_e2e"] = float("nan")
             per.append(None)
         else:
+            rec["pigz"] = (f"ours: {x['deflate'].dropna().iloc[0]}" if "deflate" in x and x["deflate"].notna().any()
+                           else "")  # our deflate (the column says what compressed and inflated each side's .gz)
             rec["speedup_vs_moses_e2e"] = moses.seconds_min / r.seconds_min if moses is not None else float("nan")
             per.append(_ratios(rows, r, moses, VS_MOSES_E2E))
         out.append(rec)
@@ -521,7 +523,8 @@ def main(args: argparse.Namespace) -> int:
               f"{moses_status(rows, 'moses-e2e') if (rows.system == 'moses-e2e').any() else E2E_NOT_IN_ROWS}): "
               f"Moses = `train-model.perl --first-step 4 --last-step 6` (lexical tables, extract via "
               f"extract-parallel.perl, score via score-parallel.perl, consolidate; .gz at every step through pigz "
-              f"where installed, else gzip: column `pigz`; --cores and --sort-parallel = our threads, "
+              f"where installed, else gzip: column `pigz`, which for ours names our deflate (ISA-L's through the "
+              f"isal package, every .gz read and written in-process); --cores and --sort-parallel = our threads, "
               f"--sort-buffer-size = the sort budget), ours = `tm extract` then `tm score --threads N`, both from "
               f"the same corpus and symmetrised alignment to phrase-table.gz, the two tables compared pair by pair "
               f"in the first repeat (table_check) and ours equal byte for byte to our core table of the corpus. "

@@ -25,13 +25,13 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from ..ioutil import atomic_open, atomic_path, open_text, remove_stale_runs, removed_on_signal, run_interruptible
+from ..ioutil import atomic_open, atomic_path, decompressed_fd, gzip_compressobj, open_text, remove_stale_runs
+from ..ioutil import removed_on_signal, run_interruptible
 from ..ioutil import words as split_words, join_words
 from .. import procs
 
@@ -44,36 +44,13 @@ class PhraseFormatError(ValueError):
 
 
 # ------------------------------------------------------------------ shared helpers
-@contextlib.contextmanager
-def _input_fd(path: str) -> Iterator[int]:
-    """A readable fd of the decompressed file (gzip/xz through a child process, like Mediani's reader)."""
-    p = str(path)
-    if not os.path.exists(p):
-        raise FileNotFoundError(f"{p}: no such file")
-    if p.endswith(".gz") or p.endswith(".xz"):
-        tool = "gzip" if p.endswith(".gz") else "xz"
-        proc = procs.Popen([tool, "-dc", p], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            yield proc.stdout.fileno()
-        finally:
-            proc.stdout.close()
-            why = proc.stderr.read().decode(errors="replace").strip().replace("\n", "; ")  # a few bytes at most
-            proc.stderr.close()
-            rc = proc.wait()
-        if rc not in (0, -13):  # one line naming the file, as ioutil.open_binary's (the tool's own words in it)
-            from ..ioutil import CompressedInputError
-            raise CompressedInputError(f"{p}: corrupt or truncated {'gzip' if tool == 'gzip' else 'xz'} data "
-                                       f"({why or f'{tool} -dc: status {rc}'})")
-    else:
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            yield fd
-        finally:
-            os.close(fd)
+def _input_fd(path: str):
+    """A readable fd of the decompressed file, for the C readers (:func:`ioutil.decompressed_fd`)."""
+    return decompressed_fd(path)
 
 
 def _gzip_member(src: Path, dst: Path, level: int) -> None:
-    co = zlib.compressobj(level, zlib.DEFLATED, 31)
+    co = gzip_compressobj(level)
     with open(src, "rb") as fi, open(dst, "wb") as fo:
         while True:
             block = fi.read(1 << 20)
@@ -85,7 +62,8 @@ def _gzip_member(src: Path, dst: Path, level: int) -> None:
 
 def write_parts(parts: Sequence[Path], out: str, threads: int = 1, level: int = 1) -> None:
     """Concatenate part files in order into ``out`` atomically. A ``.gz`` target is written as one gzip
-    member per part, compressed in ``threads`` threads (zlib releases the GIL), which is valid gzip."""
+    member per part, compressed in ``threads`` threads (the deflate backend, ioutil.GZIP_BACKEND, releases the GIL), which is
+    valid gzip."""
     target = Path(out)
     if target.suffix != ".gz":
         with atomic_open(target, "wb") as fo:
