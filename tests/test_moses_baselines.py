@@ -108,7 +108,7 @@ def _e2e_sweep(corpus, tmp_path, systems, partitions=(), repeats=2):
 
 def test_mediani_end_to_end_rows_without_moses(corpus, tmp_path, no_moses):
     """Issue 40: ours end to end (tm extract + tm score) is timed from the corpus and alignment and writes the same
-    table as our core scorer; Moses' end to end (train-model.perl steps 4-6) reads 'not built' and no ratio is
+    table as our core scorer; Moses' end to end (train-model.perl steps 4-7) reads 'not built' and no ratio is
     printed beside ours. Table 4: k parts side by side where k <= the machine's cores (measured), else projected."""
     from smtbench.report import mediani_scoring as M
     from smtbench.protocol import kept
@@ -165,8 +165,9 @@ def test_mediani_end_to_end_ratio_refused_across_runs(corpus, tmp_path, no_moses
 
 
 def test_mediani_end_to_end_moses_table_equals_ours(corpus, tmp_path):
-    """Live: train-model.perl steps 4-6 (lexical tables, extract-parallel.perl, score-parallel.perl, consolidate)
-    on a tiny corpus writes the same phrase-table.gz as tm extract + tm score, pair by pair."""
+    """Live: train-model.perl steps 4-7 (lexical tables, extract-parallel.perl, score-parallel.perl, consolidate,
+    lexical-reordering-score) on a tiny corpus writes the same phrase-table.gz and reordering table as tm extract
+    --reordering-table + tm score, pair by pair."""
     _need(*moses_peer.TRAINING_PROGRAMS)
     missing = moses_peer.training_missing()
     if missing:

@@ -39,14 +39,14 @@ def scripts_dir() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[2] / "build" / "moses" / "src" / "scripts"
 
 
-#: what train-model.perl steps 4-6 run: its scripts and the programs it finds in <scripts>/../bin
+#: what train-model.perl steps 4-7 run: its scripts and the programs it finds in <scripts>/../bin
 TRAINING_SCRIPTS = ("training/train-model.perl", "training/LexicalTranslationModel.pm",
                     "generic/extract-parallel.perl", "generic/score-parallel.perl")
-TRAINING_PROGRAMS = ("extract", "score", "consolidate")
+TRAINING_PROGRAMS = ("extract", "score", "consolidate", "lexical-reordering-score")
 
 
 def training_missing() -> list[str]:
-    """The scripts and programs of train-model.perl's steps 4-6 that are missing (empty: it can run)."""
+    """The scripts and programs of train-model.perl's steps 4-7 that are missing (empty: it can run)."""
     out = [f"scripts/{s}" for s in TRAINING_SCRIPTS if not (scripts_dir() / s).is_file()]
     return out + [p for p in TRAINING_PROGRAMS if not available(p)]
 

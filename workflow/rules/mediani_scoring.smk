@@ -1,7 +1,7 @@
 # Mediani et al. (2012): parallel external-memory phrase scoring → Tables 1-4 analogues. Two live Moses baselines
 # (built by `make moses`), timed in the same run as ours: the core (system `moses`: GNU sort + Moses' `score` x2 +
 # `consolidate` on plain files, beside `tm score` on the same files) and end to end (system `moses-e2e`:
-# train-model.perl steps 4-6 from the corpus and alignment below, beside `ours-e2e`: tm extract + tm score);
+# train-model.perl steps 4-7 from the corpus and alignment below, beside `ours-e2e`: tm extract + tm score);
 # without Moses its rows read "not built (make moses)". Table 2 decodes the dev set with Moses' table and with ours.
 
 MEDIANI_SCORING = GRID["mediani_scoring"]

@@ -10,11 +10,12 @@ System ``moses`` is the live *core* baseline: Moses' own ``score`` (once per dir
 --Inverse) and ``consolidate`` with GNU sort between (`smtbench tm score-moses`: sort -> score -> score --Inverse ->
 sort -> consolidate on plain files), at each thread count, on the same fraction files as ours (system ``ours``:
 `tm score` on the same plain files). System ``moses-e2e`` is the live *end-to-end* baseline, as a Moses user runs
-it: ``train-model.perl --first-step 4 --last-step 6`` (lexical tables, extract-parallel.perl, score-parallel.perl,
-consolidate; gzip, or pigz where installed, at every step; ``--cores`` = our threads) on the corpus and alignment
-(``--src/--tgt/--align``), beside ``ours-e2e``: `tm extract` then `tm score --threads N`, which write the same
-``phrase-table.gz`` from the same input; both at the full corpus and the most threads, their tables compared pair
-by pair in the first repeat. Its table is compared with ours pair by pair in the first
+it: ``train-model.perl --first-step 4 --last-step 7 --reordering msd-bidirectional-fe`` (lexical tables,
+extract-parallel.perl with the orientations, score-parallel.perl, consolidate, lexical-reordering-score; gzip, or pigz
+where installed, at every step; ``--cores`` = our threads) on the corpus and alignment (``--src/--tgt/--align``),
+beside ``ours-e2e``: `tm extract --reordering-table` then `tm score --threads N`, which write the same
+``phrase-table.gz`` and ``reordering-table.wbe-msd-bidirectional-fe.gz`` from the same input; both at the full corpus
+and the most threads. Both tables are compared with ours pair by pair in the first
 repeat (:func:`smtbench.tm.model.compare_tables`: same pairs, alignments, counts, scores to printed precision);
 any difference stops the run with one line (:class:`smtbench.errors.ResultMismatch`: a time beside a peer that
 computed something else is no ratio). With ``--src/--tgt/--align``, Moses' ``extract`` also runs once on the whole
@@ -63,7 +64,7 @@ VERBS = (
              arg("--memory", default="64M,256M", help="our sort budgets", config=True, grid=True),
              arg("--systems", default="ours,memory,sort,moses,moses-e2e,ours-e2e", config=True, grid=True,
                  help="ours, memory (pandas), sort (Moses-style pipeline in C), moses (Moses' score + "
-                      "consolidate: the core), moses-e2e (train-model.perl steps 4-6) and ours-e2e (tm extract + "
+                      "consolidate: the core), moses-e2e (train-model.perl steps 4-7) and ours-e2e (tm extract + "
                       "tm score), the last two from --src/--tgt/--align"),
              arg("--src", help="source corpus (F): with --tgt and --align, Moses' extract runs once and its "
                                "extract files are checked against --extract/--extract-inv"),
@@ -217,23 +218,28 @@ def _e2e_dir(work: Path, system: str) -> Path:
     return work / "e2e" / system
 
 
-def _e2e_table(work: Path, system: str) -> Path:
-    """Where an end-to-end system writes its phrase table (train-model.perl: <model-dir>/phrase-table.gz)."""
+E2E_RT = "reordering-table.wbe-msd-bidirectional-fe.gz"  # train-model.perl's name for msd-bidirectional-fe
+
+
+def _e2e_table(work: Path, system: str, name: str = "phrase-table.gz") -> Path:
+    """Where an end-to-end system writes a table (train-model.perl: <model-dir>/<name>)."""
     d = _e2e_dir(work, system) / "out"
-    return d / "model" / "phrase-table.gz" if system == "moses-e2e" else d / "phrase-table.gz"
+    return d / "model" / name if system == "moses-e2e" else d / name
 
 
 def e2e_commands(s: TmScoreSweep, system: str, threads: int, work: Path, smt: list[str]) -> list[str]:
     """The end-to-end pipeline of ``system`` as one command line (its steps joined by &&): Moses' train-model.perl
-    steps 4-6 (its own lexical tables, extract-parallel.perl, score-parallel.perl, consolidate; ``--cores`` and
-    ``--sort-parallel`` = threads, ``--sort-buffer-size`` = the sort budget), or ours: `tm extract` (lexical tables
-    and extract.gz; no extract.inv: our scorer does not read it) then `tm score --threads`."""
+    steps 4-7 (its own lexical tables, extract-parallel.perl with orientations, score-parallel.perl, consolidate,
+    lexical-reordering-score for msd-bidirectional-fe; ``--cores`` and ``--sort-parallel`` = threads,
+    ``--sort-buffer-size`` = the sort budget), or ours: `tm extract --reordering-table` (lexical tables, extract.gz
+    and the reordering table counted as the orientations are made; no extract.inv: our scorer does not read it)
+    then `tm score --threads`."""
     from .. import moses_peer
     d = _e2e_dir(work, system)
     out = d / "out"
     if system == "ours-e2e":
         steps = [smt + ["tm", "extract", "--src", s.src, "--tgt", s.tgt, "--align", s.align, "--outdir", str(out),
-                        "--max-length", "7", "--no-inverse", "--quiet"],
+                        "--max-length", "7", "--no-inverse", "--quiet", "--reordering-table", str(out / E2E_RT)],
                  smt + ["tm", "score", "--extract", str(out / "extract.gz"), "--lex-f2e", str(out / "lex.f2e"),
                         "--lex-e2f", str(out / "lex.e2f"), "--out", str(out / "phrase-table.gz"),
                         "--threads", str(threads), "--memory", s.sort_memory, "--tmpdir", str(out)]]
@@ -249,7 +255,8 @@ def e2e_commands(s: TmScoreSweep, system: str, threads: int, work: Path, smt: li
         steps = [["perl", str(perl), "--root-dir", str(out), "--model-dir", str(out / "model"),
                   "--corpus", str(inp / "train"), "--f", "f", "--e", "e",
                   "--alignment", "grow-diag-final-and", "--alignment-file", str(inp / "aligned"),
-                  "--first-step", "4", "--last-step", "6", "--max-phrase-length", "7",
+                  "--first-step", "4", "--last-step", "7", "--max-phrase-length", "7",
+                  "--reordering", "msd-bidirectional-fe",
                   "--cores", str(threads), "--sort-parallel", str(threads),
                   "--sort-buffer-size", s.sort_memory,
                   "--external-bin-dir", str(perl.parents[2] / "bin")]]  # (steps 1-3's GIZA++ folder: unused)
@@ -271,15 +278,19 @@ def _run_e2e(s: TmScoreSweep, p: dict, work: Path, smt: list[str]) -> tuple[floa
         raise RuntimeError(f"{p['system']}: the end-to-end pipeline failed: {' | '.join(tail)} (log: {log})") \
             from None
     table = _e2e_table(work, p["system"])
-    if not table.is_file():
-        raise RuntimeError(f"{p['system']}: failed: it exited without writing {table} (log: {log})")
-    extra: dict = {"table_bytes": table.stat().st_size, "pipeline": cmd.replace(str(work) + "/", "")[:2000]}
+    for t in (table, _e2e_table(work, p["system"], E2E_RT)):
+        if not t.is_file():
+            raise RuntimeError(f"{p['system']}: failed: it exited without writing {t} (log: {log})")
+    extra: dict = {"table_bytes": table.stat().st_size,
+                   "reordering_table_bytes": _e2e_table(work, p["system"], E2E_RT).stat().st_size,
+                   "pipeline": cmd.replace(str(work) + "/", "")[:2000]}
     if p["system"] == "moses-e2e":
         extra.update(pigz="present" if shutil.which("pigz") else "absent (gzip)", cores=int(p["threads"]),
-                     moses_steps="train-model.perl --first-step 4 --last-step 6")
+                     moses_steps="train-model.perl --first-step 4 --last-step 7 --reordering msd-bidirectional-fe")
     else:
         from ..ioutil import GZIP_BACKEND
-        extra.update(steps="tm extract + tm score", deflate=GZIP_BACKEND)  # our .gz reader and writer (ISA-L's)
+        extra.update(steps="tm extract --reordering-table + tm score",
+                     deflate=GZIP_BACKEND)  # our .gz reader and writer (ISA-L's)
     return secs, rss, extra
 
 
@@ -294,13 +305,15 @@ def _gz_md5(path: Path) -> str:
 
 def _check_e2e(system: str, work: Path, rep: int, kept_tables: dict[str, Path], planned: set[str],
                core_ref: Path | None) -> tuple[str, dict]:
-    """The two end-to-end tables compared pair by pair (tm.model.compare_tables: pairs, alignments, counts, the four
-    scores to printed precision) once both have run in the first repeat, and ours (decompressed) byte for byte with
-    our core table of the full corpus where that ran first; a difference stops the run."""
+    """The two end-to-end systems' phrase tables and reordering tables compared pair by pair
+    (tm.model.compare_tables: pairs, alignments, counts, the four scores; the six orientation scores; to printed
+    precision) once both have run in the first repeat, and our phrase table (decompressed) byte for byte with our
+    core table of the full corpus where that ran first; a difference stops the run."""
     if rep > 0:
         return "checked in repeat 0", {}
     keep = work / "e2e" / f"{system}.phrase-table.gz"
     os.replace(_e2e_table(work, system), keep)
+    os.replace(_e2e_table(work, system, E2E_RT), work / "e2e" / f"{system}.{E2E_RT}")
     kept_tables[system] = keep
     more: dict = {}
     if system == "ours-e2e" and core_ref is not None and core_ref.name.startswith("pt.ours"):
@@ -313,18 +326,22 @@ def _check_e2e(system: str, work: Path, rep: int, kept_tables: dict[str, Path], 
                 f"{other}: not run (not built or not asked for), nothing to compare"), more
     ours, moses = kept_tables["ours-e2e"], kept_tables["moses-e2e"]
     c = _tables_agree(ours, moses, work, "Moses' end-to-end table")
+    r = _tables_agree(ours.with_name(f"ours-e2e.{E2E_RT}"), moses.with_name(f"moses-e2e.{E2E_RT}"), work,
+                      "Moses' end-to-end reordering table", columns=6)
     more_c = {"e2e_pairs_ours": c["ours"], "e2e_pairs_moses": c["theirs"], "e2e_only_ours": c["only_ours"],
             "e2e_only_moses": c["only_theirs"], "e2e_value_mismatches": c["value_mismatches"],
-            "e2e_alignment_mismatches": c["alignment_mismatches"], "e2e_count_mismatches": c["count_mismatches"]}
+            "e2e_alignment_mismatches": c["alignment_mismatches"], "e2e_count_mismatches": c["count_mismatches"],
+            "e2e_reordering_pairs": r["common"]}
     return (f"end-to-end tables identical ({c['common']} pairs; alignments, counts, scores to printed "
-            f"precision)"), {**more, **more_c}
+            f"precision; reordering table: {r['common']} pairs, six scores)"), {**more, **more_c}
 
 
-def _tables_agree(ours: Path, theirs: Path, work: Path, what: str) -> dict:
-    """Moses' phrase table ``theirs`` against ``ours`` pair by pair (tm.model.compare_tables, printed precision):
-    any difference stops the run (ResultMismatch, one line); the comparison's counts returned."""
+def _tables_agree(ours: Path, theirs: Path, work: Path, what: str, columns: int = 4) -> dict:
+    """Moses' phrase table (``columns`` = 4) or reordering table (6) ``theirs`` against ``ours`` pair by pair
+    (tm.model.compare_tables, printed precision): any difference stops the run (ResultMismatch, one line); the
+    comparison's counts returned."""
     from ..tm.model import compare_tables
-    c = compare_tables(str(ours), str(theirs), columns=4, tmpdir=str(work))
+    c = compare_tables(str(ours), str(theirs), columns=columns, tmpdir=str(work))
     bad = c["only_ours"] + c["only_theirs"] + c["value_mismatches"] + c["alignment_mismatches"] + \
         c["count_mismatches"]
     must_agree(bad == 0, f"{what} {theirs} differs from ours ({ours}): {c['only_ours']} pairs only ours, "

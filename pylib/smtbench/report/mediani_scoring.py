@@ -5,9 +5,10 @@ figure, from `bench mediani_scoring` / `bench mediani_scoring_bleu` rows.
 Two live Moses baselines, each named by what it runs. *Core*: "Moses" = Moses' own `score` (per direction) and
 `consolidate` with GNU sort between, on plain files (`tm score-moses`: sort -> score -> score --Inverse -> sort ->
 consolidate), beside ours ("Multithreaded" = `smtbench tm score`, C, external memory) on the same plain files.
-*End to end*: "Moses, end to end" = `train-model.perl --first-step 4 --last-step 6` (lexical tables,
-extract-parallel.perl, score-parallel.perl, consolidate, gzip or pigz at every step, `--cores` = ours) on the corpus
-and alignment, beside "ours, end to end" = `tm extract` + `tm score --threads N` writing the same phrase-table.gz;
+*End to end*: "Moses, end to end" = `train-model.perl --first-step 4 --last-step 7 --reordering
+msd-bidirectional-fe` (lexical tables, extract-parallel.perl with orientations, score-parallel.perl, consolidate,
+lexical-reordering-score, gzip or pigz at every step, `--cores` = ours) on the corpus and alignment, beside "ours, end
+to end" = `tm extract --reordering-table` + `tm score --threads N` writing the same phrase and reordering tables;
 "sort pipeline" = `tm score-sort` (GNU sort + a single-threaded streaming scorer and consolidate, in C: the Moses
 design with our code); "in-memory" = `tm score-memory` (pandas). Times are the minimum over repeats (median
 beside them). Where Moses' programs are not built its rows read moses_peer.NOT_BUILT."""
@@ -31,9 +32,10 @@ RUNS = {"moses": "core: sort -> score -> score --Inverse -> sort -> consolidate 
         "ours": "core: tm score (plain files)",
         "sort": "core: GNU sort + our single-threaded scorer + consolidate (plain files)",
         "memory": "core: pandas group-by (plain files)",
-        "moses-e2e": "end to end: train-model.perl --first-step 4 --last-step 6 (lex, extract-parallel.perl, "
-                     "score-parallel.perl, consolidate; .gz)",
-        "ours-e2e": "end to end: tm extract + tm score (lex, extract, score; .gz)"}
+        "moses-e2e": "end to end: train-model.perl --first-step 4 --last-step 7 (lex, extract-parallel.perl, "
+                     "score-parallel.perl, consolidate, lexical-reordering-score; .gz)",
+        "ours-e2e": "end to end: tm extract --reordering-table + tm score (lex, extract, reordering table, score; "
+                    ".gz)"}
 #: the status of end-to-end rows in rows from before the end-to-end baseline existed
 E2E_NOT_IN_ROWS = "not in these rows (the end-to-end baseline postdates this run: re-run bench mediani_scoring)"
 
@@ -100,8 +102,9 @@ def _is(rows: pd.DataFrame, pt) -> pd.Series:
 # (partition + slowest part + merge, parts timed one after another) and the row carries no ratio.
 VS_MOSES = Ratio("speedup_vs_moses", num="the row's system", den="Moses' score + consolidate, the same threads")
 VS_MOSES_1T = Ratio("speedup_vs_moses_1t", num="ours, 1 thread", den="Moses, 1 thread")
-VS_MOSES_E2E = Ratio("speedup_vs_moses_e2e", num="ours end to end (tm extract + tm score --threads N)",
-                     den="Moses end to end (train-model.perl steps 4-6, --cores N)")
+VS_MOSES_E2E = Ratio("speedup_vs_moses_e2e",
+                     num="ours end to end (tm extract --reordering-table + tm score --threads N)",
+                     den="Moses end to end (train-model.perl steps 4-7, --cores N)")
 VS_SORT = Ratio("speedup_vs_sort", num="the row's system", den="our sort pipeline (1 thread)", same=("run_id", "clock"))
 THREADS = Ratio("thread_speedup", num="ours, most threads", den="ours, 1 thread", same=("run_id", "clock"))
 VS_SINGLE = Ratio("vs_single_run", num="ours, one job, most threads", den="the distributed form's critical path",
@@ -521,13 +524,15 @@ def main(args: argparse.Namespace) -> int:
               f"same run, repeats interleaved ({status}); it is only the scoring core of Moses' training, not what "
               f"a Moses user runs. End to end (full corpus, the most threads; "
               f"{moses_status(rows, 'moses-e2e') if (rows.system == 'moses-e2e').any() else E2E_NOT_IN_ROWS}): "
-              f"Moses = `train-model.perl --first-step 4 --last-step 6` (lexical tables, extract via "
-              f"extract-parallel.perl, score via score-parallel.perl, consolidate; .gz at every step through pigz "
+              f"Moses = `train-model.perl --first-step 4 --last-step 7 --reordering msd-bidirectional-fe` (lexical "
+              f"tables, extract and orientations via extract-parallel.perl, score via score-parallel.perl, "
+              f"consolidate, lexical-reordering-score; .gz at every step through pigz "
               f"where installed, else gzip: column `pigz`, which for ours names our deflate (ISA-L's through the "
               f"isal package, every .gz read and written in-process); --cores and --sort-parallel = our threads, "
-              f"--sort-buffer-size = the sort budget), ours = `tm extract` then `tm score --threads N`, both from "
-              f"the same corpus and symmetrised alignment to phrase-table.gz, the two tables compared pair by pair "
-              f"in the first repeat (table_check) and ours equal byte for byte to our core table of the corpus. "
+              f"--sort-buffer-size = the sort budget), ours = `tm extract --reordering-table` then `tm score "
+              f"--threads N`, both from the same corpus and symmetrised alignment to phrase-table.gz and "
+              f"reordering-table.wbe-msd-bidirectional-fe.gz, both pairs of tables compared pair by pair in the "
+              f"first repeat (table_check) and our phrase table equal byte for byte to our core table of the corpus. "
               f"sort pipeline = GNU sort + a single-threaded streaming scorer in C + consolidate (the Moses design "
               f"in our code); in-memory = pandas. Seconds are minima over repeats on {cpu}, each a whole child "
               f"process (interpreter start included for ours). Our tables were checked equal to each other "
