@@ -57,3 +57,19 @@ def test_a_tie_is_one_unit_of_the_printed_digit():
     assert printed_digits(["-1.5", "-2.125", "3"]) == 3 and printed_digits(["7"]) == 3
     with pytest.raises(ValueError, match="one line per sentence"):
         peer_identity("moses2", ["x"], [-2.0], [], [])
+
+
+def test_moses_v1_precision_is_each_lines_own(tmp_path):
+    """Moses v1 prints 6 significant digits with trailing zeros dropped (-566.57, -232.577, -9.12345): a line ties
+    within one unit of its own last digit, not of the most decimals any line has (which called 56 of 200 lines of
+    the oracle's dev verses 'Moses higher' where they tie)."""
+    r = _peer_output(tmp_path, ["-566.57 a x", "-9.12345 c x", "-3.5 e f", "-4 g y"])
+    assert r.digits == 5 and r.line_digits == [2, 5, 1, None]
+    ours, scores = ["a b", "c d", "e f", "g h"], [-566.570214, -9.123446, -3.5, -4.00001]
+    c = peer_identity("moses", ours, scores, r.lines, r.scores, digits=r.digits, line_digits=r.line_digits)
+    assert (c.identical, c.ties, c.ours_higher, len(c.theirs_higher)) == (1, 3, 0, 0)
+    c = peer_identity("moses", ours, [-566.59, -9.1236, -3.5, -4.0], r.lines, r.scores, digits=r.digits,
+                      line_digits=r.line_digits)  # beyond one unit of the line's last digit: Moses higher
+    assert [i for i, _, _ in c.theirs_higher] == [0, 1]
+    with pytest.raises(ValueError, match="printed precisions"):
+        peer_identity("moses", ["x"], [-1.0], ["y"], [-1.0], line_digits=[3, 3])

@@ -797,7 +797,7 @@ def _run_moses2(points: list[Point], oracle: Path, workdir: Path, tmp: Path,
     full model (decode.compare.peer_identity, counted, not fatal: the row says how many are identical, tie or
     differ). None where Moses2 (or KenLM's build_binary) is not built."""
     from . import moses_peer
-    from .decode.compare import peer_identity, printed_digits
+    from .decode.compare import line_decimals, peer_identity, printed_digits
     from .decode.cube import CubeDecoder
     from .decode.model import PhraseModel
     from .decode.moses_run import moses_decoder
@@ -852,7 +852,8 @@ def _run_moses2(points: list[Point], oracle: Path, workdir: Path, tmp: Path,
             if len(theirs) != n:
                 raise CountError(f"moses2 ({p.name}): {len(theirs)} output lines for {n} input lines")
             ident = peer_identity("moses2", [e.text for e in best], [e.total for e in best], theirs, theirs_scores,
-                                  digits=printed_digits(printed) or 6, strict=False)
+                                  digits=printed_digits(printed) or 6, strict=False,
+                                  line_digits=line_decimals(printed))
             _, ev = parse_callgrind(cg)
             _kept(keep, cg, p.name)
             texts = [check_sentence(line, f"{oracle}/dev.es:{i + 1}") for i, line in enumerate(lines[:n])]

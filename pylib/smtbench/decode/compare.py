@@ -95,12 +95,20 @@ def printed_digits(texts: Sequence[str]) -> int:
     return max((len(t.partition(".")[2]) for t in texts if "." in t and "e" not in t.lower()), default=3)
 
 
+def line_decimals(texts: Sequence[str]) -> list[int | None]:
+    """The decimals each of ``texts`` was printed with (None: no decimal point, or an exponent). Moses2 prints its
+    scores with 3 decimals, Moses v1 with 6 significant digits and trailing zeros dropped (-566.57, -232.577,
+    -9.12345): only the line's own last digit says how precise that line is."""
+    return [len(t.partition(".")[2]) if "." in t and "e" not in t.lower() else None for t in texts]
+
+
 def peer_identity(peer: str, ours: Sequence[str], ours_scores: Sequence[float], theirs: Sequence[str],
                   theirs_scores: Sequence[float], digits: int = 3, where: str = "",
-                  strict: bool | None = None) -> Identity:
+                  strict: bool | None = None, line_digits: Sequence[int | None] | None = None) -> Identity:
     """The one identity rule for a live decoding peer. Per line: identical (same text, scores tied), a tie (text
-    differs, model scores equal at the peer's printed precision: within one unit of its last printed digit,
-    10^-digits, which covers either side's rounding), ours higher, or theirs higher. A line where a
+    differs, model scores equal at the peer's printed precision: within one unit of the last digit it printed on
+    that line, 10^-line_digits[i] (``digits`` where no per-line decimals are given or the line has none), which
+    covers either side's rounding), ours higher, or theirs higher. A line where a
     strict peer (``strict``; None: whether ``peer`` is in STRICT_PEERS, Moses2; config/peers.yaml's ``identity:
     strict``) scores higher than ours stops the run (errors.ResultMismatch, one line naming the first such line); for
     any other peer (Moses v1) those lines are counted, not fatal (search differences)."""
@@ -110,10 +118,13 @@ def peer_identity(peer: str, ours: Sequence[str], ours_scores: Sequence[float], 
     if not (len(ours_scores) == len(theirs) == len(theirs_scores) == n):
         raise ValueError(f"{peer}: outputs and scores must have one line per sentence on both sides "
                          f"(ours {n}/{len(ours_scores)}, theirs {len(theirs)}/{len(theirs_scores)})")
+    if line_digits is not None and len(line_digits) != n:
+        raise ValueError(f"{peer}: {len(line_digits)} printed precisions for {n} lines")
     tie = 10.0 ** -digits + 1e-9
     c = Identity(peer=peer, sentences=n, identical=0, ties=0, ours_higher=0, tie=round(tie, 9))
     for i, (a, b, sa, sb) in enumerate(zip(ours, theirs, ours_scores, theirs_scores)):
-        if abs(sa - sb) <= tie:
+        d = line_digits[i] if line_digits is not None else None
+        if abs(sa - sb) <= (tie if d is None else 10.0 ** -d + 1e-9):
             if a == b:
                 c.identical += 1
             else:

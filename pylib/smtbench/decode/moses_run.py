@@ -95,6 +95,7 @@ class Run:
     scores: list[float] | None   # None: the system gives no scores (text-only identity)
     stderr: str
     digits: int | None = None  # the decimals the peer printed its scores with (compare.printed_digits)
+    line_digits: list[int | None] | None = None  # each line's own (compare.line_decimals; Moses v1 prints %g)
 
 
 def _read_scores(path: str, what: str) -> tuple[list[float], list[str]]:
@@ -139,7 +140,7 @@ def _read_nbest(path: str, n: int, what: str) -> tuple[list[float], list[str]]:
 def run(dec: Decoder, input_path: str | os.PathLike, keep_output: bool = True, loading: bool = False) -> Run:
     """One process run of ``dec`` (``loading``: its one-line loading command) on ``input_path``; its 1-best lines
     (and scores where it gives them)."""
-    from .compare import printed_digits
+    from .compare import line_decimals, printed_digits
 
     template = dec.load_argv if loading and dec.load_argv else dec.argv
     with tempfile.TemporaryDirectory(prefix="smtbench-peer-") as tmp:
@@ -176,7 +177,7 @@ def run(dec: Decoder, input_path: str | os.PathLike, keep_output: bool = True, l
                 except ValueError:
                     raise PeerFailed(f"{dec.describe()}: output line {i + 1} is not 'SCORE HYP': {line[:80]!r}")
                 lines.append(hyp.strip())
-            return Run(wall, lines, scores, err, printed_digits(printed))
+            return Run(wall, lines, scores, err, printed_digits(printed), line_decimals(printed))
         lines = [x.strip() for x in raw]
         if "scores" in named:
             scores, texts = _read_scores(files["scores"], what)
@@ -184,7 +185,7 @@ def run(dec: Decoder, input_path: str | os.PathLike, keep_output: bool = True, l
             scores, texts = _read_nbest(files["nbest"], len(lines), what)
         else:
             return Run(wall, lines, None, err)
-        return Run(wall, lines, scores, err, printed_digits(texts))
+        return Run(wall, lines, scores, err, printed_digits(texts), line_decimals(texts))
 
 
 def first_line_file(input_path: str | os.PathLike, tmpdir: str | os.PathLike) -> str:

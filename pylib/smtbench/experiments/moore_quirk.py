@@ -399,6 +399,7 @@ def live_tasks(configs: list[Live], ini: str, src: list[str], refs: list[str], o
                    f"{dec.describe()}: {len(r.lines)} output lines for {n} input lines")
         mine = ours[c.ours]
         ident = peer_identity(c.program, mine.outputs[:n], mine.scores[:n], r.lines, r.scores, digits=r.digits or 6,
+                              line_digits=r.line_digits,
                               where=f"{dec.describe()} < {c.config} input", strict=dec.strict)
         emit(**base, status="ok", command=dec.describe(), source_words=sum(len(split_words(s)) for s in src[:n]),
              timed_words=timed_words, bleu=round(bleu(r.lines, refs[:n]), 4),

@@ -334,6 +334,7 @@ def _live_peers(args: argparse.Namespace, rows: Any, sweep: Sweep, chosen: list[
         r = moses_run.run(dec, inp)
         must_agree(len(r.lines) == len(src), f"{dec.describe()}: {len(r.lines)} output lines for {len(src)} input lines")
         identity = peer_identity(dec.name, best, scores, r.lines, r.scores, digits=r.digits or 6,
+                                 line_digits=r.line_digits,
                                  where=f"{dec.describe()} < {args.input}",
                                  strict=True if dec.name == "ours" else dec.strict).as_dict("ours_vs")
         if dec.name == "ours":  # our process on the same model: exactly the reference's lines

@@ -202,6 +202,7 @@ def _peers(args: argparse.Namespace, protocol: Protocol, rows, config: dict, src
                 identity = {"ours_vs_identical": same, "ours_vs_differing": len(src) - same}
             else:  # the identity rule (decode.compare.peer_identity): a strict peer scoring above ours stops the run
                 identity = peer_identity(dec.name, best, best_scores, r.lines, r.scores, digits=r.digits or 6,
+                                         line_digits=r.line_digits,
                                          where=f"{dec.describe()} < {args.input}", strict=dec.strict).as_dict("ours_vs")
             built = {} if dec.name == "ours" else {"allocator": _allocator(dec.argv[0])}
             rows.emit(kind="peer", system=dec.name, label=dec.label, **config, status="ok", command=dec.describe(),
