@@ -145,8 +145,8 @@ def test_mediani_fraction_files_cut_and_replicate(tmp_path):
 
 
 def test_mediani_old_rows_render_without_end_to_end(tmp_path):
-    """Rows from before the end-to-end baseline (the committed rows without it) still render: the end-to-end rows say they are not in
-    these rows and carry no ratio; the replicated fraction says what it is."""
+    """Rows from before the end-to-end baseline (the committed rows without it) still render: the end-to-end rows
+    say they are not in these rows and carry no ratio; the replicated fraction says what it is."""
     from smtbench.report import mediani_scoring as M
     from smtbench.report.common import read_rows
     rows = read_rows([ROOT / "results" / "raw" / "mediani_scoring" / "rows.jsonl"], "mediani_scoring")

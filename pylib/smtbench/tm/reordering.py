@@ -103,8 +103,8 @@ class ReorderCounter:
 
     def count_file(self, path: str) -> None:
         from ..native import lib
-        from .score import _input_fd
-        with _input_fd(path) as fd:
+        from ..ioutil import decompressed_fd
+        with decompressed_fd(path) as fd:
             rc = lib.sb_reorder_count(self._r, fd, self._line, self._kind, self._err, 512)
         self._check(rc, path)
 

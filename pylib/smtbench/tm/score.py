@@ -44,11 +44,6 @@ class PhraseFormatError(ValueError):
 
 
 # ------------------------------------------------------------------ shared helpers
-def _input_fd(path: str):
-    """A readable fd of the decompressed file, for the C readers (:func:`ioutil.decompressed_fd`)."""
-    return decompressed_fd(path)
-
-
 def _gzip_member(src: Path, dst: Path, level: int) -> None:
     co = gzip_compressobj(level)
     with open(src, "rb") as fi, open(dst, "wb") as fo:
@@ -62,8 +57,8 @@ def _gzip_member(src: Path, dst: Path, level: int) -> None:
 
 def write_parts(parts: Sequence[Path], out: str, threads: int = 1, level: int = 1) -> None:
     """Concatenate part files in order into ``out`` atomically. A ``.gz`` target is written as one gzip
-    member per part, compressed in ``threads`` threads (the deflate backend, ioutil.GZIP_BACKEND, releases the GIL), which is
-    valid gzip."""
+    member per part, compressed in ``threads`` threads (the deflate backend, ioutil.GZIP_BACKEND, releases the
+    GIL), which is valid gzip."""
     target = Path(out)
     if target.suffix != ".gz":
         with atomic_open(target, "wb") as fo:
@@ -155,11 +150,11 @@ def _score_native_in(td, extracts, lex_f2e, lex_e2f, out, threads, memory, smoot
         check(rc, f"{what} {path}")
 
     for which, path in ((lib.SB_PSCORE_LEX_F2E, lex_f2e), (lib.SB_PSCORE_LEX_E2F, lex_e2f)):
-        with _input_fd(path) as fd:
+        with decompressed_fd(path) as fd:
             rc = lib.sb_pscore_load_lex(s, which, fd, line, err, 512)
         fail(rc, path, "loading lex table")
     for path in extracts:
-        with _input_fd(path) as fd:
+        with decompressed_fd(path) as fd:
             rc = lib.sb_pscore_load_extract(s, fd, line, err, 512)
         fail(rc, path, "loading")
     prefix = Path(td) / "part"
@@ -465,7 +460,7 @@ def score_sortpipe(extract: str, extract_inv: str, lex_f2e: str, lex_e2f: str, o
         err = ffi.new("char[512]")
         line = ffi.new("uint64_t *")
         for which, path in ((lib.SB_PSCORE_LEX_F2E, lex_f2e), (lib.SB_PSCORE_LEX_E2F, lex_e2f)):
-            with _input_fd(path) as fd:
+            with decompressed_fd(path) as fd:
                 rc = lib.sb_pscore_load_lex(s, which, fd, line, err, 512)
             if rc == lib.SB_EFORMAT:
                 where = f"{path}:{line[0]}" if line[0] else path
