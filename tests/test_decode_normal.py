@@ -218,21 +218,30 @@ def test_normal_search_matches_live_moses2(tmp_path: Path, small_trained, small_
                 firsts.setdefault(e.sid, e)
         assert len(segs) == len(src) and sorted(firsts) == list(range(len(src)))
         dec = NormalDecoder(small_model, stack_size=stack)
+        ours_higher = 0
         for sid, line in enumerate(src):
             seg = parse_segmentation(segs[sid])
             theirs = firsts[sid]
             assert " ".join(w for _, _, words in seg for w in words) == theirs.text
             best = dec.translate(line).best
-            # the same line, or (the identity rule of decode.compare.peer_identity) another line whose score ties
-            # Moses2's at its printed precision: two equal-scoring hypotheses are both the 1-best, and which one a
-            # search keeps follows its tie order (seen once on a retrained small model, not reproduced in 6 runs)
-            assert abs(best.total - theirs.total) <= printed_tolerance(theirs.total), \
-                (stack, sid, best.total, theirs.total, best.text, theirs.text)
+            # the identity rule of decode.compare.peer_identity: the same line, another line whose score ties
+            # Moses2's at its printed precision (two equal-scoring hypotheses are both the 1-best; which one a search
+            # keeps follows its tie order), or ours higher -- at 3 hypotheses a stack, which of two hypotheses tied at
+            # the cut survives decides the rest of the search (seen in CI on a retrained small model: sentence 3,
+            # ours -442.700 vs Moses2 -443.116, its line without the closing quote). Ours higher must be a real
+            # derivation: the independent scorer gives our segmentation our total. Moses2 higher fails.
+            if abs(best.total - theirs.total) > printed_tolerance(theirs.total):
+                assert best.total > theirs.total, (stack, sid, best.total, theirs.total, best.text, theirs.text)
+                ours_higher += 1
+                mine = scorer.score(sid, parse_segmentation(best.segmentation))
+                assert abs(mine.total - best.total) <= 1e-6 * max(1.0, abs(best.total)), (stack, sid, mine.total)
             got = scorer.score(sid, seg)
             for name, values in theirs.features.items():
                 for a, b in zip(got.features[name], values):
                     assert abs(a - b) <= printed_tolerance(b), (stack, sid, name, a, b)
             assert abs(got.total - theirs.total) <= printed_tolerance(theirs.total), (stack, sid)
+        # a search difference, not a different search: most lines are Moses2's own
+        assert ours_higher <= len(src) // 5, (stack, ours_higher)
 
 
 # ---- the oracle tier: Moses2's recorded outputs on the oracle's model ------------------------------------------

@@ -297,7 +297,7 @@ def test_mokry_hash_tables_have_intervals():
 def test_mediani_tables_have_intervals():
     from smtbench.report import mediani_scoring
 
-    rows = committed_rows("mediani_scoring")
+    rows = committed_rows("mediani_scoring", "rows.jsonl")  # bleu.jsonl: quality rows, read apart (--bleu)
     assert_intervals(mediani_scoring.table1(rows), ["speedup_vs_sort"])
     assert_intervals(mediani_scoring.table3(rows), ["speedup_vs_sort", "thread_speedup"])
     assert_intervals(mediani_scoring.table4(rows), ["speedup_vs_sort", "vs_single_run"])

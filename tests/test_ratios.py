@@ -161,9 +161,13 @@ def test_mediani_refuses_unlike_moses_rows_and_projects_table4():
     from smtbench.report import mediani_scoring as ms
     r = rows("mediani_scoring", "rows.jsonl")
     t4 = ms.table4(r)
-    proj = t4.partitions > 1
-    assert t4.loc[proj, "critical_path"].str.startswith("projected").all()
+    cores = int(r.machine_cores.dropna().iloc[0])
+    proj = t4.partitions > cores  # more parts than cores: a projection, no ratio beside it
+    assert proj.any() and t4.loc[proj, "critical_path"].str.startswith("projected").all()
     assert t4.loc[proj, ["speedup_vs_sort", "speedup_vs_moses", "vs_single_run"]].isna().all().all()
+    side = (t4.partitions > 1) & ~proj  # k <= cores, parts run side by side: measured, with its ratio
+    assert t4.loc[side, "critical_path"].str.startswith("measured").all()
+    assert t4.loc[side, "vs_single_run"].notna().all()
     bad = r.copy()
     bad.loc[bad.system == "moses", "run_id"] = "another-run"
     assert "another-run" in refused(ms.table1, bad)
