@@ -68,3 +68,48 @@ def test_moses2_live_at_every_thread_count(small_trained, tmp_path):
     live = fig3[fig3.series == "moses2 (live)"]
     assert list(live.threads) == [1, 2] and (live.status == "ok").all()
     assert "ours_vs_moses2_ci_low" in fig3 and "moses2_speedup_vs_1_thread" in fig3
+
+
+@pytest.mark.slow
+def test_binaries_of_another_text_table_load_through_table_source(small_trained, tmp_path):
+    """The committed run binarizes the model's full table while the ini names its filtered one: the binary's
+    provenance check refuses that pairing in one line unless --table-source names the tables the binaries came
+    from (the bench then loads them through an ini naming those tables: in-process points, peak-RSS children and
+    ours beside the live peer). Here the other tables are the ini's own, stored uncompressed (same numbers,
+    another file)."""
+    import gzip
+
+    from smtbench.decode.ini import load_ini
+
+    ini, _, ref = small_trained
+    cfg = load_ini(ini)
+    plain = []
+    for f in ("PhraseDictionaryMemory", "LexicalReordering"):
+        src = Path(ini).parent / cfg.feature(f).path
+        dst = tmp_path / (src.name.removesuffix(".gz") + ".txt")
+        with gzip.open(src, "rb") as fi:
+            dst.write_bytes(fi.read())
+        plain.append(str(dst))
+    table = tmp_path / "plain-int.bin"
+    r = _smtbench("tm", "binarize", "--phrase-table", plain[0], "--reordering-table", plain[1], "--reordering",
+                  "integrated", "--no-compress", "--out", str(table))
+    assert r.returncode == 0, r.stderr
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "moses2").write_text(STAND_IN.format(python=sys.executable))
+    (bindir / "moses2").chmod(0o755)
+    out = tmp_path / "rows.jsonl"
+    cmd = ["bench", "moses2_scaling", "-f", str(ini), "--input", str(Path(ref).with_suffix(".es")),
+           "--reference", str(ref), "--table", "plain-int", str(table), "--threads", "1", "--caches", "0",
+           "--cache", "10", "--pop-limit", "20", "-s", "20", "--sentences", "4", "--repeats", "1",
+           "--max-repeats", "1", "--profile-us", "0", "--rss", "--peers", "moses2", "--out", str(out)]
+    env = {"SMTBENCH_MOSES_BIN": str(bindir)}
+    r = _smtbench(*cmd, env=env)
+    assert r.returncode != 0 and not out.exists()
+    err = r.stderr.strip().splitlines()
+    assert len(err) == 1 and "built from another phrase table" in err[0], r.stderr[-2000:]
+    r = _smtbench(*cmd, "--table-source", *plain, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {x["system"] for x in rows if x["kind"] == "peer" and x["status"] == "ok"} == {"moses2", "ours"}
+    assert {x["config"] for x in rows if x["kind"] == "rss"} >= {"ours", "text", "moses2"}

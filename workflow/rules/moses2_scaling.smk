@@ -75,6 +75,9 @@ if MOSES2_SCALING_MODEL:
             oracle=f"--oracle {ORACLE}/m2-cube400" if MOSES2_SCALING_MODEL == "oracle" else "",  # Moses2's recorded run
             same_tables=lambda wildcards, input: f"--same-tables {input.same_tables[0]} {input.same_tables[1]}"
             if input.same_tables else "",
+            # the text tables the binaries were built from where the ini names others (the oracle's full table)
+            table_source="" if MOSES2_SCALING["table"] == "dev" else "--table-source {} {}".format(
+                *MOSES2_SCALING_SOURCES[f"{MOSES2_SCALING_KEY}full"]),
             tables=lambda wildcards, input: " ".join(f"--table {v} {p}" for v, p in zip(MOSES2_SCALING_TABLES, input.tables)),
             threads=",".join(map(str, MOSES2_SCALING["threads"])),
             caches=",".join(map(str, MOSES2_SCALING["caches"])),
@@ -96,7 +99,7 @@ if MOSES2_SCALING_MODEL:
             "--reference {input.ref} {params.oracle} {params.tables} --threads {params.threads} "
             "--caches {params.caches} --cache {params.cache} --pop-limit {params.pop_limit} -s {params.stack} "
             "--sentences {params.sentences} --repeats {params.repeats} {params.protocol} --profile-us {params.profile_us} --rss "
-            "--rss-same-model {input.same} {params.same_tables} {params.peers} "
+            "--rss-same-model {input.same} {params.same_tables} {params.table_source} {params.peers} "
             "--out {output} 2> {log}"
 
     rule moses2_scaling_report:

@@ -41,6 +41,11 @@ VERBS = (
                  help="text phrase and reordering tables with exactly the binarized tables' numbers (e.g. the "
                       "full table filtered to the input), for the reference every point must reproduce; default: "
                       "the ini's tables (then the binarized tables must have been built from them)"),
+             arg("--table-source", nargs=2, default=None, metavar=("PT", "RT"),
+                 help="the text phrase and reordering tables the --table binaries were built from, where they are "
+                      "not the ini's (e.g. the model's full table): our models of the binaries load the ini with "
+                      "these two paths (its weights, LM and settings), so each binary's provenance is checked "
+                      "against the table it stands for; default: the ini's tables"),
              arg("--main", default="plain-int", help="the table of our configuration"),
              arg("--cache", type=int, default=10000, help="our configuration's cache size", config=True),
              arg("--caches", default="0,1000,2000,4000,10000", help="Table 6's cache sizes", config=True, grid=True),
@@ -126,9 +131,19 @@ def main(args: argparse.Namespace) -> int:
     models: dict[tuple[str, int], PhraseModel] = {("text", 0): text}
     loads = []
 
+    # the ini our binaries stand for: the ini itself, or (--table-source) the ini naming the tables they came from
+    binary_ini = args.config
+    if args.table_source:
+        from ..tune.loop import write_ini
+        ini_dir = tempfile.TemporaryDirectory(prefix="smtbench-scaling-ini-")
+        binary_ini = os.path.join(ini_dir.name, "moses.ini")
+        write_ini(args.config, {}, binary_ini, paths={"PhraseDictionaryMemory": args.table_source[0],
+                                                      "LexicalReordering": args.table_source[1]})
+
     def model(table: str, cache: int) -> PhraseModel:
         if (table, cache) not in models:
-            m = PhraseModel(args.config, binary=tables[table], cache=cache, lm=oracle_model.lm)
+            ini = args.config if table == "same-model" else binary_ini
+            m = PhraseModel(ini, binary=tables[table], cache=cache, lm=oracle_model.lm)
             models[(table, cache)] = m
             loads.append({"table": table, "cache": cache, "table_seconds": round(m.table_seconds, 4),
                           "file_bytes": Path(tables[table]).stat().st_size, "cached_options": m.stats.options})
@@ -222,7 +237,8 @@ def main(args: argparse.Namespace) -> int:
             return secs * 1e9 * sents / max(1, len(src))  # per whole input: subsets compare with the full run
 
         sweep = Sweep("moses2_scaling", protocol, rows).points(keys, time_point, key=lambda k: "/".join(map(str, k)))
-        live = _live_peers(args, rows, sweep, chosen, threads, src, obest, oscores, tables, C) if chosen else None
+        live = _live_peers(args, rows, sweep, chosen, threads, src, obest, oscores, tables, C,
+                           binary_ini) if chosen else None
         sweep.run()
         if args.profile_us > 0:
             for config, key in (("ours", (args.main, C, True)), ("plain", ("comp-sep", 0, False))):
@@ -245,7 +261,8 @@ def main(args: argparse.Namespace) -> int:
             for config, table, cache in runs:
                 for t in threads:
                     cmd = [sys.executable, "-c", "import sys; from smtbench.cli import main; sys.exit(main())",
-                           "decode", "cube", "-f", args.config, "--pop-limit",
+                           "decode", "cube", "-f", binary_ini if table in dict(args.table) else args.config,
+                           "--pop-limit",
                            str(args.pop_limit), "-s", str(args.stack_size), "--threads", str(t), "-i", str(inp),
                            "-o", os.devnull, "--no-progress"]
                     if table != "text":
@@ -285,7 +302,7 @@ class _Live:
 
 def _live_peers(args: argparse.Namespace, rows: Any, sweep: Sweep, chosen: list[Peer], threads: list[int],
                 src: list[str], best: list[str], scores: list[float], tables: dict[str, str],
-                cache: int) -> _Live | None:
+                cache: int, binary_ini: str) -> _Live | None:
     """Add the live peers (``chosen``, e.g. Moses2) to ``sweep``: at every thread count one point of each peer
     (``-threads N``) and one of ours as a process on the same model (``decode cube --threads N``, the binarized
     table of exactly the ini's tables where there is one), both timed by harness.loading_subtracted and their
@@ -317,8 +334,8 @@ def _live_peers(args: argparse.Namespace, rows: Any, sweep: Sweep, chosen: list[
     fields = {"pop_limit": args.pop_limit, "stack_size": args.stack_size, "sentences": len(src)}
     systems = []
     for t in threads:
-        systems.append((moses_run.our_decoder(args.config, "cube", args.stack_size, args.pop_limit, threads=t,
-                                              extra=ours_extra), t))
+        systems.append((moses_run.our_decoder(binary_ini if ours_table == args.main else args.config, "cube",
+                                              args.stack_size, args.pop_limit, threads=t, extra=ours_extra), t))
         for peer in chosen:
             missing = peer.missing()
             if missing:

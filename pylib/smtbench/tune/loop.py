@@ -80,15 +80,18 @@ UNTUNED_COMMENTS = {  # tm model's own words for default weights (tm/model.py), 
 
 
 def write_ini(src: str | os.PathLike[str], weights: dict[str, list[float]], out: str | os.PathLike[str],
-              note: str | None = None) -> None:
+              note: str | None = None, paths: dict[str, str] | None = None) -> None:
     """``src`` with only the values of the [weight] lines of ``weights`` replaced (layout, comments, order kept).
-    ``note``: where the weights come from; it replaces `tm model`'s comments that call them untuned defaults."""
+    ``note``: where the weights come from; it replaces `tm model`'s comments that call them untuned defaults.
+    ``paths``: a feature kind (the [feature] line's first word, e.g. PhraseDictionaryMemory) -> the table its
+    ``path=`` names instead (made absolute); every kind given must have a line."""
     from ..ioutil import atomic_open
 
     with open_text(src) as fh:
         lines = fh.readlines()
     section = None
-    done = set()
+    done: set[str] = set()
+    repathed: set[str] = set()
     with atomic_open(out) as fh:
         for line in lines:
             s = line.strip()
@@ -98,7 +101,14 @@ def write_ini(src: str | os.PathLike[str], weights: dict[str, list[float]], out:
             elif s.startswith("[") and s.endswith("]"):
                 section = s[1:-1].strip()
             elif section == "feature" and "path=" in s and not s.startswith("#"):
-                line = _repath(line, Path(src).parent, Path(out).parent)
+                kind = s.split()[0]
+                if paths and kind in paths:
+                    eol = line[len(line.rstrip("\r\n")):]
+                    line = " ".join("path=" + os.path.abspath(paths[kind]) if t.startswith("path=") else t
+                                    for t in line.rstrip("\r\n").split(" ")) + eol
+                    repathed.add(kind)
+                else:
+                    line = _repath(line, Path(src).parent, Path(out).parent)
             elif section == "weight" and "=" in s and not s.startswith("#"):
                 name = s.split("=", 1)[0].strip()
                 if name in weights:
@@ -109,6 +119,9 @@ def write_ini(src: str | os.PathLike[str], weights: dict[str, list[float]], out:
         missing = set(weights) - done
         if missing:
             raise TuneError(f"{src}: no [weight] line for {', '.join(sorted(missing))}")
+        missing = set(paths or ()) - repathed
+        if missing:
+            raise TuneError(f"{src}: no [feature] line with a path= for {', '.join(sorted(missing))}")
 
 
 def decoder_passthrough(args: Sequence[str] | None) -> list[str]:
