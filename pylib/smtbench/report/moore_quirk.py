@@ -392,7 +392,9 @@ def live_rows(pts: pd.DataFrame, ours: pd.DataFrame, peer: pd.DataFrame, timing:
         out.append({**row, "bleu": float(r.bleu), "ms_per_word": ms,
                     "timed_by": f"this run, live ({r.command}; {r.allocator}): loading subtracted (whole input - "
                                 "first line), interleaved with DE+EP, best of the repeats"
-                                + (f"; DE+EP read on the same first {int(r.sentences)} verses" if head else ""),
+                                + (f"; DE+EP read on the same first {int(r.sentences)} verses" if head else "")
+                                + (f"; DE+EP's hull on these verses tops out at BLEU {float(hy[-1]):.2f}, below this "
+                                   f"run's: no ratio" if len(hy) and not den == den else ""),
                     "de+ep_ms_per_word": den, "time_ratio_vs_de+ep": ms / den if like and den > 0 else math.nan,
                     "identity_with_ours": f"{ident} (of {int(r.sentences)}; against ours {r.checked_against})",
                     "is_like": like, "is_head": head})
