@@ -108,8 +108,9 @@ def test_not_built_moses_is_a_row_saying_so(live_rows):
 
 
 def test_committed_rows_still_render(tmp_path):
-    """The committed rows (before Moses was timed live: no kind, no head fields) render: our rows keep their ratio,
-    the oracle's recorded Moses rows (where ../shared is present) are labelled and carry none; the note says so."""
+    """The committed rows render: our rows keep their ratio; Moses2 and Moses v1 live (same repeat loop) carry theirs
+    with an interval, or say why not (a BLEU above DE+EP's hull on their verses); the oracle's recorded Moses rows
+    (where ../shared is present) are labelled and carry none; the note says so."""
     from conftest import HAVE_ORACLE, ORACLE
 
     from smtbench.report.common import read_rows, write_table
@@ -117,7 +118,13 @@ def test_committed_rows_still_render(tmp_path):
     t = mq.moses_table(rows, str(ORACLE) if HAVE_ORACLE else None)
     ours = t[t.system.str.startswith("ours: ")]
     assert len(ours) == 2 and (ours["time_ratio_vs_de+ep"] > 0).all()
-    rec = t[~t.system.str.startswith("ours: ")]
+    live = t[t.system.str.endswith("(live)")]
+    assert len(live) == 4
+    m2 = live[live.config.str.startswith("m2-")]
+    assert (m2["time_ratio_vs_de+ep"] > 0).all() and m2.identity_with_ours.str.startswith("1037 identical").all()
+    assert (m2["time_ratio_vs_de+ep_ci_low"] <= m2["time_ratio_vs_de+ep_paired"]).all()
+    assert ((live["time_ratio_vs_de+ep"] > 0) | live.timed_by.str.contains("tops out at BLEU")).all()
+    rec = t[~t.system.str.startswith("ours: ") & ~t.system.str.endswith("(live)")]
     assert len(rec) == (4 if HAVE_ORACLE else 0)
     assert rec.timed_by.str.startswith("recorded, ").all() and rec["time_ratio_vs_de+ep"].isna().all()
     write_table(t, tmp_path / "moses", "t", notes=mq.MOSES_NOTES)

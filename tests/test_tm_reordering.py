@@ -233,3 +233,36 @@ def test_keys_sharing_a_long_prefix(tmp_path):
     o.write_text("".join(f"{w}{x} ||| e ||| mono swap\n" for x in ("b", "", "a", " b", "a b")) + "a ||| e ||| mono mono\n")
     py, c = _both(tmp_path, [o])
     assert py == c and isinstance(py, bytes) and py.count(b"\n") == 6
+
+
+# ---------------------------------------------------------------- bench mediani_scoring_reorder (issue 43's row)
+def test_reorder_bench_times_ours_beside_lexical_reordering_score(corpus, tmp_path):
+    """`bench mediani_scoring_reorder`: ours (`tm reorder`) at 1 and 2 threads and Moses' lexical-reordering-score
+    (where built) on the same sorted orientation file, repeats interleaved, tables compared pair by pair in the
+    first repeat; the report's table divides ours at 1 thread by Moses' program (one run, one clock, one thread
+    count) with its interval, and gives ours at 2 threads no ratio. Without Moses' program: a row saying so."""
+    import json
+    import sys
+
+    from smtbench import moses_peer
+    from smtbench.report import mediani_scoring as M
+    from smtbench.report.common import read_rows
+
+    out = tmp_path / "reorder.jsonl"
+    r = subprocess.run([sys.executable, "-m", "smtbench.cli", "bench", "mediani_scoring_reorder", "--orientations",
+                        str(corpus / "extract.o.gz"), "--workdir", str(tmp_path / "w"), "--threads", "1,2",
+                        "--repeats", "2", "--max-repeats", "2", "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    built = moses_peer.available("lexical-reordering-score")
+    timed = {(x["system"], x["threads"]) for x in rows if x.get("seconds")}
+    assert timed == ({("ours-reorder", 1), ("ours-reorder", 2)} | ({("moses-reorder", 1)} if built else set()))
+    assert len({x["table_md5"] for x in rows if x.get("table_md5") and x["system"] == "ours-reorder"}) == 1
+    t = M.reorder_table(read_rows([out], "mediani_reorder"))
+    if built:
+        assert sum(x.get("check", "").startswith("ours and Moses' identical") for x in rows) == 1
+        one = t[(t.system == "ours-reorder") & (t.threads == 1)].iloc[0]
+        assert one.speedup_vs_moses_reorder > 0 and one.speedup_vs_moses_reorder_ci_low > 0
+    else:
+        assert (t[t.system == "moses-reorder"].check == moses_peer.NOT_BUILT).all()
+    assert t[(t.system == "ours-reorder") & (t.threads == 2)].speedup_vs_moses_reorder.isna().all()

@@ -17,8 +17,9 @@ class ResultMismatch(CliError, RuntimeError):
 
 
 class PeerFailed(CliError, RuntimeError):
-    """A decoder run as a process (a live peer, or ours beside it) exited non-zero or wrote what cannot be read:
-    one line naming the command and the last line it printed (exit status 2), no traceback."""
+    """A program run as a process (a live peer, or ours beside it: a decoder, a scoring step, a pipeline) exited
+    non-zero or wrote what cannot be read: one line naming the command and the last line it printed (exit status
+    2), no traceback."""
 
 
 class UnlikeRatio(ValueError):

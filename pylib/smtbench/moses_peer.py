@@ -142,4 +142,5 @@ def _allocator_or_why(path: Path) -> str:
 # build_fields(those programs) (experiments.harness.rows adds them to the writer's fixed fields)
 RUNS = {"decode_normal": ("moses2", "moses"), "decode_cube": ("moses2", "moses"),  # bench moses_decode
         "moses2_moses1": ("moses2", "moses"), "mediani_scoring": ("extract", "score", "consolidate"),
-        "moses2_scaling": ("moses2",)}  # bench moses2_scaling --peers moses2
+        "moses2_scaling": ("moses2",),  # bench moses2_scaling --peers moses2
+        "mediani_reorder": ("lexical-reordering-score",)}  # bench mediani_scoring_reorder

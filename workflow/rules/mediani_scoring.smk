@@ -91,14 +91,43 @@ rule mediani_bleu:
         "--workdir {params.workdir} --out {output} 2> {log}"
 
 
+rule mediani_reorder_bench:
+    """The reordering table alone (issue 43): ours (`tm reorder`) against Moses' lexical-reordering-score on the same
+    orientation file of the sweep's extraction, sorted once (train-model.perl's step 7 input); tables compared pair
+    by pair inside the benchmark."""
+    conda: CONDA_ENV
+    input:
+        BUILD,
+        orientations=f"{TM}/extract.o.gz",
+    output:
+        f"{OUT}/raw/mediani_scoring/reorder.jsonl",
+    params:
+        expect_build=expected_build,  # the build a measurement must have loaded (SMTBENCH_EXPECT_BUILD)
+        threads=",".join(map(str, MEDIANI_SCORING["threads"])),
+        repeats=MEDIANI_SCORING["repeats"],
+        protocol=protocol_args("mediani_scoring"),
+        profile=GRID_NAME,
+    threads: BENCH_THREADS  # the whole machine (see common.smk)
+    resources:
+        bench=1,
+    log:
+        f"{OUT}/logs/mediani_scoring/reorder.log",
+    shell:
+        "SMTBENCH_EXPECT_BUILD={params.expect_build} smtbench bench mediani_scoring_reorder "
+        "--orientations {input.orientations} --workdir work/tm/bench-{params.profile} --threads {params.threads} "
+        "--repeats {params.repeats} {params.protocol} --progress --out {output} 2> {log}"
+
+
 rule mediani_report:
     conda: CONDA_ENV
     input:
         rows=rules.mediani_scoring_bench.output,
         bleu=rules.mediani_bleu.output,
+        reorder=rules.mediani_reorder_bench.output,
         counts=COUNTS_TABLE,
     output:
         shown_all(expand(f"{OUT}/tables/mediani_table{{t}}.{{ext}}", t=[1, 2, 3, 4], ext=["csv", "md"]), "mediani"),
+        shown_all(expand(f"{OUT}/tables/mediani_reorder.{{ext}}", ext=["csv", "md"]), "mediani"),
         figure=shown(f"{OUT}/figures/mediani_scaling.png", "mediani"),
         metrics=f"{OUT}/metrics/mediani_scoring.csv",
     params:
@@ -107,7 +136,8 @@ rule mediani_report:
     log:
         f"{OUT}/logs/mediani/report.log",
     shell:
-        "smtbench report mediani_scoring --rows {input.rows} --bleu {input.bleu} {params.counts} --outdir {params.out} "
+        "smtbench report mediani_scoring --rows {input.rows} --bleu {input.bleu} --reorder {input.reorder} "
+        "{params.counts} --outdir {params.out} "
         "--metrics {output.metrics} 2> {log}"
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 import argparse
 
 from ..benchutil import RowWriter, parse_size
-from ..errors import ResultMismatch
+from ..errors import PeerFailed, ResultMismatch
 from ..ioutil import atomic_open, open_text
 from ..ioutil import words as split_words
 from .harness import (Protocol, Ratio, Task, must_agree, not_built, peer_missing,
@@ -105,6 +105,24 @@ VERBS = (
              key("bleu_lm", help="Table 2: the LM (a name of lm_models) of the decoded model"),
          ),
          run="main_bleu"),
+    Verb("mediani_scoring_reorder", (),
+         help="the reordering table alone: ours (`tm reorder`) vs Moses' lexical-reordering-score, same input",
+         description="Both score the same orientation file (the sweep's extraction, sorted once, untimed, into "
+                     "extract.o.sorted.gz: what train-model.perl's step 7 reads) into "
+                     "reordering-table.wbe-msd-bidirectional-fe.gz, as a child process each, repeats interleaved; "
+                     "Moses' program (one thread: it has no threads option) once per repeat, ours at every "
+                     "--threads count (the ratio divides ours at 1 thread by it); both tables compared pair by pair "
+                     "(the six scores to printed precision) in the first repeat, ours byte for byte across thread "
+                     "counts.",
+         settings=(
+             arg("--orientations", required=True, help="extract.o (plain or .gz) of the sweep's extraction"),
+             arg("--workdir", required=True, help="the sorted input and the tables"),
+             arg("--threads", default="1,2", config=True, grid=True),
+             protocol(repeats=5),
+             arg("--out", required=True, help="rows (JSON lines), written atomically"),
+             arg("--progress", action="store_true"),
+         ),
+         run="main_reorder"),
 )
 
 
@@ -191,7 +209,7 @@ def _run(cmd: list[str]) -> tuple[float, int]:
         proc = procs.run(["/usr/bin/time", "-f", "%M", "-o", tf.name, *cmd], stdout=subprocess.DEVNULL, group=True)
         dt = time.perf_counter() - t0
         if proc.returncode:
-            raise RuntimeError(f"{' '.join(cmd)} failed with status {proc.returncode}")
+            raise PeerFailed(f"{' '.join(cmd)} failed with status {proc.returncode}")
         rss = int(tf.read().split()[-1]) * 1024
     return dt, rss
 
@@ -209,7 +227,7 @@ def _run_together(cmds: list[list[str]]) -> tuple[float, list[float], int]:
         dt = time.perf_counter() - t0
         for c, code in zip(cmds, codes):
             if code:
-                raise RuntimeError(f"{' '.join(c)} failed with status {code}")
+                raise PeerFailed(f"{' '.join(c)} failed with status {code}")
         each = [split_words(o.read_text())[-2:] for o in outs]  # GNU time's "%e %M"
     return dt, [float(e) for e, _ in each], max(int(m) for _, m in each) * 1024
 
@@ -275,12 +293,12 @@ def _run_e2e(s: TmScoreSweep, p: dict, work: Path, smt: list[str]) -> tuple[floa
         secs, rss = _run(["bash", "-o", "pipefail", "-c", f"( {cmd} ) > {shlex.quote(str(log))} 2>&1"])
     except RuntimeError:
         tail = log.read_text(errors="replace").strip().split("\n")[-3:] if log.exists() else []
-        raise RuntimeError(f"{p['system']}: the end-to-end pipeline failed: {' | '.join(tail)} (log: {log})") \
+        raise PeerFailed(f"{p['system']}: the end-to-end pipeline failed: {' | '.join(tail)} (log: {log})") \
             from None
     table = _e2e_table(work, p["system"])
     for t in (table, _e2e_table(work, p["system"], E2E_RT)):
         if not t.is_file():
-            raise RuntimeError(f"{p['system']}: failed: it exited without writing {t} (log: {log})")
+            raise PeerFailed(f"{p['system']}: failed: it exited without writing {t} (log: {log})")
     extra: dict = {"table_bytes": table.stat().st_size,
                    "reordering_table_bytes": _e2e_table(work, p["system"], E2E_RT).stat().st_size,
                    "pipeline": cmd.replace(str(work) + "/", "")[:2000]}
@@ -562,7 +580,7 @@ def _sorted_lines(path: str, dst: Path, tmpdir: Path) -> None:
                    f"{cat} | sort -S 256M -T {shlex.quote(str(tmpdir))} > {shlex.quote(str(dst))}"],
                   env=dict(os.environ, LC_ALL="C"), stderr=subprocess.PIPE, group=True)
     if r.returncode:
-        raise RuntimeError(f"sorting {path} failed: {r.stderr.decode(errors='replace').strip()[-300:]}")
+        raise PeerFailed(f"sorting {path} failed: {r.stderr.decode(errors='replace').strip()[-300:]}")
 
 
 def multiset_diff(a: str, b: str, tmpdir: Path, examples: int = 5) -> dict:
@@ -758,4 +776,112 @@ def main_bleu(args: argparse.Namespace) -> int:
                        order=args.order, input=args.input, reference=args.reference, workdir=args.workdir,
                        sentences=args.sentences, pop_limit=args.pop_limit, stack_size=args.stack_size,
                        threads=args.threads, memory=args.memory), args.out)
+    return 0
+
+
+# ------------------------------------------------------ the reordering table alone: ours vs lexical-reordering-score
+REORDER_MODEL = "wbe msd wbe-msd-bidirectional-fe"  # train-model.perl's --model for msd-bidirectional-fe
+REORDER_SMOOTHING = "0.5"  # train-model.perl's default --reordering-smoothing
+
+
+def reorder_commands(system: str, inp: Path, out_prefix: Path, threads: int, smt: list[str]) -> tuple[list[str], Path]:
+    """One system's command and the table it writes: Moses' ``lexical-reordering-score <extract.o.sorted.gz> 0.5
+    <prefix> --model "wbe msd wbe-msd-bidirectional-fe"`` (train-model.perl's step 7) or ours, ``tm reorder``."""
+    from .. import moses_peer
+    table = Path(f"{out_prefix}.wbe-msd-bidirectional-fe.gz")
+    if system == "moses-reorder":  # (train-model.perl passes the prefix with its dot: the program appends the type)
+        return [str(moses_peer.program("lexical-reordering-score")), str(inp), REORDER_SMOOTHING, f"{out_prefix}.",
+                "--model", REORDER_MODEL], table
+    return smt + ["tm", "reorder", "--orientations", str(inp), "--out", str(table), "--smoothing", REORDER_SMOOTHING,
+                  "--threads", str(threads), "--quiet"], table
+
+
+def _sorted_gz(src: str, dst: Path, tmpdir: Path) -> None:
+    """``LC_ALL=C sort`` of a (plain or .gz) file into a .gz (ours: ioutil's deflate), published whole; kept
+    between runs (its stamp: the source's size and mtime)."""
+    from ..ioutil import gzip_compressobj
+    stamp = dst.with_name(dst.name + ".from")
+    key = f"{os.path.abspath(src)} {os.stat(src).st_size} {os.stat(src).st_mtime_ns}"
+    if dst.exists() and stamp.exists() and stamp.read_text() == key:
+        return
+    plain = dst.with_name(dst.name + ".plain")
+    _sorted_lines(src, plain, tmpdir)
+    tmp = dst.with_name(dst.name + ".tmp")
+    z = gzip_compressobj(6)
+    with open(plain, "rb") as fi, open(tmp, "wb") as fo:
+        for b in iter(lambda: fi.read(1 << 20), b""):
+            fo.write(z.compress(b))
+        fo.write(z.flush())
+    plain.unlink()
+    os.replace(tmp, dst)
+    stamp.write_text(key)
+
+
+def main_reorder(args: argparse.Namespace) -> int:
+    """`bench mediani_scoring_reorder` (options: VERBS above)."""
+    from ..benchutil import parse_int_list
+    threads = parse_int_list(args.threads, 1, 256, "--threads")
+    proto = Protocol.from_args(args)
+    proto.validate()
+    if os.path.isdir(args.orientations) or not os.path.exists(args.orientations):
+        raise FileNotFoundError(f"{args.orientations}: no such file")
+    work = Path(args.workdir) / "reorder"
+    work.mkdir(parents=True, exist_ok=True)
+    smt = [sys.executable, "-m", "smtbench.cli"]
+    inp = work / "extract.o.sorted.gz"
+    _sorted_gz(args.orientations, inp, work)
+    from ..ioutil import open_text
+    with open_text(str(inp)) as fh:
+        lines = sum(1 for _ in fh)
+    missing = peer_missing("lexical-reordering-score")
+    points = [("ours-reorder", t) for t in threads] + ([] if missing else [("moses-reorder", 1)])
+    tables: dict[str, str] = {}   # system.tN -> digest of the decompressed table (ours: one for all thread counts)
+    with open_rows("mediani_reorder", args.out) as writer:
+        if missing:
+            not_built(writer, missing, system="moses-reorder", threads=1, repeat=0, lines=lines)
+        bar = progress_bar(len(points) * proto.repeats, args.progress, "mediani_scoring_reorder")
+
+        def point(system: str, t: int) -> Task:
+            key_ = f"{system}.t{t}"
+
+            def fn(rep: int) -> float:
+                prefix = work / key_ / "reordering-table"
+                prefix.parent.mkdir(exist_ok=True)
+                cmd, table = reorder_commands(system, inp, prefix, t, smt)
+                table.unlink(missing_ok=True)
+                secs, rss = _run(cmd)
+                if not table.is_file():
+                    raise PeerFailed(f"{system}: exited without writing {table}")
+                check = "checked in repeat 0"
+                extra: dict = {}
+                if rep == 0:
+                    tables[key_] = _gz_md5(table)
+                    keep = work / f"{key_}.wbe-msd-bidirectional-fe.gz"
+                    os.replace(table, keep)
+                    if system == "ours-reorder":
+                        for other in (k for k in tables if k.startswith("ours-reorder") and k != key_):
+                            must_agree(tables[key_] == tables[other],
+                                       f"{keep}: differs from our {other} table (decompressed)")
+                    check = "kept for the comparison (in the row of whichever of the two ran second)"
+                    first_ours = f"ours-reorder.t{threads[0]}"
+                    if {first_ours, "moses-reorder.t1"} <= set(tables) and key_ in (first_ours, "moses-reorder.t1"):
+                        c = _tables_agree(work / f"{first_ours}.wbe-msd-bidirectional-fe.gz",
+                                          work / "moses-reorder.t1.wbe-msd-bidirectional-fe.gz", work,
+                                          "Moses' reordering table", columns=6)
+                        check = (f"ours and Moses' identical ({c['common']} pairs, six scores to printed "
+                                 f"precision)")
+                        extra = {"pairs": c["common"]}
+                    extra["table_md5"] = tables[key_]
+                writer.emit(system=system, threads=t, repeat=rep, seconds=secs, peak_rss_bytes=rss, lines=lines,
+                            lines_per_s=lines / secs, check=check, input=str(inp),
+                            command=shlex.join(cmd).replace(str(work) + "/", ""), **extra)
+                return secs * 1e9
+            return Task(key_, fn)
+
+        tasks = [point(*p) for p in points]
+        ratios = [Ratio.speedup("speedup_vs_moses_reorder", "ours-reorder.t1", "moses-reorder.t1")] \
+            if not missing and 1 in threads else []
+        Sweep("mediani_scoring_reorder", proto, writer, ratios=ratios, progress=bar).add(
+            *tasks, peers=[t.key for t in tasks if t.key.startswith("moses-")]).run()
+        bar.close()
     return 0

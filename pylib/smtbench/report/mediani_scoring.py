@@ -109,9 +109,48 @@ VS_SORT = Ratio("speedup_vs_sort", num="the row's system", den="our sort pipelin
 THREADS = Ratio("thread_speedup", num="ours, most threads", den="ours, 1 thread", same=("run_id", "clock"))
 VS_SINGLE = Ratio("vs_single_run", num="ours, one job, most threads", den="the distributed form's critical path",
                   same=("run_id", "clock"))
+VS_MOSES_REORDER = Ratio("speedup_vs_moses_reorder", num="ours, tm reorder, 1 thread",
+                         den="Moses' lexical-reordering-score (one thread: it has no threads option)")
+declare("mediani_reorder", VS_MOSES_REORDER)
 declare("mediani_table1", VS_MOSES, VS_SORT, VS_MOSES_E2E)
 declare("mediani_table3", VS_MOSES, VS_MOSES_1T, VS_SORT, THREADS, VS_MOSES_E2E)
 declare("mediani_table4", VS_MOSES, VS_SORT, VS_SINGLE)
+
+
+REORDER_RUNS = {"moses-reorder": "lexical-reordering-score extract.o.sorted.gz 0.5 ... --model \"wbe msd "
+                                  "wbe-msd-bidirectional-fe\" (train-model.perl's step 7)",
+                "ours-reorder": "smtbench tm reorder --orientations extract.o.sorted.gz --threads N"}
+
+
+def reorder_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """The reordering table alone (`bench mediani_scoring_reorder`): per system and thread count the minimum and
+    median seconds, peak RSS, and ours at 1 thread against Moses' program (one thread) with its interval; a
+    multi-thread row of ours carries no ratio (Moses' program has no threads option)."""
+    r = kept(rows)
+    moses_missing = "status" in r and r[r.system == "moses-reorder"].status.notna().any()
+    timed = r[r.seconds.notna()] if "seconds" in r else r.iloc[:0]
+    out, per = [], []
+    mo = timed[timed.system == "moses-reorder"]
+    for (system, threads), g in timed.groupby(["system", "threads"], sort=False):
+        rec = dict(system=system, runs=REORDER_RUNS.get(system, ""), threads=int(threads),
+                   seconds_min=g.seconds.min(), seconds_median=g.seconds.median(),
+                   peak_rss_mib=g.peak_rss_bytes.max() / 2**20, lines=int(g.lines.iloc[0]),
+                   pairs=int(r[r.pairs.notna()].pairs.iloc[0]) if "pairs" in r and r.pairs.notna().any() else None,
+                   check="; ".join(sorted({c for c in r.check.dropna() if c.startswith("ours and Moses'")})) or
+                   "not compared (Moses' program not run)", speedup_vs_moses_reorder=float("nan"))
+        pair: list[float] | None = []
+        if system == "ours-reorder" and threads == 1 and len(mo):
+            rec["speedup_vs_moses_reorder"] = mo.seconds.min() / g.seconds.min()
+            pair = ratio_pairs(VS_MOSES_REORDER, r, (r.system == system) & (r.threads == threads),
+                               r.system == "moses-reorder", value="seconds", where="mediani_reorder")
+        out.append(rec)
+        per.append(pair)
+    if moses_missing:
+        out.append(dict(system="moses-reorder", runs=REORDER_RUNS["moses-reorder"], threads=1,
+                        check=NOT_BUILT, speedup_vs_moses_reorder=float("nan")))
+        per.append([])
+    df = pd.DataFrame(out)
+    return _interval(df, VS_MOSES_REORDER, per)
 
 
 def _ratios(rows: pd.DataFrame, fast, slow, ratio: Ratio) -> list[float] | None:
@@ -500,6 +539,8 @@ VERBS = (
          settings=(
              arg("--rows", nargs="+", required=True),
              arg("--bleu", nargs="*", default=[], help="`bench mediani_scoring_bleu` rows (Table 2)"),
+             arg("--reorder", nargs="*", default=[],
+                 help="`bench mediani_scoring_reorder` rows: tables/mediani_reorder.{csv,md}"),
              arg("--outdir", required=True, help="writes tables/mediani_table{1,2,3,4}.{csv,md}, figures/"),
              arg("--metrics", help="output CSV of regression metrics "
                                     "(smtbench.report.mediani_scoring.regression_metrics)"),
@@ -512,6 +553,7 @@ def main(args: argparse.Namespace) -> int:
     from pathlib import Path
     from .common import check_counts, COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
     rows = read_rows(args.rows, "mediani_scoring")
+    reorder = read_rows(args.reorder, "mediani_reorder") if args.reorder else None  # (its own run and machine)
     check_counts(args.counts)  # a bad --counts stops here, before any output (or folder) is made
     out = Path(args.outdir)
     cpu = f"{rows.machine_cpu.iloc[0]}, {rows.machine_cores.iloc[0]} cores" if "machine_cpu" in rows else ""
@@ -566,6 +608,22 @@ def main(args: argparse.Namespace) -> int:
                            f"on the tokenized lowercased text. output_sha: digest of the 1-best lines (identical "
                            f"tables give identical translations). paper_*: Mediani et al. 2012 Table 2 (WMT2011 "
                            f"en-fr / fr-en; their relative frequencies KN-smoothed)."))
+    if reorder is not None:
+        t = reorder_table(reorder)
+        r0 = reorder.iloc[0]
+        write_table(t, out / "tables" / "mediani_reorder",
+                    "The reordering table alone: ours against Moses' lexical-reordering-score (issue 43)",
+                    notes=(f"Both read the same input, the sweep's orientation file sorted once (LC_ALL=C, untimed) "
+                           f"into {Path(str(r0.get('input', 'extract.o.sorted.gz'))).name} (what train-model.perl's "
+                           f"step 7 reads: {int(r0.lines)} lines), and write "
+                           f"reordering-table.wbe-msd-bidirectional-fe.gz (msd-bidirectional-fe, smoothing 0.5), "
+                           f"each as a child process timed by wall clock (interpreter start included for ours), "
+                           f"repeats interleaved, on {r0.get('machine_cpu', '')}, {r0.get('machine_cores', '')} "
+                           f"cores. Moses' program has no threads option: the ratio divides ours at 1 thread by it "
+                           f"(declared: smtbench.report.mediani_scoring.VS_MOSES_REORDER); ours at more threads "
+                           f"(gzip of the table's parts in parallel) is shown without a ratio. check: both tables "
+                           f"compared pair by pair (the six scores to printed precision) in the first repeat, ours "
+                           f"byte for byte across thread counts. " + INTERVAL_NOTE))
     write_table(with_counts(table3(rows), args.counts), out / "tables" / "mediani_table3",
                 "Mediani et al. 2012 Table 3: phrase-scoring time against corpus size",
                 notes=common + " corpus: a fraction > 1 is the corpus replicated (the same distinct pairs, each count "
