@@ -138,7 +138,12 @@ def test_tm_train_signal_stops_the_aligner_and_removes_its_temporaries(tmp_path,
     assert [x for x in left if not _is_lock(x)] == [".steps"], left
     assert not (out / "aligned.fwd").exists() and not (out / "aligned.rev").exists()
     line = err.strip().splitlines()[-1]
-    assert line.startswith(f"smtbench: stopped by signal {signum}; stopped ") and "(pid " in line, err
+    if sig == "INT-group" and not line.startswith(f"smtbench: stopped by signal {signum}; stopped "):
+        # ^C to the whole group reaches the aligner too: where it has died of it before smtbench looks, there is
+        # no process left to stop and the line names only what was removed (seen once in a full run)
+        assert line.startswith(f"smtbench: stopped by signal {signum}; removed "), err
+    else:
+        assert line.startswith(f"smtbench: stopped by signal {signum}; stopped ") and "(pid " in line, err
     assert "removed " in line and ".eflomal." in line and ".aligned.fwd." in line, err
     assert "temporary files removed" not in err
 

@@ -29,7 +29,7 @@ from typing import IO, Any, Sequence
 import numpy as np
 
 from ..decode.ini import MosesConfig, load_ini
-from ..ioutil import open_text, read_lines
+from ..ioutil import open_text, read_lines, words
 from ..procs import Popen
 from .bleu import load_references
 from .pool import NbestPool
@@ -101,7 +101,7 @@ def write_ini(src: str | os.PathLike[str], weights: dict[str, list[float]], out:
             elif s.startswith("[") and s.endswith("]"):
                 section = s[1:-1].strip()
             elif section == "feature" and "path=" in s and not s.startswith("#"):
-                kind = s.split()[0]
+                kind = words(s)[0]
                 if paths and kind in paths:
                     eol = line[len(line.rstrip("\r\n")):]
                     line = " ".join("path=" + os.path.abspath(paths[kind]) if t.startswith("path=") else t
