@@ -263,6 +263,9 @@ def test_reorder_bench_times_ours_beside_lexical_reordering_score(corpus, tmp_pa
         assert sum(x.get("check", "").startswith("ours and Moses' identical") for x in rows) == 1
         one = t[(t.system == "ours-reorder") & (t.threads == 1)].iloc[0]
         assert one.speedup_vs_moses_reorder > 0 and one.speedup_vs_moses_reorder_ci_low > 0
+        recs = {m: v for _, _, m, v, _ in M.reorder_metrics(read_rows([out], "mediani_reorder"))}
+        assert set(recs) == {"speedup_vs_moses_reorder", "speedup_vs_moses_reorder_ci_low",
+                             "speedup_vs_moses_reorder_ci_high"}
     else:
         assert (t[t.system == "moses-reorder"].check == moses_peer.NOT_BUILT).all()
     assert t[(t.system == "ours-reorder") & (t.threads == 2)].speedup_vs_moses_reorder.isna().all()

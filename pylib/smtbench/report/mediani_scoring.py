@@ -500,6 +500,17 @@ def fig_scaling(rows: pd.DataFrame):
 
 # -------------------------------------------------- the regression metrics (smtbench.report.metrics writes them)
 
+def reorder_metrics(reorder: pd.DataFrame) -> list[metrics.Record]:
+    """`bench mediani_scoring_reorder` rows: ours at 1 thread against lexical-reordering-score (ratio, with its
+    interval; none where Moses' program was not built)."""
+    recs: list[metrics.Record] = []
+    for r in reorder_table(reorder).itertuples():
+        if r.system == "ours-reorder" and r.threads == 1:
+            recs += metrics.ratios("mediani_scoring", "reorder,threads=1",
+                                   {"speedup_vs_moses_reorder": r.speedup_vs_moses_reorder}, r)
+    return recs
+
+
 def regression_metrics(rows: pd.DataFrame) -> list[metrics.Record]:
     """`bench mediani_scoring` rows. exact per corpus fraction: how many distinct phrase tables (MD5 of the bytes) our
     thread counts and the distributed form wrote: 1. The digest itself, the extract's line count and the pair
@@ -637,5 +648,6 @@ def main(args: argparse.Namespace) -> int:
                                "partition); seconds_min = all of it on this machine, one after another.")
     save_figure(fig_scaling(rows), out / "figures" / "mediani_scaling.png")
     if args.metrics:
-        metrics.write(regression_metrics(rows), args.metrics)
+        metrics.write(regression_metrics(rows) + (reorder_metrics(reorder) if reorder is not None else []),
+                      args.metrics)
     return 0
