@@ -31,6 +31,22 @@ def _smtbench(*args: str, env: dict | None = None) -> subprocess.CompletedProces
                           env={**os.environ, **(env or {})})
 
 
+def _binarize(pt: str | Path, rt: str | Path, table: Path) -> Path:
+    r = _smtbench("tm", "binarize", "--phrase-table", str(pt), "--reordering-table", str(rt), "--reordering",
+                  "integrated", "--no-compress", "--out", str(table))
+    assert r.returncode == 0, r.stderr
+    return table
+
+
+def _stand_in_moses_bin(tmp_path: Path) -> dict:
+    """The environment that puts the stand-in Moses2 (STAND_IN) where moses_peer looks."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "moses2").write_text(STAND_IN.format(python=sys.executable))
+    (bindir / "moses2").chmod(0o755)
+    return {"SMTBENCH_MOSES_BIN": str(bindir)}
+
+
 @pytest.mark.slow
 def test_moses2_live_at_every_thread_count(small_trained, tmp_path):
     from smtbench.decode.ini import load_ini
@@ -40,20 +56,14 @@ def test_moses2_live_at_every_thread_count(small_trained, tmp_path):
     ini, _, ref = small_trained
     cfg = load_ini(ini)
     pt, rt = (Path(ini).parent / cfg.feature(f).path for f in ("PhraseDictionaryMemory", "LexicalReordering"))
-    table = tmp_path / "plain-int.bin"
-    r = _smtbench("tm", "binarize", "--phrase-table", str(pt), "--reordering-table", str(rt), "--reordering",
-                  "integrated", "--no-compress", "--out", str(table))
-    assert r.returncode == 0, r.stderr
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "moses2").write_text(STAND_IN.format(python=sys.executable))
-    (bindir / "moses2").chmod(0o755)
+    table = _binarize(pt, rt, tmp_path / "plain-int.bin")
+    env = _stand_in_moses_bin(tmp_path)
     out = tmp_path / "rows.jsonl"
     r = _smtbench("bench", "moses2_scaling", "-f", str(ini), "--input", str(Path(ref).with_suffix(".es")),
                   "--reference", str(ref), "--table", "plain-int", str(table), "--threads", "1,2", "--caches", "0",
                   "--cache", "10", "--pop-limit", "20", "-s", "20", "--sentences", "6", "--repeats", "2",
                   "--max-repeats", "2", "--profile-us", "0", "--rss", "--rss-same-model", str(table),
-                  "--peers", "moses2", "--out", str(out), env={"SMTBENCH_MOSES_BIN": str(bindir)})
+                  "--peers", "moses2", "--out", str(out), env=env)
     assert r.returncode == 0, r.stderr[-2000:]
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     peers = [x for x in rows if x["kind"] == "peer"]
@@ -90,20 +100,13 @@ def test_binaries_of_another_text_table_load_through_table_source(small_trained,
         with gzip.open(src, "rb") as fi:
             dst.write_bytes(fi.read())
         plain.append(str(dst))
-    table = tmp_path / "plain-int.bin"
-    r = _smtbench("tm", "binarize", "--phrase-table", plain[0], "--reordering-table", plain[1], "--reordering",
-                  "integrated", "--no-compress", "--out", str(table))
-    assert r.returncode == 0, r.stderr
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "moses2").write_text(STAND_IN.format(python=sys.executable))
-    (bindir / "moses2").chmod(0o755)
+    table = _binarize(plain[0], plain[1], tmp_path / "plain-int.bin")
+    env = _stand_in_moses_bin(tmp_path)
     out = tmp_path / "rows.jsonl"
     cmd = ["bench", "moses2_scaling", "-f", str(ini), "--input", str(Path(ref).with_suffix(".es")),
            "--reference", str(ref), "--table", "plain-int", str(table), "--threads", "1", "--caches", "0",
            "--cache", "10", "--pop-limit", "20", "-s", "20", "--sentences", "4", "--repeats", "1",
            "--max-repeats", "1", "--profile-us", "0", "--rss", "--peers", "moses2", "--out", str(out)]
-    env = {"SMTBENCH_MOSES_BIN": str(bindir)}
     r = _smtbench(*cmd, env=env)
     assert r.returncode != 0 and not out.exists()
     err = r.stderr.strip().splitlines()

@@ -92,7 +92,7 @@ STRICT_PEERS = frozenset({"moses2"})
 
 def printed_digits(texts: Sequence[str]) -> int:
     """The decimals a peer printed its scores with (the most any of ``texts`` has; 3 where none has any)."""
-    return max((len(t.partition(".")[2]) for t in texts if "." in t and "e" not in t.lower()), default=3)
+    return max((d for d in line_decimals(texts) if d is not None), default=3)
 
 
 def line_decimals(texts: Sequence[str]) -> list[int | None]:

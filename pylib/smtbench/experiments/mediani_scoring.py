@@ -291,7 +291,7 @@ def _run_e2e(s: TmScoreSweep, p: dict, work: Path, smt: list[str]) -> tuple[floa
     cmd = " && ".join(e2e_commands(s, p["system"], int(p["threads"]), work, smt))
     try:
         secs, rss = _run(["bash", "-o", "pipefail", "-c", f"( {cmd} ) > {shlex.quote(str(log))} 2>&1"])
-    except RuntimeError:
+    except PeerFailed:
         tail = log.read_text(errors="replace").strip().split("\n")[-3:] if log.exists() else []
         raise PeerFailed(f"{p['system']}: the end-to-end pipeline failed: {' | '.join(tail)} (log: {log})") \
             from None
@@ -797,23 +797,17 @@ def reorder_commands(system: str, inp: Path, out_prefix: Path, threads: int, smt
 
 
 def _sorted_gz(src: str, dst: Path, tmpdir: Path) -> None:
-    """``LC_ALL=C sort`` of a (plain or .gz) file into a .gz (ours: ioutil's deflate), published whole; kept
-    between runs (its stamp: the source's size and mtime)."""
-    from ..ioutil import gzip_compressobj
+    """``LC_ALL=C sort`` of a (plain or .gz) file into a .gz (tm.score.write_parts: ioutil's deflate, published
+    whole); kept between runs (its stamp: the source's size and mtime)."""
+    from ..tm.score import write_parts
     stamp = dst.with_name(dst.name + ".from")
     key = f"{os.path.abspath(src)} {os.stat(src).st_size} {os.stat(src).st_mtime_ns}"
     if dst.exists() and stamp.exists() and stamp.read_text() == key:
         return
     plain = dst.with_name(dst.name + ".plain")
     _sorted_lines(src, plain, tmpdir)
-    tmp = dst.with_name(dst.name + ".tmp")
-    z = gzip_compressobj(6)
-    with open(plain, "rb") as fi, open(tmp, "wb") as fo:
-        for b in iter(lambda: fi.read(1 << 20), b""):
-            fo.write(z.compress(b))
-        fo.write(z.flush())
+    write_parts([plain], str(dst), level=6)
     plain.unlink()
-    os.replace(tmp, dst)
     stamp.write_text(key)
 
 

@@ -142,8 +142,7 @@ def main(args: argparse.Namespace) -> int:
 
     def model(table: str, cache: int) -> PhraseModel:
         if (table, cache) not in models:
-            ini = args.config if table == "same-model" else binary_ini
-            m = PhraseModel(ini, binary=tables[table], cache=cache, lm=oracle_model.lm)
+            m = PhraseModel(binary_ini, binary=tables[table], cache=cache, lm=oracle_model.lm)
             models[(table, cache)] = m
             loads.append({"table": table, "cache": cache, "table_seconds": round(m.table_seconds, 4),
                           "file_bytes": Path(tables[table]).stat().st_size, "cached_options": m.stats.options})
@@ -261,7 +260,7 @@ def main(args: argparse.Namespace) -> int:
             for config, table, cache in runs:
                 for t in threads:
                     cmd = [sys.executable, "-c", "import sys; from smtbench.cli import main; sys.exit(main())",
-                           "decode", "cube", "-f", binary_ini if table in dict(args.table) else args.config,
+                           "decode", "cube", "-f", args.config if table in ("text", "same-model") else binary_ini,
                            "--pop-limit",
                            str(args.pop_limit), "-s", str(args.stack_size), "--threads", str(t), "-i", str(inp),
                            "-o", os.devnull, "--no-progress"]

@@ -155,8 +155,8 @@ class ReorderCounter:
 def score_reordering_native(orientation_files: Sequence[str], out: str, smoothing: float = 0.5, *,
                             threads: int = 1, gzip_level: int = 1, tmpdir: str | None = None) -> ReorderStats:
     """The C path of :func:`score_reordering`: each file counted by ``sb_reorder_count`` (a .gz/.xz one through
-    ioutil.decompressed_fd: inflated by an in-process thread into a pipe, as the phrase scorer reads its extract), the table sorted and written by
-    ``sb_reorder_write`` (:meth:`ReorderCounter.write`)."""
+    ioutil.decompressed_fd, inflated by an in-process thread into a pipe, as the phrase scorer reads its extract),
+    the table sorted and written by ``sb_reorder_write`` (:meth:`ReorderCounter.write`)."""
     import os
 
     from ..ioutil import run_interruptible
