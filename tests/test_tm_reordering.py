@@ -269,3 +269,18 @@ def test_reorder_bench_times_ours_beside_lexical_reordering_score(corpus, tmp_pa
     else:
         assert (t[t.system == "moses-reorder"].check == moses_peer.NOT_BUILT).all()
     assert t[(t.system == "ours-reorder") & (t.threads == 2)].speedup_vs_moses_reorder.isna().all()
+
+
+def test_sorted_input_reads_through_the_one_gz_reader(corpus, tmp_path):
+    """The bench's sorted copy (mediani_scoring._sorted_lines): the lines of a .gz sorted bytewise; a truncated .gz
+    is one error naming the file, not a silently shorter input."""
+    from smtbench.experiments.mediani_scoring import _sorted_lines
+    from smtbench.ioutil import CompressedInputError
+
+    src = corpus / "extract.o.gz"
+    _sorted_lines(str(src), tmp_path / "s", tmp_path)
+    assert (tmp_path / "s").read_bytes().split(b"\n")[:-1] == sorted(gzip.open(src).read().split(b"\n")[:-1])
+    cut = tmp_path / "cut.gz"
+    cut.write_bytes(src.read_bytes()[: src.stat().st_size // 2])
+    with pytest.raises(CompressedInputError, match="cut.gz"):
+        _sorted_lines(str(cut), tmp_path / "s2", tmp_path)

@@ -574,11 +574,12 @@ def _moses_preamble(s: TmScoreSweep, points: list[dict], writer: RowWriter, rows
 
 
 def _sorted_lines(path: str, dst: Path, tmpdir: Path) -> None:
-    """``LC_ALL=C sort`` of a (plain or .gz) file into dst."""
-    cat = f"gzip -dc {shlex.quote(path)}" if path.endswith(".gz") else f"cat {shlex.quote(path)}"
-    r = procs.run(["bash", "-o", "pipefail", "-c",
-                   f"{cat} | sort -S 256M -T {shlex.quote(str(tmpdir))} > {shlex.quote(str(dst))}"],
-                  env=dict(os.environ, LC_ALL="C"), stderr=subprocess.PIPE, group=True)
+    """``LC_ALL=C sort`` of a (plain, .gz or .xz) file into dst; the input read by ioutil.decompressed_fd (this
+    package's one reader of compressed files: a corrupt one is one line naming it)."""
+    from ..ioutil import decompressed_fd
+    with decompressed_fd(path) as fd, open(dst, "wb") as out:
+        r = procs.run(["sort", "-S", "256M", "-T", str(tmpdir)], stdin=fd, stdout=out,
+                      env=dict(os.environ, LC_ALL="C"), stderr=subprocess.PIPE, group=True)
     if r.returncode:
         raise PeerFailed(f"sorting {path} failed: {r.stderr.decode(errors='replace').strip()[-300:]}")
 
