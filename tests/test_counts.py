@@ -225,3 +225,29 @@ def test_driver_farm_links_follow_each_group(tmp_path):
     assert (run / "f" / "o").resolve() == b.resolve()
     assert set(env) >= {"PYTHONPATH", "PYTHONPYCACHEPREFIX", "PYTHONHASHSEED", "SMTBENCH_COUNT_PAD"}
     assert not any(k.startswith("HOME") or k == "USER" for k in env)  # no inherited variables
+
+
+def test_prepared_reorder_point_holds_its_path(tmp_path, monkeypatch):
+    """The score group's reordering point writes the table it names after its preparation's locals are gone: the
+    path's char[] is held by the point (a cffi pointer array does not keep its items alive; held by the array alone
+    it was freed, and the next char[] of its size took its memory: the table went to that path, or nowhere)."""
+    import gc
+
+    from smtbench.native import ffi
+
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    for name in ("lex.f2e", "lex.e2f", "extract"):
+        (inputs / name).write_text("")
+    (inputs / "extract.o").write_text("a ||| b ||| mono mono\na ||| b ||| swap other\n")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    monkeypatch.chdir(run_dir)
+    points = counts._prepare_score(inputs)
+    gc.collect()
+    size = len(str(Path("reorder-parts") / "reordering-table")) + 1
+    decoys = [ffi.new("char[]", b"gone/elsewhere"[: size - 1].ljust(size - 1, b"x")) for _ in range(64)]
+    run, checksum = points["reorder-t1"]
+    assert run() == 2
+    assert checksum().startswith("1:")
+    assert not any(p.name.startswith("gone") for p in run_dir.iterdir()), len(decoys)

@@ -441,14 +441,17 @@ def _prepare_score(inputs: Path) -> dict[str, Driven]:
     check(lib.sb_reorder_create(pr), "sb_reorder_create")
     ro = pr[0]
     ofd = os.open(inputs / "extract.o", os.O_RDONLY)
+    # the path's char[] is held beside the array that points at it (a cffi pointer array does not keep its items
+    # alive): held by the array alone, it was freed when this function returned, and sb_reorder_write opened
+    # whatever the freed memory then held (an intermittent "I/O error", or a table written somewhere else)
     rpath = ffi.new("char[]", str(rd / "reordering-table").encode())
-    rpaths = ffi.new("char *[]", [rpath])
+    rpaths = (rpath, ffi.new("char *[]", [rpath]))
     rkind, rst = ffi.new("int *"), ffi.new("sb_reorder_stats *")
 
     def run_reorder() -> int:
         rc = lib.sb_reorder_count(ro, ofd, line, rkind, err, 512)
         check(rc, f"reordering {inputs}/extract.o (line {line[0]}: {ffi.string(err).decode(errors='replace')})")
-        check(lib.sb_reorder_write(ro, 0.5, rpaths, 1), "sb_reorder_write")
+        check(lib.sb_reorder_write(ro, 0.5, rpaths[1], 1), f"sb_reorder_write {Path.cwd() / rd / 'reordering-table'}")
         lib.sb_reorder_get_stats(ro, rst)
         return int(rst.lines)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,12 @@ _BY_CODE: dict[int, type[NativeError]] = {
 
 
 def check(code: int, context: str) -> None:
-    """Raise the exception for a non-zero status code from C."""
+    """Raise the exception for a non-zero status code from C. An I/O error carries the errno the C call left (cffi
+    keeps it per thread from the last call: read here, right after it), so the one line says why, not only where."""
     if code != lib.SB_OK:
+        errno = ffi.errno if code == lib.SB_EIO else 0
+        if errno:
+            context = f"{context} ({os.strerror(errno)})"
         raise _BY_CODE.get(code, NativeError)(code, context)
 
 
