@@ -287,8 +287,8 @@ def test_sorted_input_reads_through_the_one_gz_reader(corpus, tmp_path):
 
 
 def test_write_error_names_the_reason(tmp_path):
-    """A C write that fails is one NativeIOError carrying the errno's reason (cffi's errno, read right after the
-    call by native.check), not a bare 'I/O error'."""
+    """The table's writer does its I/O on the calling thread: a write that fails is one NativeIOError carrying the
+    errno's reason (cffi's errno, read right after the call by native.check), not a bare 'I/O error'."""
     from smtbench.native import NativeIOError, check, ffi, lib
     from smtbench.tm.reordering import ReorderCounter
 
@@ -298,4 +298,5 @@ def test_write_error_names_the_reason(tmp_path):
     rc.count_file(str(o))
     path = ffi.new("char[]", str(tmp_path / "missing" / "table").encode())
     with pytest.raises(NativeIOError, match=r"^writing .*missing/table \(No such file or directory\): I/O error"):
-        check(lib.sb_reorder_write(rc._r, 0.5, ffi.new("char *[]", [path]), 1), f"writing {tmp_path}/missing/table")
+        check(lib.sb_reorder_write(rc._r, 0.5, ffi.new("char *[]", [path]), 1), f"writing {tmp_path}/missing/table",
+              errno_reason=True)

@@ -451,7 +451,8 @@ def _prepare_score(inputs: Path) -> dict[str, Driven]:
     def run_reorder() -> int:
         rc = lib.sb_reorder_count(ro, ofd, line, rkind, err, 512)
         check(rc, f"reordering {inputs}/extract.o (line {line[0]}: {ffi.string(err).decode(errors='replace')})")
-        check(lib.sb_reorder_write(ro, 0.5, rpaths[1], 1), f"sb_reorder_write {Path.cwd() / rd / 'reordering-table'}")
+        check(lib.sb_reorder_write(ro, 0.5, rpaths[1], 1), f"sb_reorder_write {Path.cwd() / rd / 'reordering-table'}",
+              errno_reason=True)
         lib.sb_reorder_get_stats(ro, rst)
         return int(rst.lines)
 

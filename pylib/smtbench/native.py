@@ -63,11 +63,14 @@ _BY_CODE: dict[int, type[NativeError]] = {
 }
 
 
-def check(code: int, context: str) -> None:
-    """Raise the exception for a non-zero status code from C. An I/O error carries the errno the C call left (cffi
-    keeps it per thread from the last call: read here, right after it), so the one line says why, not only where."""
+def check(code: int, context: str, *, errno_reason: bool = False) -> None:
+    """Raise the exception for a non-zero status code from C. ``errno_reason``: the call does its I/O on the calling
+    thread and returns SB_EIO right after the system call that failed, so the errno it left (cffi keeps it per
+    thread, from the last call: read here, right after it) says why - added to an I/O error's line. Not for calls
+    whose I/O runs on worker threads or that return SB_EIO without a failed system call (a short read): their
+    errno would name another call's failure."""
     if code != lib.SB_OK:
-        errno = ffi.errno if code == lib.SB_EIO else 0
+        errno = ffi.errno if errno_reason and code == lib.SB_EIO else 0
         if errno:
             context = f"{context} ({os.strerror(errno)})"
         raise _BY_CODE.get(code, NativeError)(code, context)

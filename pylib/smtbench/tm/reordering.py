@@ -133,7 +133,8 @@ class ReorderCounter:
 
         def put(paths: list[str]) -> None:
             keep = [ffi.new("char[]", os.fsencode(p)) for p in paths]
-            check(lib.sb_reorder_write(self._r, smoothing, ffi.new("char *[]", keep), len(paths)), f"writing {out}")
+            check(lib.sb_reorder_write(self._r, smoothing, ffi.new("char *[]", keep), len(paths)), f"writing {out}",
+                  errno_reason=True)  # its parts are written one after another on this thread
             lib.sb_reorder_get_stats(self._r, st)
 
         if str(out).endswith(".gz"):
