@@ -449,10 +449,11 @@ def _prepare_score(inputs: Path) -> dict[str, Driven]:
     rkind, rst = ffi.new("int *"), ffi.new("sb_reorder_stats *")
 
     def run_reorder() -> int:
-        rc = lib.sb_reorder_count(ro, ofd, line, rkind, err, 512)
-        check(rc, f"reordering {inputs}/extract.o (line {line[0]}: {ffi.string(err).decode(errors='replace')})")
-        check(lib.sb_reorder_write(ro, 0.5, rpaths[1], 1), f"sb_reorder_write {Path.cwd() / rd / 'reordering-table'}",
-              errno_reason=True)
+        # (the messages are formatted on failure only: this runs inside the counted region)
+        if rc := lib.sb_reorder_count(ro, ofd, line, rkind, err, 512):
+            check(rc, f"reordering {inputs}/extract.o (line {line[0]}: {ffi.string(err).decode(errors='replace')})")
+        if rc := lib.sb_reorder_write(ro, 0.5, rpaths[1], 1):
+            check(rc, f"sb_reorder_write {Path.cwd() / rd / 'reordering-table'}", errno_reason=True)
         lib.sb_reorder_get_stats(ro, rst)
         return int(rst.lines)
 
