@@ -421,8 +421,9 @@ def _prepare_score(inputs: Path) -> dict[str, Driven]:
                lib.sb_pscore_load_lex(sc, lib.SB_PSCORE_LEX_E2F, fds[1], line, err, 512),
                lib.sb_pscore_load_extract(sc, fds[2], line, err, 512),
                lib.sb_pscore_finish(sc, prefix, err, 512)]
-        for rc in rcs:
-            check(rc, f"scoring {inputs} (line {line[0]}: {ffi.string(err).decode(errors='replace')})")
+        for rc in rcs:  # (the message is formatted on failure only: this runs inside the counted region)
+            if rc:
+                check(rc, f"scoring {inputs} (line {line[0]}: {ffi.string(err).decode(errors='replace')})")
         lib.sb_pscore_get_stats(sc, st)
         return int(st.lines)
 
