@@ -380,16 +380,17 @@ def test_our_rows_carry_their_clock_and_cpu_time():
 
 @pytest.mark.parametrize("sizing,buckets", [("mod", 61), ("pow2", 64)])
 def test_keys_layout_crowded_runs_and_the_table_end(sizing, buckets):
-    """The keys layout's probe (eight buckets compared at once where the build has AVX2, else bucket by bucket) on a
-    table one or two buckets short of full: runs many windows long, runs that wrap past the table's end, and
-    absent keys that scan to the one empty bucket - found exactly as a set finds them, at queue 0 and 16."""
+    """The keys layout on a table one or two buckets short of full: runs many lines long, runs that wrap past the
+    table's end, and absent keys that scan to the one empty bucket - found exactly as a set finds them, at queue 0
+    and 16 (the queue also prefetches the line after the ideal bucket's)."""
     rng = np.random.default_rng(5)
     keys = np.unique(rng.integers(1, 2**64 - 1, size=buckets - 2, dtype=np.uint64))
     t = ProbingHashTable(buckets, sizing, "keys")
     t.insert(keys, np.zeros(len(keys), dtype=np.uint64))
     absent = rng.integers(1, 2**64 - 1, size=200, dtype=np.uint64)
     queries = np.concatenate([keys, absent])
-    expect = [True] * len(keys) + [int(a) in set(keys.tolist()) for a in absent]
+    present = set(keys.tolist())
+    expect = [True] * len(keys) + [int(a) in present for a in absent]
     for q in (0, 16):
         _, found = t.find(queries, queue_size=q)
         assert found.tolist() == expect
