@@ -37,6 +37,8 @@ static inline ro_rec *rec_at(const char *arena, uint64_t off) { return (ro_rec *
 
 struct sb_reorder {
     ro_ent *ent; size_t n, cap;
+    int unsorted;               /* 0 while every key has come in the table's order (equal to or after the last):
+                                 * the records are the table, no index is kept and no sort is needed */
     char *keys; size_t klen, kcap;
     sb_index ix;
     char *buf; size_t bcap;     /* the read buffer */
@@ -60,6 +62,7 @@ void sb_reorder_free(sb_reorder *r) {
 void sb_reorder_get_stats(const sb_reorder *r, sb_reorder_stats *st) {
     *st = r->st;
     st->pairs = r->n;
+    st->streamed = !r->unsorted;
     st->arena_bytes = r->klen;
     st->table_bytes = r->cap * sizeof(ro_ent) + r->kcap + sb_index_slots(&r->ix) * sizeof(uint32_t);
 }
@@ -73,6 +76,23 @@ static int grow_index(sb_reorder *r) {
     return SB_OK;
 }
 
+/* a new record (counts 0) for key[0 .. len) (hash h) at the arena's end; NULL with *rc set on failure */
+static ro_rec *add_record(sb_reorder *r, const char *key, size_t len, uint64_t h, int *rc) {
+    if (r->n >= UINT32_MAX - 1 || len > UINT32_MAX) { *rc = SB_EFULL; return NULL; }
+    size_t bytes = (sizeof(ro_rec) + len + 3) & ~(size_t)3;
+    if (SB_GROW(r->ent, r->cap, r->n + 1, 1u << 16) || SB_GROW(r->keys, r->kcap, r->klen + bytes, 1u << 22)) {
+        *rc = SB_ENOMEM;
+        return NULL;
+    }
+    r->ent[r->n++] = (ro_ent){h, r->klen};
+    ro_rec *x = rec_at(r->keys, r->klen);
+    memset(x, 0, sizeof *x);
+    x->len = (uint32_t)len;
+    memcpy(x->key, key, len);
+    r->klen += bytes;
+    return x;
+}
+
 /* the entry of key[0 .. len) (hash h), a new one (counts 0) when absent; NULL with *rc set on failure */
 static ro_rec *entry(sb_reorder *r, const char *key, size_t len, uint64_t h, int *rc) {
     if (SB_UNLIKELY(sb_index_crowded(&r->ix, 50)) && (*rc = grow_index(r))) return NULL;
@@ -82,20 +102,8 @@ static ro_rec *entry(sb_reorder *r, const char *key, size_t len, uint64_t h, int
         ro_rec *x = rec_at(r->keys, r->ent[i].off);
         if (x->len == len && memcmp(x->key, key, len) == 0) return x;
     }
-    if (r->n >= UINT32_MAX - 1 || len > UINT32_MAX) { *rc = SB_EFULL; return NULL; }
-    size_t bytes = (sizeof(ro_rec) + len + 3) & ~(size_t)3;
-    if (SB_GROW(r->ent, r->cap, r->n + 1, 1u << 16) || SB_GROW(r->keys, r->kcap, r->klen + bytes, 1u << 22)) {
-        *rc = SB_ENOMEM;
-        return NULL;
-    }
-    r->ent[r->n] = (ro_ent){h, r->klen};
-    ro_rec *x = rec_at(r->keys, r->klen);
-    memset(x, 0, sizeof *x);
-    x->len = (uint32_t)len;
-    memcpy(x->key, key, len);
-    r->klen += bytes;
-    sb_index_put(&r->ix, b, (uint32_t)r->n);
-    r->n++;
+    ro_rec *x = add_record(r, key, len, h, rc);
+    if (x) sb_index_put(&r->ix, b, (uint32_t)(r->n - 1));
     return x;
 }
 
@@ -150,15 +158,81 @@ static int parse_line(const char *p, size_t len, ro_line *l, const char **msg) {
 found:
     l->key = p;
     l->len = s2;
-    l->hash = sb_bytes_hash(p, s2);
     return SB_OK;
 }
 
-/* Count a batch of parsed lines. Their index slots, then the entries those hold, then the entries' keys are
- * prefetched for the whole batch before any is probed, so that the batch's cache misses overlap (one line at a time,
- * the slot's and the entry's misses were 80% of the counting's time on the 4.5 M-line corpus). Prefetches only: the
- * probes themselves (entry()) run in line order and see every insert before them. */
+/* The table's order of two keys: the LC_ALL=C order of their lines "F ||| E ||| ...", that is of the keys each
+ * followed by " ||| " (Moses' lexical-reordering-score writes its table in this order from its sorted extract.o).
+ * Keys so followed are prefix-free (neither F nor E holds the separator: the split is leftmost), so the order is
+ * decided within those bytes whatever follows them. <0, 0 (the same key), >0. */
+static int key_cmp(const char *a, size_t an, const char *b, size_t bn) {
+    static const char sep[5] = {' ', '|', '|', '|', ' '};
+    size_t m = an < bn ? an : bn;
+    int c = memcmp(a, b, m);
+    if (c || an == bn) return c;
+    const char *l = an > bn ? a : b;   /* the longer; the shorter goes on with " ||| " and ends */
+    size_t ln = an > bn ? an : bn;
+    for (size_t i = m;; i++) {
+        int x = i - m < 5 ? (unsigned char)sep[i - m] : -1;
+        int y = i < ln ? (unsigned char)l[i] : i - ln < 5 ? (unsigned char)sep[i - ln] : -1;
+        if (x != y) return (x < y) == (an < bn) ? -1 : 1;
+        if (x < 0) return 0;
+    }
+}
+
+static inline int bump(ro_rec *e, const int o[2]) {
+    int a = o[0], b = 3 + o[1];
+    if (SB_UNLIKELY(e->c[a] == UINT32_MAX || e->c[b] == UINT32_MAX)) return SB_EFULL;
+    e->c[a]++;
+    e->c[b]++;
+    return SB_OK;
+}
+
+/* The index over the records so far (their hashes computed now), for counting by hash from here on. */
+static int build_index(sb_reorder *r) {
+    uint64_t slots = 1024;
+    while (slots < 2 * ((uint64_t)r->n + 1)) slots *= 2;
+    int rc = sb_index_reset(&r->ix, slots);
+    if (rc) return rc;
+    for (size_t i = 0; i < r->n; i++) {
+        const ro_rec *x = rec_at(r->keys, r->ent[i].off);
+        r->ent[i].hash = sb_bytes_hash(x->key, x->len);
+        sb_index_add(&r->ix, r->ent[i].hash, (uint32_t)i);
+    }
+    r->unsorted = 1;
+    return SB_OK;
+}
+
+/* Lines whose keys come in the table's order (a sorted extract.o, as train-model.perl hands it to
+ * lexical-reordering-score): a key equal to the last record's counts there, a later one starts the next record; no
+ * hash, no index, and the records are the table (no sort). The first key before the last record's ends this: the
+ * index is built over the records so far and the rest, from ls[*done] on, is counted by hash. */
+static int count_in_order(sb_reorder *r, const ro_line *ls, int n, int *done) {
+    int rc = SB_OK;
+    for (int j = 0; j < n; j++) {
+        ro_rec *e = r->n ? rec_at(r->keys, r->ent[r->n - 1].off) : NULL;
+        int c = e ? key_cmp(ls[j].key, ls[j].len, e->key, e->len) : 1;
+        if (c < 0) { *done = j; return build_index(r); }
+        if (c > 0 && !(e = add_record(r, ls[j].key, ls[j].len, 0, &rc))) return rc;
+        if ((rc = bump(e, ls[j].o))) return rc;
+    }
+    *done = n;
+    return SB_OK;
+}
+
+/* Count a batch of parsed lines: in order while they come in order (count_in_order), else by hash. There, their
+ * index slots, then the entries those hold, then the entries' keys are prefetched for the whole batch before any is
+ * probed, so that the batch's cache misses overlap (one line at a time, the slot's and the entry's misses were 80% of
+ * the counting's time on the 4.5 M-line corpus). Prefetches only: the probes themselves (entry()) run in line order
+ * and see every insert before them. */
 static int count_batch(sb_reorder *r, ro_line *ls, int n) {
+    int rc, j0 = 0;
+    if (!r->unsorted && (rc = count_in_order(r, ls, n, &j0))) return rc;
+    r->st.lines += (uint64_t)j0;
+    ls += j0;
+    n -= j0;
+    if (!n) return SB_OK;
+    for (int j = 0; j < n; j++) ls[j].hash = sb_bytes_hash(ls[j].key, ls[j].len);
     if (sb_index_slots(&r->ix)) {
         for (int j = 0; j < n; j++) SB_PREFETCH(&r->ix.slot[sb_index_start(&r->ix, ls[j].hash)]);
         for (int j = 0; j < n; j++) {
@@ -171,13 +245,10 @@ static int count_batch(sb_reorder *r, ro_line *ls, int n) {
         }
     }
     for (int j = 0; j < n; j++) {
-        int rc = SB_OK;
+        rc = SB_OK;
         ro_rec *e = entry(r, ls[j].key, ls[j].len, ls[j].hash, &rc);
         if (!e) return rc;
-        int a = ls[j].o[0], b = 3 + ls[j].o[1];
-        if (SB_UNLIKELY(e->c[a] == UINT32_MAX || e->c[b] == UINT32_MAX)) return SB_EFULL;
-        e->c[a]++;
-        e->c[b]++;
+        if ((rc = bump(e, ls[j].o))) return rc;
     }
     r->st.lines += (uint64_t)n;
     return SB_OK;
@@ -345,14 +416,18 @@ int sb_reorder_count_text(sb_reorder *r, const char *text, size_t len, uint64_t 
 }
 
 /* ---------------------------------------------------------------- sorting */
-/* bytes [8d, 8d + 8) of entry i's key, big-endian, zero past its end (keys hold no NUL: a shorter key sorts first) */
+/* bytes [8d, 8d + 8) of entry i's key followed by " ||| " (the table's order: key_cmp), big-endian, zero past
+ * its end (keys hold no NUL, and so followed no key is a prefix of another) */
 static inline uint64_t digit(const sb_reorder *r, uint64_t off, size_t d) {
     const ro_rec *e = rec_at(r->keys, off);
     size_t at = d * 8;
-    if (at >= e->len) return 0;
-    size_t n = e->len - at < 8 ? e->len - at : 8;
     unsigned char b[8] = {0};
-    memcpy(b, e->key + at, n);
+    if (at + 8 <= e->len) memcpy(b, e->key + at, 8);
+    else if (at < (size_t)e->len + 5) {
+        static const char sep[5] = {' ', '|', '|', '|', ' '};
+        for (size_t j = 0, i = at; j < 8 && i < (size_t)e->len + 5; j++, i++)
+            b[j] = (unsigned char)(i < e->len ? e->key[i] : sep[i - e->len]);
+    } else return 0;
     uint64_t k = 0;
     for (int j = 0; j < 8; j++) k = k << 8 | b[j];
     return k;
@@ -464,15 +539,15 @@ int sb_reorder_write(sb_reorder *r, double smoothing, const char *const *paths, 
     if (!(smoothing >= 0) || parts < 1 || !paths) return SB_EINVAL;
     uint64_t t0 = sb_now_ns();
     size_t n = r->n;
-    ro_sort *a = malloc((n ? n : 1) * sizeof *a), *t = malloc((n ? n : 1) * sizeof *t);
+    ro_sort *a = malloc((n ? n : 1) * sizeof *a), *t = r->unsorted ? malloc((n ? n : 1) * sizeof *t) : NULL;
     char *out = malloc(RO_OUT + 16);
     ro_fmt *tab = calloc((size_t)RO_FMT_T * RO_FMT_T, sizeof *tab);
     int rc = SB_OK;
-    if (!a || !t || !out || !tab) rc = SB_ENOMEM;
+    if (!a || (r->unsorted && !t) || !out || !tab) rc = SB_ENOMEM;
     if (!rc) {
-        r->st.sort_bytes = 2 * n * sizeof *a;
+        r->st.sort_bytes = (r->unsorted ? 2 : 1) * n * sizeof *a;
         for (size_t i = 0; i < n; i++) a[i].off = r->ent[i].off;
-        sort_keys(r, a, t, n, 0);
+        if (r->unsorted) sort_keys(r, a, t, n, 0);   /* (else the records are in the table's order) */
         free(t); t = NULL;
         uint64_t t1 = sb_now_ns();
         r->st.ns_sort += t1 - t0;

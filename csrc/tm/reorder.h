@@ -10,15 +10,21 @@
  * non-overlapping): exactly three parts, else "expected 'F ||| E ||| prev next'"; the third part's words (space and
  * TAB separated) must be two of mono/swap/other, else "orientations must be two of mono/swap/other".
  *
+ * The table's order: its lines' bytes (LC_ALL=C sort, the reference's sorted(key=pair_key)), which is the order of
+ * the keys each followed by " ||| " -- so "a ||| b c" comes before "a ||| b" -- and the order in which Moses'
+ * lexical-reordering-score writes its table from its sorted input.
  * Counting: one record per distinct pair in one growing arena -- six 32-bit counts, then the bytes of its key
- * "F ||| E" (the line up to its second separator: the split is leftmost, so distinct pairs have distinct keys) -- and
- * an sb_index (probing.h) over 16-byte items (sb_bytes_hash of the key, the record's offset). Memory: ~30 bytes and
- * the key a record, 16 an item, 4-8 bytes of index a slot (load <= 1/2): ~0.37 GB for the 4.5 M-line corpus (3.1 M
- * pairs), where the Python dict of tuples of str and lists took 1.6 GB. The sort and the writer read only the
- * records (one random fetch a pair).
- * Writing: the entries sorted by their keys' bytes (LC_ALL=C order, the reference's sorted(key=pair_key)): an MSD
- * radix sort on 8-byte big-endian digits (an LSD pass per byte within a level, ties recursed to the next 8 bytes),
- * then each line "F ||| E ||| p0 p1 p2 n0 n1 n2\n" with p_i = (c_i + s) / (total_prev + 3 s) printed as Python's
+ * "F ||| E" (the line up to its second separator: the split is leftmost, so distinct pairs have distinct keys). While
+ * the lines come in the table's order (a sorted extract.o, as train-model.perl hands it to lexical-reordering-score),
+ * a line's key is compared with the last record's only (the same: counted there; later: a new record) and the
+ * records are the table: no index, no hash, no sort. From the first key out of order on (and for unsorted input from
+ * its second line), an sb_index (probing.h) over 16-byte items (sb_bytes_hash of the key, the record's offset) finds
+ * the records. Memory: ~30 bytes and the key a record, 16 an item, 4-8 bytes of index a slot (load <= 1/2): ~0.37 GB
+ * for the 4.5 M-line corpus (3.1 M pairs), where the Python dict of tuples of str and lists took 1.6 GB. The sort
+ * and the writer read only the records (one random fetch a pair).
+ * Writing: unless the records came in order, the entries sorted in the table's order: an MSD radix sort on 8-byte
+ * big-endian digits of the key and its " ||| " (an LSD pass per byte within a level, ties recursed to the next 8
+ * bytes), then each line "F ||| E ||| p0 p1 p2 n0 n1 n2\n" with p_i = (c_i + s) / (total_prev + 3 s) printed as Python's
  * format(v, '.6g') prints it (C's %.6g, "nan" for a NaN whatever its sign), for small counts from a table filled
  * once per write. The sorted table is cut into `parts` files of about equal entry counts, which concatenated in order
  * are the table (the caller compresses parts in parallel, or asks for one part: the output itself). */
@@ -38,6 +44,8 @@ typedef struct {
     uint64_t sort_bytes;     /* the sort's two arrays (while writing) */
     uint64_t out_bytes;      /* bytes of table written */
     uint64_t ns_count, ns_sort, ns_write;
+    uint64_t streamed;       /* 1: every line came in the table's order (sorted input): counted without the index,
+                              * written without a sort */
 } sb_reorder_stats;
 
 int sb_reorder_create(sb_reorder **out);

@@ -8,7 +8,10 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p = groups["tm"].add_parser(
         "reorder", help="reordering table from extract.o (as lexical-reordering-score ... 0.5 --model "
                         "'wbe msd wbe-msd-bidirectional-fe')")
-    p.add_argument("--orientations", nargs="+", required=True, help="extract.o files (`tm extract --orientation`)")
+    p.add_argument("--orientations", nargs="+", required=True,
+                   help="extract.o files (`tm extract --orientation`); sorted ones (LC_ALL=C sort, as train-model.perl "
+                        "sorts them) are counted in order with no index or sort; the table is the same either way, "
+                        "in its lines' LC_ALL=C order (Moses' lexical-reordering-score's)")
     p.add_argument("--out", required=True, help="reordering table (.gz to compress)")
     p.add_argument("--smoothing", type=float, default=0.5, help="additive smoothing per class (Moses: 0.5)")
     p.add_argument("--threads", type=int, default=1,

@@ -39,8 +39,10 @@ def count_orientations(paths: Iterable[str], progress: bool = False) -> dict[tup
 
 
 def pair_key(f: str, e: str) -> bytes:
-    """Moses' tables are sorted by their lines' bytes (LC_ALL=C sort)."""
-    return f"{f} ||| {e}".encode("utf-8")
+    """The table's order: its lines' bytes (LC_ALL=C sort), as Moses' lexical-reordering-score writes it from its
+    sorted extract.o - the bytes of "F ||| E ||| " (neither F nor E holds the separator, so these decide the order of
+    two lines whatever follows; "F ||| E" alone would put "a ||| b" before "a ||| b c", which sort puts after)."""
+    return f"{f} ||| {e} ||| ".encode("utf-8")
 
 
 def write_reordering(counts: dict[tuple[str, str], list[int]], out: str, smoothing: float = 0.5) -> int:
@@ -78,6 +80,7 @@ class ReorderStats:
     s_count: float
     s_sort: float
     s_write: float
+    streamed: bool = False   # every line came in the table's order (sorted input): no index, no sort
 
 
 class ReorderCounter:
@@ -150,7 +153,7 @@ class ReorderCounter:
             with atomic_path(out) as tmp:
                 put([tmp])
         return ReorderStats(st.lines, st.pairs, st.arena_bytes, st.table_bytes, st.sort_bytes, st.out_bytes,
-                            st.ns_count / 1e9, st.ns_sort / 1e9, st.ns_write / 1e9)
+                            st.ns_count / 1e9, st.ns_sort / 1e9, st.ns_write / 1e9, bool(st.streamed))
 
 
 def score_reordering_native(orientation_files: Sequence[str], out: str, smoothing: float = 0.5, *,
