@@ -137,15 +137,15 @@ typedef struct { const char *key; size_t len; uint64_t hash; int o[2]; } ro_line
 static int parse_line(const char *p, size_t len, ro_line *l, const char **msg) {
     size_t s1 = find_sep(p, len, 0);
     size_t s2 = s1 < len ? find_sep(p, len, s1 + 5) : len;
-    if (s2 == len || find_sep(p, len, s2 + 5) != len) { *msg = MSG_FIELDS; return SB_EFORMAT; }
+    if (s2 == len) { *msg = MSG_FIELDS; return SB_EFORMAT; }
     const char *o = p + s2 + 5, *oe = p + len;
     size_t ol = len - s2 - 5;
-    if (ol >= 9 && ol <= 11) {   /* what the extractor writes: "<o> <o>", one space */
-        const char *sp = memchr(o, ' ', ol);
-        if (sp && (l->o[0] = orientation(o, (size_t)(sp - o))) >= 0 &&
-            (l->o[1] = orientation(sp + 1, (size_t)(oe - sp - 1))) >= 0)
+    if (ol >= 9 && ol <= 11) {   /* what the extractor writes: "<o> <o>", one space (and so no separator after) */
+        size_t k = o[4] == ' ' ? 4 : o[5] == ' ' ? 5 : 0;
+        if (k && (l->o[0] = orientation(o, k)) >= 0 && (l->o[1] = orientation(o + k + 1, ol - k - 1)) >= 0)
             goto found;
     }
+    if (find_sep(p, len, s2 + 5) != len) { *msg = MSG_FIELDS; return SB_EFORMAT; }
     int nw = 0;
     while (o < oe) {
         while (o < oe && (*o == ' ' || *o == '\t')) o++;
@@ -316,23 +316,28 @@ static int block_fault(const char *b, size_t n, uint64_t line0, uint64_t *err_li
     return SB_OK;
 }
 
-/* 1 when p[0 .. len) holds a byte that is not printable ASCII (a control byte, TAB included, DEL, or a non-ASCII
- * byte): the line is then checked closely. 8 bytes a step. */
+enum { SUSPECT_CTRL = 1, SUSPECT_HIGH = 2 };
+
+/* What p[0 .. len) holds besides printable ASCII: SUSPECT_CTRL (a control byte, TAB included, or DEL), SUSPECT_HIGH
+ * (a non-ASCII byte), 0 for neither; the line is then checked closely for what it holds. 8 bytes a step (the
+ * control test's borrows can flag a byte only above a byte that is one: no miss, and no false alarm on its own). */
 static inline int suspect(const char *p, size_t len) {
-    uint64_t acc = 0, w;
+    uint64_t hi = 0, ctl = 0, w;
     size_t i = 0;
     for (; i + 8 <= len; i += 8) {
         memcpy(&w, p + i, 8);
         uint64_t x = w ^ 0x7f7f7f7f7f7f7f7fULL;
-        acc |= w | ((w - 0x2020202020202020ULL) & ~w) | ((x - 0x0101010101010101ULL) & ~x);
+        hi |= w;
+        ctl |= ((w - 0x2020202020202020ULL) & ~w) | ((x - 0x0101010101010101ULL) & ~x);
     }
     if (i < len) {
         w = 0x2020202020202020ULL;   /* spaces past the end */
         memcpy(&w, p + i, len - i);
         uint64_t x = w ^ 0x7f7f7f7f7f7f7f7fULL;
-        acc |= w | ((w - 0x2020202020202020ULL) & ~w) | ((x - 0x0101010101010101ULL) & ~x);
+        hi |= w;
+        ctl |= ((w - 0x2020202020202020ULL) & ~w) | ((x - 0x0101010101010101ULL) & ~x);
     }
-    return (acc & 0x8080808080808080ULL) != 0;
+    return (ctl & 0x8080808080808080ULL ? SUSPECT_CTRL : 0) | (hi & 0x8080808080808080ULL ? SUSPECT_HIGH : 0);
 }
 
 /* One block of whole lines (the last may lack its '\n'); *line0 = the number of its first line. A line is checked
@@ -350,9 +355,11 @@ static int count_block(sb_reorder *r, const char *b, size_t n, int first, uint64
         const char *nl = memchr(b + i, '\n', n - i);
         size_t end = nl ? (size_t)(nl - b) : n, len = end - i;
         const char *p = b + i;
-        if (SB_UNLIKELY(suspect(p, len))) {
+        int sus = suspect(p, len);
+        if (SB_UNLIKELY(sus)) {
             if (nl && len && p[len - 1] == '\r') len--;   /* a CRLF's '\r' */
-            if (first_control(p, len) != len || sb_utf8_valid_prefix(p, len) != len) {
+            if (((sus & SUSPECT_CTRL) && first_control(p, len) != len) ||
+                ((sus & SUSPECT_HIGH) && sb_utf8_valid_prefix(p, len) != len)) {
                 rc = block_fault(b, n, *line0, err_line, err_kind, err, errlen);
                 return rc ? rc : SB_EINVAL;   /* (block_fault finds what this line holds) */
             }
