@@ -194,3 +194,29 @@ def test_a_toy_experiment_from_the_list_runs_through_the_smoke_grid(tmp_path):
     r = subprocess.run(["snakemake", "--profile", "workflow/profiles/smoke", "-n", "build/smoke/tables/toy.md"],
                        cwd=copy, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode != 0 and "config toy.speed: not a setting of experiment toy" in r.stdout + r.stderr
+
+
+def test_verbs_read_from_their_own_lines_are_the_whole_modules(tmp_path, monkeypatch):
+    """frame.declared parses the VERBS statement's own lines (every command start reads every declaration): the
+    same verbs as parsing the whole module, for every experiment and report module; a declaration whose ")" line
+    does not end it (a tuple sum) or whose slice is not Python (a ")" line inside a string) is read whole."""
+    import ast
+
+    from smtbench.experiments import frame
+
+    def whole(path: Path):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "VERBS" for t in node.targets):
+                return tuple(eval(compile(ast.Expression(node.value), str(path), "eval"),
+                                  {"__builtins__": {}}, dict(frame._NAMES)))
+
+    for group in ("bench", "report"):
+        names = frame.declaring(group)
+        assert names
+        for name in names:
+            assert repr(frame.declared(name, group)) == repr(whole(frame._path(name, group))), (group, name)
+    odd = tmp_path / "odd.py"
+    for text in ('X = 1\nVERBS = (Verb("a"),\n) + (Verb("b"),\n)\n', 'VERBS = (Verb("a", help="""x\n)\ny"""),\n)\n'):
+        odd.write_text(text)
+        monkeypatch.setattr(frame, "_path", lambda e, g="bench": odd)
+        assert repr(frame.declared("odd")) == repr(whole(odd)) and len(whole(odd)) >= 1

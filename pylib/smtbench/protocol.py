@@ -62,7 +62,6 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-import numpy as np
 
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 4000
@@ -119,6 +118,7 @@ def ratio_ci(ratios: Iterable[float], confidence: float = CONFIDENCE, resamples:
              seed: int = BOOTSTRAP_SEED) -> CI:
     """Interval of per-repeat ratios (all > 0): expanded percentile bootstrap of their mean log (see the module
     docstring). One ratio gives the estimate with no interval (low = high = nan); none gives :data:`NO_CI`."""
+    import numpy as np   # (here: every CLI command imports this module through the bench verbs' registration)
     x = np.log(np.asarray([r for r in ratios if r is not None and math.isfinite(r) and r > 0], dtype=np.float64))
     n = len(x)
     if n == 0:
