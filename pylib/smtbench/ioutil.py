@@ -341,6 +341,11 @@ def decompressed_fd(path: str | os.PathLike[str]) -> Iterator[int]:
             os.close(fd)
         return
     r, w = os.pipe()
+    try:  # a 1 MiB pipe (Linux's default most): the reader's 1 MiB reads come whole, not in 64 KiB pieces
+        import fcntl
+        fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (ImportError, AttributeError, OSError):
+        pass
     failed: list[BaseException] = []
 
     def pump() -> None:
