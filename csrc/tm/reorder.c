@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define RO_READ (1u << 20)      /* bytes a read asks for: ioutil.open_text's _READ, so blocks end where its do */
 #define RO_OUT (1u << 20)       /* output buffer */
@@ -134,9 +137,8 @@ static const char *const MSG_ORIENT = "orientations must be two of mono/swap/oth
 typedef struct { const char *key; size_t len; uint64_t hash; int o[2]; } ro_line;
 
 /* one line (no '\n', no CRLF '\r') parsed into l: the key "F ||| E" and the two orientations; SB_EFORMAT with *msg */
-static int parse_line(const char *p, size_t len, ro_line *l, const char **msg) {
-    size_t s1 = find_sep(p, len, 0);
-    size_t s2 = s1 < len ? find_sep(p, len, s1 + 5) : len;
+/* the line p[0 .. len) whose second separator starts at s2 (len: it has none) parsed into l */
+static int parse_after(const char *p, size_t len, size_t s2, ro_line *l, const char **msg) {
     if (s2 == len) { *msg = MSG_FIELDS; return SB_EFORMAT; }
     const char *o = p + s2 + 5, *oe = p + len;
     size_t ol = len - s2 - 5;
@@ -160,6 +162,41 @@ found:
     l->len = s2;
     return SB_OK;
 }
+
+static int parse_line(const char *p, size_t len, ro_line *l, const char **msg) {
+    size_t s1 = find_sep(p, len, 0);
+    return parse_after(p, len, s1 < len ? find_sep(p, len, s1 + 5) : len, l, msg);
+}
+
+#ifdef __SSE2__
+/* find_sep over a line of < 64 bytes whose '|' bytes are the bits of bars */
+static inline size_t find_sep_in(const char *p, size_t len, uint64_t bars, size_t from) {
+    bars &= from + 1 < 64 ? ~(uint64_t)0 << (from + 1) : 0;
+    for (; bars; bars &= bars - 1) {
+        size_t q = (size_t)__builtin_ctzll(bars);
+        if (q + 3 >= len) return len;
+        if (p[q - 1] == ' ' && p[q + 1] == '|' && p[q + 2] == '|' && p[q + 3] == ' ') return q - 1;
+    }
+    return len;
+}
+
+/* The 64 bytes at p (all inside the block): bit k of each mask for byte k -- a '\n', a '|', a non-ASCII byte, a
+ * control byte (TAB included) or DEL. */
+static inline void scan64(const char *p, uint64_t *nl, uint64_t *bar, uint64_t *hi, uint64_t *ctl) {
+    const __m128i vnl = _mm_set1_epi8('\n'), vbar = _mm_set1_epi8('|'), vsp = _mm_set1_epi8(0x20),
+                  vdel = _mm_set1_epi8(0x7f);
+    uint64_t a = 0, b = 0, h = 0, c = 0;
+    for (int k = 0; k < 4; k++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+        int sh = 16 * k;
+        a |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vnl)) << sh;
+        b |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vbar)) << sh;
+        h |= (uint64_t)(unsigned)_mm_movemask_epi8(x) << sh;   /* (a signed compare below 0x20 holds these too) */
+        c |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmplt_epi8(x, vsp), _mm_cmpeq_epi8(x, vdel))) << sh;
+    }
+    *nl = a; *bar = b; *hi = h; *ctl = c & ~h;
+}
+#endif
 
 /* The table's order of two keys: the LC_ALL=C order of their lines "F ||| E ||| ...", that is of the keys each
  * followed by " ||| " (Moses' lexical-reordering-score writes its table in this order from its sorted extract.o).
@@ -352,6 +389,41 @@ static int count_block(sb_reorder *r, const char *b, size_t n, int first, uint64
     ro_line ls[RO_BATCH];
     int nb = 0, rc = SB_OK;
     while (i < n) {
+#ifdef __SSE2__
+        /* A line of < 64 bytes with 64 bytes of the block from its start and no control byte (most lines): its end,
+         * separators and non-ASCII bytes from one pass of byte masks; the others below, as they are. The same
+         * checks in the same order, so the same faults. */
+        if (n - i >= 64) {
+            uint64_t mnl, mbar, mhi, mctl;
+            scan64(b + i, &mnl, &mbar, &mhi, &mctl);
+            if (mnl) {
+                size_t len = (size_t)__builtin_ctzll(mnl);
+                uint64_t in = ((uint64_t)1 << len) - 1;
+                const char *p = b + i;
+                if (!(mctl & in)) {
+                    if ((mhi & in) && sb_utf8_valid_prefix(p, len) != len) {
+                        rc = block_fault(b, n, *line0, err_line, err_kind, err, errlen);
+                        return rc ? rc : SB_EINVAL;
+                    }
+                    mbar &= in;
+                    size_t s1 = find_sep_in(p, len, mbar, 0);
+                    const char *msg = NULL;
+                    if (parse_after(p, len, s1 < len ? find_sep_in(p, len, mbar, s1 + 5) : len, &ls[nb], &msg)) {
+                        if ((rc = block_fault(b, n, *line0, err_line, err_kind, err, errlen))) return rc;
+                        fail(line, SB_REORDER_ERR_FORMAT, msg, err_line, err_kind, err, errlen);
+                        return SB_EFORMAT;
+                    }
+                    if (++nb == RO_BATCH) {
+                        if ((rc = count_batch(r, ls, nb))) return rc;
+                        nb = 0;
+                    }
+                    line++;
+                    i += len + 1;
+                    continue;
+                }
+            }
+        }
+#endif
         const char *nl = memchr(b + i, '\n', n - i);
         size_t end = nl ? (size_t)(nl - b) : n, len = end - i;
         const char *p = b + i;
