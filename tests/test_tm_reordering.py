@@ -95,11 +95,14 @@ ORIENT = ["a ||| x ||| mono mono", "a b ||| x ||| swap other", "a ||| x y ||| ot
           "b ||| y ||| mono mono"]
 
 
-@pytest.mark.parametrize("bad", [
+BAD = [
     "a ||| x", "a ||| x ||| mono mono ||| 1", "a ||| x ||| mono", "a ||| x ||| mono mono swap", "a ||| x ||| Mono mono",
     "", " ", "a |||x ||| mono mono", "a ||| x |||mono mono", "a ||| x ||| mono\u00a0mono", "||| x ||| mono mono",
     "a |||| x ||| swap swap",  # " ||||" is no separator: two parts
-])
+]
+
+
+@pytest.mark.parametrize("bad", BAD)
 def test_malformed_lines_same_error(tmp_path, bad):
     o = tmp_path / "o"
     o.write_bytes(("\n".join(ORIENT[:2] + [bad] + ORIENT[2:]) + "\n").encode())
@@ -107,13 +110,16 @@ def test_malformed_lines_same_error(tmp_path, bad):
     assert py == c and isinstance(py, tuple) and py[1].startswith(f"{o}:3: "), (py, c)
 
 
-@pytest.mark.parametrize("odd", [
+ODD = [
     " ||| x ||| mono mono",  # an empty F
     "a ||| ||| b ||| mono mono",  # E = "||| b": leftmost, non-overlapping separators
     "a  ||| x ||| \tmono  other \t",  # F "a " (kept as written), orientation words split at spaces and TABs
     "a ||| x ||| other other",
     "\u00e9\u2028 ||| \U0001f600 ||| mono mono",  # U+2028 is an ordinary character
-])
+]
+
+
+@pytest.mark.parametrize("odd", ODD)
 def test_odd_lines_same_table(tmp_path, odd):
     o = tmp_path / "o"
     o.write_bytes(("\n".join(ORIENT + [odd, odd]) + "\n").encode())
@@ -145,6 +151,25 @@ def test_line_rule_same_as_reference(tmp_path, kind):
         assert py2 == c2 and py2[1].startswith(f"{o}:5: "), py2
     else:
         assert isinstance(py, bytes) and py.count(b"\n") == (5 if kind in ins else 4)  # line 4's F "a z<it>" apart
+
+
+def test_lines_amid_a_block_same_as_reference(tmp_path):
+    """The malformed, odd and refused lines above, each amid 40 good lines (where the C reader takes a short line's
+    end, separators and byte classes from one pass of byte masks), and lines of 60-70 bytes around that pass's 64:
+    the reference's table or its error, line for line."""
+    pad = ORIENT * 8
+    cases = [(x, 41) for x in BAD] + [(x, None) for x in ODD]
+    cases += [(f"a z{c} ||| x ||| mono mono", 41) for c in ("\r", "\x00", "\x0c", "\x7f", "\t")]
+    cases += [("a \udce9 ||| x ||| mono mono", 41)]   # invalid UTF-8 (a lone 0xe9)
+    cases += [("w" * k + " ||| x ||| mono swap", None) for k in range(40, 52)]
+    cases += [("w" * k + " ||| x |||", 41) for k in range(50, 58)]
+    for n, (line, err_line) in enumerate(cases):
+        o = tmp_path / f"o{n}"
+        o.write_bytes(("\n".join(pad + [line] + pad) + "\n").encode("utf-8", "surrogateescape"))
+        py, c = _both(tmp_path, [o], out=f"t{n}")
+        assert py == c, (line, py, c)
+        if err_line is not None and "\t" not in line:
+            assert isinstance(py, tuple) and py[1].startswith(f"{o}:{err_line}: "), (line, py)
 
 
 def test_blocks_and_long_lines(tmp_path):
