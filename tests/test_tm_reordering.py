@@ -172,6 +172,25 @@ def test_lines_amid_a_block_same_as_reference(tmp_path):
             assert isinstance(py, tuple) and py[1].startswith(f"{o}:{err_line}: "), (line, py)
 
 
+def test_utf8_check_as_pythons_decoder(tmp_path):
+    """sb_utf8_valid_prefix (util/common.c, both C readers' UTF-8 check: an ASCII word skipped, the word's first
+    non-ASCII byte found at once, two-byte sequences first) against Python's decoder: F made of random valid and
+    invalid pieces (truncated, overlong, surrogates, past U+10FFFF), amid good lines and alone in a short file."""
+    import random
+    rng = random.Random(11)
+    pieces = [b"a", b" b", b"\xc3\xa9", b"\xe2\x80\x99", b"\xf0\x9f\x98\x80", b"\xc3", b"\xe2\x80", b"\xed\xa0\x80",
+              b"\xe0\x80\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\x80", b"\xff", b"\xf0\x8f\xbf\xbf", b"\xef\xbf\xbf",
+              b"\xc2\x80", b"\xdf\xbf", b"abcdefgh"]
+    pad = "".join(x + "\n" for x in ORIENT * 8).encode()
+    for n in range(60):
+        f = b"x" + b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 8)))
+        line = f + b" ||| e ||| mono swap\n"
+        o = tmp_path / f"o{n}"
+        o.write_bytes(pad + line + pad if n % 2 else line)
+        py, c = _both(tmp_path, [o], out=f"t{n}")
+        assert py == c, (f, py, c)
+
+
 def test_blocks_and_long_lines(tmp_path):
     """Errors and counts across 1 MiB reads: a line longer than a read, a malformed line in a later block, .gz input
     (gzip -dc for the C path), an error in the second of two files."""

@@ -26,17 +26,25 @@ size_t sb_utf8_valid_prefix(const char *s, size_t len) {
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0;
     while (i < len) {
-        if (i + 8 <= len) {   /* ASCII fast path */
+        if (i + 8 <= len) {   /* ASCII fast path: on to the word's first non-ASCII byte */
             uint64_t w;
             memcpy(&w, p + i, 8);
-            if (!(w & 0x8080808080808080ULL)) { i += 8; continue; }
+            w &= 0x8080808080808080ULL;
+            if (!w) { i += 8; continue; }
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            i += (size_t)__builtin_ctzll(w) / 8;
+#endif
         }
         unsigned c = p[i];
         if (c < 0x80) { i++; continue; }
+        if (c >= 0xC2 && c <= 0xDF) {   /* two bytes (Latin letters with accents): the common case */
+            if (len - i < 2 || (p[i + 1] & 0xC0) != 0x80) return i;
+            i += 2;
+            continue;
+        }
         int n;
         unsigned lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) n = 1;
-        else if (c == 0xE0) { n = 2; lo = 0xA0; }
+        if (c == 0xE0) { n = 2; lo = 0xA0; }
         else if (c == 0xED) { n = 2; hi = 0x9F; }   /* no surrogates */
         else if (c >= 0xE1 && c <= 0xEF) n = 2;
         else if (c == 0xF0) { n = 3; lo = 0x90; }
