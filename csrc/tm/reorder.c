@@ -577,18 +577,19 @@ static inline char *put_val(char *o, uint32_t c, uint64_t t, double s, ro_fmt *t
     return o + fmt_g(o, ((double)c + s) / ((double)t + 3 * s));
 }
 
-static int write_part(const sb_reorder *r, const ro_sort *a, size_t n, double s, ro_fmt *tab, const char *path,
-                      char *out, uint64_t *written) {
+/* entries [0 .. n) of a part: the records at a[j].off, or (a NULL: the records in order) at e[j].off */
+static int write_part(const sb_reorder *r, const ro_sort *a, const ro_ent *en, size_t n, double s, ro_fmt *tab,
+                      const char *path, char *out, uint64_t *written) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return SB_EIO;
     size_t k = 0;
     int rc = SB_OK;
     for (size_t j = 0; j < n && !rc; j++) {
-        if (j + RO_PREFETCH < n) {
+        if (a && j + RO_PREFETCH < n) {   /* (in order, the records are read one after another) */
             SB_PREFETCH(r->keys + a[j + RO_PREFETCH].off);
             SB_PREFETCH(r->keys + a[j + RO_PREFETCH].off + 64);
         }
-        const ro_rec *e = rec_at(r->keys, a[j].off);
+        const ro_rec *e = rec_at(r->keys, a ? a[j].off : en[j].off);
         size_t need = (size_t)e->len + 5 + 6 * 24 + 1;
         if (k + need > RO_OUT) {
             if ((rc = sb_ps_write_all(fd, out, k))) break;
@@ -618,21 +619,26 @@ int sb_reorder_write(sb_reorder *r, double smoothing, const char *const *paths, 
     if (!(smoothing >= 0) || parts < 1 || !paths) return SB_EINVAL;
     uint64_t t0 = sb_now_ns();
     size_t n = r->n;
-    ro_sort *a = malloc((n ? n : 1) * sizeof *a), *t = r->unsorted ? malloc((n ? n : 1) * sizeof *t) : NULL;
+    /* the order: sorted offsets, or (records in the table's order) the entries' own */
+    ro_sort *a = NULL, *t = NULL;
+    if (r->unsorted) { a = malloc((n ? n : 1) * sizeof *a); t = malloc((n ? n : 1) * sizeof *t); }
     char *out = malloc(RO_OUT + 16);
     ro_fmt *tab = calloc((size_t)RO_FMT_T * RO_FMT_T, sizeof *tab);
     int rc = SB_OK;
-    if (!a || (r->unsorted && !t) || !out || !tab) rc = SB_ENOMEM;
+    if ((r->unsorted && (!a || !t)) || !out || !tab) rc = SB_ENOMEM;
     if (!rc) {
-        r->st.sort_bytes = (r->unsorted ? 2 : 1) * n * sizeof *a;
-        for (size_t i = 0; i < n; i++) a[i].off = r->ent[i].off;
-        if (r->unsorted) sort_keys(r, a, t, n, 0);   /* (else the records are in the table's order) */
+        r->st.sort_bytes = r->unsorted ? 2 * n * sizeof *a : 0;
+        if (r->unsorted) {
+            for (size_t i = 0; i < n; i++) a[i].off = r->ent[i].off;
+            sort_keys(r, a, t, n, 0);
+        }
         free(t); t = NULL;
         uint64_t t1 = sb_now_ns();
         r->st.ns_sort += t1 - t0;
         for (int p = 0; p < parts && !rc; p++) {
             size_t lo = n * (size_t)p / (size_t)parts, hi = n * (size_t)(p + 1) / (size_t)parts;
-            rc = write_part(r, a + lo, hi - lo, smoothing, tab, paths[p], out, &r->st.out_bytes);
+            rc = write_part(r, a ? a + lo : NULL, r->ent + lo, hi - lo, smoothing, tab, paths[p], out,
+                            &r->st.out_bytes);
         }
         r->st.ns_write += sb_now_ns() - t1;
     }

@@ -41,7 +41,7 @@ typedef struct {
     uint64_t pairs;          /* distinct (F, E) pairs */
     uint64_t arena_bytes;    /* bytes of the pairs' records (counts and key) */
     uint64_t table_bytes;    /* memory held by the table: entries, key arena, index (allocated capacity) */
-    uint64_t sort_bytes;     /* the sort's two arrays (while writing) */
+    uint64_t sort_bytes;     /* the sort's two arrays (while writing; 0 when the records came in order) */
     uint64_t out_bytes;      /* bytes of table written */
     uint64_t ns_count, ns_sort, ns_write;
     uint64_t streamed;       /* 1: every line came in the table's order (sorted input): counted without the index,
