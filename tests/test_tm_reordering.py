@@ -381,3 +381,23 @@ def test_write_error_names_the_reason(tmp_path):
     with pytest.raises(NativeIOError, match=r"^writing .*missing/table \(No such file or directory\): I/O error"):
         check(lib.sb_reorder_write(rc._r, 0.5, ffi.new("char *[]", [path]), 1), f"writing {tmp_path}/missing/table",
               errno_reason=True)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_gz_table_formatted_in_ranges(corpus, tmp_path, monkeypatch, threads):
+    """A .gz table is formatted in memory a range of lines at a time (sb_reorder_format) and deflated into one
+    member a part, no file between: with ranges of 7 lines, from sorted and unsorted input, the plain table's bytes
+    once decompressed, and out_bytes its size; nothing but the table left in the folder."""
+    import smtbench.tm.reordering as R
+    monkeypatch.setattr(R, "_FORMAT_LINES", 7)
+    src = corpus / "extract.o.gz"
+    srt = tmp_path / "sorted.o"
+    srt.write_bytes(b"".join(sorted(gzip.open(src).read().splitlines(True))))
+    for inp in (src, srt):
+        plain = tmp_path / "plain"
+        R.score_reordering_native([str(inp)], str(plain))
+        d = tmp_path / f"gz{inp.name}"
+        d.mkdir()
+        st = R.score_reordering_native([str(inp)], str(d / "t.gz"), threads=threads)
+        assert gzip.open(d / "t.gz").read() == plain.read_bytes() and st.out_bytes == plain.stat().st_size
+        assert [p.name for p in d.iterdir()] == ["t.gz"]

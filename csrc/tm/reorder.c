@@ -45,6 +45,8 @@ struct sb_reorder {
     char *keys; size_t klen, kcap;
     sb_index ix;
     char *buf; size_t bcap;     /* the read buffer */
+    ro_sort *order;             /* the records' offsets in the table's order (sb_reorder_sort; NULL: in order) */
+    int sorted;                 /* sb_reorder_sort has run since the last count */
     sb_reorder_stats st;
 };
 
@@ -57,7 +59,7 @@ int sb_reorder_create(sb_reorder **out) {
 
 void sb_reorder_free(sb_reorder *r) {
     if (!r) return;
-    free(r->ent); free(r->keys); free(r->buf);
+    free(r->ent); free(r->keys); free(r->buf); free(r->order);
     sb_index_free(&r->ix);
     free(r);
 }
@@ -264,6 +266,7 @@ static int count_in_order(sb_reorder *r, const ro_line *ls, int n, int *done) {
  * and see every insert before them. */
 static int count_batch(sb_reorder *r, ro_line *ls, int n) {
     int rc, j0 = 0;
+    r->sorted = 0;
     if (!r->unsorted && (rc = count_in_order(r, ls, n, &j0))) return rc;
     r->st.lines += (uint64_t)j0;
     ls += j0;
@@ -577,71 +580,106 @@ static inline char *put_val(char *o, uint32_t c, uint64_t t, double s, ro_fmt *t
     return o + fmt_g(o, ((double)c + s) / ((double)t + 3 * s));
 }
 
-/* entries [0 .. n) of a part: the records at a[j].off, or (a NULL: the records in order) at e[j].off */
-static int write_part(const sb_reorder *r, const ro_sort *a, const ro_ent *en, size_t n, double s, ro_fmt *tab,
-                      const char *path, char *out, uint64_t *written) {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return SB_EIO;
-    size_t k = 0;
+/* where a part's lines go: a file (fd >= 0; out its buffer, flushed when full) or memory (fd < 0; out grown) */
+typedef struct { int fd; char *out; size_t k, cap; uint64_t written; } ro_sink;
+
+/* room for need more bytes at out + k */
+static int sink_room(ro_sink *o, size_t need) {
+    if (o->k + need <= o->cap) return SB_OK;
+    if (o->fd >= 0 && o->k) {
+        int rc = sb_ps_write_all(o->fd, o->out, o->k);
+        if (rc) return rc;
+        o->written += o->k;
+        o->k = 0;
+    }
+    return SB_GROW(o->out, o->cap, o->k + need, RO_OUT);   /* (a file's buffer grows for a key longer than it) */
+}
+
+/* lines [lo, hi) of the table into o */
+static int format_part(const sb_reorder *r, size_t lo, size_t hi, double s, ro_fmt *tab, ro_sink *o) {
+    const ro_sort *a = r->order;
     int rc = SB_OK;
-    for (size_t j = 0; j < n && !rc; j++) {
-        if (a && j + RO_PREFETCH < n) {   /* (in order, the records are read one after another) */
+    for (size_t j = lo; j < hi; j++) {
+        if (a && j + RO_PREFETCH < hi) {   /* (in order, the records are read one after another) */
             SB_PREFETCH(r->keys + a[j + RO_PREFETCH].off);
             SB_PREFETCH(r->keys + a[j + RO_PREFETCH].off + 64);
         }
-        const ro_rec *e = rec_at(r->keys, a ? a[j].off : en[j].off);
-        size_t need = (size_t)e->len + 5 + 6 * 24 + 1;
-        if (k + need > RO_OUT) {
-            if ((rc = sb_ps_write_all(fd, out, k))) break;
-            *written += k;
-            k = 0;
-        }
-        if (need > RO_OUT) {   /* a key longer than the buffer: written as it is */
-            if ((rc = sb_ps_write_all(fd, e->key, e->len))) break;
-            *written += e->len;
-        } else {
-            memcpy(out + k, e->key, e->len);
-            k += e->len;
-        }
-        char *o = out + k;
-        memcpy(o, " ||| ", 5); o += 5;
+        const ro_rec *e = rec_at(r->keys, a ? a[j].off : r->ent[j].off);
+        if ((rc = sink_room(o, (size_t)e->len + 5 + 6 * 24 + 1 + 16))) return rc;   /* (+16: put_val's copy) */
+        char *p = o->out + o->k;
+        memcpy(p, e->key, e->len);
+        p += e->len;
+        memcpy(p, " ||| ", 5); p += 5;
         uint64_t tp = (uint64_t)e->c[0] + e->c[1] + e->c[2], tn = (uint64_t)e->c[3] + e->c[4] + e->c[5];
-        for (int x = 0; x < 3; x++) { o = put_val(o, e->c[x], tp, s, tab); *o++ = ' '; }
-        for (int x = 3; x < 6; x++) { o = put_val(o, e->c[x], tn, s, tab); *o++ = x == 5 ? '\n' : ' '; }
-        k = (size_t)(o - out);
+        for (int x = 0; x < 3; x++) { p = put_val(p, e->c[x], tp, s, tab); *p++ = ' '; }
+        for (int x = 3; x < 6; x++) { p = put_val(p, e->c[x], tn, s, tab); *p++ = x == 5 ? '\n' : ' '; }
+        o->k = (size_t)(p - o->out);
     }
-    if (!rc && k) { rc = sb_ps_write_all(fd, out, k); *written += k; }
-    if (close(fd) && !rc) rc = SB_EIO;
-    return rc;
+    return SB_OK;
 }
+
+int sb_reorder_sort(sb_reorder *r) {
+    if (r->sorted) return SB_OK;
+    uint64_t t0 = sb_now_ns();
+    size_t n = r->n;
+    free(r->order);
+    r->order = NULL;
+    r->st.sort_bytes = 0;
+    if (r->unsorted) {   /* (records in the table's order need no order) */
+        ro_sort *a = malloc((n ? n : 1) * sizeof *a), *t = malloc((n ? n : 1) * sizeof *t);
+        if (!a || !t) { free(a); free(t); return SB_ENOMEM; }
+        r->st.sort_bytes = 2 * n * sizeof *a;
+        for (size_t i = 0; i < n; i++) a[i].off = r->ent[i].off;
+        sort_keys(r, a, t, n, 0);
+        free(t);
+        r->order = a;
+    }
+    r->sorted = 1;
+    r->st.ns_sort += sb_now_ns() - t0;
+    return SB_OK;
+}
+
+static void part_range(const sb_reorder *r, int part, int parts, size_t *lo, size_t *hi) {
+    *lo = r->n * (size_t)part / (size_t)parts;
+    *hi = r->n * (size_t)(part + 1) / (size_t)parts;
+}
+
+int sb_reorder_format(const sb_reorder *r, double smoothing, size_t lo, size_t hi, char **text, size_t *len) {
+    *text = NULL;
+    *len = 0;
+    if (!(smoothing >= 0) || lo > hi || hi > r->n || !r->sorted) return SB_EINVAL;
+    ro_fmt *tab = calloc((size_t)RO_FMT_T * RO_FMT_T, sizeof *tab);   /* (one a call: calls may run at once) */
+    if (!tab) return SB_ENOMEM;
+    ro_sink o = {-1, NULL, 0, 0, 0};
+    int rc = format_part(r, lo, hi, smoothing, tab, &o);
+    free(tab);
+    if (rc) { free(o.out); return rc; }
+    *text = o.out;
+    *len = o.k;
+    return SB_OK;
+}
+
+void sb_reorder_text_free(char *text) { free(text); }
 
 int sb_reorder_write(sb_reorder *r, double smoothing, const char *const *paths, int parts) {
     if (!(smoothing >= 0) || parts < 1 || !paths) return SB_EINVAL;
-    uint64_t t0 = sb_now_ns();
-    size_t n = r->n;
-    /* the order: sorted offsets, or (records in the table's order) the entries' own */
-    ro_sort *a = NULL, *t = NULL;
-    if (r->unsorted) { a = malloc((n ? n : 1) * sizeof *a); t = malloc((n ? n : 1) * sizeof *t); }
-    char *out = malloc(RO_OUT + 16);
+    int rc = sb_reorder_sort(r);
+    if (rc) return rc;
+    uint64_t t1 = sb_now_ns();
     ro_fmt *tab = calloc((size_t)RO_FMT_T * RO_FMT_T, sizeof *tab);
-    int rc = SB_OK;
-    if ((r->unsorted && (!a || !t)) || !out || !tab) rc = SB_ENOMEM;
-    if (!rc) {
-        r->st.sort_bytes = r->unsorted ? 2 * n * sizeof *a : 0;
-        if (r->unsorted) {
-            for (size_t i = 0; i < n; i++) a[i].off = r->ent[i].off;
-            sort_keys(r, a, t, n, 0);
-        }
-        free(t); t = NULL;
-        uint64_t t1 = sb_now_ns();
-        r->st.ns_sort += t1 - t0;
-        for (int p = 0; p < parts && !rc; p++) {
-            size_t lo = n * (size_t)p / (size_t)parts, hi = n * (size_t)(p + 1) / (size_t)parts;
-            rc = write_part(r, a ? a + lo : NULL, r->ent + lo, hi - lo, smoothing, tab, paths[p], out,
-                            &r->st.out_bytes);
-        }
-        r->st.ns_write += sb_now_ns() - t1;
+    ro_sink o = {-1, malloc(RO_OUT), 0, RO_OUT, 0};
+    if (!tab || !o.out) rc = SB_ENOMEM;
+    for (int p = 0; p < parts && !rc; p++) {
+        if ((o.fd = open(paths[p], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) { rc = SB_EIO; break; }
+        size_t lo, hi;
+        part_range(r, p, parts, &lo, &hi);
+        o.k = 0;
+        rc = format_part(r, lo, hi, smoothing, tab, &o);
+        if (!rc && o.k) { rc = sb_ps_write_all(o.fd, o.out, o.k); o.written += o.k; }
+        if (close(o.fd) && !rc) rc = SB_EIO;
     }
-    free(a); free(t); free(out); free(tab);
+    r->st.out_bytes += o.written;
+    r->st.ns_write += sb_now_ns() - t1;
+    free(o.out); free(tab);
     return rc;
 }

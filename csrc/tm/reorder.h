@@ -27,7 +27,9 @@
  * bytes), then each line "F ||| E ||| p0 p1 p2 n0 n1 n2\n" with p_i = (c_i + s) / (total_prev + 3 s) printed as Python's
  * format(v, '.6g') prints it (C's %.6g, "nan" for a NaN whatever its sign), for small counts from a table filled
  * once per write. The sorted table is cut into `parts` files of about equal entry counts, which concatenated in order
- * are the table (the caller compresses parts in parallel, or asks for one part: the output itself). */
+ * are the table (sb_reorder_write: a plain table, one part); or formatted in memory a range of lines at a time
+ * (sb_reorder_format), which a .gz table's writer deflates as it goes, its parts on as many threads, with no file
+ * between (writing the plain parts and compressing them from the files cost ~0.2 s more on the full corpus). */
 #ifndef SMTBENCH_REORDER_H
 #define SMTBENCH_REORDER_H
 #include "util/common.h"
@@ -63,6 +65,13 @@ int sb_reorder_count_text(sb_reorder *r, const char *text, size_t len, uint64_t 
 /* Sort the pairs and write the table, smoothing s (>= 0, not NaN), into the files paths[0 .. parts) (created or
  * truncated): about n / parts entries each, in order. */
 int sb_reorder_write(sb_reorder *r, double smoothing, const char *const *paths, int parts);
+/* The table in memory, for a caller that compresses it (no file between): sb_reorder_sort once after counting (a
+ * no-op for records that came in order), then sb_reorder_format for ranges [lo, hi) of its lines (0 <= lo <= hi <=
+ * pairs; several may be formatted at once, on other threads): *text, *len their bytes, freed with
+ * sb_reorder_text_free. The lines of part p of sb_reorder_write's k parts: [pairs * p / k, pairs * (p + 1) / k). */
+int sb_reorder_sort(sb_reorder *r);
+int sb_reorder_format(const sb_reorder *r, double smoothing, size_t lo, size_t hi, char **text, size_t *len);
+void sb_reorder_text_free(char *text);
 void sb_reorder_get_stats(const sb_reorder *r, sb_reorder_stats *st);
 /* CFFI-END */
 
