@@ -140,7 +140,7 @@ typedef struct { const char *key; size_t len; uint64_t hash; int o[2]; } ro_line
 
 /* one line (no '\n', no CRLF '\r') parsed into l: the key "F ||| E" and the two orientations; SB_EFORMAT with *msg */
 /* the line p[0 .. len) whose second separator starts at s2 (len: it has none) parsed into l */
-static int parse_after(const char *p, size_t len, size_t s2, ro_line *l, const char **msg) {
+static SB_ALWAYS_INLINE int parse_after(const char *p, size_t len, size_t s2, ro_line *l, const char **msg) {
     if (s2 == len) { *msg = MSG_FIELDS; return SB_EFORMAT; }
     const char *o = p + s2 + 5, *oe = p + len;
     size_t ol = len - s2 - 5;

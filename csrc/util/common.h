@@ -33,10 +33,12 @@ const char *sb_build_flags(void);
 #define SB_PREFETCH(addr) __builtin_prefetch((const void *)(addr), 0, 3)
 #define SB_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SB_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SB_ALWAYS_INLINE inline __attribute__((always_inline))   /* a hot helper with more than one caller */
 #else
 #define SB_PREFETCH(addr) ((void)(addr))
 #define SB_LIKELY(x) (x)
 #define SB_UNLIKELY(x) (x)
+#define SB_ALWAYS_INLINE inline
 #endif
 
 /* splitmix64: the seeded key stream used by every benchmark (reproducible across runs). */
