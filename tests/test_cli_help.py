@@ -47,3 +47,26 @@ def test_decode_beam_has_moses_pruning_defaults():
     opts = {a.dest: a for a in p._actions}
     assert not any(opts[k].required for k in ("beam_threshold", "beam_limit", "ttable_threshold", "ttable_limit"))
     assert opts["beam_limit"].default == 200 and opts["ttable_threshold"].default == float("inf")
+
+
+def test_one_command_parser_is_the_whole_parsers():
+    """`smtbench <group> <command>` builds the parser of that command's module alone (cli.parser_for): for every
+    command with a module of its own, the same help and the same parsed options as the whole parser; other lines
+    (a group's help, the bench and report verbs, a misspelt command) get the whole parser."""
+    from smtbench.cli import GROUPS, _command_modules, parser_for
+    whole = dict(all_parsers(build_parser()))
+    fast = 0
+    for (path, p) in whole.items():
+        if len(path) != 2 or f"{path[0]}_{path[1]}" not in _command_modules():
+            continue
+        one = parser_for(list(path))
+        assert len(dict(all_parsers(one))) < len(whole)   # (the one module's parser)
+        assert dict(all_parsers(one))[path].format_help() == p.format_help(), path
+        fast += 1
+    assert fast >= 15
+    for line in (["tm", "--help"], ["tm"], ["bench", "glm_btree"], ["tm", "reorderx"], ["--version"]):
+        assert len(dict(all_parsers(parser_for(line)))) == len(whole), line
+    a = parser_for(["tm", "reorder", "--orientations", "x", "--out", "y"]).parse_args(
+        ["tm", "reorder", "--orientations", "x", "--out", "y"])
+    b = build_parser().parse_args(["tm", "reorder", "--orientations", "x", "--out", "y"])
+    assert vars(a) == vars(b) and set(GROUPS) >= {"tm", "bench"}
