@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#ifdef __SSE2__
+#if defined(__SSE2__) && defined(__GNUC__)   /* (and Clang): __builtin_ctzll */
 #include <emmintrin.h>
 #endif
 
@@ -170,7 +170,7 @@ static int parse_line(const char *p, size_t len, ro_line *l, const char **msg) {
     return parse_after(p, len, s1 < len ? find_sep(p, len, s1 + 5) : len, l, msg);
 }
 
-#ifdef __SSE2__
+#if defined(__SSE2__) && defined(__GNUC__)   /* (and Clang): __builtin_ctzll */
 /* find_sep over a line of < 64 bytes whose '|' bytes are the bits of bars */
 static inline size_t find_sep_in(const char *p, size_t len, uint64_t bars, size_t from) {
     bars &= from + 1 < 64 ? ~(uint64_t)0 << (from + 1) : 0;
@@ -392,7 +392,7 @@ static int count_block(sb_reorder *r, const char *b, size_t n, int first, uint64
     ro_line ls[RO_BATCH];
     int nb = 0, rc = SB_OK;
     while (i < n) {
-#ifdef __SSE2__
+#if defined(__SSE2__) && defined(__GNUC__)   /* (and Clang): __builtin_ctzll */
         /* A line of < 64 bytes with 64 bytes of the block from its start and no control byte (most lines): its end,
          * separators and non-ASCII bytes from one pass of byte masks; the others below, as they are. The same
          * checks in the same order, so the same faults. */

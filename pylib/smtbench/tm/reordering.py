@@ -83,7 +83,7 @@ class ReorderStats:
     streamed: bool = False   # every line came in the table's order (sorted input): no index, no sort
 
 
-_FORMAT_LINES = 1 << 16   # table lines formatted at a time before deflating (~20 MB of text a thread)
+_FORMAT_LINES = 1 << 16   # table lines formatted at a time before deflating (~5 MB of text a thread)
 
 
 class ReorderCounter:
@@ -120,11 +120,10 @@ class ReorderCounter:
         self._check(lib.sb_reorder_count_text(self._r, data, len(data), self._text_line, self._line, self._kind,
                                               self._err, 512), name)
 
-    def write(self, out: str, smoothing: float = 0.5, *, threads: int = 1, gzip_level: int = 1,
-              tmpdir: str | None = None) -> ReorderStats:
+    def write(self, out: str, smoothing: float = 0.5, *, threads: int = 1, gzip_level: int = 1) -> ReorderStats:
         """The table into ``out``: a .gz one as ``threads`` parts formatted in memory and compressed in parallel, one
         gzip member each, no file between (``gzip_level``; the reference writes one member at level 6: other bytes,
-        the same table), a plain one in place. ``tmpdir`` is not used (kept for callers)."""
+        the same table), a plain one in place."""
         import os
 
         from ..ioutil import atomic_path
@@ -148,7 +147,6 @@ class ReorderCounter:
             from ..ioutil import gzip_compressobj
             check(lib.sb_reorder_sort(self._r), f"sorting the table of {out}")
             t0 = time.perf_counter()
-
             lib.sb_reorder_get_stats(self._r, st)
             pairs = int(st.pairs)
 
@@ -185,7 +183,7 @@ class ReorderCounter:
 
 
 def score_reordering_native(orientation_files: Sequence[str], out: str, smoothing: float = 0.5, *,
-                            threads: int = 1, gzip_level: int = 1, tmpdir: str | None = None) -> ReorderStats:
+                            threads: int = 1, gzip_level: int = 1) -> ReorderStats:
     """The C path of :func:`score_reordering`: each file counted by ``sb_reorder_count`` (a .gz/.xz one through
     ioutil.decompressed_fd, inflated by an in-process thread into a pipe, as the phrase scorer reads its extract),
     the table sorted and written by ``sb_reorder_write`` (:meth:`ReorderCounter.write`)."""
@@ -206,6 +204,6 @@ def score_reordering_native(orientation_files: Sequence[str], out: str, smoothin
         counter = ReorderCounter()
         for path in orientation_files:
             counter.count_file(path)
-        return counter.write(out, smoothing, threads=threads, gzip_level=gzip_level, tmpdir=tmpdir)
+        return counter.write(out, smoothing, threads=threads, gzip_level=gzip_level)
 
     return run_interruptible(run)
