@@ -622,19 +622,27 @@ def main(args: argparse.Namespace) -> int:
     if reorder is not None:
         t = reorder_table(reorder)
         r0 = reorder.iloc[0]
+        md5 = {sys_: set(reorder.loc[reorder.system == sys_, "table_md5"].dropna())
+               for sys_ in ("ours-reorder", "moses-reorder")} if "table_md5" in reorder else {}
+        same_bytes = (" The two tables, decompressed, are also identical byte for byte (table_md5 equal: ours is "
+                      "written in its lines' LC_ALL=C order, the order Moses' program writes from its sorted input)."
+                      if len(md5.get("ours-reorder", ())) == 1 and md5.get("ours-reorder") == md5.get("moses-reorder")
+                      else "")
         write_table(t, out / "tables" / "mediani_reorder",
                     "The reordering table alone: ours against Moses' lexical-reordering-score (issue 43)",
                     notes=(f"Both read the same input, the sweep's orientation file sorted once (LC_ALL=C, untimed) "
                            f"into {Path(str(r0.get('input', 'extract.o.sorted.gz'))).name} (what train-model.perl's "
                            f"step 7 reads: {int(r0.lines)} lines), and write "
                            f"reordering-table.wbe-msd-bidirectional-fe.gz (msd-bidirectional-fe, smoothing 0.5), "
-                           f"each as a child process timed by wall clock (interpreter start included for ours), "
+                           f"each as a child process timed by wall clock (interpreter start included for ours; "
+                           f"ours inflates its .gz input on a second thread of its process, as every .gz reader of "
+                           f"ours does, Moses' program on its one thread), "
                            f"repeats interleaved, on {r0.get('machine_cpu', '')}, {r0.get('machine_cores', '')} "
                            f"cores. Moses' program has no threads option: the ratio divides ours at 1 thread by it "
                            f"(declared: smtbench.report.mediani_scoring.VS_MOSES_REORDER); ours at more threads "
                            f"(gzip of the table's parts in parallel) is shown without a ratio. check: both tables "
                            f"compared pair by pair (the six scores to printed precision) in the first repeat, ours "
-                           f"byte for byte across thread counts. " + INTERVAL_NOTE))
+                           f"byte for byte across thread counts.{same_bytes} " + INTERVAL_NOTE))
     write_table(with_counts(table3(rows), args.counts), out / "tables" / "mediani_table3",
                 "Mediani et al. 2012 Table 3: phrase-scoring time against corpus size",
                 notes=common + " corpus: a fraction > 1 is the corpus replicated (the same distinct pairs, each count "
