@@ -112,10 +112,18 @@ def test_our_decoders_match_live_moses2(small, tmp_path, search, opts, m2opts):
     ours = [x.strip() for x in (tmp_path / "ours.1best").read_text(encoding="utf-8").splitlines()]
     n = len(src.read_text(encoding="utf-8").splitlines())
     assert len(ours) == len(theirs) == n
-    assert [i for i in range(n) if ours[i] != theirs[i]] == []
     ot, tt = _nbest_totals(ours_nb), _nbest_totals(m2_nb)
     assert sorted(ot) == sorted(tt) == list(range(n))
     assert [(i, ot[i], tt[i]) for i in range(n) if not _close6(ot[i], tt[i])] == []
+    # The peer identity rule (decode.compare.peer_identity): a line may differ from Moses2's only where the two
+    # totals tie at Moses2's printed precision - two derivations equal to its printed digits are both the 1-best, and
+    # which one a search keeps follows its tie order. Seen in a fresh clone's CI on a retrained small model (eflomal
+    # seeds itself from /dev/urandom): sentence 18, three derivations at TOTAL -451.749, Moses2's first our second.
+    from smtbench.decode.compare import peer_identity
+    printed = {int(x.split(" ||| ")[0]): x.split(" ||| ")[3] for x in reversed(m2_nb.read_text().splitlines())}
+    c = peer_identity("moses2", ours, [ot[i] for i in range(n)], theirs, [tt[i] for i in range(n)],
+                      line_digits=[len(printed[i].split(".")[1]) if "." in printed[i] else 0 for i in range(n)])
+    assert c.identical + c.ties == n and c.ties <= n // 5, c
     r = subprocess.run(["smtbench", "decode", "rescore", "-f", str(ini), "--source", str(src), "--nbest",
                         str(ours_nb)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
