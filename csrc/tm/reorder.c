@@ -165,11 +165,6 @@ found:
     return SB_OK;
 }
 
-static int parse_line(const char *p, size_t len, ro_line *l, const char **msg) {
-    size_t s1 = find_sep(p, len, 0);
-    return parse_after(p, len, s1 < len ? find_sep(p, len, s1 + 5) : len, l, msg);
-}
-
 #if defined(__SSE2__) && defined(__GNUC__)   /* (and Clang): __builtin_ctzll */
 /* find_sep over a line of < 64 bytes whose '|' bytes are the bits of bars */
 static inline size_t find_sep_in(const char *p, size_t len, uint64_t bars, size_t from) {
@@ -392,55 +387,50 @@ static int count_block(sb_reorder *r, const char *b, size_t n, int first, uint64
     ro_line ls[RO_BATCH];
     int nb = 0, rc = SB_OK;
     while (i < n) {
+        const char *p = b + i;
+        size_t len = 0, next = 0, s2 = 0;
+        int read = 0;   /* the line's end, next start and second separator found by the byte masks */
 #if defined(__SSE2__) && defined(__GNUC__)   /* (and Clang): __builtin_ctzll */
         /* A line of < 64 bytes with 64 bytes of the block from its start and no control byte (most lines): its end,
          * separators and non-ASCII bytes from one pass of byte masks; the others below, as they are. The same
          * checks in the same order, so the same faults. */
         if (n - i >= 64) {
             uint64_t mnl, mbar, mhi, mctl;
-            scan64(b + i, &mnl, &mbar, &mhi, &mctl);
-            if (mnl) {
-                size_t len = (size_t)__builtin_ctzll(mnl);
-                uint64_t in = ((uint64_t)1 << len) - 1;
-                const char *p = b + i;
-                if (!(mctl & in)) {
-                    if ((mhi & in) && sb_utf8_valid_prefix(p, len) != len) {
-                        rc = block_fault(b, n, *line0, err_line, err_kind, err, errlen);
-                        return rc ? rc : SB_EINVAL;
-                    }
-                    mbar &= in;
-                    size_t s1 = find_sep_in(p, len, mbar, 0);
-                    const char *msg = NULL;
-                    if (parse_after(p, len, s1 < len ? find_sep_in(p, len, mbar, s1 + 5) : len, &ls[nb], &msg)) {
-                        if ((rc = block_fault(b, n, *line0, err_line, err_kind, err, errlen))) return rc;
-                        fail(line, SB_REORDER_ERR_FORMAT, msg, err_line, err_kind, err, errlen);
-                        return SB_EFORMAT;
-                    }
-                    if (++nb == RO_BATCH) {
-                        if ((rc = count_batch(r, ls, nb))) return rc;
-                        nb = 0;
-                    }
-                    line++;
-                    i += len + 1;
-                    continue;
+            scan64(p, &mnl, &mbar, &mhi, &mctl);
+            len = mnl ? (size_t)__builtin_ctzll(mnl) : 0;
+            uint64_t in = ((uint64_t)1 << len) - 1;
+            if (mnl && !(mctl & in)) {
+                if ((mhi & in) && sb_utf8_valid_prefix(p, len) != len) {
+                    rc = block_fault(b, n, *line0, err_line, err_kind, err, errlen);
+                    return rc ? rc : SB_EINVAL;
                 }
+                mbar &= in;
+                size_t s1 = find_sep_in(p, len, mbar, 0);
+                s2 = s1 < len ? find_sep_in(p, len, mbar, s1 + 5) : len;
+                next = i + len + 1;
+                read = 1;
             }
         }
 #endif
-        const char *nl = memchr(b + i, '\n', n - i);
-        size_t end = nl ? (size_t)(nl - b) : n, len = end - i;
-        const char *p = b + i;
-        int sus = suspect(p, len);
-        if (SB_UNLIKELY(sus)) {
-            if (nl && len && p[len - 1] == '\r') len--;   /* a CRLF's '\r' */
-            if (((sus & SUSPECT_CTRL) && first_control(p, len) != len) ||
-                ((sus & SUSPECT_HIGH) && sb_utf8_valid_prefix(p, len) != len)) {
-                rc = block_fault(b, n, *line0, err_line, err_kind, err, errlen);
-                return rc ? rc : SB_EINVAL;   /* (block_fault finds what this line holds) */
+        if (!read) {
+            const char *nl = memchr(p, '\n', n - i);
+            size_t end = nl ? (size_t)(nl - b) : n;
+            len = end - i;
+            next = end + 1;
+            int sus = suspect(p, len);
+            if (SB_UNLIKELY(sus)) {
+                if (nl && len && p[len - 1] == '\r') len--;   /* a CRLF's '\r' */
+                if (((sus & SUSPECT_CTRL) && first_control(p, len) != len) ||
+                    ((sus & SUSPECT_HIGH) && sb_utf8_valid_prefix(p, len) != len)) {
+                    rc = block_fault(b, n, *line0, err_line, err_kind, err, errlen);
+                    return rc ? rc : SB_EINVAL;   /* (block_fault finds what this line holds) */
+                }
             }
+            size_t s1 = find_sep(p, len, 0);
+            s2 = s1 < len ? find_sep(p, len, s1 + 5) : len;
         }
         const char *msg = NULL;
-        if (parse_line(p, len, &ls[nb], &msg)) {
+        if (parse_after(p, len, s2, &ls[nb], &msg)) {
             if ((rc = block_fault(b, n, *line0, err_line, err_kind, err, errlen))) return rc;
             fail(line, SB_REORDER_ERR_FORMAT, msg, err_line, err_kind, err, errlen);
             return SB_EFORMAT;
@@ -450,7 +440,7 @@ static int count_block(sb_reorder *r, const char *b, size_t n, int first, uint64
             nb = 0;
         }
         line++;
-        i = end + 1;
+        i = next;
     }
     if ((rc = count_batch(r, ls, nb))) return rc;
     *line0 = line;
