@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from smtbench.tm.align import AlignmentFormatError
-from smtbench.tm.extract import extract_files
+from smtbench.tm.extract import extract_files, lex_files
 
 from conftest import HAVE_ORACLE, ORACLE
 
@@ -23,13 +23,17 @@ def run_both(d, f: str, e: str, al: str, max_len: int = 7, gz: bool = False) -> 
     for plain in (False, True):
         sfx = ".gz" if gz else ""
         outs = [str(d / f"{k}{int(plain)}{sfx}") for k in ("ext", "inv", "o")]
+        lex = (str(d / f"lex.f2e.{int(plain)}"), str(d / f"lex.e2f.{int(plain)}"))
         n = extract_files(str(d / "f"), str(d / "e"), str(d / "al"), outs[0], outs[1], max_len,
-                          orientation_out=outs[2], plain=plain)
+                          orientation_out=outs[2], plain=plain, lex_out=lex)
         rd = (lambda p: gzip.open(p, "rb").read()) if gz else (lambda p: open(p, "rb").read())
         files = [rd(p) for p in outs]
         assert n == files[0].count(b"\n") == files[1].count(b"\n") == files[2].count(b"\n")
-        got.append(files)
+        got.append(files + [open(p, "rb").read() for p in lex])
     assert got[0] == got[1]
+    # the lexical tables as lex_files writes them in a pass of its own (C: counted in the extraction's pass)
+    lex_files(str(d / "f"), str(d / "e"), str(d / "al"), str(d / "lf"), str(d / "le"))
+    assert got[0][3:] == [(d / "lf").read_bytes(), (d / "le").read_bytes()]
     return got[0]
 
 
@@ -117,9 +121,11 @@ def test_errors_are_the_reference_ones(tmp_path, monkeypatch, al, msg, block):
     (tmp_path / "e").write_text("x y\nz\n")
     (tmp_path / "al").write_text(al)
     for plain in (False, True):
-        with pytest.raises(AlignmentFormatError, match=msg):
-            extract_files(*(str(tmp_path / x) for x in ("f", "e", "al", "x.gz", "xi.gz")), plain=plain)
-        assert not (tmp_path / "x.gz").exists() and not (tmp_path / "xi.gz").exists()
+        for lex in (None, (str(tmp_path / "lf"), str(tmp_path / "le"))):
+            with pytest.raises(AlignmentFormatError, match=msg):
+                extract_files(*(str(tmp_path / x) for x in ("f", "e", "al", "x.gz", "xi.gz")), plain=plain,
+                              lex_out=lex)
+            assert sorted(p.name for p in tmp_path.iterdir()) == ["al", "e", "f"]
 
 
 def test_digits_python_accepts_are_kept(tmp_path):
@@ -145,3 +151,20 @@ def test_blocks_are_seamless(tmp_path, monkeypatch):
     e = "".join(f"x{i} y\n" for i in range(10))
     al = "".join(("\u0661-0 2-1\n" if i in (2, 3) else "0-0 2-1\n") for i in range(10))
     run_both(tmp_path, f, e, al)
+
+
+def test_lexical_tables_counted_in_the_extraction_pass(tmp_path, monkeypatch):
+    """lex.f2e / lex.e2f from the C pass (flag 4) as lexical_counts writes them: a word on both sides, the word
+    NULL in a sentence (counted with the unaligned words' NULL, as the reference's dictionaries do), words one the
+    prefix of another, non-ASCII order by code point, unaligned words at both edges, a line without points, a
+    sentence left to the reference (Arabic-Indic digits) counted through sb_extract_lex_points, blocks of 2."""
+    import smtbench.tm.extract as X
+    monkeypatch.setattr(X, "BLOCK", 2)
+    f = "NULL a ab\tZ\nb é a\n\nz a\nq r\n"
+    e = "a NULL x\ny Y a\nw\nv\nq q\n"
+    al = "1-0 2-0 3-2\n0-2 2-1\n\n\n\u0660-\u0661 1-1\n"
+    out = run_both(tmp_path, f, e, al)
+    f2e = out[3].decode("utf-8").splitlines()
+    # c(NULL, NULL) = 2 (E's unaligned NULL, F's unaligned NULL) of c(NULL) = 6 (5 unaligned E words + F's NULL)
+    assert "NULL NULL 0.3333333" in f2e and "q NULL 0.1666667" in f2e and "x Z 1.0000000" in f2e
+    assert f2e == sorted(f2e, key=lambda line: (line.split(" ")[1], line.split(" ")[0]))

@@ -1,8 +1,11 @@
 /* extract.c - Moses phrase extraction, the fast path of tm/extract.py (see extract.h). */
 #include "tm/extract.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "pb/vocab.h"
 
 /* 1 if the byte at p separates words: ASCII space and TAB only (the word rule of CONTRIBUTING.md "Text lines",
  * ioutil.words, the decoder's and Moses'); U+00A0, U+2028, U+3000 and every other byte are word characters. */
@@ -127,6 +130,127 @@ static int parse_points(const char *b, size_t len, int32_t *pf, int32_t *pe, int
     return 1;
 }
 
+/* ---------------------------------------------------------------- the lexical counts (flag 4) */
+typedef struct { uint32_t f, e; int64_t c; } lex_pair;
+
+typedef struct {
+    sb_pb_vocab v;          /* every F and E word and NULL: one vocabulary (a word on both sides is one id) */
+    int64_t *cf, *ce;       /* c(f), c(e) by word id */
+    uint32_t cnt_cap;
+    lex_pair *p;            /* c(f,e), found through ix */
+    size_t np, pcap;
+    sb_index ix;
+    uint32_t null_id;
+    uint32_t *ids;          /* per-sentence scratch: the F words' ids, then the E words' */
+    size_t ids_cap;
+    unsigned char *aligned; /* per-sentence scratch: F words, then E words */
+} lex_counts;
+
+static void lex_free(lex_counts *L) {
+    if (!L) return;
+    sb_pb_vocab_free(&L->v);
+    free(L->cf);
+    free(L->ce);
+    free(L->p);
+    sb_index_free(&L->ix);
+    free(L->ids);
+    free(L->aligned);
+    free(L);
+}
+
+static lex_counts *lex_get(sb_extract_state *st) {
+    if (st->lex) return st->lex;
+    lex_counts *L = calloc(1, sizeof(*L));
+    if (!L) return NULL;
+    if ((L->null_id = sb_pb_vocab_intern(&L->v, "NULL", 4)) == SB_PB_NO_WORD) { lex_free(L); return NULL; }
+    st->lex = L;
+    return L;
+}
+
+static inline uint64_t pair_hash(uint32_t f, uint32_t e) { return sb_mix64(((uint64_t)f << 32) | e); }
+
+static int lex_pair_add(lex_counts *L, uint32_t f, uint32_t e) {
+    if (sb_index_crowded(&L->ix, 50)) {
+        uint64_t slots = sb_index_slots(&L->ix) ? sb_index_slots(&L->ix) * 2 : 4096;
+        int rc = sb_index_reset(&L->ix, slots);
+        if (rc != SB_OK) return rc;
+        for (size_t i = 0; i < L->np; i++) sb_index_add(&L->ix, pair_hash(L->p[i].f, L->p[i].e), (uint32_t)i);
+    }
+    uint64_t b = sb_index_start(&L->ix, pair_hash(f, e));
+    for (uint32_t i; (i = sb_index_at(&L->ix, b)) != UINT32_MAX; b = sb_index_step(&L->ix, b))
+        if (L->p[i].f == f && L->p[i].e == e) { L->p[i].c++; return SB_OK; }
+    if (L->np >= UINT32_MAX - 1) return SB_EFULL;
+    if (SB_GROW(L->p, L->pcap, L->np + 1, 4096)) return SB_ENOMEM;
+    L->p[L->np] = (lex_pair){f, e, 1};
+    sb_index_put(&L->ix, b, (uint32_t)L->np++);
+    return SB_OK;
+}
+
+/* the id of a word, c(f) and c(e) sized for it */
+static int lex_word(lex_counts *L, const char *w, size_t n, uint32_t *id) {
+    if ((*id = sb_pb_vocab_intern(&L->v, w, n)) == SB_PB_NO_WORD) return SB_ENOMEM;
+    if (*id >= L->cnt_cap) {
+        uint32_t cap = L->cnt_cap ? L->cnt_cap * 2 : 4096;
+        int64_t *cf = realloc(L->cf, (size_t)cap * sizeof(int64_t));
+        if (!cf) return SB_ENOMEM;
+        L->cf = cf;
+        int64_t *ce = realloc(L->ce, (size_t)cap * sizeof(int64_t));
+        if (!ce) return SB_ENOMEM;
+        L->ce = ce;
+        memset(L->cf + L->cnt_cap, 0, (size_t)(cap - L->cnt_cap) * sizeof(int64_t));
+        memset(L->ce + L->cnt_cap, 0, (size_t)(cap - L->cnt_cap) * sizeof(int64_t));
+        L->cnt_cap = cap;
+    }
+    return SB_OK;
+}
+
+/* One sentence pair's events (lexical_counts' loop): each point (f, e) counts c(f,e), c(f), c(e); then each
+ * unaligned E word w counts c(NULL,w), c(w), c(NULL); each unaligned F word w counts c(w,NULL), c(w), c(NULL).
+ * Points are within the pair (the caller checked). */
+static int lex_sentence(lex_counts *L, const char *ls, const int32_t *fws, const int32_t *fwe, int32_t n_f,
+                        const char *lt, const int32_t *ews, const int32_t *ewe, int32_t n_e,
+                        const int32_t *pf, const int32_t *pe, int32_t np) {
+    size_t need = (size_t)n_f + (size_t)n_e;
+    if (need > L->ids_cap) {
+        uint32_t *ids = realloc(L->ids, need * sizeof(uint32_t));
+        if (!ids) return SB_ENOMEM;
+        L->ids = ids;
+        unsigned char *al = realloc(L->aligned, need);
+        if (!al) return SB_ENOMEM;
+        L->aligned = al;
+        L->ids_cap = need;
+    }
+    uint32_t *fid = L->ids, *eid = L->ids + n_f;
+    unsigned char *fal = L->aligned, *eal = L->aligned + n_f;
+    int rc;
+    for (int32_t i = 0; i < n_f; i++)
+        if ((rc = lex_word(L, ls + fws[i], (size_t)(fwe[i] - fws[i]), &fid[i]))) return rc;
+    for (int32_t i = 0; i < n_e; i++)
+        if ((rc = lex_word(L, lt + ews[i], (size_t)(ewe[i] - ews[i]), &eid[i]))) return rc;
+    memset(L->aligned, 0, need);
+    for (int32_t i = 0; i < np; i++) {
+        uint32_t f = fid[pf[i]], e = eid[pe[i]];
+        fal[pf[i]] = eal[pe[i]] = 1;
+        if ((rc = lex_pair_add(L, f, e))) return rc;
+        L->cf[f]++;
+        L->ce[e]++;
+    }
+    const uint32_t nul = L->null_id;
+    for (int32_t i = 0; i < n_e; i++)
+        if (!eal[i]) {
+            if ((rc = lex_pair_add(L, nul, eid[i]))) return rc;
+            L->ce[eid[i]]++;
+            L->cf[nul]++;
+        }
+    for (int32_t i = 0; i < n_f; i++)
+        if (!fal[i]) {
+            if ((rc = lex_pair_add(L, fid[i], nul))) return rc;
+            L->cf[fid[i]]++;
+            L->ce[nul]++;
+        }
+    return SB_OK;
+}
+
 /* One sentence pair: 1 done, 0 needs the reference path, < 0 an error code. */
 static int do_sentence(sb_extract_state *st, const char *ls, size_t nls, const char *lt, size_t nlt,
                        const char *la, size_t nla, int max_len, int flags) {
@@ -158,6 +282,12 @@ static int do_sentence(sb_extract_state *st, const char *ls, size_t nls, const c
             while (j > e_off[e] && fs[j - 1] > x) { fs[j] = fs[j - 1]; j--; }
             fs[j] = x;
         }
+    }
+    if (flags & 4) {
+        lex_counts *L = lex_get(st);
+        if (!L) return SB_ENOMEM;
+        int rc = lex_sentence(L, ls, fws, fwe, n_f, lt, ews, ewe, n_e, pf, pe, np);
+        if (rc) return rc;
     }
     sent S = {n_f, n_e, e_off, fs};
     const int f1 = single_spaced(ls, fws, fwe, n_f), e1 = single_spaced(lt, ews, ewe, n_e);
@@ -274,9 +404,75 @@ int sb_extract_block(sb_extract_state *st, const char *src, size_t src_len, cons
     }
 }
 
+int sb_extract_lex_points(sb_extract_state *st, const char *src, size_t src_len, const char *tgt, size_t tgt_len,
+                          const int32_t *pf, const int32_t *pe, int32_t np) {
+    if (np < 0) return SB_EINVAL;
+    size_t wf_max = src_len / 2 + 1, we_max = tgt_len / 2 + 1;
+    int32_t *w = malloc(2 * (wf_max + we_max) * sizeof(int32_t));
+    if (!w) return SB_ENOMEM;
+    int32_t *fws = w, *fwe = w + wf_max, *ews = fwe + wf_max, *ewe = ews + we_max;
+    int32_t n_f = split_words(src, src_len, fws, fwe), n_e = split_words(tgt, tgt_len, ews, ewe);
+    int rc = SB_OK;
+    for (int32_t i = 0; i < np && rc == SB_OK; i++)
+        if (pf[i] < 0 || pe[i] < 0 || pf[i] >= n_f || pe[i] >= n_e) rc = SB_EINVAL;
+    lex_counts *L = rc == SB_OK ? lex_get(st) : NULL;
+    if (rc == SB_OK && !L) rc = SB_ENOMEM;
+    if (rc == SB_OK) rc = lex_sentence(L, src, fws, fwe, n_f, tgt, ews, ewe, n_e, pf, pe, np);
+    free(w);
+    return rc;
+}
+
+typedef struct { const char *s; uint32_t id; } lex_word_ref;
+typedef struct { uint64_t key; uint32_t i; } lex_sorted;
+
+static int cmp_word(const void *a, const void *b) {
+    return strcmp(((const lex_word_ref *)a)->s, ((const lex_word_ref *)b)->s);
+}
+
+static int cmp_key(const void *a, const void *b) {
+    uint64_t x = ((const lex_sorted *)a)->key, y = ((const lex_sorted *)b)->key;
+    return (x > y) - (x < y);
+}
+
+int sb_extract_lex_format(sb_extract_state *st, int which) {
+    if (which != 0 && which != 1) return SB_EINVAL;
+    lex_counts *L = st->lex;
+    if (!L || !L->np) return SB_OK;
+    /* words ranked by their bytes (strcmp: unsigned bytes, the code points' order in UTF-8; no NUL in a word) */
+    lex_word_ref *w = malloc((size_t)L->v.n * sizeof(*w));
+    uint32_t *rank = malloc((size_t)L->v.n * sizeof(uint32_t));
+    lex_sorted *o = malloc(L->np * sizeof(*o));
+    int rc = SB_OK;
+    if (!w || !rank || !o) { rc = SB_ENOMEM; goto done; }
+    for (uint32_t i = 0; i < L->v.n; i++) w[i] = (lex_word_ref){sb_pb_vocab_str(&L->v, i), i};
+    qsort(w, L->v.n, sizeof(*w), cmp_word);
+    for (uint32_t i = 0; i < L->v.n; i++) rank[w[i].id] = i;
+    for (size_t i = 0; i < L->np; i++)
+        o[i] = (lex_sorted){((uint64_t)rank[L->p[i].f] << 32) | rank[L->p[i].e], (uint32_t)i};
+    qsort(o, L->np, sizeof(*o), cmp_key);
+    for (size_t k = 0; k < L->np; k++) {
+        const lex_pair *p = &L->p[o[k].i];
+        const char *f = sb_pb_vocab_str(&L->v, p->f), *e = sb_pb_vocab_str(&L->v, p->e);
+        const char *a = which == 0 ? e : f, *b = which == 0 ? f : e;
+        double prob = (double)p->c / (double)(which == 0 ? L->cf[p->f] : L->ce[p->e]);
+        size_t room = strlen(a) + strlen(b) + 64;
+        if ((rc = reserve(st, 0, room))) goto done;
+        int n = snprintf(st->data[0] + st->len[0], room, "%s %s %.7f\n", a, b, prob);
+        if (n < 0 || (size_t)n >= room) { rc = SB_EINVAL; goto done; }
+        st->len[0] += (size_t)n;
+    }
+done:
+    free(w);
+    free(rank);
+    free(o);
+    return rc;
+}
+
 void sb_extract_free(sb_extract_state *st) {
     for (int k = 0; k < 3; k++) { free(st->data[k]); st->data[k] = NULL; st->len[k] = st->cap[k] = 0; }
     free(st->scratch);
     st->scratch = NULL;
     st->scratch_cap = 0;
+    lex_free(st->lex);
+    st->lex = NULL;
 }

@@ -4,9 +4,10 @@
  * line `E ||| F ||| e-f ...` and the wbe-msd orientation line `F ||| E ||| prev next`.
  *
  * Input comes in blocks of whole lines already read by the line rule (pylib's ioutil.open_text): three buffers of
- * '\n'-terminated lines (source F, target E, alignment), line-parallel. Words are split at Python's str.split()
- * whitespace (space, TAB and the non-ASCII Unicode spaces: U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029,
- * U+202F, U+205F, U+3000), so the output is byte for byte the Python extractor's. A sentence the kernel does not
+ * '\n'-terminated lines (source F, target E, alignment), line-parallel. Words are split at runs of ASCII space and
+ * TAB only (ioutil.words, CONTRIBUTING.md "Text lines"), so the output is byte for byte the Python extractor's.
+ * With flag 4 the same pass counts the lexical tables' events (tm/extract.py lexical_counts: c(f,e), c(f), c(e)
+ * over the alignment points, an unaligned word against NULL), written by sb_extract_lex_format. A sentence the kernel does not
  * take on itself (an alignment token that is not ASCII `digits-digits` or whose numbers exceed 2^30, a point
  * outside the sentence pair) stops the block there: the caller runs its reference path on that sentence (which
  * raises the one-line error or, for exotic digits Python accepts, writes the lines) and resumes after it. */
@@ -34,15 +35,25 @@ typedef struct {
     /* per-sentence scratch (owned) */
     int32_t *scratch;
     size_t scratch_cap;
+    void *lex;          /* the lexical counts (flag 4; owned, opaque) */
 } sb_extract_state;
 
 /* Extract sentences from st->next on (byte offsets st->pos) until the block (len[k] bytes of stream k) ends or a
  * sentence needs the reference path (st->stop = its index, st->pos past it; SB_OK either way). flags: 1 = write
- * the inverse lines, 2 = the orientation lines. SB_EFORMAT: a control byte (sb_line_control) in a line, or the
+ * the inverse lines, 2 = the orientation lines, 4 = count the lexical events (a sentence left to the reference
+ * path is not counted: see sb_extract_lex_points). SB_EFORMAT: a control byte (sb_line_control) in a line, or the
  * streams are not line-parallel (bad_stream names the stream that ended early / holds the byte); SB_ENOMEM. */
 int sb_extract_block(sb_extract_state *st, const char *src, size_t src_len, const char *tgt, size_t tgt_len,
                      const char *aln, size_t aln_len, int max_len, int flags);
-/* Frees the outputs and scratch (the struct may be reused after zeroing). */
+/* Counts one sentence pair's lexical events from points the caller parsed (pf[i]-pe[i], F position first): the
+ * sentences sb_extract_block leaves to the reference path. SB_EINVAL: a point outside the pair; SB_ENOMEM. */
+int sb_extract_lex_points(sb_extract_state *st, const char *src, size_t src_len, const char *tgt, size_t tgt_len,
+                          const int32_t *pf, const int32_t *pe, int32_t np);
+/* Appends a lexical table's whole text to output 0 (the caller takes it as it takes a block's extract lines):
+ * which 0 = lex.f2e (`e f p(e|f)` lines), 1 = lex.e2f (`f e p(f|e)`), both in the order of (f, e) by bytes, p with
+ * 7 decimals - lexical_counts + write_lex's bytes. SB_EINVAL (which), SB_ENOMEM. Nothing counted: nothing appended. */
+int sb_extract_lex_format(sb_extract_state *st, int which);
+/* Frees the outputs, scratch and lexical counts (the struct may be reused after zeroing). */
 void sb_extract_free(sb_extract_state *st);
 /* CFFI-END */
 

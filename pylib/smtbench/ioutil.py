@@ -156,9 +156,10 @@ def _claimed(path: str | os.PathLike[str]) -> Iterator[str]:
         _OPEN_OUTPUTS.discard(k)
 
 
-def _wrap(raw: IO[bytes], gz: bool, binary: bool, encoding: str | None) -> IO:
-    """The stream a caller writes: raw, gzip over raw, text over either (closing it never closes a gzip's raw)."""
-    inner = _gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=gzip_level(6), mtime=0) if gz else raw
+def _wrap(raw: IO[bytes], gz: bool, binary: bool, encoding: str | None, level: int = 6) -> IO:
+    """The stream a caller writes: raw, gzip over raw (zlib's ``level``), text over either (closing it never closes a
+    gzip's raw)."""
+    inner = _gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=gzip_level(level), mtime=0) if gz else raw
     return inner if binary else io.TextIOWrapper(inner, encoding=encoding, newline="\n")
 
 
@@ -182,10 +183,12 @@ def _replacing(target: str, keep_mode: int | None) -> Iterator[tuple[int, str]]:
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
+def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | None = "utf-8",
+                gz_level: int = 6) -> Iterator[IO]:
     """Open an output (see the module doc): a regular file or new path through a temporary file renamed over it
     only if the block succeeds (removed on any exception or SIGTERM/SIGINT); a device, FIFO or ``-`` written
-    through. A ``.gz`` path is gzip-compressed."""
+    through. A ``.gz`` path is gzip-compressed at zlib's ``gz_level`` (gzip's default 6; a file only our own
+    next step reads may take 1: :func:`gzip_level` maps either to the backend's)."""
     binary = "b" in mode
     p = os.fspath(path)
     gz = p.endswith(".gz")
@@ -199,17 +202,17 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | N
                 out.flush()
                 return
             sys.stdout.flush()
-            with _wrap(sys.stdout.buffer, gz, binary, encoding) as fh:  # closes the gzip stream, not stdout
+            with _wrap(sys.stdout.buffer, gz, binary, encoding, gz_level) as fh:  # closes the gzip stream, not stdout
                 yield fh
             sys.stdout.buffer.flush()
             return
         target, keep_mode, replace = resolve_output(p)
         if not replace:
-            with open(target, "wb") as raw, _wrap(raw, gz, binary, encoding) as fh:
+            with open(target, "wb") as raw, _wrap(raw, gz, binary, encoding, gz_level) as fh:
                 yield fh
             return
         with _replacing(target, keep_mode) as (fd, _), os.fdopen(fd, "wb") as raw, \
-                _wrap(raw, gz, binary, encoding) as fh:
+                _wrap(raw, gz, binary, encoding, gz_level) as fh:
             yield fh
 
 

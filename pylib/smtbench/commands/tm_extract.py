@@ -27,11 +27,10 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
-    from ..tm.extract import extract_files, lex_files
+    from ..tm.extract import extract_files
     if args.max_length < 1:  # 0 or less would extract nothing and succeed
         raise ValueError(f"--max-length {args.max_length}: must be >= 1")
     out = Path(args.outdir)
-    lex_files(args.src, args.tgt, args.align, str(out / "lex.f2e"), str(out / "lex.e2f"), progress=not args.quiet)
     inv = None if args.no_inverse else str(out / "extract.inv.gz")
     counter = None
     if args.reordering_table:
@@ -41,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
         counter = ReorderCounter()
     n = extract_files(args.src, args.tgt, args.align, str(out / "extract.gz"), inv,
                       max_len=args.max_length, progress=not args.quiet, plain=args.plain,
-                      orientation_out=str(out / "extract.o.gz") if args.orientation else None, reordering=counter)
+                      orientation_out=str(out / "extract.o.gz") if args.orientation else None, reordering=counter,
+                      lex_out=(str(out / "lex.f2e"), str(out / "lex.e2f")))
     print(f"extracted {n} phrase pairs -> {out}")
     if counter is not None:
         st = counter.write(args.reordering_table, args.reordering_smoothing)

@@ -236,12 +236,12 @@ class Trainer:
         return {"pairs": n}
 
     def _extract(self) -> dict:
-        from .extract import extract_files, lex_files
+        from .extract import extract_files
         d = self.out
-        lex_files(self.src, self.tgt, self.align, str(d / "lex.f2e"), str(d / "lex.e2f"), progress=self.o.progress)
         n = extract_files(self.src, self.tgt, self.align, str(d / "extract.gz"), str(d / "extract.inv.gz"),
                           max_len=self.o.max_phrase_length, progress=self.o.progress,
-                          orientation_out=str(d / "extract.o.gz") if self.o.reordering else None)
+                          orientation_out=str(d / "extract.o.gz") if self.o.reordering else None,
+                          lex_out=(str(d / "lex.f2e"), str(d / "lex.e2f")))
         return {"phrase_pairs": n}
 
     def _score(self) -> dict:
