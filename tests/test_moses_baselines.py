@@ -117,18 +117,37 @@ def test_mediani_end_to_end_rows_without_moses(corpus, tmp_path, no_moses):
     assert len(me) == 1 and me.status.iloc[0] == moses_peer.NOT_BUILT
     assert len(oe) == 1 and oe.seconds.gt(0).all() and oe.threads.eq(2).all()
     assert oe.same_bytes_as_core.dropna().tolist() == ["pt.ours.f1.t1.m16M.k0.txt"]  # byte-equal to the core table
-    t1 = M.table1(rows)
-    e2e = t1.set_index("key").loc[["Moses, end to end", "ours, end to end"]]
+    e2e = M.e2e_table(rows).set_index("key").loc[["Moses, end to end", "ours, end to end"]]
     assert e2e.status.tolist() == [moses_peer.NOT_BUILT, "measured"]
     assert e2e.runs.str.startswith("end to end: ").all() and e2e.speedup_vs_moses_e2e.isna().all()
-    t3 = M.table3(rows)
-    assert t3.ours_e2e_2t_s.iloc[0] > 0 and t3.speedup_vs_moses_e2e.isna().all()
+    assert e2e.loc["ours, end to end", "seconds_min"] > 0
+    assert "end to end" not in " ".join(M.table1(rows).key.astype(str))  # (table mediani_e2e only)
     t4 = M.table4(rows).set_index("partitions")
     cores = int(rows.machine_cores.iloc[0])
     for k, label in t4.critical_path.items():
         assert label.startswith("measured") == (k <= cores), (k, label)
         assert (t4.loc[k, "vs_single_run"] == t4.loc[k, "vs_single_run"]) == (k <= cores)  # no ratio if projected
     assert rows[(rows.system == "distributed") & (rows.partitions == 2)].parts_parallel.all() == (2 <= cores)
+
+
+def test_mediani_end_to_end_run_of_its_own(corpus, tmp_path, no_moses):
+    """The rule mediani_e2e_bench's run: the sweep's verb with only the two end-to-end systems (no fraction point,
+    no partition); the report reads it with --e2e beside the sweep's rows and writes table mediani_e2e from it,
+    its ratio metric under the key it had in Table 3 (fraction=1)."""
+    rows = _e2e_sweep(corpus, tmp_path, ["moses-e2e", "ours-e2e"], repeats=1)
+    assert set(rows.system) == {"moses-extract", "moses-e2e", "ours-e2e"}
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "smtbench.cli", "report", "mediani_scoring", "--rows",
+                        str(ROOT / "results" / "raw" / "mediani_scoring" / "rows.jsonl"), "--e2e",
+                        str(tmp_path / "rows.jsonl"), "--outdir", str(out), "--metrics", str(out / "m.csv")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    t = pd.read_csv(out / "tables" / "mediani_e2e.csv").set_index("key")
+    assert t.loc["Moses, end to end", "status"] == moses_peer.NOT_BUILT
+    assert t.loc["ours, end to end", "seconds_min"] == pytest.approx(
+        rows[rows.system == "ours-e2e"].seconds.min(), rel=1e-3)
+    assert "counted in the extraction's pass" in (out / "tables" / "mediani_e2e.md").read_text()
+    assert "speedup_vs_moses_e2e" not in pd.read_csv(out / "tables" / "mediani_table1.csv")
 
 
 def test_mediani_fraction_files_cut_and_replicate(tmp_path):
@@ -145,19 +164,20 @@ def test_mediani_fraction_files_cut_and_replicate(tmp_path):
 
 
 def test_mediani_old_rows_render_without_end_to_end(tmp_path):
-    """Rows from before the end-to-end baseline (the committed rows without it) still render: the end-to-end rows
-    say they are not in these rows and carry no ratio; the replicated fraction says what it is."""
+    """Rows without the end-to-end systems (the sweep's rule runs without them; rows from before the baseline) still
+    render: the end-to-end table's rows say they are not in these rows and carry no ratio; the replicated fraction
+    says what it is."""
     from smtbench.report import mediani_scoring as M
     from smtbench.report.common import read_rows
     rows = read_rows([ROOT / "results" / "raw" / "mediani_scoring" / "rows.jsonl"], "mediani_scoring")
-    rows = rows[~rows.system.isin(["moses-e2e", "ours-e2e"])]  # rows from before: the committed ones without them
-    t1 = M.table1(rows).set_index("key")
-    e2e = t1.loc[["Moses, end to end", "ours, end to end"]]
+    rows = rows[~rows.system.isin(["moses-e2e", "ours-e2e"])]  # the sweep's rows without them
+    e2e = M.e2e_table(rows).set_index("key").loc[["Moses, end to end", "ours, end to end"]]
     assert (e2e.status == M.E2E_NOT_IN_ROWS).all() and e2e.speedup_vs_moses_e2e.isna().all()
-    assert t1.loc["Moses", "runs"].startswith("core: ") and t1.loc["Multithreaded", "runs"].startswith("core: ")
     assert e2e.speedup_vs_moses_e2e_ci_low.isna().all()
+    assert M.E2E_NOT_IN_ROWS in M.e2e_notes(rows)
+    t1 = M.table1(rows).set_index("key")
+    assert t1.loc["Moses", "runs"].startswith("core: ") and t1.loc["Multithreaded", "runs"].startswith("core: ")
     t3 = M.table3(rows)
-    assert t3.speedup_vs_moses_e2e.isna().all()
     x4 = t3[t3.fraction == 4].corpus.iloc[0]
     assert x4 == "corpus x4 (replicated: 3.1 M distinct pairs)", x4
 
@@ -170,12 +190,12 @@ def test_mediani_end_to_end_ratio_refused_across_runs(corpus, tmp_path, no_moses
     fake = rows[rows.system == "ours-e2e"].copy()
     fake["system"] = "moses-e2e"
     ok = pd.concat([rows, fake], ignore_index=True)
-    t1 = M.table1(ok).set_index("key")
-    assert t1.loc["ours, end to end", "speedup_vs_moses_e2e"] > 0
-    assert t1.loc["ours, end to end", "speedup_vs_moses_e2e_ci_low"] > 0
+    t = M.e2e_table(ok).set_index("key")
+    assert t.loc["ours, end to end", "speedup_vs_moses_e2e"] > 0
+    assert t.loc["ours, end to end", "speedup_vs_moses_e2e_ci_low"] > 0
     for field, value in (("run_id", "another-run"), ("clock", "CPUTime")):
         with pytest.raises(UnlikeRatio, match="speedup_vs_moses_e2e"):
-            M.table1(pd.concat([rows, fake.assign(**{field: value})], ignore_index=True))
+            M.e2e_table(pd.concat([rows, fake.assign(**{field: value})], ignore_index=True))
 
 
 def test_mediani_end_to_end_moses_table_equals_ours(corpus, tmp_path):
@@ -194,9 +214,10 @@ def test_mediani_end_to_end_moses_table_equals_ours(corpus, tmp_path):
     checks = rows[rows.system.isin(["moses-e2e", "ours-e2e"]) & (rows.repeat == 0)].check.tolist()
     assert any(c.startswith("end-to-end tables identical") for c in checks), checks
     assert rows.e2e_value_mismatches.dropna().eq(0).all() and rows.e2e_only_moses.dropna().eq(0).all()
-    t1 = M.table1(rows).set_index("key")
-    assert t1.loc["ours, end to end", "speedup_vs_moses_e2e"] > 0
-    assert t1.loc["Moses, end to end", "pigz"] in ("present", "absent (gzip)")
+    t = M.e2e_table(rows).set_index("key")
+    assert t.loc["ours, end to end", "speedup_vs_moses_e2e"] > 0
+    assert t.loc["Moses, end to end", "pigz"] in ("present", "absent (gzip)")
+    assert "extract file gzipped at zlib level 1" in M.e2e_notes(rows)
 
 
 # ------------------------------------------------------------------ Mediani: live Moses

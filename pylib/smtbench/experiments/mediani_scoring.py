@@ -307,8 +307,11 @@ def _run_e2e(s: TmScoreSweep, p: dict, work: Path, smt: list[str]) -> tuple[floa
                      moses_steps="train-model.perl --first-step 4 --last-step 7 --reordering msd-bidirectional-fe")
     else:
         from ..ioutil import GZIP_BACKEND
+        from ..tm.extract import EXTRACT_GZ_LEVEL
         extra.update(steps="tm extract --reordering-table + tm score",
-                     deflate=GZIP_BACKEND)  # our .gz reader and writer (ISA-L's)
+                     deflate=GZIP_BACKEND,  # our .gz reader and writer (ISA-L's)
+                     extract_gz_level=EXTRACT_GZ_LEVEL,  # zlib's level of our intermediate extract.gz
+                     lexical_tables="counted in the extraction's pass (C)")
     return secs, rss, extra
 
 

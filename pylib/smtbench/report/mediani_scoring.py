@@ -36,8 +36,12 @@ RUNS = {"moses": "core: sort -> score -> score --Inverse -> sort -> consolidate 
                      "score-parallel.perl, consolidate, lexical-reordering-score; .gz)",
         "ours-e2e": "end to end: tm extract --reordering-table + tm score (lex, extract, reordering table, score; "
                     ".gz)"}
-#: the status of end-to-end rows in rows from before the end-to-end baseline existed
-E2E_NOT_IN_ROWS = "not in these rows (the end-to-end baseline postdates this run: re-run bench mediani_scoring)"
+#: the status of end-to-end rows where the rows hold none (rows from before the end-to-end baseline, or a sweep run
+#: without its two systems: the rule mediani_e2e_bench runs them on their own)
+E2E_NOT_IN_ROWS = ("not in these rows (bench mediani_scoring --systems moses-e2e,ours-e2e: the rule "
+                   "mediani_e2e_bench)")
+#: the end-to-end systems and their rows' names (table mediani_e2e)
+E2E = ("moses-e2e", "ours-e2e")
 
 
 def moses_status(rows: pd.DataFrame, system: str = "moses") -> str:
@@ -112,8 +116,9 @@ VS_SINGLE = Ratio("vs_single_run", num="ours, one job, most threads", den="the d
 VS_MOSES_REORDER = Ratio("speedup_vs_moses_reorder", num="ours, tm reorder, 1 thread",
                          den="Moses' lexical-reordering-score (one thread: it has no threads option)")
 declare("mediani_reorder", VS_MOSES_REORDER)
-declare("mediani_table1", VS_MOSES, VS_SORT, VS_MOSES_E2E)
-declare("mediani_table3", VS_MOSES, VS_MOSES_1T, VS_SORT, THREADS, VS_MOSES_E2E)
+declare("mediani_table1", VS_MOSES, VS_SORT)
+declare("mediani_table3", VS_MOSES, VS_MOSES_1T, VS_SORT, THREADS)
+declare("mediani_e2e", VS_MOSES_E2E)
 declare("mediani_table4", VS_MOSES, VS_SORT, VS_SINGLE)
 
 
@@ -243,15 +248,7 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
                         allocator=(moses_allocator(rows) if system == "moses" else "")))
         per_row.append(_ratios(rows, r, sort, VS_SORT))
         per_moses.append(_ratios(rows, r, moses, VS_MOSES))
-    e2e, per_e2e = _e2e_rows(rows, pts)
-    out += e2e
-    per_row += [[] for _ in e2e]
-    per_moses += [[] for _ in e2e]
-    per_e2e = [[] for _ in out[:len(out) - len(e2e)]] + per_e2e
     df = _interval(_interval(pd.DataFrame(out), VS_SORT, per_row), VS_MOSES, per_moses)
-    if "speedup_vs_moses_e2e" not in df:
-        df["speedup_vs_moses_e2e"] = float("nan")
-    df = _interval(df, VS_MOSES_E2E, per_e2e)
     pv = paper_values("mediani2012", "table1")
     moses = float(pv.loc[pv.key == "Moses", "paper_hours"].iloc[0])
     pv["paper_speedup_vs_moses"] = moses / pv["paper_hours"]
@@ -260,9 +257,22 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def e2e_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """The end-to-end pair (table mediani_e2e): Moses' train-model.perl steps 4-7 and ours (tm extract + tm score)
+    from the same corpus and alignment, full corpus, the most threads, with ours' ratio to Moses' and its interval
+    (rows of one run: the rule mediani_e2e_bench's, or the end-to-end rows of an older whole sweep); rows holding
+    neither give both rows with E2E_NOT_IN_ROWS and no ratio."""
+    rows = rows[rows.system.isin(E2E)] if "system" in rows else rows
+    out, per = _e2e_rows(rows, per_point(rows) if len(rows) else pd.DataFrame(columns=POINT + ["seconds_min"]))
+    df = pd.DataFrame(out)
+    if "speedup_vs_moses_e2e" not in df:
+        df["speedup_vs_moses_e2e"] = float("nan")
+    return _interval(df, VS_MOSES_E2E, per)
+
+
 def _e2e_rows(rows: pd.DataFrame, pts: pd.DataFrame) -> tuple[list[dict], list[list[float] | None]]:
-    """Table 1's end-to-end rows (Moses', then ours, full corpus, the most threads) and the per-repeat ratios of
-    ours to Moses'; rows from before the end-to-end baseline get both rows with E2E_NOT_IN_ROWS and no ratio."""
+    """The end-to-end rows (Moses', then ours, full corpus, the most threads) and the per-repeat ratios of ours to
+    Moses'; rows without the end-to-end systems get both rows with E2E_NOT_IN_ROWS and no ratio."""
     e = pts[pts.system.isin(["moses-e2e", "ours-e2e"])]
     names = {"moses-e2e": "Moses, end to end", "ours-e2e": "ours, end to end"}
     tmax = int(e.threads.max()) if len(e) else None
@@ -294,6 +304,44 @@ def _e2e_rows(rows: pd.DataFrame, pts: pd.DataFrame) -> tuple[list[dict], list[l
             per.append(_ratios(rows, r, moses, VS_MOSES_E2E))
         out.append(rec)
     return out, per
+
+
+def e2e_notes(rows: pd.DataFrame) -> str:
+    """The notes of table mediani_e2e: what each side runs, the machine, what was checked."""
+    e = rows[rows.system.isin(E2E)] if "system" in rows else rows.iloc[:0]
+    if e.empty:
+        return f"Both rows: {E2E_NOT_IN_ROWS}."
+    r0 = e.iloc[0]
+    core = e["same_bytes_as_core"].dropna() if "same_bytes_as_core" in e else pd.Series(dtype=object)
+    return (f"From the same corpus and symmetrised alignment to phrase-table.gz and "
+            f"reordering-table.wbe-msd-bidirectional-fe.gz, full corpus, the most threads of the run "
+            f"({moses_status(rows, 'moses-e2e')} for Moses). Moses = `train-model.perl --first-step 4 --last-step 7 "
+            f"--reordering msd-bidirectional-fe` (lexical tables, extract and orientations via extract-parallel.perl, "
+            f"score via score-parallel.perl, consolidate, lexical-reordering-score; .gz at every step through pigz "
+            f"where installed, else gzip: column `pigz`, which for ours names our deflate, ISA-L's through the isal "
+            f"package, every .gz read and written in-process); --cores and --sort-parallel = our threads, "
+            f"--sort-buffer-size = the sort budget. Ours = `tm extract --reordering-table` (the reordering table "
+            f"counted as the orientations are made{_ours_e2e_detail(e)}) then `tm score --threads N`. Both pairs of "
+            f"tables compared pair by pair in the first repeat (table_check: pairs, alignments, counts, the scores "
+            f"to printed precision)"
+            + (f"; our phrase table equal byte for byte to our core table of the corpus ({core.iloc[0]})"
+               if len(core) else "") +
+            f". Seconds: minima and medians over repeats, each a whole child process (interpreter start included "
+            f"for ours), repeats interleaved, on {r0.get('machine_cpu', '')}, {r0.get('machine_cores', '')} cores. "
+            f"The ratio (declared: smtbench.report.mediani_scoring.VS_MOSES_E2E) divides Moses' seconds by ours, "
+            f"same run and threads.")
+
+
+def _ours_e2e_detail(e: pd.DataFrame) -> str:
+    """What the rows of ours end to end recorded of their extraction (rows from before it say nothing)."""
+    o = e[e.system == "ours-e2e"]
+    out = []
+    if "lexical_tables" in o and o.lexical_tables.notna().any():
+        out.append(f"the lexical tables {o.lexical_tables.dropna().iloc[0]}")
+    if "extract_gz_level" in o and o.extract_gz_level.notna().any():
+        out.append(f"its extract file gzipped at zlib level {int(o.extract_gz_level.dropna().iloc[0])}: our scorer's "
+                   f"input, which nobody keeps")
+    return "".join(f"; {x}" for x in out)
 
 
 def _e2e_check(e2e_rows: pd.DataFrame) -> str:
@@ -362,9 +410,6 @@ def table3(rows: pd.DataFrame) -> pd.DataFrame:
     vs_1t: list[list[float] | None] = []
     vs_moses: list[list[float] | None] = []
     vs_moses_1t: list[list[float] | None] = []
-    vs_e2e: list[list[float] | None] = []
-    e2e_status = (moses_status(rows, "moses-e2e") if "system" in rows and rows.system.isin(["moses-e2e", "ours-e2e"]).any()
-                  else E2E_NOT_IN_ROWS)
     for frac in sorted(pts[~pts.system.isin(["distributed", "moses-e2e", "ours-e2e"])].fraction.unique()):
         rec = dict(fraction=frac, corpus=corpus_label(rows, frac))
         vs_sort.append(_ratios(rows, _best(pts, "ours", frac, tmax), _best(pts, "sort", frac), VS_SORT))
@@ -384,14 +429,6 @@ def table3(rows: pd.DataFrame) -> pd.DataFrame:
         rec["speedup_vs_moses_1t"] = rec["moses_1t_s"] / rec["ours_1t_s"]
         rec["speedup_vs_sort"] = rec["sort_s"] / rec[f"ours_{tmax}t_s"]
         rec["thread_speedup"] = rec["ours_1t_s"] / rec[f"ours_{tmax}t_s"]
-        # the end-to-end pair (corpus and alignment to phrase-table.gz) on the full corpus' row only
-        me, oe = (_best(pts, "moses-e2e", frac, tmax), _best(pts, "ours-e2e", frac, tmax)) if frac == 1 else (None, None)
-        rec[f"moses_e2e_{tmax}t_s"] = me.seconds_min if me is not None else float("nan")
-        rec[f"ours_e2e_{tmax}t_s"] = oe.seconds_min if oe is not None else float("nan")
-        rec["moses_e2e"] = e2e_status if frac == 1 else ""
-        rec["speedup_vs_moses_e2e"] = (me.seconds_min / oe.seconds_min if me is not None and oe is not None
-                                       else float("nan"))
-        vs_e2e.append(_ratios(rows, oe, me, VS_MOSES_E2E) if me is not None and oe is not None else [])
         out.append(rec)
     df = _interval(_interval(pd.DataFrame(out), VS_SORT, vs_sort), THREADS, vs_1t)
     if "speedup_vs_moses" in df:
@@ -399,7 +436,6 @@ def table3(rows: pd.DataFrame) -> pd.DataFrame:
         # speedup_vs_moses_1t keeps no interval columns of its own (as before), but its pair is checked alike
         df["speedup_vs_moses_1t"] = [v if r is not None else float("nan")
                                      for v, r in zip(df["speedup_vs_moses_1t"], vs_moses_1t)]
-    df = _interval(df, VS_MOSES_E2E, vs_e2e)
     checks = moses_checks(rows)
     if not checks.empty:
         df = df.merge(checks[["fraction", "check"]].rename(columns={"check": "moses_table_check"}), on="fraction",
@@ -511,6 +547,17 @@ def reorder_metrics(reorder: pd.DataFrame) -> list[metrics.Record]:
     return recs
 
 
+def e2e_metrics(rows: pd.DataFrame) -> list[metrics.Record]:
+    """The end-to-end rows (:func:`e2e_table`): ours against Moses end to end (ratio, with its interval), under the
+    key it had when Table 3's full-corpus row carried it (fraction=1), so its history goes on."""
+    recs: list[metrics.Record] = []
+    for r in e2e_table(rows).itertuples():
+        if r.key == "ours, end to end":
+            recs += metrics.ratios("mediani_scoring", "fraction=1", {"speedup_vs_moses_e2e": r.speedup_vs_moses_e2e},
+                                   r)
+    return recs
+
+
 def regression_metrics(rows: pd.DataFrame) -> list[metrics.Record]:
     """`bench mediani_scoring` rows. exact per corpus fraction: how many distinct phrase tables (MD5 of the bytes) our
     thread counts and the distributed form wrote: 1. The digest itself, the extract's line count and the pair
@@ -532,8 +579,7 @@ def regression_metrics(rows: pd.DataFrame) -> list[metrics.Record]:
         recs += metrics.ratios("mediani_scoring", f"fraction={r.fraction:g}",
                                {"thread_speedup": r.thread_speedup, "speedup_vs_sort": r.speedup_vs_sort,
                                 "speedup_vs_moses": r.speedup_vs_moses,
-                                "speedup_vs_moses_1t": r.speedup_vs_moses_1t,
-                                "speedup_vs_moses_e2e": r.speedup_vs_moses_e2e}, r)
+                                "speedup_vs_moses_1t": r.speedup_vs_moses_1t}, r)
     t4 = table4(rows)
     for r in t4.itertuples():
         recs += metrics.ratios("mediani_scoring", f"distributed,k={int(r.partitions)}",
@@ -552,6 +598,10 @@ VERBS = (
              arg("--bleu", nargs="*", default=[], help="`bench mediani_scoring_bleu` rows (Table 2)"),
              arg("--reorder", nargs="*", default=[],
                  help="`bench mediani_scoring_reorder` rows: tables/mediani_reorder.{csv,md}"),
+             arg("--e2e", nargs="*", default=[],
+                 help="`bench mediani_scoring --systems moses-e2e,ours-e2e` rows (the rule mediani_e2e_bench): "
+                      "tables/mediani_e2e.{csv,md}; without it, the end-to-end rows of --rows (an older whole "
+                      "sweep's)"),
              arg("--outdir", required=True, help="writes tables/mediani_table{1,2,3,4}.{csv,md}, figures/"),
              arg("--metrics", help="output CSV of regression metrics "
                                     "(smtbench.report.mediani_scoring.regression_metrics)"),
@@ -565,6 +615,7 @@ def main(args: argparse.Namespace) -> int:
     from .common import check_counts, COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
     rows = read_rows(args.rows, "mediani_scoring")
     reorder = read_rows(args.reorder, "mediani_reorder") if args.reorder else None  # (its own run and machine)
+    e2e = read_rows(args.e2e, "mediani_scoring") if args.e2e else rows  # (its own run and machine)
     check_counts(args.counts)  # a bad --counts stops here, before any output (or folder) is made
     out = Path(args.outdir)
     cpu = f"{rows.machine_cpu.iloc[0]}, {rows.machine_cores.iloc[0]} cores" if "machine_cpu" in rows else ""
@@ -575,17 +626,8 @@ def main(args: argparse.Namespace) -> int:
               f"N threads the two sorts and the two directions side by side), on the same uncompressed fraction "
               f"files as ours (`smtbench tm score`: C, pthreads, external-memory runs + multiway merges), in the "
               f"same run, repeats interleaved ({status}); it is only the scoring core of Moses' training, not what "
-              f"a Moses user runs. End to end (full corpus, the most threads; "
-              f"{moses_status(rows, 'moses-e2e') if (rows.system == 'moses-e2e').any() else E2E_NOT_IN_ROWS}): "
-              f"Moses = `train-model.perl --first-step 4 --last-step 7 --reordering msd-bidirectional-fe` (lexical "
-              f"tables, extract and orientations via extract-parallel.perl, score via score-parallel.perl, "
-              f"consolidate, lexical-reordering-score; .gz at every step through pigz "
-              f"where installed, else gzip: column `pigz`, which for ours names our deflate (ISA-L's through the "
-              f"isal package, every .gz read and written in-process); --cores and --sort-parallel = our threads, "
-              f"--sort-buffer-size = the sort budget), ours = `tm extract --reordering-table` then `tm score "
-              f"--threads N`, both from the same corpus and symmetrised alignment to phrase-table.gz and "
-              f"reordering-table.wbe-msd-bidirectional-fe.gz, both pairs of tables compared pair by pair in the "
-              f"first repeat (table_check) and our phrase table equal byte for byte to our core table of the corpus. "
+              f"a Moses user runs; end to end (tm extract + tm score against train-model.perl steps 4-7): table "
+              f"mediani_e2e. "
               f"sort pipeline = GNU sort + a single-threaded streaming scorer in C + consolidate (the Moses design "
               f"in our code); in-memory = pandas. Seconds are minima over repeats on {cpu}, each a whole child "
               f"process (interpreter start included for ours). Our tables were checked equal to each other "
@@ -594,12 +636,11 @@ def main(args: argparse.Namespace) -> int:
               f"(hours on 8/16-core machines, 13.8M-29.4M sentence pairs; their Moses is the whole training "
               f"step, closer to our end-to-end row than to the core). allocator: the malloc Moses' score and "
               f"consolidate run with, read from the binaries by the run (smtbench.moses_peer.allocator_of). Ratios "
-              f"(declared: smtbench.report.mediani_scoring): against Moses' core at the row's thread count, ours "
-              f"end to end against Moses end to end at the same threads, against our sort pipeline and our "
+              f"(declared: smtbench.report.mediani_scoring): against Moses' core at the row's thread count, "
+              f"against our sort pipeline and our "
               f"1-thread run within the run; Table 4's critical path is measured where the k parts ran side by side "
               f"on k <= the machine's cores, otherwise (parts one after another) it is a projection and carries no "
-              f"ratio. A ratio cell left blank: its rows are not in this run (e.g. rows from before the end-to-end "
-              f"baseline)." + " " + INTERVAL_NOTE)
+              f"ratio. A ratio cell left blank: its rows are not in this run." + " " + INTERVAL_NOTE)
     ext = rows[rows.system == "moses-extract"] if "system" in rows else rows.iloc[:0]
     if len(ext):
         e = ext.iloc[0]
@@ -650,12 +691,15 @@ def main(args: argparse.Namespace) -> int:
                                "(the smaller and the larger of the paper's two corpora); BLEU: Table 2 "
                                "(mediani_table2)."
                                + (" " + COUNT_NOTE if args.counts else ""))
+    write_table(e2e_table(e2e), out / "tables" / "mediani_e2e",
+                "Mediani end to end: ours against Moses' train-model.perl steps 4-7 (issue 43)",
+                notes=e2e_notes(e2e) + " " + INTERVAL_NOTE)
     write_table(table4(rows), out / "tables" / "mediani_table4",
                 "Mediani et al. 2012 Table 4: the distributed form (partition, score with partial counts, merge)",
                 notes=common + " critical_path_s = partition + slowest partition + merge (one node per "
                                "partition); seconds_min = all of it on this machine, one after another.")
     save_figure(fig_scaling(rows), out / "figures" / "mediani_scaling.png")
     if args.metrics:
-        metrics.write(regression_metrics(rows) + (reorder_metrics(reorder) if reorder is not None else []),
-                      args.metrics)
+        metrics.write(regression_metrics(rows) + e2e_metrics(e2e)
+                      + (reorder_metrics(reorder) if reorder is not None else []), args.metrics)
     return 0
