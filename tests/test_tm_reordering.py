@@ -290,18 +290,31 @@ def test_empty_and_blank(tmp_path, data):
     assert py == c, (py, c)
 
 
-@pytest.mark.parametrize("plain", [False, True])
-def test_extractor_feeds_the_scorer(corpus, tmp_path, plain):
+@pytest.mark.parametrize("plain, orientation, threads", [(False, False, 1), (True, False, 1), (False, True, 1),
+                                                          (False, False, 3)])
+def test_extractor_feeds_the_scorer(corpus, tmp_path, monkeypatch, plain, orientation, threads):
     """tm extract --reordering-table: the orientation lines counted as the extractor makes them (no extract.o
-    between) give the table tm reorder writes from extract.o."""
+    between: counted in the C extractor's own buffer; with --orientation: the copies written to extract.o) give the
+    table tm reorder writes from extract.o, whatever --threads deflates its parts (blocks of 7 sentences, so a
+    table is counted over many calls)."""
+    import smtbench.tm.extract as X
+    from smtbench.cli import main
+    monkeypatch.setattr(X, "BLOCK", 7)
+    out = tmp_path / "x"
+    rc = main(["tm", "extract", "--src", str(corpus / "f"), "--tgt", str(corpus / "e"), "--align", str(corpus / "al"),
+               "--outdir", str(out), "--no-inverse", "--reordering-table", str(out / "rt.gz"), "-q",
+               "--threads", str(threads)] + (["--plain"] if plain else []) + (["--orientation"] if orientation else []))
+    assert rc == 0 and (out / "extract.o.gz").exists() == orientation
+    score_reordering([str(corpus / "extract.o.gz")], str(tmp_path / "via"))
+    assert gzip.open(out / "rt.gz").read() == (tmp_path / "via").read_bytes()
+
+
+def test_extract_threads_refused_before_any_output(corpus, tmp_path, capsys):
     from smtbench.cli import main
     out = tmp_path / "x"
     rc = main(["tm", "extract", "--src", str(corpus / "f"), "--tgt", str(corpus / "e"), "--align", str(corpus / "al"),
-               "--outdir", str(out), "--no-inverse", "--reordering-table", str(out / "rt.gz"), "-q"]
-              + (["--plain"] if plain else []))
-    assert rc == 0 and not (out / "extract.o.gz").exists()
-    score_reordering([str(corpus / "extract.o.gz")], str(tmp_path / "via"))
-    assert gzip.open(out / "rt.gz").read() == (tmp_path / "via").read_bytes()
+               "--outdir", str(out), "--reordering-table", str(out / "rt.gz"), "-q", "--threads", "0"])
+    assert rc != 0 and "--threads 0" in capsys.readouterr().err and not out.exists()
 
 
 def test_keys_sharing_a_long_prefix(tmp_path):

@@ -229,3 +229,28 @@ def test_alignment_ties_follow_moses(tmp_path):
             assert got.loc[key, "align"] == ref.loc[key, "align"], (name, key)
             for col in ("lex_fe", "lex_ef"):
                 assert got.loc[key, col] == pytest.approx(ref.loc[key, col], rel=1e-5), (name, key, col)
+
+
+def test_scores_are_printed_as_printf_g6():
+    """The scorer's fast %.6g (phrase_write.h sb_ps_put_g6: no log10/pow call a number) prints what printf prints
+    (Python's '%.6g' is the same correctly rounded conversion): random probabilities and their powers, ratios of
+    counts, exact ties (1/1024 = 0.0009765625: printf rounds to even), values just either side of a tie and of a
+    power of ten (9.999995e-39 decides the exponent), the extremes."""
+    import random
+
+    from smtbench.native import ffi, lib
+    buf = ffi.new("char[64]")
+
+    def g6(v: float) -> str:
+        lib.sb_ps_format_g6(v, buf, 64)
+        return ffi.string(buf).decode()
+
+    rng = random.Random(43)
+    vals = [rng.random() ** rng.choice([1, 2, 5, 20, 60]) for _ in range(100_000)]
+    vals += [x / y for x in range(1, 60) for y in range(x, 400)] + [1 / 2 ** k for k in range(1, 60)]
+    for k in range(-40, 12):
+        for d in (1, 9.999995, 9.9999949999, 9.99999500001, 1.000005, 0.5, 0.1234565, 0.1234575, 0.9999995):
+            vals.append(d * 10.0 ** k)
+    vals += [0.0, 1.0, 5e-324, 1e-300, 1.7976931348623157e308, 123456.5, 999999.5, 0.1]
+    bad = [(v, g6(v), "%.6g" % v) for v in vals if g6(v) != "%.6g" % v]
+    assert not bad, bad[:5]

@@ -127,11 +127,25 @@ static void q_fail(loadq *q, int rc, uint64_t line, const char *msg) {
 }
 
 /* Sort buffer t and append it as a run to thread t's step-1 file. */
+/* Records with the same (target, source, alignment) of a sorted buffer as one, their counts summed (the merge sums
+ * counts, so the table is the same): the run holds each distinct (pair, alignment) once, as Moses' score counts per
+ * distinct pair. Not for weighted input, whose counts need not be integers: a sum's rounding would then depend on
+ * how runs were cut. Returns the records kept. */
+static size_t combine1(rec1 *b, size_t n) {
+    size_t w = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (cmp1(&b[i], &b[w]) == 0) b[w].count += b[i].count;
+        else if (++w != i) b[w] = b[i];
+    }
+    return n ? w + 1 : 0;
+}
+
 int sb_ps_spill1(sb_pscore *s, int t) {
     size_t n = s->n1[t];
     if (!n) return SB_OK;
     rec1 *b = s->buf1[t];
     sort1(b, n);
+    if (!s->a.weighted) n = combine1(b, n);
     int rc = sb_ps_write_all(s->fd1[t], b, n * sizeof(rec1));
     if (rc) return rc;
     pthread_mutex_lock(&s->mu);

@@ -56,3 +56,13 @@ void sb_ps_write_counts(FILE *out, const sb_pscore *s, pkey src, pkey tgt, uint6
     fprintf(out, "%s ||| %s ||| %s ||| %.17g\n", sb_ps_key_str(s, src, s->fword, sb, sizeof sb),
             sb_ps_key_str(s, tgt, s->eword, tb, sizeof tb), (sb_ps_align_str(align, ab), ab), count);
 }
+
+size_t sb_ps_format_g6(double v, char *out, size_t n) {
+    char buf[64];
+    size_t len = (size_t)(sb_ps_put_g6(buf, v) - buf);
+    if (!n) return len;
+    size_t k = len < n - 1 ? len : n - 1;
+    memcpy(out, buf, k);
+    out[k] = 0;
+    return len;
+}

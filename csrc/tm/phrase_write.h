@@ -5,6 +5,12 @@
 #define SMTBENCH_PHRASE_WRITE_H
 #include "tm/phrase_core.h"
 
+/* CFFI-BEGIN */
+/* v as the tables print a score (sb_ps_put_g6: printf's %.6g) into out (NUL-terminated, n >= 32); returns its length.
+ * For the tests, which hold the fast formatter to printf. */
+size_t sb_ps_format_g6(double v, char *out, size_t n);
+/* CFFI-END */
+
 /* an alignment's string form (E order, then F order, as Moses' extract writes it) at p; returns its end */
 static inline char *sb_ps_align_str(uint64_t m, char *p) {
     char *start = p;
@@ -17,7 +23,7 @@ static inline char *sb_ps_align_str(uint64_t m, char *p) {
     *p = 0;
     return p;
 }
-/* fast number output: integers as such, scores as printf's %.6g (6 significant digits) */
+/* fast number output: integers as such, scores as printf's %.6g (6 significant digits, the same bytes) */
 static inline char *sb_ps_put_u64(char *p, uint64_t v) {
     char t[24];
     int n = 0;
@@ -29,17 +35,35 @@ static inline char *sb_ps_put_count(char *p, double v) {
     if (v >= 0 && v < 1e15 && v == floor(v)) return sb_ps_put_u64(p, (uint64_t)v);
     return p + sprintf(p, "%.10g", v);
 }
+/* 10^k as pow(10.0, k) gives it, without the call: exact for 0 <= k <= 22 (pow's error bound, < 1 ULP, leaves it no
+ * other double), pow beyond */
+static inline double sb_ps_pow10(int k) {
+    static const double exact[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
+                                     1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    return k >= 0 && k <= 22 ? exact[k] : pow(10.0, k);
+}
 static inline char *sb_ps_put_g6(char *p, double v) {
     if (!(v > 0) || !isfinite(v) || v < 1e-300) return p + sprintf(p, "%.6g", v);
-    int e = (int)floor(log10(v));
+    /* the decimal exponent e: 6 digits m = round(v * 10^(5-e)) in [10^5, 10^6) - one e satisfies it; the binary
+     * exponent's floor(log10(2^(b-1))) starts at most one below it (log10 itself cost a call a number), and one
+     * more step covers m rounding up to 10^6 */
+    int b;
+    (void)frexp(v, &b);
+    int e = (int)floor((b - 1) * 0.30102999566398120);
+    /* x is v * 10^(5-e) to a few units of its last bit (< 1e-9 for x < 10^7): a fraction this near .5 may round
+     * either way (an exact tie, 1/1024 = 0.0009765625, printf takes to even; 9.999995e-39 just below its tie decides
+     * e itself) - printf decides those */
     uint64_t m = 0;
-    for (int tries = 0; tries < 3; tries++) {
-        m = (uint64_t)llround(v * pow(10.0, 5 - e));
+    int near_tie = 0;
+    for (int tries = 0; tries < 4; tries++) {
+        double x = v * sb_ps_pow10(5 - e);
+        m = (uint64_t)llround(x);
+        near_tie |= fabs(x - floor(x) - 0.5) < 1e-7;
         if (m >= 1000000) e++;
         else if (m < 100000) e--;
         else break;
     }
-    if (m >= 1000000 || m < 100000) return p + sprintf(p, "%.6g", v);
+    if (m >= 1000000 || m < 100000 || near_tie) return p + sprintf(p, "%.6g", v);
     char d[6];
     for (int i = 5; i >= 0; i--) { d[i] = (char)('0' + m % 10); m /= 10; }
     int nd = 6;

@@ -17,6 +17,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                    help="also write the reordering table (as `tm reorder` writes it from extract.o) from the orientation "
                         "lines as they are made, without extract.o between (with or without --orientation)")
     p.add_argument("--reordering-smoothing", type=float, default=0.5, help="its additive smoothing (Moses: 0.5)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="parts of the reordering table (a .gz --reordering-table) gzip-compressed in parallel, as "
+                        "`tm reorder --threads`; the extraction and the counting are one thread")
     p.add_argument("--no-inverse", action="store_true",
                    help="do not write extract.inv.gz (our scorer does not read it; Moses' score and `tm score-moses` do)")
     p.add_argument("--plain", action="store_true",
@@ -37,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
         from ..tm.reordering import ReorderCounter
         if not args.reordering_smoothing >= 0:
             raise ValueError(f"--reordering-smoothing {args.reordering_smoothing}: must be >= 0")
+        if not 1 <= args.threads <= 256:  # (checked before any output)
+            raise ValueError(f"--threads {args.threads}: must be in 1..256")
         counter = ReorderCounter()
     n = extract_files(args.src, args.tgt, args.align, str(out / "extract.gz"), inv,
                       max_len=args.max_length, progress=not args.quiet, plain=args.plain,
@@ -44,6 +49,6 @@ def run(args: argparse.Namespace) -> int:
                       lex_out=(str(out / "lex.f2e"), str(out / "lex.e2f")))
     print(f"extracted {n} phrase pairs -> {out}")
     if counter is not None:
-        st = counter.write(args.reordering_table, args.reordering_smoothing)
+        st = counter.write(args.reordering_table, args.reordering_smoothing, threads=args.threads)
         print(f"{st.pairs} phrase pairs -> {args.reordering_table}")
     return 0

@@ -257,7 +257,8 @@ def e2e_commands(s: TmScoreSweep, system: str, threads: int, work: Path, smt: li
     out = d / "out"
     if system == "ours-e2e":
         steps = [smt + ["tm", "extract", "--src", s.src, "--tgt", s.tgt, "--align", s.align, "--outdir", str(out),
-                        "--max-length", "7", "--no-inverse", "--quiet", "--reordering-table", str(out / E2E_RT)],
+                        "--max-length", "7", "--no-inverse", "--quiet", "--reordering-table", str(out / E2E_RT),
+                        "--threads", str(threads)],
                  smt + ["tm", "score", "--extract", str(out / "extract.gz"), "--lex-f2e", str(out / "lex.f2e"),
                         "--lex-e2f", str(out / "lex.e2f"), "--out", str(out / "phrase-table.gz"),
                         "--threads", str(threads), "--memory", s.sort_memory, "--tmpdir", str(out)]]

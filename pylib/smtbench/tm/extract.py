@@ -195,6 +195,8 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
     lineno = 0  # lines before this block
     live = [k for k, out in enumerate(outs) if out is not None]
     made = sorted({*live, *([2] if reordering is not None else [])})  # outputs made: written (live) or counted
+    # the orientation lines only counted (no extract.o written): counted straight from the extractor's buffer
+    direct = reordering is not None and outs[2] is None
     writers = {k: ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract-write") for k in live}
     pending: list[Future] = []  # the previous block's writes
     try:
@@ -210,7 +212,7 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
                 data.append(text.encode("utf-8"))
             st.pos[0] = st.pos[1] = st.pos[2] = 0
             st.next = 0
-            parts: dict[int, list[bytes]] = {k: [] for k in made}
+            parts: dict[int, list[bytes]] = {k: [] for k in made if not (k == 2 and direct)}
             while True:
                 rc = lib.sb_extract_block(st, data[0], len(data[0]), data[1], len(data[1]), data[2],
                                           len(data[2]), max_len, flags)
@@ -222,7 +224,10 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
                 check(rc, f"extract {names[0]}")
                 for k in made:
                     if st.len[k]:
-                        parts[k].append(ffi.buffer(st.data[k], st.len[k])[:])
+                        if k == 2 and direct:  # counted where C wrote it (no copy), in the lines' order
+                            reordering.count_text(st.data[2], ORIENTATION_LINES, st.len[2])  # type: ignore[union-attr]
+                        else:
+                            parts[k].append(ffi.buffer(st.data[k], st.len[k])[:])
                         st.len[k] = 0
                 if st.stop < 0:
                     break
@@ -233,13 +238,17 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
                     _lex_points(st, *block[i], names[2], lineno + i + 1)
                 for k in made:
                     if lines[k]:
-                        parts[k].append("".join(lines[k]).encode("utf-8"))
+                        text = "".join(lines[k]).encode("utf-8")
+                        if k == 2 and direct:
+                            reordering.count_text(text, ORIENTATION_LINES)  # type: ignore[union-attr]
+                        else:
+                            parts[k].append(text)
                 st.pairs += len(lines[0])
             for f in pending:
                 f.result()
             pending = [writers[k].submit(_write_all, outs[k], parts[k]) for k in live]
-            if reordering is not None:  # (a C call: the writers compress meanwhile)
-                reordering.count_text(b"".join(parts[2]), "the extractor's orientation lines")
+            if reordering is not None and not direct:  # (a C call: the writers compress meanwhile)
+                reordering.count_text(b"".join(parts[2]), ORIENTATION_LINES)
             lineno += len(block)
             pb.update(len(block))
         for f in pending:
@@ -267,6 +276,10 @@ def _lex_points(st, ls: str, lt: str, la: str, align: str, lineno: int) -> None:
     b_s, b_t = " ".join(fw).encode("utf-8"), " ".join(ew).encode("utf-8")  # (no line end: a word byte in C)
     check(lib.sb_extract_lex_points(st, b_s, len(b_s), b_t, len(b_t), ffi.new("int32_t[]", [f for f, _ in pts]),
                                     ffi.new("int32_t[]", [e for _, e in pts]), len(pts)), f"lexical counts of {align}")
+
+
+#: the stream name the reordering counter's errors give for the extractor's orientation lines
+ORIENTATION_LINES = "the extractor's orientation lines"
 
 
 def _write_all(out, parts: list[bytes]) -> None:
