@@ -126,35 +126,52 @@ static void q_fail(loadq *q, int rc, uint64_t line, const char *msg) {
     pthread_mutex_unlock(&q->mu);
 }
 
-/* Sort buffer t and append it as a run to thread t's step-1 file. */
-/* Records with the same (target, source, alignment) of a sorted buffer as one, their counts summed (the merge sums
- * counts, so the table is the same): the run holds each distinct (pair, alignment) once, as Moses' score counts per
- * distinct pair. Not for weighted input, whose counts need not be integers: a sum's rounding would then depend on
- * how runs were cut. Returns the records kept. */
-static size_t combine1(rec1 *b, size_t n) {
-    size_t w = 0;
-    for (size_t i = 1; i < n; i++) {
-        if (cmp1(&b[i], &b[w]) == 0) b[w].count += b[i].count;
-        else if (++w != i) b[w] = b[i];
+#define STAGE 128   /* records staged between a sorted buffer and its run file (8 KiB: stays in the first-level cache
+                     * beside the buffer streaming through it; 512 were evicted by it) */
+
+/* The sorted b[0 .. n) written to fd with records of the same (target, source, alignment) as one, their counts
+ * summed (the merge sums counts, so the table is the same): a run holds each distinct (pair, alignment) once, as
+ * Moses' score counts per distinct pair. One read of b, through a small staging buffer (combining in place, then
+ * writing, read the buffer twice: +8% first-level misses a line on the count point). *kept = records written. */
+static int write_combined(int fd, const rec1 *b, size_t n, size_t *kept) {
+    rec1 *stage = malloc(STAGE * sizeof(rec1));
+    if (!stage) return SB_ENOMEM;
+    size_t ns = 1, k = 0;
+    int rc = SB_OK;
+    stage[0] = b[0];
+    for (size_t i = 1; i < n && !rc; i++) {
+        if (cmp1(&b[i], &stage[ns - 1]) == 0) { stage[ns - 1].count += b[i].count; continue; }
+        if (ns == STAGE) {   /* all but the last, which a duplicate may still join */
+            rc = sb_ps_write_all(fd, stage, (STAGE - 1) * sizeof(rec1));
+            k += STAGE - 1;
+            stage[0] = stage[STAGE - 1];
+            ns = 1;
+        }
+        stage[ns++] = b[i];
     }
-    return n ? w + 1 : 0;
+    if (!rc) { rc = sb_ps_write_all(fd, stage, ns * sizeof(rec1)); k += ns; }
+    free(stage);
+    *kept = k;
+    return rc;
 }
 
+/* Sort buffer t and append it as a run to thread t's step-1 file: duplicates combined (write_combined), except for
+ * weighted input, whose counts need not be integers (a sum's rounding would then depend on how runs were cut). The
+ * merge's splitters are sampled from the sorted buffer. */
 int sb_ps_spill1(sb_pscore *s, int t) {
-    size_t n = s->n1[t];
+    size_t n = s->n1[t], kept = n;
     if (!n) return SB_OK;
     rec1 *b = s->buf1[t];
     sort1(b, n);
-    if (!s->a.weighted) n = combine1(b, n);
-    int rc = sb_ps_write_all(s->fd1[t], b, n * sizeof(rec1));
+    int rc = s->a.weighted ? sb_ps_write_all(s->fd1[t], b, n * sizeof(rec1)) : write_combined(s->fd1[t], b, n, &kept);
     if (rc) return rc;
     pthread_mutex_lock(&s->mu);
-    rc = sb_ps_runvec_push(&s->runs1, (run_t){t, s->end1[t], n});
+    rc = sb_ps_runvec_push(&s->runs1, (run_t){t, s->end1[t], kept});
     for (size_t i = 0; i < n && !rc; i += SAMPLE_EVERY) rc = sb_ps_u64_push(&s->samples1, b[i].tgt.hi);
     s->st.runs1++;
-    s->st.run_bytes += n * sizeof(rec1);
+    s->st.run_bytes += kept * sizeof(rec1);
     pthread_mutex_unlock(&s->mu);
-    s->end1[t] += n;
+    s->end1[t] += kept;
     s->n1[t] = 0;
     return rc;
 }
