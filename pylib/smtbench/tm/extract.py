@@ -167,7 +167,7 @@ def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_
             if fr is not None:
                 fr.write("".join(obuf))
             if reordering is not None:
-                reordering.count_text("".join(obuf).encode("utf-8"), "the extractor's orientation lines")
+                reordering.count_text("".join(obuf).encode("utf-8"), ORIENTATION_LINES)
             n += len(buf)
         if lex is not None:  # a pass of its own, after the extraction's (whose errors come first, as in C)
             for out, text in zip(lex, _lex_text(*lexical_counts(src, tgt, align))):
