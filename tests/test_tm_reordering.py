@@ -309,11 +309,13 @@ def test_extractor_feeds_the_scorer(corpus, tmp_path, monkeypatch, plain, orient
     assert gzip.open(out / "rt.gz").read() == (tmp_path / "via").read_bytes()
 
 
-def test_extract_threads_refused_before_any_output(corpus, tmp_path, capsys):
+@pytest.mark.parametrize("table", [True, False])
+def test_extract_threads_refused_before_any_output(corpus, tmp_path, capsys, table):
     from smtbench.cli import main
     out = tmp_path / "x"
     rc = main(["tm", "extract", "--src", str(corpus / "f"), "--tgt", str(corpus / "e"), "--align", str(corpus / "al"),
-               "--outdir", str(out), "--reordering-table", str(out / "rt.gz"), "-q", "--threads", "0"])
+               "--outdir", str(out), "-q", "--threads", "0"]
+              + (["--reordering-table", str(out / "rt.gz")] if table else []))
     assert rc != 0 and "--threads 0" in capsys.readouterr().err and not out.exists()
 
 

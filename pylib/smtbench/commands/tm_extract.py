@@ -33,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
     from ..tm.extract import extract_files
     if args.max_length < 1:  # 0 or less would extract nothing and succeed
         raise ValueError(f"--max-length {args.max_length}: must be >= 1")
+    if not 1 <= args.threads <= 256:  # (with or without a reordering table: an absurd value is refused alike)
+        raise ValueError(f"--threads {args.threads}: must be in 1..256")
     out = Path(args.outdir)
     inv = None if args.no_inverse else str(out / "extract.inv.gz")
     counter = None
@@ -40,8 +42,6 @@ def run(args: argparse.Namespace) -> int:
         from ..tm.reordering import ReorderCounter
         if not args.reordering_smoothing >= 0:
             raise ValueError(f"--reordering-smoothing {args.reordering_smoothing}: must be >= 0")
-        if not 1 <= args.threads <= 256:  # (checked before any output)
-            raise ValueError(f"--threads {args.threads}: must be in 1..256")
         counter = ReorderCounter()
     n = extract_files(args.src, args.tgt, args.align, str(out / "extract.gz"), inv,
                       max_len=args.max_length, progress=not args.quiet, plain=args.plain,
