@@ -6,7 +6,8 @@
  * Five steps, as in Mediani §3.1 / Figure 1:
  *  1. load: the calling thread reads the (decompressed) input in 1 MiB chunks and hands them to `threads`
  *     workers, which parse lines, compute both lexical weights and append 64-byte records to a per-thread
- *     buffer; a full buffer is sorted by (target, source, alignment) and written to disk as a run. The buffers
+ *     buffer; a full buffer is sorted by (target, source, alignment) and written to disk as a run, equal records
+ *     as one with their counts summed (unweighted input). The buffers
  *     together never exceed the memory budget. Records are fixed-size and hold no strings: a phrase is the
  *     codes of its words (1-based ranks of the words in byte order, from the lex tables) packed into 128 bits,
  *     an alignment a 64-bit point set -- §5's fix (integer ids instead of padded fixed-width strings), without

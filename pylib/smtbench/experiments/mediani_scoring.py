@@ -15,7 +15,7 @@ extract-parallel.perl with the orientations, score-parallel.perl, consolidate, l
 where installed, at every step; ``--cores`` = our threads) on the corpus and alignment (``--src/--tgt/--align``),
 beside ``ours-e2e``: `tm extract --reordering-table` then `tm score --threads N`, which write the same
 ``phrase-table.gz`` and ``reordering-table.wbe-msd-bidirectional-fe.gz`` from the same input; both at the full corpus
-and the most threads. Both tables are compared with ours pair by pair in the first
+and the most threads (the workflow times these two in a run of their own: rule mediani_e2e_bench). Both tables are compared with ours pair by pair in the first
 repeat (:func:`smtbench.tm.model.compare_tables`: same pairs, alignments, counts, scores to printed precision);
 any difference stops the run with one line (:class:`smtbench.errors.ResultMismatch`: a time beside a peer that
 computed something else is no ratio). With ``--src/--tgt/--align``, Moses' ``extract`` also runs once on the whole

@@ -1,6 +1,7 @@
 """Mediani et al. (2012), parallel phrase scoring: Table 1 (time per system on the largest corpus), Table 2 (BLEU
-with Moses' table and with ours), Table 3 (time against corpus size), Table 4 (the distributed form) and a scaling
-figure, from `bench mediani_scoring` / `bench mediani_scoring_bleu` rows.
+with Moses' table and with ours), Table 3 (time against corpus size), Table 4 (the distributed form), the end-to-end
+table (mediani_e2e: a run of its own, rule mediani_e2e_bench) and a scaling figure, from `bench mediani_scoring` /
+`bench mediani_scoring_bleu` rows.
 
 Two live Moses baselines, each named by what it runs. *Core*: "Moses" = Moses' own `score` (per direction) and
 `consolidate` with GNU sort between, on plain files (`tm score-moses`: sort -> score -> score --Inverse -> sort ->
@@ -8,7 +9,8 @@ consolidate), beside ours ("Multithreaded" = `smtbench tm score`, C, external me
 *End to end*: "Moses, end to end" = `train-model.perl --first-step 4 --last-step 7 --reordering
 msd-bidirectional-fe` (lexical tables, extract-parallel.perl with orientations, score-parallel.perl, consolidate,
 lexical-reordering-score, gzip or pigz at every step, `--cores` = ours) on the corpus and alignment, beside "ours, end
-to end" = `tm extract --reordering-table` + `tm score --threads N` writing the same phrase and reordering tables;
+to end" = `tm extract --reordering-table` + `tm score --threads N` writing the same phrase and reordering tables
+(table mediani_e2e only);
 "sort pipeline" = `tm score-sort` (GNU sort + a single-threaded streaming scorer and consolidate, in C: the Moses
 design with our code); "in-memory" = `tm score-memory` (pandas). Times are the minimum over repeats (median
 beside them). Where Moses' programs are not built its rows read moses_peer.NOT_BUILT."""

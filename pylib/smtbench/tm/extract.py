@@ -265,14 +265,12 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
 
 
 def _lex_points(st, ls: str, lt: str, la: str, align: str, lineno: int) -> None:
-    """A sentence the C extractor left to the reference: its points parsed and checked as :func:`lexical_counts`
-    does (the same errors), its events counted by ``sb_extract_lex_points``."""
+    """A sentence the C extractor left to the reference, after the reference accepted it (:func:`_sentence_lines`
+    raised for a bad token or a point outside the pair): its points parsed again (a rare path) and its events
+    counted by ``sb_extract_lex_points``."""
     from ..native import check, ffi, lib
     fw, ew = split_words(ls), split_words(lt)
     pts = parse_links(la, align, lineno)
-    for f, e in pts:
-        if not (0 <= f < len(fw) and 0 <= e < len(ew)):
-            raise AlignmentFormatError(f"{align}:{lineno}: point {f}-{e} outside the sentence pair")
     b_s, b_t = " ".join(fw).encode("utf-8"), " ".join(ew).encode("utf-8")  # (no line end: a word byte in C)
     check(lib.sb_extract_lex_points(st, b_s, len(b_s), b_t, len(b_t), ffi.new("int32_t[]", [f for f, _ in pts]),
                                     ffi.new("int32_t[]", [e for _, e in pts]), len(pts)), f"lexical counts of {align}")
