@@ -144,8 +144,10 @@ def test_mediani_end_to_end_run_of_its_own(corpus, tmp_path, no_moses):
     assert r.returncode == 0, r.stderr
     t = pd.read_csv(out / "tables" / "mediani_e2e.csv").set_index("key")
     assert t.loc["Moses, end to end", "status"] == moses_peer.NOT_BUILT
+    from smtbench.protocol import kept
+    # (the table's minimum is over kept repeats: an attempt retaken in a slow spell stays in the rows, flagged)
     assert t.loc["ours, end to end", "seconds_min"] == pytest.approx(
-        rows[rows.system == "ours-e2e"].seconds.min(), rel=1e-3)
+        kept(rows[rows.system == "ours-e2e"]).seconds.min(), rel=1e-3)
     assert "counted in the extraction's pass" in (out / "tables" / "mediani_e2e.md").read_text()
     assert "speedup_vs_moses_e2e" not in pd.read_csv(out / "tables" / "mediani_table1.csv")
 
