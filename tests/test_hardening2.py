@@ -3,6 +3,7 @@ inputs. Each bad input is one line naming the file and line or the option; nothi
 from __future__ import annotations
 
 import argparse
+import gzip
 import subprocess
 import sys
 
@@ -292,6 +293,41 @@ def test_lex_error_names_the_word(tmp_path):
         S.score_native(str(ex), str(lex), str(lex), str(tmp_path / "o.gz"), memory=1 << 20)
     with pytest.raises(ValueError, match=r"the source word 'qq' is not in the lex tables"):
         S.score_pandas(str(ex), str(lex), str(lex))
+
+
+@pytest.mark.parametrize("point, why", [
+    ("0-", "bad alignment point"), ("-0-0", "bad alignment point"), ("+0-0", "bad alignment point"),
+    ("0-+0", "bad alignment point"), ("0-0-0", "bad alignment point"), ("0--0", "bad alignment point"),
+    ("a-0", "bad alignment point"), ("0-0x", "bad alignment point"), ("1-0", "outside the phrase pair"),
+    ("0-99999999999999999999", "outside the phrase pair")])
+def test_scorer_alignment_points(tmp_path, point, why):
+    """The scorer's own point parser (no strtol): i-j, two runs of digits, nothing else; a huge index is outside the
+    pair, not wrapped into it. The bad line is named by its number."""
+    from smtbench.tm import score as S
+    ex = tmp_path / "ex"
+    ex.write_text(f"a ||| x ||| 0-0\na ||| x ||| {point}\n")
+    lex = tmp_path / "lex"
+    lex.write_text("x a 0.5\nx NULL 0.1\nNULL a 0.2\n")
+    with pytest.raises(ValueError, match=rf"ex:2: .*{why}"):
+        S.score_native(str(ex), str(lex), str(lex), str(tmp_path / "o.gz"), memory=1 << 20)
+
+
+def test_scorer_words_whole_and_tabs(tmp_path):
+    """Words are looked up whole (a prefix or an extension of a known word is not it), TABs separate like spaces, and
+    a control byte past the first 8 bytes of a line (the 8-byte scan of the line rule) is still refused."""
+    from smtbench.tm import score as S
+    lex = tmp_path / "lex"
+    lex.write_text("xy ab 0.5\nxy NULL 0.1\nNULL ab 0.2\n")
+    ok = tmp_path / "ok"
+    ok.write_text("ab\t|||  xy\t||| 0-0\nab ||| xy ||| 0-0\n")
+    out = tmp_path / "o.gz"
+    S.score_native(str(ok), str(lex), str(lex), str(out), memory=1 << 20)
+    assert gzip.open(out, "rt").read().split(" ||| ")[:2] == ["ab", "xy"]
+    for bad, what in (("a ||| xy ||| 0-0\n", "'a' is not"), ("abc ||| xy ||| 0-0\n", "'abc' is not"),
+                      ("ab ||| xy ||| 0-0 \x01\n", "control"), ("ab ||| xy |||\x7f0-0\n", "control")):
+        (tmp_path / "bad").write_text(bad)
+        with pytest.raises(ValueError, match=what):
+            S.score_native(str(tmp_path / "bad"), str(lex), str(lex), str(out), memory=1 << 20)
 
 
 def test_reordering_table_as_phrase_table_reports_its_count(toy, tmp_path):

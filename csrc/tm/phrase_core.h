@@ -74,6 +74,9 @@ typedef struct {            /* step 3: one per distinct pair (80 bytes) */
 
 typedef struct { uint64_t key; double ef, fe; } lexent;   /* key = sb_mix64(((f<<32)|e) + 1), 0 empty */
 
+/* a word of a side's vocabulary, for the parser (key = sb_bytes_hash | 1, 0 empty): its dict id and code beside it */
+typedef struct { uint64_t key; const char *w; uint32_t len, id, code, pad; } wordent;
+
 typedef struct { int file; uint64_t off, n; } run_t;   /* off/n in records */
 
 typedef struct {
@@ -89,6 +92,8 @@ struct sb_pscore {
     uint32_t *fcode, *ecode;              /* word id -> code (1-based byte-order rank) */
     const char **fword, **eword;          /* code -> word */
     int bits, maxw;                       /* bits per word code, words per 128-bit key */
+    sb_probing fwt, ewt;                  /* of wordent: the words the parser looks up (one probe, no shards) */
+    int wt;                               /* 1: fwt/ewt built (0: two words' hashes collided - the dicts answer) */
     sb_probing lex;                      /* of lexent */
     uint32_t null_f, null_e;              /* word ids of NULL (UINT32_MAX when absent) */
     int *fd1, *fd2;                       /* per-thread run files of steps 1 and 3 */

@@ -204,12 +204,53 @@ static int make_codes(const sb_dict *d, uint32_t **code_of, const char ***word_o
     *code_of = code; *word_of = word; *nwords = k;
     return SB_OK;
 }
+/* The parser's word table of one side (wordent in an sb_probing, at most half full): a word found by one hash of 8
+ * bytes a step and one probe, its code beside its id (the sharded dict hashed a byte a step, probed through its
+ * index, then looked the code up: ~130 instructions a word). Exact: a word is compared whole; two vocabulary words
+ * with one hash (p ~ 1e-11) set *collided and the dicts answer instead. */
+static inline uint64_t word_key(const char *w, size_t len) { return sb_bytes_hash(w, len) | 1; }
+static int build_words(const sb_dict *d, const uint32_t *code, sb_probing *t, int *collided) {
+    uint64_t n = sb_dict_size(d), maxid = sb_dict_max_id(d), buckets = 16;
+    while (buckets < 2 * n + 2) buckets *= 2;
+    int rc = sb_probing_init(t, buckets, sizeof(wordent), SB_PROBING_MASK, 0);
+    if (rc) return rc;
+    for (uint64_t id = 0; id < maxid; id++) {
+        if (!sb_dict_has_id(d, (uint32_t)id)) continue;
+        const char *w = sb_dict_str(d, (uint32_t)id);
+        size_t len = strlen(w);
+        uint64_t key = word_key(w, len);
+        int found;
+        wordent *e = sb_probing_slot(t, sizeof(wordent), key, sb_probing_ideal(t, key, SB_PROBING_MASK),
+                                     t->buckets - 1, &found);
+        if (found || !e) { *collided = 1; return SB_OK; }
+        *e = (wordent){key, w, (uint32_t)len, (uint32_t)id, code[id], 0};
+        t->size++;
+    }
+    return SB_OK;
+}
+/* word w[0 .. len) of side e (0: source) -> its dict id and code; 0 when it is not in the lex tables */
+static inline int find_word(const sb_pscore *s, int e, const char *w, size_t len, uint32_t *id, uint32_t *code) {
+    if (s->wt) {
+        const wordent *x = sb_probing_find(e ? &s->ewt : &s->fwt, sizeof(wordent), SB_PROBING_MASK, word_key(w, len));
+        if (!x || x->len != len || memcmp(x->w, w, len)) return 0;
+        *id = x->id; *code = x->code;
+        return 1;
+    }
+    if (!sb_dict_find(e ? s->ew : s->fw, w, len, id)) return 0;
+    *code = (e ? s->ecode : s->fcode)[*id];
+    return 1;
+}
+
 int sb_ps_prepare_vocab(sb_pscore *s) {
     if (s->fcode) return SB_OK;
     uint64_t nf, ne;
     int rc = make_codes(s->fw, &s->fcode, &s->fword, &nf);
     if (!rc) rc = make_codes(s->ew, &s->ecode, &s->eword, &ne);
     if (rc) return rc;
+    int collided = 0;
+    if ((rc = build_words(s->fw, s->fcode, &s->fwt, &collided)) || (rc = build_words(s->ew, s->ecode, &s->ewt, &collided)))
+        return rc;
+    s->wt = !collided;
     uint64_t v = (nf > ne ? nf : ne) + 1;
     int bits = 1;
     while (bits < 32 && (1ULL << bits) < v) bits++;
@@ -218,23 +259,36 @@ int sb_ps_prepare_vocab(sb_pscore *s) {
     return SB_OK;
 }
 
-/* Split a phrase field into words (in place) and rebuild it with single spaces into out. */
-static int split_words(char *p, char **words, size_t *wlen, int *nw, char *out, size_t *outlen) {
+/* Split a phrase field into words, in place (each NUL-terminated where it lies: no copy). */
+static int split_words(char *p, char **words, size_t *wlen, int *nw) {
     int n = 0;
-    size_t o = 0;
     char *save = p;
     size_t l;
-    for (char *w = sb_token(&save, 0, &l); w; w = sb_token(&save, 0, &l)) {
+    for (char *w = sb_token(&save, 1, &l); w; w = sb_token(&save, 1, &l)) {
         if (n == MAXW) return SB_EFORMAT;
-        if (o) out[o++] = ' ';
-        memcpy(out + o, w, l);
-        wlen[n] = l;
-        words[n++] = out + o;
-        o += l;
+        words[n] = w;
+        wlen[n++] = l;
     }
-    out[o] = 0;
-    *nw = n; *outlen = o;
+    *nw = n;
     return n ? SB_OK : SB_EFORMAT;
+}
+
+/* An alignment point `i-j`: two runs of decimal digits joined by one '-', nothing else (no sign, no space). A value
+ * past 10^8 stays there (outside any phrase pair, as strtol's LONG_MAX was); strtol cost 600 instructions a line. */
+static inline unsigned long point_num(const char **pp) {
+    const char *p = *pp;
+    unsigned long v = 0;
+    for (; *p >= '0' && *p <= '9'; p++) if (v < 100000000UL) v = v * 10 + (unsigned long)(*p - '0');
+    *pp = p;
+    return v;
+}
+static inline int parse_point(const char *tok, long *i, long *j) {
+    const char *p = tok;
+    if (*p < '0' || *p > '9') return -1;
+    *i = (long)point_num(&p);
+    if (*p++ != '-' || *p < '0' || *p > '9') return -1;
+    *j = (long)point_num(&p);
+    return *p ? -1 : 0;
 }
 
 /* inverse: the line is `E ||| F ||| ei-fi ...` (extract.inv); the record is the same as for extract */
@@ -255,17 +309,13 @@ int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *
         *msg = s->a.weighted ? "expected `F ||| E ||| alignment ||| count`" : "expected `F ||| E ||| alignment`";
         return SB_EFORMAT;
     }
-    char fbuf[8192], ebuf[8192];
     char *fwords[MAXW], *ewords[MAXW];
     size_t fwl[MAXW], ewl[MAXW];
     int nfw, new_;
-    size_t fl, el;
     char *end;
     if (inverse) { char *x = fields[0]; fields[0] = fields[1]; fields[1] = x; }
-    char *fs = sb_ps_trim(fields[0], &end), *es = sb_ps_trim(fields[1], &end);
-    if ((size_t)(end - es) >= sizeof ebuf || strlen(fs) >= sizeof fbuf) { *msg = "phrase too long"; return SB_EFORMAT; }
-    if (split_words(fs, fwords, fwl, &nfw, fbuf, &fl)) { *msg = "empty or over-long source phrase"; return SB_EFORMAT; }
-    if (split_words(es, ewords, ewl, &new_, ebuf, &el)) { *msg = "empty or over-long target phrase"; return SB_EFORMAT; }
+    if (split_words(fields[0], fwords, fwl, &nfw)) { *msg = "empty or over-long source phrase"; return SB_EFORMAT; }
+    if (split_words(fields[1], ewords, ewl, &new_)) { *msg = "empty or over-long target phrase"; return SB_EFORMAT; }
     if (nfw > s->maxw || new_ > s->maxw) {
         *msg = "phrase has more words than fit a key (at most 8, fewer for vocabularies over 2^16 words)";
         return SB_EFORMAT;
@@ -277,14 +327,9 @@ int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *
     char *save = fields[2];
     size_t tl;
     for (char *tok = sb_token(&save, 1, &tl); tok; tok = sb_token(&save, 1, &tl)) {
-        char *dash = strchr(tok, '-');
-        if (!dash || dash == tok || !dash[1]) { *msg = "bad alignment point (expected i-j)"; return SB_EFORMAT; }
-        char *e1, *e2;
-        long i = strtol(tok, &e1, 10), j = strtol(dash + 1, &e2, 10);
+        long i, j;
+        if (parse_point(tok, &i, &j)) { *msg = "bad alignment point (expected i-j)"; return SB_EFORMAT; }
         if (inverse) { long x = i; i = j; j = x; }
-        if (e1 != dash || *e2 || i < 0 || j < 0 || tok[0] == '-' || dash[1] == '-' || dash[1] == '+' || tok[0] == '+') {
-            *msg = "bad alignment point (expected i-j)"; return SB_EFORMAT;
-        }
         if (i >= nfw || j >= new_) { *msg = "alignment point outside the phrase pair"; return SB_EFORMAT; }
         if (nl == MAXL) { *msg = "too many alignment points"; return SB_EFORMAT; }
         lf[nl] = (uint8_t)i; le[nl] = (uint8_t)j; nl++;
@@ -300,21 +345,22 @@ int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *
     /* lexical weights, Moses' definition (average over links, NULL for unaligned words) */
     uint32_t fid[MAXW], eid[MAXW];
     pkey ks = {0, 0}, kt = {0, 0};
+    uint32_t code;
     for (int i = 0; i < nfw; i++) {
-        if (!sb_dict_find(s->fw, fwords[i], fwl[i], &fid[i])) {
+        if (!find_word(s, 0, fwords[i], fwl[i], &fid[i], &code)) {
             snprintf(msgbuf, msglen, "the source word '%.*s' is not in the lex tables", (int)(fwl[i] > 100 ? 100 : fwl[i]), fwords[i]);
             *msg = msgbuf;
             return SB_EFORMAT;
         }
-        sb_ps_key_put(&ks, s->bits, i, s->fcode[fid[i]]);
+        sb_ps_key_put(&ks, s->bits, i, code);
     }
     for (int j = 0; j < new_; j++) {
-        if (!sb_dict_find(s->ew, ewords[j], ewl[j], &eid[j])) {
+        if (!find_word(s, 1, ewords[j], ewl[j], &eid[j], &code)) {
             snprintf(msgbuf, msglen, "the target word '%.*s' is not in the lex tables", (int)(ewl[j] > 100 ? 100 : ewl[j]), ewords[j]);
             *msg = msgbuf;
             return SB_EFORMAT;
         }
-        sb_ps_key_put(&kt, s->bits, j, s->ecode[eid[j]]);
+        sb_ps_key_put(&kt, s->bits, j, code);
     }
     double lex_ef = 1.0, lex_fe = 1.0;
     for (int j = 0; j < new_; j++) {
@@ -355,7 +401,6 @@ static void *load_worker(void *arg) {
             char *nl = memchr(p, '\n', (size_t)(end - p));
             char *le = nl ? nl : end;
             *le = 0;
-            char *e;
             size_t ll = (size_t)(le - p);
             if (ll && p[ll - 1] == '\r') p[--ll] = 0;   /* a CRLF's '\r' */
             size_t bad = sb_line_control(p, ll);
@@ -364,7 +409,8 @@ static void *load_worker(void *arg) {
                 rc = SB_EFORMAT; msg = msgbuf; break;
             }
             if (lineno == 1 && ll >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) p += 3;   /* a BOM at the file's start */
-            char *t = sb_ps_trim(p, &e);
+            char *t = p;   /* (the fields' own splitting skips separators: no trim, no strlen) */
+            while (*t == ' ' || *t == '\t') t++;
             if (*t) {
                 if (s->n1[w->t] == s->cap1 && (rc = sb_ps_spill1(s, w->t))) { msg = "writing a run failed"; break; }
                 rc = sb_ps_parse_line(s, t, &s->buf1[w->t][s->n1[w->t]], &msg, msgbuf, sizeof msgbuf, 0);

@@ -86,6 +86,7 @@ void sb_pscore_free(sb_pscore *s) {
     free(s->fcode); free(s->ecode); free((void *)s->fword); free((void *)s->eword);
     sb_dict_free(s->fw); sb_dict_free(s->ew);
     sb_probing_release(&s->lex);
+    sb_probing_release(&s->fwt); sb_probing_release(&s->ewt);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
