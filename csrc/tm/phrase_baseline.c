@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- the Moses-style baseline's scorer */
-typedef struct { uint64_t mask; double count, lex; } alcount;
+typedef struct { uint64_t mask; double count; } alcount;
 typedef struct { pkey src, tgt; uint64_t align; double c_pair, lex; } halfpair;
 
 static int write_half_group(sb_pscore *s, FILE *out, halfpair *g, size_t n) {
@@ -65,8 +65,10 @@ int sb_pscore_stream_half(sb_pscore *s, int in_fd, int out_fd, int inverse, uint
             if (k && (al[k].count > al[b].count ||                                               \
                       (al[k].count == al[b].count && sb_ps_align_cmp_moses(al[k].mask, al[b].mask, inverse) > 0))) b = k; \
         }                                                                                        \
+        double lef = 0, lfe = 0;   /* the chosen alignment's (as our scorer: lex in the merge) */   \
+        sb_ps_lex_weights(s, cur.src, cur.tgt, al[b].mask, inverse ? 2 : 1, &lef, &lfe);          \
         if (SB_GROW(g, capg, ng + 1, 256)) { rc = SB_ENOMEM; break; }                            \
-        g[ng++] = (halfpair){cur.src, cur.tgt, al[b].mask, cp, al[b].lex};                       \
+        g[ng++] = (halfpair){cur.src, cur.tgt, al[b].mask, cp, inverse ? lfe : lef};             \
         nal = 0;                                                                                 \
     } while (0)
     while ((line = sb_ps_next_line(&lr, &len, &rc))) {
@@ -94,7 +96,7 @@ int sb_pscore_stream_half(sb_pscore *s, int in_fd, int out_fd, int inverse, uint
         cur = r; have = 1;
         if (nal && al[nal - 1].mask == r.align) { al[nal - 1].count += r.count; continue; }
         if (SB_GROW(al, capal, nal + 1, 16)) { rc = SB_ENOMEM; break; }
-        al[nal++] = (alcount){r.align, r.count, inverse ? r.lex_fe : r.lex_ef};
+        al[nal++] = (alcount){r.align, r.count};
     }
     if (!rc && have) {
         do { CLOSE_PAIR(); } while (0);

@@ -59,10 +59,11 @@ static inline int keq(pkey a, pkey b) { return a.hi == b.hi && a.lo == b.lo; }
 
 /* An alignment is a 64-bit set of points, bit f*8+e (so phrases have at most 8 words a side); its string
  * form lists the points in E order, then F order, as Moses' extract writes them. */
-typedef struct {            /* step 1: one per extract line (64 bytes) */
+typedef struct {            /* step 1: one per extract line (48 bytes; the lexical weights are computed in the merge,
+                             * once for a distinct pair's chosen alignment: phrase_runs.h sb_ps_lex_weights) */
     pkey tgt, src;
     uint64_t align;
-    double count, lex_ef, lex_fe;
+    double count;
 } rec1;
 
 typedef struct {            /* step 3: one per distinct pair (80 bytes) */
@@ -90,6 +91,7 @@ struct sb_pscore {
     char tmpdir[4096];
     sb_dict *aln, *fw, *ew;              /* alignments, words */
     uint32_t *fcode, *ecode;              /* word id -> code (1-based byte-order rank) */
+    uint32_t *fid_of, *eid_of;            /* code -> word id (for the lexical weights of a key) */
     const char **fword, **eword;          /* code -> word */
     int bits, maxw;                       /* bits per word code, words per 128-bit key */
     sb_probing fwt, ewt;                  /* of wordent: the words the parser looks up (one probe, no shards) */

@@ -1,6 +1,7 @@
 /* phrase_merge.c - see phrase_merge.h. */
 #define _GNU_SOURCE
 #include "tm/phrase_merge.h"
+#include "tm/phrase_runs.h"
 #include "tm/phrase_write.h"
 
 #include <math.h>
@@ -162,8 +163,7 @@ static void *merge1_worker(void *arg) {
     rec1 r, cur;
     memset(&cur, 0, sizeof cur);
     int have = 0;
-    double c_ef = 0, c_al = 0, best_c = -1, best_ci = -1;
-    volatile double best_lef = 0, best_lfe = 0;
+    double c_ef = 0, c_al = 0, best_c = -1, best_ci = -1, best_lef = 0, best_lfe = 0;
     uint64_t best_al = 0, best_ali = 0;
     /* close the current alignment run of the current pair */
     #define CLOSE_ALIGN() do {                                                                    \
@@ -173,15 +173,24 @@ static void *merge1_worker(void *arg) {
         }                                                                                         \
         /* direct run's winner: printed alignment and lex(e|f); inverse run's winner: lex(f|e) */   \
         if (c_al > best_c || (c_al == best_c && sb_ps_align_cmp_moses(cur.align, best_al, 0) > 0)) {    \
-            best_c = c_al; best_al = cur.align; best_lef = cur.lex_ef;                            \
+            best_c = c_al; best_al = cur.align;                                                   \
         }                                                                                         \
         if (c_al > best_ci || (c_al == best_ci && sb_ps_align_cmp_moses(cur.align, best_ali, 1) > 0)) { \
-            best_ci = c_al; best_ali = cur.align; best_lfe = cur.lex_fe;                          \
+            best_ci = c_al; best_ali = cur.align;                                                 \
+        }                                                                                         \
+    } while (0)
+    /* the winners' lexical weights, once a distinct pair (one computation where both runs chose one alignment) */
+    #define PAIR_LEX() do {                                                                       \
+        if (best_al == best_ali) sb_ps_lex_weights(s, cur.src, cur.tgt, best_al, 3, &best_lef, &best_lfe); \
+        else {                                                                                    \
+            sb_ps_lex_weights(s, cur.src, cur.tgt, best_al, 1, &best_lef, &best_lfe);             \
+            sb_ps_lex_weights(s, cur.src, cur.tgt, best_ali, 2, &best_lef, &best_lfe);            \
         }                                                                                         \
     } while (0)
     #define CLOSE_PAIR() do {                                                                     \
         CLOSE_ALIGN();                                                                            \
         if (!s->a.counts_only) {                                                                  \
+            PAIR_LEX();                                                                           \
             if (SB_GROW(w->grp, w->capg, w->ng + 1, 256)) { rc = SB_ENOMEM; break; }              \
             w->grp[w->ng++] = (rec2){cur.src, cur.tgt, best_al, 0, 0, c_ef, 0, best_lef, best_lfe}; \
         } else w->pairs++;                                                                        \
@@ -207,6 +216,7 @@ static void *merge1_worker(void *arg) {
         if (!rc && !s->a.counts_only) rc = flush_target(w);
     }
     #undef CLOSE_ALIGN
+    #undef PAIR_LEX
     #undef CLOSE_PAIR
     if (!rc && !s->a.counts_only) rc = spill2(w);
     if (!rc && w->out && ferror(w->out)) rc = SB_EIO;

@@ -184,14 +184,44 @@ static inline double lexw(const sb_pscore *s, uint32_t f, uint32_t e, int ef) {
     return v < 0 ? LEX_MISSING : v;
 }
 
+void sb_ps_lex_weights(const sb_pscore *s, pkey src, pkey tgt, uint64_t m, int want, double *lex_ef, double *lex_fe) {
+    uint32_t fid[8], eid[8];
+    int nf = 0, ne = 0;
+    for (uint64_t c; nf < s->maxw && (c = sb_ps_key_get(src, s->bits, nf)); nf++) fid[nf] = s->fid_of[c];
+    for (uint64_t c; ne < s->maxw && (c = sb_ps_key_get(tgt, s->bits, ne)); ne++) eid[ne] = s->eid_of[c];
+    if (want & 1) {
+        double w = 1.0;
+        for (int j = 0; j < ne; j++) {
+            double sum = 0;
+            int c = 0;
+            for (uint64_t col = (m >> j) & 0x0101010101010101ULL; col; col &= col - 1, c++)
+                sum += lexw(s, fid[__builtin_ctzll(col) >> 3], eid[j], 1);
+            w *= c ? sum / c : lexw(s, s->null_f, eid[j], 1);
+        }
+        *lex_ef = w;
+    }
+    if (want & 2) {
+        double w = 1.0;
+        for (int i = 0; i < nf; i++) {
+            double sum = 0;
+            int c = 0;
+            for (uint64_t row = (m >> (i * 8)) & 0xff; row; row &= row - 1, c++)
+                sum += lexw(s, fid[i], eid[__builtin_ctzll(row)], 0);
+            w *= c ? sum / c : lexw(s, fid[i], s->null_e, 0);
+        }
+        *lex_fe = w;
+    }
+}
+
 static int cmp_by_str(const void *a, const void *b, void *ctx) {   /* GNU qsort_r: no global state */
     const sb_dict *d = ctx;
     return strcmp(sb_dict_str(d, *(const uint32_t *)a), sb_dict_str(d, *(const uint32_t *)b));
 }
 /* codes = 1-based ranks of the words in byte order */
-static int make_codes(const sb_dict *d, uint32_t **code_of, const char ***word_of, uint64_t *nwords) {
+static int make_codes(const sb_dict *d, uint32_t **code_of, const char ***word_of, uint32_t **id_of,
+                      uint64_t *nwords) {
     uint64_t n = sb_dict_size(d), maxid = sb_dict_max_id(d);
-    uint32_t *ids = malloc((n ? n : 1) * sizeof(uint32_t));
+    uint32_t *ids = malloc((n + 1) * sizeof(uint32_t));   /* (then code -> id, code 0 none) */
     uint32_t *code = calloc(maxid ? maxid : 1, sizeof(uint32_t));
     const char **word = malloc((n + 1) * sizeof(char *));
     if (!ids || !code || !word) { free(ids); free(code); free((void *)word); return SB_ENOMEM; }
@@ -200,8 +230,9 @@ static int make_codes(const sb_dict *d, uint32_t **code_of, const char ***word_o
     qsort_r(ids, k, sizeof(uint32_t), cmp_by_str, (void *)d);
     word[0] = "";
     for (uint64_t r = 0; r < k; r++) { code[ids[r]] = (uint32_t)(r + 1); word[r + 1] = sb_dict_str(d, ids[r]); }
-    free(ids);
-    *code_of = code; *word_of = word; *nwords = k;
+    memmove(ids + 1, ids, k * sizeof(uint32_t));   /* code -> id (n + 1 >= k + 1 slots): code c's id at ids[c] */
+    ids[0] = UINT32_MAX;
+    *code_of = code; *word_of = word; *id_of = ids; *nwords = k;
     return SB_OK;
 }
 /* The parser's word table of one side (wordent in an sb_probing, at most half full): a word found by one hash of 8
@@ -244,8 +275,8 @@ static inline int find_word(const sb_pscore *s, int e, const char *w, size_t len
 int sb_ps_prepare_vocab(sb_pscore *s) {
     if (s->fcode) return SB_OK;
     uint64_t nf, ne;
-    int rc = make_codes(s->fw, &s->fcode, &s->fword, &nf);
-    if (!rc) rc = make_codes(s->ew, &s->ecode, &s->eword, &ne);
+    int rc = make_codes(s->fw, &s->fcode, &s->fword, &s->fid_of, &nf);
+    if (!rc) rc = make_codes(s->ew, &s->ecode, &s->eword, &s->eid_of, &ne);
     if (rc) return rc;
     int collided = 0;
     if ((rc = build_words(s->fw, s->fcode, &s->fwt, &collided)) || (rc = build_words(s->ew, s->ecode, &s->ewt, &collided)))
@@ -321,7 +352,6 @@ int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *
         return SB_EFORMAT;
     }
     /* alignment */
-    uint8_t lf[MAXL], le[MAXL];
     int nl = 0;
     uint64_t amask = 0;
     char *save = fields[2];
@@ -332,7 +362,7 @@ int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *
         if (inverse) { long x = i; i = j; j = x; }
         if (i >= nfw || j >= new_) { *msg = "alignment point outside the phrase pair"; return SB_EFORMAT; }
         if (nl == MAXL) { *msg = "too many alignment points"; return SB_EFORMAT; }
-        lf[nl] = (uint8_t)i; le[nl] = (uint8_t)j; nl++;
+        nl++;
         amask |= 1ULL << (i * 8 + j);
     }
     double count = 1.0;
@@ -342,12 +372,10 @@ int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *
         count = strtod(cs, &ce);
         if (!*cs || *ce || errno || !(count > 0) || !isfinite(count)) { *msg = "bad count"; return SB_EFORMAT; }
     }
-    /* lexical weights, Moses' definition (average over links, NULL for unaligned words) */
-    uint32_t fid[MAXW], eid[MAXW];
     pkey ks = {0, 0}, kt = {0, 0};
-    uint32_t code;
+    uint32_t id, code;
     for (int i = 0; i < nfw; i++) {
-        if (!find_word(s, 0, fwords[i], fwl[i], &fid[i], &code)) {
+        if (!find_word(s, 0, fwords[i], fwl[i], &id, &code)) {
             snprintf(msgbuf, msglen, "the source word '%.*s' is not in the lex tables", (int)(fwl[i] > 100 ? 100 : fwl[i]), fwords[i]);
             *msg = msgbuf;
             return SB_EFORMAT;
@@ -355,27 +383,16 @@ int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *
         sb_ps_key_put(&ks, s->bits, i, code);
     }
     for (int j = 0; j < new_; j++) {
-        if (!find_word(s, 1, ewords[j], ewl[j], &eid[j], &code)) {
+        if (!find_word(s, 1, ewords[j], ewl[j], &id, &code)) {
             snprintf(msgbuf, msglen, "the target word '%.*s' is not in the lex tables", (int)(ewl[j] > 100 ? 100 : ewl[j]), ewords[j]);
             *msg = msgbuf;
             return SB_EFORMAT;
         }
         sb_ps_key_put(&kt, s->bits, j, code);
     }
-    double lex_ef = 1.0, lex_fe = 1.0;
-    for (int j = 0; j < new_; j++) {
-        double sum = 0; int c = 0;
-        for (int k = 0; k < nl; k++) if (le[k] == j) { sum += lexw(s, fid[lf[k]], eid[j], 1); c++; }
-        lex_ef *= c ? sum / c : lexw(s, s->null_f, eid[j], 1);
-    }
-    for (int i = 0; i < nfw; i++) {
-        double sum = 0; int c = 0;
-        for (int k = 0; k < nl; k++) if (lf[k] == i) { sum += lexw(s, fid[i], eid[le[k]], 0); c++; }
-        lex_fe *= c ? sum / c : lexw(s, fid[i], s->null_e, 0);
-    }
     r->src = ks; r->tgt = kt;
     r->align = amask;
-    r->count = count; r->lex_ef = lex_ef; r->lex_fe = lex_fe;
+    r->count = count;
     return SB_OK;
 }
 

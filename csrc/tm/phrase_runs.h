@@ -1,5 +1,5 @@
 /* phrase_runs.h - step 1 of the phrase scorer (phrase_score.h): the lex tables, the words' byte-order codes, and the
- * extract lines parsed in `threads` workers into 64-byte records, sorted runs of which go to disk. */
+ * extract lines parsed in `threads` workers into 48-byte records, sorted runs of which go to disk. */
 #ifndef SMTBENCH_PHRASE_RUNS_H
 #define SMTBENCH_PHRASE_RUNS_H
 #include "tm/phrase_core.h"
@@ -14,10 +14,15 @@ int sb_pscore_load_extract(sb_pscore *s, int fd, uint64_t *err_line, char *err, 
 
 /* The words' codes (1-based ranks in byte order) and the key width, once the lex tables are in (idempotent). */
 int sb_ps_prepare_vocab(sb_pscore *s);
-/* One extract line (trimmed, NUL-terminated, cut in place) into r: keys, alignment, count and both lexical weights.
+/* One extract line (NUL-terminated, cut in place) into r: keys, alignment and count.
  * inverse: the line is `E ||| F ||| ei-fi ...` (extract.inv); the record is the same as for extract. SB_EFORMAT
  * with *msg (possibly msgbuf) saying what is wrong. */
 int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *msgbuf, size_t msglen, int inverse);
+/* The lexical weights of phrase pair (src, tgt) under alignment m (bit f*8+e), Moses' definition: lex(e|f) = the
+ * product over target words of the mean w(e|f) over the words aligned to it (w(e|NULL) if none), lex(f|e) likewise;
+ * an alignment is a set, as Moses' score reads it (its points summed in increasing position). want: 1 lex(e|f),
+ * 2 lex(f|e), 3 both. */
+void sb_ps_lex_weights(const sb_pscore *s, pkey src, pkey tgt, uint64_t m, int want, double *lex_ef, double *lex_fe);
 /* Sort thread t's buffer and append it as a run to its step-1 file (with samples of its targets). */
 int sb_ps_spill1(sb_pscore *s, int t);
 

@@ -84,6 +84,7 @@ void sb_pscore_free(sb_pscore *s) {
     free(s->runs1.v); free(s->runs2.v); free(s->samples1.v); free(s->samples2.v);
     sb_dict_free(s->aln);
     free(s->fcode); free(s->ecode); free((void *)s->fword); free((void *)s->eword);
+    free(s->fid_of); free(s->eid_of);
     sb_dict_free(s->fw); sb_dict_free(s->ew);
     sb_probing_release(&s->lex);
     sb_probing_release(&s->fwt); sb_probing_release(&s->ewt);

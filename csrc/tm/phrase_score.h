@@ -5,7 +5,7 @@
  *
  * Five steps, as in Mediani §3.1 / Figure 1:
  *  1. load: the calling thread reads the (decompressed) input in 1 MiB chunks and hands them to `threads`
- *     workers, which parse lines, compute both lexical weights and append 64-byte records to a per-thread
+ *     workers, which parse lines and append 48-byte records (keys, alignment, count) to a per-thread
  *     buffer; a full buffer is sorted by (target, source, alignment) and written to disk as a run, equal records
  *     as one with their counts summed (unweighted input). The buffers
  *     together never exceed the memory budget. Records are fixed-size and hold no strings: a phrase is the
@@ -15,7 +15,7 @@
  *     out sorted like Moses'. Limits: 8 words a side (fewer past 2^16 words of vocabulary).
  *  2./3. the runs are merged (multiway, a heap per thread) in `threads` disjoint target ranges (splitters
  *     from samples taken while forming runs); each thread merges pairs with the same target, counts c(e),
- *     uniquifies identical pairs choosing the most frequent alignment (ties: Moses' rule -- the greater alignment as a vector over target words of source-position sets; the direct and inverse runs each apply it from their side, so lex(e|f) and lex(f|e) may come from different alignments) with its lexical weights, and forms runs of 80-byte unique-pair records sorted by
+ *     uniquifies identical pairs choosing the most frequent alignment (ties: Moses' rule -- the greater alignment as a vector over target words of source-position sets; the direct and inverse runs each apply it from their side, so lex(e|f) and lex(f|e) may come from different alignments), computes the lexical weights of the chosen alignment(s) there (once a distinct pair, not once a line: phrase_runs.h sb_ps_lex_weights), and forms runs of 80-byte unique-pair records sorted by
  *     (source, target). Half the budget feeds the merge buffers, half the new runs.
  *  4./5. those runs are merged in `threads` disjoint source ranges; each thread computes c(f) and writes its
  *     range of the phrase table to its own part file (the caller concatenates / compresses parts in order).
