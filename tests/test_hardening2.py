@@ -312,6 +312,23 @@ def test_scorer_alignment_points(tmp_path, point, why):
         S.score_native(str(ex), str(lex), str(lex), str(tmp_path / "o.gz"), memory=1 << 20)
 
 
+def test_scorer_alignment_is_a_set(tmp_path):
+    """The lexical weights read an alignment as a set, as Moses' score does: points in any order, or repeated, give
+    the table of the sorted, distinct points (three links to one word: a sum whose order would show)."""
+    from smtbench.tm import score as S
+    lex = tmp_path / "lex"
+    lex.write_text("".join(f"x{j} a{i} 0.{i + 1}{j + 3}7\n" for i in range(3) for j in range(2))
+                   + "x0 NULL 0.1\nx1 NULL 0.1\nNULL a0 0.2\nNULL a1 0.2\nNULL a2 0.2\n")
+    tables = []
+    for pts in ("0-0 1-0 2-0 2-1", "2-1 2-0 0-0 1-0", "0-0 1-0 1-0 2-0 2-1 0-0"):
+        ex = tmp_path / "ex"
+        ex.write_text(f"a0 a1 a2 ||| x0 x1 ||| {pts}\n")
+        out = tmp_path / "o.gz"
+        S.score_native(str(ex), str(lex), str(lex), str(out), memory=1 << 20)
+        tables.append(gzip.open(out, "rt").read())
+    assert tables[0] == tables[1] == tables[2] and "0-0 1-0 2-0 2-1" in tables[0]
+
+
 def test_scorer_words_whole_and_tabs(tmp_path):
     """Words are looked up whole (a prefix or an extension of a known word is not it), TABs separate like spaces, and
     a control byte past the first 8 bytes of a line (the 8-byte scan of the line rule) is still refused."""

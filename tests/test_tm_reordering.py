@@ -290,23 +290,31 @@ def test_empty_and_blank(tmp_path, data):
     assert py == c, (py, c)
 
 
-@pytest.mark.parametrize("plain, orientation, threads", [(False, False, 1), (True, False, 1), (False, True, 1),
-                                                          (False, False, 3)])
-def test_extractor_feeds_the_scorer(corpus, tmp_path, monkeypatch, plain, orientation, threads):
+@pytest.mark.parametrize("plain, orientation, threads, unc", [
+    (False, False, 1, False), (True, False, 1, False), (False, True, 1, False), (False, False, 3, False),
+    (False, True, 1, True), (False, False, 2, True)])
+def test_extractor_feeds_the_scorer(corpus, tmp_path, monkeypatch, plain, orientation, threads, unc):
     """tm extract --reordering-table: the orientation lines counted as the extractor makes them (no extract.o
-    between: counted in the C extractor's own buffer; with --orientation: the copies written to extract.o) give the
-    table tm reorder writes from extract.o, whatever --threads deflates its parts (blocks of 7 sentences, so a
-    table is counted over many calls)."""
+    between: counted by a thread of their own, a block behind the extraction; with --orientation: the copies written
+    to extract.o) give the table tm reorder writes from extract.o, whatever --threads deflates its parts (blocks of 7
+    sentences, so a table is counted over many calls). --uncompressed: the same extract files, plain."""
     import smtbench.tm.extract as X
     from smtbench.cli import main
     monkeypatch.setattr(X, "BLOCK", 7)
     out = tmp_path / "x"
     rc = main(["tm", "extract", "--src", str(corpus / "f"), "--tgt", str(corpus / "e"), "--align", str(corpus / "al"),
                "--outdir", str(out), "--no-inverse", "--reordering-table", str(out / "rt.gz"), "-q",
-               "--threads", str(threads)] + (["--plain"] if plain else []) + (["--orientation"] if orientation else []))
-    assert rc == 0 and (out / "extract.o.gz").exists() == orientation
+               "--threads", str(threads)] + (["--plain"] if plain else []) + (["--orientation"] if orientation else [])
+              + (["--uncompressed"] if unc else []))
+    gz = "" if unc else ".gz"
+    assert rc == 0 and (out / f"extract.o{gz}").exists() == orientation and (out / f"extract{gz}").exists()
+    assert not (out / f"extract{'.gz' if unc else ''}").exists()
     score_reordering([str(corpus / "extract.o.gz")], str(tmp_path / "via"))
     assert gzip.open(out / "rt.gz").read() == (tmp_path / "via").read_bytes()
+    if unc:
+        assert (out / "extract").read_bytes() == gzip.open(corpus / "extract.gz").read()
+        if orientation:
+            assert (out / "extract.o").read_bytes() == gzip.open(corpus / "extract.o.gz").read()
 
 
 @pytest.mark.parametrize("table", [True, False])

@@ -41,6 +41,11 @@ except ImportError:  # pragma: no cover - isal is a dependency; a plain-zlib ins
     GZIP_BACKEND = f"zlib {zlib.ZLIB_VERSION}"
 
 
+#: zlib's level the trainer's tables (phrase and reordering) are written at: ISA-L's level 1 (0.85 s and 84 MB for the
+#: shipped corpus' phrase table, where its level 3 takes 2.1 s for 78 MB and zlib's 6, gzip's default, 10.5 s for 67 MB)
+TABLE_GZ_LEVEL = 1
+
+
 def gzip_level(level: int) -> int:
     """zlib's level 1-9 as the backend's (ISA-L: 0-3)."""
     if not 0 <= level <= 9:

@@ -19,9 +19,12 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--reordering-smoothing", type=float, default=0.5, help="its additive smoothing (Moses: 0.5)")
     p.add_argument("--threads", type=int, default=1,
                    help="parts of the reordering table (a .gz --reordering-table) gzip-compressed in parallel, as "
-                        "`tm reorder --threads`; the extraction and the counting are one thread")
+                        "`tm reorder --threads`; the extraction is one thread, the reordering counts a second beside it")
     p.add_argument("--no-inverse", action="store_true",
                    help="do not write extract.inv.gz (our scorer does not read it; Moses' score and `tm score-moses` do)")
+    p.add_argument("--uncompressed", action="store_true",
+                   help="write extract, extract.inv and extract.o as plain text (no .gz: intermediates a next step reads "
+                        "at once, as `tm score --extract outdir/extract`, need no deflate and inflate)")
     p.add_argument("--plain", action="store_true",
                    help="the pure-Python extractor (the reference the C one is tested against; same bytes, slower)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
@@ -36,16 +39,17 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.threads <= 256:  # (with or without a reordering table: an absurd value is refused alike)
         raise ValueError(f"--threads {args.threads}: must be in 1..256")
     out = Path(args.outdir)
-    inv = None if args.no_inverse else str(out / "extract.inv.gz")
+    gz = "" if args.uncompressed else ".gz"
+    inv = None if args.no_inverse else str(out / f"extract.inv{gz}")
     counter = None
     if args.reordering_table:
         from ..tm.reordering import ReorderCounter
         if not args.reordering_smoothing >= 0:
             raise ValueError(f"--reordering-smoothing {args.reordering_smoothing}: must be >= 0")
         counter = ReorderCounter()
-    n = extract_files(args.src, args.tgt, args.align, str(out / "extract.gz"), inv,
+    n = extract_files(args.src, args.tgt, args.align, str(out / f"extract{gz}"), inv,
                       max_len=args.max_length, progress=not args.quiet, plain=args.plain,
-                      orientation_out=str(out / "extract.o.gz") if args.orientation else None, reordering=counter,
+                      orientation_out=str(out / f"extract.o{gz}") if args.orientation else None, reordering=counter,
                       lex_out=(str(out / "lex.f2e"), str(out / "lex.e2f")))
     print(f"extracted {n} phrase pairs -> {out}")
     if counter is not None:

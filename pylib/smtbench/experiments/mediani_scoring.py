@@ -249,17 +249,17 @@ def e2e_commands(s: TmScoreSweep, system: str, threads: int, work: Path, smt: li
     """The end-to-end pipeline of ``system`` as one command line (its steps joined by &&): Moses' train-model.perl
     steps 4-7 (its own lexical tables, extract-parallel.perl with orientations, score-parallel.perl, consolidate,
     lexical-reordering-score for msd-bidirectional-fe; ``--cores`` and ``--sort-parallel`` = threads,
-    ``--sort-buffer-size`` = the sort budget), or ours: `tm extract --reordering-table` (lexical tables, extract.gz
-    and the reordering table counted as the orientations are made; no extract.inv: our scorer does not read it)
-    then `tm score --threads`."""
+    ``--sort-buffer-size`` = the sort budget), or ours: `tm extract --reordering-table --uncompressed` (lexical
+    tables, a plain extract file, our scorer's input, and the reordering table counted as the orientations are made;
+    no extract.inv: our scorer does not read it) then `tm score --threads`."""
     from .. import moses_peer
     d = _e2e_dir(work, system)
     out = d / "out"
     if system == "ours-e2e":
         steps = [smt + ["tm", "extract", "--src", s.src, "--tgt", s.tgt, "--align", s.align, "--outdir", str(out),
-                        "--max-length", "7", "--no-inverse", "--quiet", "--reordering-table", str(out / E2E_RT),
-                        "--threads", str(threads)],
-                 smt + ["tm", "score", "--extract", str(out / "extract.gz"), "--lex-f2e", str(out / "lex.f2e"),
+                        "--max-length", "7", "--no-inverse", "--uncompressed", "--quiet", "--reordering-table",
+                        str(out / E2E_RT), "--threads", str(threads)],
+                 smt + ["tm", "score", "--extract", str(out / "extract"), "--lex-f2e", str(out / "lex.f2e"),
                         "--lex-e2f", str(out / "lex.e2f"), "--out", str(out / "phrase-table.gz"),
                         "--threads", str(threads), "--memory", s.sort_memory, "--tmpdir", str(out)]]
     else:
@@ -307,11 +307,11 @@ def _run_e2e(s: TmScoreSweep, p: dict, work: Path, smt: list[str]) -> tuple[floa
         extra.update(pigz="present" if shutil.which("pigz") else "absent (gzip)", cores=int(p["threads"]),
                      moses_steps="train-model.perl --first-step 4 --last-step 7 --reordering msd-bidirectional-fe")
     else:
-        from ..ioutil import GZIP_BACKEND
-        from ..tm.extract import EXTRACT_GZ_LEVEL
+        from ..ioutil import GZIP_BACKEND, TABLE_GZ_LEVEL
         extra.update(steps="tm extract --reordering-table + tm score",
                      deflate=GZIP_BACKEND,  # our .gz reader and writer (ISA-L's)
-                     extract_gz_level=EXTRACT_GZ_LEVEL,  # zlib's level of our intermediate extract.gz
+                     extract_file="plain",  # our intermediate extract (tm extract --uncompressed): read once, not kept
+                     tables_gz_level=TABLE_GZ_LEVEL,  # zlib's level our two tables are written at (ISA-L's nearest)
                      lexical_tables="counted in the extraction's pass (C)")
     return secs, rss, extra
 

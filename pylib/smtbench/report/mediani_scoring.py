@@ -340,9 +340,15 @@ def _ours_e2e_detail(e: pd.DataFrame) -> str:
     out = []
     if "lexical_tables" in o and o.lexical_tables.notna().any():
         out.append(f"the lexical tables {o.lexical_tables.dropna().iloc[0]}")
-    if "extract_gz_level" in o and o.extract_gz_level.notna().any():
+    if "extract_file" in o and o.extract_file.notna().any():
+        out.append(f"its extract file written {o.extract_file.dropna().iloc[0]} (--uncompressed): our scorer's input, "
+                   f"which nobody keeps")
+    elif "extract_gz_level" in o and o.extract_gz_level.notna().any():
         out.append(f"its extract file gzipped at zlib level {int(o.extract_gz_level.dropna().iloc[0])}: our scorer's "
                    f"input, which nobody keeps")
+    if "tables_gz_level" in o and o.tables_gz_level.notna().any():
+        out.append(f"both tables gzipped at zlib level {int(o.tables_gz_level.dropna().iloc[0])} (ISA-L's nearest; "
+                   f"Moses' gzip/pigz: 6, smaller files)")
     return "".join(f"; {x}" for x in out)
 
 

@@ -195,10 +195,14 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
     lineno = 0  # lines before this block
     live = [k for k, out in enumerate(outs) if out is not None]
     made = sorted({*live, *([2] if reordering is not None else [])})  # outputs made: written (live) or counted
-    # the orientation lines only counted (no extract.o written): counted straight from the extractor's buffer
+    # the orientation lines only counted (no extract.o written): a block's lines are counted by a thread of their own
+    # while the next block is extracted (the counting is as long as the extraction: one core each); in the lines'
+    # order, at most one block behind
     direct = reordering is not None and outs[2] is None
     writers = {k: ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract-write") for k in live}
-    pending: list[Future] = []  # the previous block's writes
+    if direct:
+        writers[-1] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract-count")
+    pending: list[Future] = []  # the previous block's writes (and count)
     try:
         while True:
             block = list(itertools.islice(rows, BLOCK))
@@ -212,7 +216,7 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
                 data.append(text.encode("utf-8"))
             st.pos[0] = st.pos[1] = st.pos[2] = 0
             st.next = 0
-            parts: dict[int, list[bytes]] = {k: [] for k in made if not (k == 2 and direct)}
+            parts: dict[int, list[bytes]] = {k: [] for k in made}
             while True:
                 rc = lib.sb_extract_block(st, data[0], len(data[0]), data[1], len(data[1]), data[2],
                                           len(data[2]), max_len, flags)
@@ -224,10 +228,7 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
                 check(rc, f"extract {names[0]}")
                 for k in made:
                     if st.len[k]:
-                        if k == 2 and direct:  # counted where C wrote it (no copy), in the lines' order
-                            reordering.count_text(st.data[2], ORIENTATION_LINES, st.len[2])  # type: ignore[union-attr]
-                        else:
-                            parts[k].append(ffi.buffer(st.data[k], st.len[k])[:])
+                        parts[k].append(ffi.buffer(st.data[k], st.len[k])[:])
                         st.len[k] = 0
                 if st.stop < 0:
                     break
@@ -238,16 +239,15 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
                     _lex_points(st, *block[i], names[2], lineno + i + 1)
                 for k in made:
                     if lines[k]:
-                        text = "".join(lines[k]).encode("utf-8")
-                        if k == 2 and direct:
-                            reordering.count_text(text, ORIENTATION_LINES)  # type: ignore[union-attr]
-                        else:
-                            parts[k].append(text)
+                        parts[k].append("".join(lines[k]).encode("utf-8"))
                 st.pairs += len(lines[0])
             for f in pending:
                 f.result()
             pending = [writers[k].submit(_write_all, outs[k], parts[k]) for k in live]
-            if reordering is not None and not direct:  # (a C call: the writers compress meanwhile)
+            if direct:
+                pending.append(writers[-1].submit(reordering.count_text, b"".join(parts[2]),  # type: ignore[union-attr]
+                                                  ORIENTATION_LINES))
+            elif reordering is not None:  # (a C call: the writers compress meanwhile)
                 reordering.count_text(b"".join(parts[2]), ORIENTATION_LINES)
             lineno += len(block)
             pb.update(len(block))

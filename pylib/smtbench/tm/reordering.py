@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..ioutil import atomic_open, open_text
+from ..ioutil import TABLE_GZ_LEVEL, atomic_open, open_text
 from ..ioutil import words as split_words
 
 _INDEX = {"mono": 0, "swap": 1, "other": 2}
@@ -122,7 +122,7 @@ class ReorderCounter:
         self._check(lib.sb_reorder_count_text(self._r, data, n, self._text_line, self._line, self._kind,
                                               self._err, 512), name)
 
-    def write(self, out: str, smoothing: float = 0.5, *, threads: int = 1, gzip_level: int = 1) -> ReorderStats:
+    def write(self, out: str, smoothing: float = 0.5, *, threads: int = 1, gzip_level: int = TABLE_GZ_LEVEL) -> ReorderStats:
         """The table into ``out``: a .gz one as ``threads`` parts formatted in memory and compressed in parallel, one
         gzip member each, no file between (``gzip_level``; the reference writes one member at level 6: other bytes,
         the same table), a plain one in place."""
@@ -185,7 +185,7 @@ class ReorderCounter:
 
 
 def score_reordering_native(orientation_files: Sequence[str], out: str, smoothing: float = 0.5, *,
-                            threads: int = 1, gzip_level: int = 1) -> ReorderStats:
+                            threads: int = 1, gzip_level: int = TABLE_GZ_LEVEL) -> ReorderStats:
     """The C path of :func:`score_reordering`: each file counted by ``sb_reorder_count`` (a .gz/.xz one through
     ioutil.decompressed_fd, inflated by an in-process thread into a pipe, as the phrase scorer reads its extract),
     the table sorted and written by ``sb_reorder_write`` (:meth:`ReorderCounter.write`)."""

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..ioutil import atomic_open, atomic_path, decompressed_fd, gzip_compressobj, open_text, remove_stale_runs
-from ..ioutil import removed_on_signal, run_interruptible
+from ..ioutil import TABLE_GZ_LEVEL, removed_on_signal, run_interruptible
 from ..ioutil import words as split_words, join_words
 from .. import procs
 
@@ -98,7 +98,7 @@ class ScoreStats:
 
 def score_native(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, out: str, *, threads: int = 1,
                  memory: int = 256 << 20, smoothing: str = "none", counts_only: bool = False,
-                 weighted: bool = False, tmpdir: str | None = None, gzip_level: int = 1) -> ScoreStats:
+                 weighted: bool = False, tmpdir: str | None = None, gzip_level: int = TABLE_GZ_LEVEL) -> ScoreStats:
     """Score one or more extract files (several = the merge step of the distributed form, with
     ``weighted=True`` for partial-count files). Returns the run's statistics."""
     if isinstance(extracts, (str, os.PathLike)):
