@@ -43,6 +43,20 @@ def test_equals_oracle(corpus, oracle, tmp_path, threads, memory):
     S.compare_tables(S.read_table(str(out)), oracle)
 
 
+def test_runs_kept_in_memory_or_written(corpus, tmp_path):
+    """A load that wrote no run keeps its sorted buffers as the step-1 runs (none written) where they fit in 3/4 of
+    the budget, and writes them (one run a thread) where they do not; the table is the same bytes either way, and
+    the same as with runs a small budget forced."""
+    big = native(corpus, tmp_path / "a.gz", threads=1, memory=256 << 20)
+    assert big.runs1 == 0 and big.lines > 10_000
+    tight = native(corpus, tmp_path / "b.gz", threads=1, memory=big.lines * 48 + 4096)  # (48: a step-1 record)
+    assert tight.runs1 == 1
+    small = native(corpus, tmp_path / "c.gz", threads=2, memory=1 << 20)
+    assert small.runs1 > 2
+    a, b, c = (gzip.open(tmp_path / f"{x}.gz").read() for x in "abc")
+    assert a == b == c
+
+
 def test_kneser_ney_equals_oracle(corpus, tmp_path):
     out = tmp_path / "kn.gz"
     native(corpus, out, threads=2, memory=1 << 20, smoothing="kn")

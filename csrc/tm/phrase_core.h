@@ -78,7 +78,9 @@ typedef struct { uint64_t key; double ef, fe; } lexent;   /* key = sb_mix64(((f<
 /* a word of a side's vocabulary, for the parser (key = sb_bytes_hash | 1, 0 empty): its dict id and code beside it */
 typedef struct { uint64_t key; const char *w; uint32_t len, id, code, pad; } wordent;
 
-typedef struct { int file; uint64_t off, n; } run_t;   /* off/n in records */
+typedef struct {            /* off/n in records; mem: a run kept in memory (the records themselves, file unused) */
+    int file; uint64_t off, n; const void *mem;
+} run_t;
 
 typedef struct {
     run_t *v; size_t n, cap;

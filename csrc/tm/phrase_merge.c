@@ -30,9 +30,13 @@ static int lower_bound(int fd, run_t r, size_t recsz, uint64_t k, uint64_t *out)
     char tmp[128];
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        int rc = sb_ps_pread_all(fd, tmp, recsz, (r.off + mid) * recsz);
-        if (rc) return rc;
-        uint64_t key = recsz == sizeof(rec1) ? ((rec1 *)tmp)->tgt.hi : ((rec2 *)tmp)->src.hi;
+        const void *x = tmp;
+        if (r.mem) x = (const char *)r.mem + (r.off + mid) * recsz;
+        else {
+            int rc = sb_ps_pread_all(fd, tmp, recsz, (r.off + mid) * recsz);
+            if (rc) return rc;
+        }
+        uint64_t key = recsz == sizeof(rec1) ? ((const rec1 *)x)->tgt.hi : ((const rec2 *)x)->src.hi;
         if (key < k) lo = mid + 1; else hi = mid;
     }
     *out = r.off + lo;
@@ -71,17 +75,22 @@ int sb_ps_merger_init(sb_ps_merger *m, int type, runvec *runs, int *fds, uint64_
         else if ((rc = lower_bound(fds[r.file], r, recsz, hi_key, &b))) return rc;
         if (a >= b) continue;
         sb_ps_cursor *c = &m->c[m->n];
-        *c = (sb_ps_cursor){fds[r.file], a, b, malloc(buf_recs * recsz), 0, 0, buf_recs, recsz};
-        if (!c->buf) return SB_ENOMEM;
-        m->n++;
-        if ((rc = cur_fill(c))) return rc;
+        if (r.mem) {   /* read in place: one slice, the whole range (no fill follows: next = end) */
+            *c = (sb_ps_cursor){-1, b, b, (char *)r.mem + a * recsz, (size_t)(b - a), 0, (size_t)(b - a), recsz, 0};
+            m->n++;
+        } else {
+            *c = (sb_ps_cursor){fds[r.file], a, b, malloc(buf_recs * recsz), 0, 0, buf_recs, recsz, 1};
+            if (!c->buf) return SB_ENOMEM;
+            m->n++;
+            if ((rc = cur_fill(c))) return rc;
+        }
         m->heap[m->hn++] = m->n - 1;
     }
     for (int i = m->hn / 2 - 1; i >= 0; i--) sift_down(m, i);
     return SB_OK;
 }
 void sb_ps_merger_free(sb_ps_merger *m) {
-    for (int i = 0; i < m->n; i++) free(m->c[i].buf);
+    for (int i = 0; i < m->n; i++) if (m->c[i].own) free(m->c[i].buf);
     free(m->c); free(m->heap);
 }
 int sb_ps_merger_pop(sb_ps_merger *m, void *out) {
@@ -128,7 +137,7 @@ static int spill2(m1_t *w) {
     int rc = sb_ps_write_all(s->fd2[w->t], w->buf2, w->n2 * sizeof(rec2));
     if (rc) return rc;
     pthread_mutex_lock(&s->mu);
-    rc = sb_ps_runvec_push(&s->runs2, (run_t){w->t, s->end2[w->t], w->n2});
+    rc = sb_ps_runvec_push(&s->runs2, (run_t){w->t, s->end2[w->t], w->n2, NULL});
     for (size_t i = 0; i < w->n2 && !rc; i += SAMPLE_EVERY) rc = sb_ps_u64_push(&s->samples2, w->buf2[i].src.hi);
     s->st.runs2++;
     s->st.run_bytes += w->n2 * sizeof(rec2);

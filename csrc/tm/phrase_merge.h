@@ -9,6 +9,7 @@
 typedef struct {
     int fd; uint64_t next, end;      /* record indices in the file */
     char *buf; size_t nbuf, pos, cap, recsz;
+    int own;                         /* buf is the cursor's (0: a run kept in memory, read in place) */
 } sb_ps_cursor;
 
 typedef struct {

@@ -166,13 +166,51 @@ int sb_ps_spill1(sb_pscore *s, int t) {
     int rc = s->a.weighted ? sb_ps_write_all(s->fd1[t], b, n * sizeof(rec1)) : write_combined(s->fd1[t], b, n, &kept);
     if (rc) return rc;
     pthread_mutex_lock(&s->mu);
-    rc = sb_ps_runvec_push(&s->runs1, (run_t){t, s->end1[t], kept});
+    rc = sb_ps_runvec_push(&s->runs1, (run_t){t, s->end1[t], kept, NULL});
     for (size_t i = 0; i < n && !rc; i += SAMPLE_EVERY) rc = sb_ps_u64_push(&s->samples1, b[i].tgt.hi);
     s->st.runs1++;
     s->st.run_bytes += kept * sizeof(rec1);
     pthread_mutex_unlock(&s->mu);
     s->end1[t] += kept;
     s->n1[t] = 0;
+    return rc;
+}
+
+/* b[0 .. n) sorted: records of the same (target, source, alignment) made one, counts summed; the new n */
+static size_t combine_in_place(rec1 *b, size_t n) {
+    if (!n) return 0;
+    size_t k = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (cmp1(&b[i], &b[k]) == 0) b[k].count += b[i].count;
+        else b[++k] = b[i];
+    }
+    return k + 1;
+}
+
+int sb_ps_keep1(sb_pscore *s, uint64_t limit, uint64_t *bytes, int *in_mem) {
+    int T = s->a.threads, rc = SB_OK;
+    uint64_t k = 0;
+    for (int t = 0; t < T; t++) {
+        if (!s->n1[t]) continue;
+        sort1(s->buf1[t], s->n1[t]);
+        if (!s->a.weighted) s->n1[t] = combine_in_place(s->buf1[t], s->n1[t]);
+        k += s->n1[t] * sizeof(rec1);
+    }
+    *bytes = k;
+    *in_mem = k <= limit;
+    for (int t = 0; t < T && !rc; t++) {
+        size_t n = s->n1[t];
+        if (!n) continue;
+        rec1 *b = s->buf1[t];
+        if (*in_mem) {
+            rec1 *shrunk = realloc(b, n * sizeof(rec1));   /* (a failed shrink keeps the buffer as it is) */
+            if (shrunk) s->buf1[t] = b = shrunk;
+        } else if ((rc = sb_ps_write_all(s->fd1[t], b, n * sizeof(rec1)))) break;
+        rc = sb_ps_runvec_push(&s->runs1, (run_t){t, *in_mem ? 0 : s->end1[t], n, *in_mem ? b : NULL});
+        for (size_t i = 0; i < n && !rc; i += SAMPLE_EVERY) rc = sb_ps_u64_push(&s->samples1, b[i].tgt.hi);
+        if (!*in_mem) { s->st.runs1++; s->st.run_bytes += n * sizeof(rec1); s->end1[t] += n; }
+        s->n1[t] = 0;
+    }
     return rc;
 }
 

@@ -23,6 +23,11 @@ int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *
  * an alignment is a set, as Moses' score reads it (its points summed in increasing position). want: 1 lex(e|f),
  * 2 lex(f|e), 3 both. */
 void sb_ps_lex_weights(const sb_pscore *s, pkey src, pkey tgt, uint64_t m, int want, double *lex_ef, double *lex_fe);
+/* At the end of a load that wrote no run: every thread's buffer sorted (equal records combined, as runs are
+ * written, unless weighted); if together they hold at most `limit` bytes they stay where they are as the step-1
+ * runs, read in place by the merge (shrunk to their records; *in_mem = 1: the caller frees the buffers after it),
+ * otherwise they are written as runs. *bytes: their size. */
+int sb_ps_keep1(sb_pscore *s, uint64_t limit, uint64_t *bytes, int *in_mem);
 /* Sort thread t's buffer and append it as a run to its step-1 file (with samples of its targets). */
 int sb_ps_spill1(sb_pscore *s, int t);
 

@@ -155,8 +155,13 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
     if (!s->buf1[0]) return SB_EINVAL;
     uint64_t t0 = sb_now_ns();
     if ((rc = sb_ps_prepare_vocab(s))) return rc;
-    for (int t = 0; t < T && !rc; t++) rc = sb_ps_spill1(s, t);
-    free_load_buffers(s);
+    /* a load that wrote no run keeps its sorted buffers as the runs where they fit in 3/4 of the budget (the rest
+     * then holds the step-3 buffers): no write and read back of what memory already holds */
+    int in_mem = 0;
+    uint64_t kept = 0;
+    if (s->st.runs1 == 0) rc = sb_ps_keep1(s, s->a.memory_bytes / 4 * 3, &kept, &in_mem);
+    else for (int t = 0; t < T && !rc; t++) rc = sb_ps_spill1(s, t);
+    if (!in_mem || rc) free_load_buffers(s);
     if (rc) { sb_ps_seterr(err, errlen, "writing a sorted run failed"); return rc; }
     s->st.src_phrases = s->fcode ? sb_dict_size(s->fw) : 0;   /* (words, with the key design) */
     s->st.tgt_phrases = s->ecode ? sb_dict_size(s->ew) : 0;
@@ -169,14 +174,15 @@ int sb_pscore_finish(sb_pscore *s, const char *out_prefix, char *err, size_t err
     size_t nr = s->runs1.n ? s->runs1.n : 1;
     size_t mrecs = (size_t)(half / (uint64_t)T / nr / sizeof(rec1));
     if (mrecs < MIN_MERGE_RECS) mrecs = MIN_MERGE_RECS;
-    size_t cap2 = (size_t)(half / (uint64_t)T / sizeof(rec2));
+    size_t cap2 = (size_t)((in_mem ? s->a.memory_bytes - kept : half) / (uint64_t)T / sizeof(rec2));
     if (cap2 < 1024) cap2 = 1024;
-    uint64_t used = (uint64_t)mrecs * sizeof(rec1) * nr * T + (uint64_t)cap2 * sizeof(rec2) * T;
+    uint64_t used = (in_mem ? kept : (uint64_t)mrecs * sizeof(rec1) * nr * T) + (uint64_t)cap2 * sizeof(rec2) * T;
     if (used > s->st.buffer_bytes) s->st.buffer_bytes = used;
 
     uint64_t *bounds = malloc((T + 1) * sizeof(uint64_t));
     uint64_t nk[5] = {0};
     rc = bounds ? sb_ps_merge_by_target(s, out_prefix, mrecs, cap2, bounds, nk) : SB_ENOMEM;
+    free_load_buffers(s);   /* (the runs kept in memory) */
     s->st.n1 = nk[1]; s->st.n2 = nk[2]; s->st.n3 = nk[3]; s->st.n4 = nk[4];
     s->st.ns_merge1 = sb_now_ns() - t0;
     if (rc) sb_ps_seterr(err, errlen, "merging by target failed");
