@@ -7,7 +7,9 @@
  *  1. load: the calling thread reads the (decompressed) input in 1 MiB chunks and hands them to `threads`
  *     workers, which parse lines and append 48-byte records (keys, alignment, count) to a per-thread
  *     buffer; a full buffer is sorted by (target, source, alignment) and written to disk as a run, equal records
- *     as one with their counts summed (unweighted input). The buffers
+ *     as one with their counts summed (unweighted input). A load that filled no buffer keeps its buffers, sorted
+ *     and combined, as the runs where they take at most 3/4 of the budget (the merge reads them in place; the
+ *     rest of the budget holds step 3's buffers): nothing is written that memory already holds. The buffers
  *     together never exceed the memory budget. Records are fixed-size and hold no strings: a phrase is the
  *     codes of its words (1-based ranks of the words in byte order, from the lex tables) packed into 128 bits,
  *     an alignment a 64-bit point set -- §5's fix (integer ids instead of padded fixed-width strings), without
