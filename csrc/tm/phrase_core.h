@@ -75,8 +75,8 @@ typedef struct {            /* step 3: one per distinct pair (80 bytes) */
 
 typedef struct { uint64_t key; double ef, fe; } lexent;   /* key = sb_mix64(((f<<32)|e) + 1), 0 empty */
 
-/* a word of a side's vocabulary, for the parser (key = sb_bytes_hash | 1, 0 empty): its dict id and code beside it */
-typedef struct { uint64_t key; const char *w; uint32_t len, id, code, pad; } wordent;
+/* a word of a side's vocabulary, for the parser (key = sb_bytes_hash | 1, 0 empty): its code beside it */
+typedef struct { uint64_t key; const char *w; uint32_t len, code; } wordent;
 
 typedef struct {            /* off/n in records; mem: a run kept in memory (the records themselves, file unused) */
     int file; uint64_t off, n; const void *mem;

@@ -274,7 +274,7 @@ static int make_codes(const sb_dict *d, uint32_t **code_of, const char ***word_o
     return SB_OK;
 }
 /* The parser's word table of one side (wordent in an sb_probing, at most half full): a word found by one hash of 8
- * bytes a step and one probe, its code beside its id (the sharded dict hashed a byte a step, probed through its
+ * bytes a step and one probe, its code beside it (the sharded dict hashed a byte a step, probed through its
  * index, then looked the code up: ~130 instructions a word). Exact: a word is compared whole; two vocabulary words
  * with one hash (p ~ 1e-11) set *collided and the dicts answer instead. */
 static inline uint64_t word_key(const char *w, size_t len) { return sb_bytes_hash(w, len) | 1; }
@@ -292,21 +292,22 @@ static int build_words(const sb_dict *d, const uint32_t *code, sb_probing *t, in
         wordent *e = sb_probing_slot(t, sizeof(wordent), key, sb_probing_ideal(t, key, SB_PROBING_MASK),
                                      t->buckets - 1, &found);
         if (found || !e) { *collided = 1; return SB_OK; }
-        *e = (wordent){key, w, (uint32_t)len, (uint32_t)id, code[id], 0};
+        *e = (wordent){key, w, (uint32_t)len, code[id]};
         t->size++;
     }
     return SB_OK;
 }
-/* word w[0 .. len) of side e (0: source) -> its dict id and code; 0 when it is not in the lex tables */
-static inline int find_word(const sb_pscore *s, int e, const char *w, size_t len, uint32_t *id, uint32_t *code) {
+/* word w[0 .. len) of side e (0: source) -> its code; 0 when it is not in the lex tables */
+static inline int find_word(const sb_pscore *s, int e, const char *w, size_t len, uint32_t *code) {
     if (s->wt) {
         const wordent *x = sb_probing_find(e ? &s->ewt : &s->fwt, sizeof(wordent), SB_PROBING_MASK, word_key(w, len));
         if (!x || x->len != len || memcmp(x->w, w, len)) return 0;
-        *id = x->id; *code = x->code;
+        *code = x->code;
         return 1;
     }
-    if (!sb_dict_find(e ? s->ew : s->fw, w, len, id)) return 0;
-    *code = (e ? s->ecode : s->fcode)[*id];
+    uint32_t id;
+    if (!sb_dict_find(e ? s->ew : s->fw, w, len, &id)) return 0;
+    *code = (e ? s->ecode : s->fcode)[id];
     return 1;
 }
 
@@ -411,9 +412,9 @@ int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *
         if (!*cs || *ce || errno || !(count > 0) || !isfinite(count)) { *msg = "bad count"; return SB_EFORMAT; }
     }
     pkey ks = {0, 0}, kt = {0, 0};
-    uint32_t id, code;
+    uint32_t code;
     for (int i = 0; i < nfw; i++) {
-        if (!find_word(s, 0, fwords[i], fwl[i], &id, &code)) {
+        if (!find_word(s, 0, fwords[i], fwl[i], &code)) {
             snprintf(msgbuf, msglen, "the source word '%.*s' is not in the lex tables", (int)(fwl[i] > 100 ? 100 : fwl[i]), fwords[i]);
             *msg = msgbuf;
             return SB_EFORMAT;
@@ -421,7 +422,7 @@ int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *
         sb_ps_key_put(&ks, s->bits, i, code);
     }
     for (int j = 0; j < new_; j++) {
-        if (!find_word(s, 1, ewords[j], ewl[j], &id, &code)) {
+        if (!find_word(s, 1, ewords[j], ewl[j], &code)) {
             snprintf(msgbuf, msglen, "the target word '%.*s' is not in the lex tables", (int)(ewl[j] > 100 ? 100 : ewl[j]), ewords[j]);
             *msg = msgbuf;
             return SB_EFORMAT;

@@ -114,12 +114,10 @@ class ReorderCounter:
             rc = lib.sb_reorder_count(self._r, fd, self._line, self._kind, self._err, 512)
         self._check(rc, path)
 
-    def count_text(self, data, name: str, size: int | None = None) -> None:
-        """Whole lines (the next block of the stream ``name``, whose line numbers the errors give): bytes, or a C
-        buffer (``char *``, e.g. the extractor's own output) of ``size`` bytes, read where it is."""
+    def count_text(self, data: bytes, name: str) -> None:
+        """Whole lines (the next block of the stream ``name``, whose line numbers the errors give)."""
         from ..native import lib
-        n = len(data) if size is None else size
-        self._check(lib.sb_reorder_count_text(self._r, data, n, self._text_line, self._line, self._kind,
+        self._check(lib.sb_reorder_count_text(self._r, data, len(data), self._text_line, self._line, self._kind,
                                               self._err, 512), name)
 
     def write(self, out: str, smoothing: float = 0.5, *, threads: int = 1, gzip_level: int = TABLE_GZ_LEVEL) -> ReorderStats:
