@@ -107,7 +107,7 @@ def _e2e_sweep(corpus, tmp_path, systems, partitions=(), repeats=2):
 
 
 def test_mediani_end_to_end_rows_without_moses(corpus, tmp_path, no_moses):
-    """Issue 40: ours end to end (tm extract + tm score) is timed from the corpus and alignment and writes the same
+    """Issue 40: ours end to end (tm extract --phrase-table) is timed from the corpus and alignment and writes the same
     table as our core scorer; Moses' end to end (train-model.perl steps 4-7) reads 'not built' and no ratio is
     printed beside ours. Table 4: k parts side by side where k <= the machine's cores (measured), else projected."""
     from smtbench.report import mediani_scoring as M
@@ -220,7 +220,8 @@ def test_mediani_end_to_end_moses_table_equals_ours(corpus, tmp_path):
     assert t.loc["ours, end to end", "speedup_vs_moses_e2e"] > 0
     assert t.loc["Moses, end to end", "pigz"] in ("present", "absent (gzip)")
     notes = M.e2e_notes(rows)
-    assert "extract file written plain (--uncompressed)" in notes and "both tables gzipped at zlib level 1" in notes
+    assert "hands each phrase pair to the scorer as a record" in notes and "both tables gzipped at zlib level 1" in notes
+    assert t.loc["ours, end to end", "runs"].startswith("end to end: tm extract --phrase-table --reordering-table")
 
 
 # ------------------------------------------------------------------ Mediani: live Moses

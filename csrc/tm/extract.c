@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "pb/vocab.h"
+#include "tm/phrase_runs.h"
 
 /* 1 if the byte at p separates words: ASCII space and TAB only (the word rule of CONTRIBUTING.md "Text lines",
  * ioutil.words, the decoder's and Moses'); U+00A0, U+2028, U+3000 and every other byte are word characters. */
@@ -255,7 +256,7 @@ static int lex_sentence(lex_counts *L, const char *ls, const int32_t *fws, const
 static int do_sentence(sb_extract_state *st, const char *ls, size_t nls, const char *lt, size_t nlt,
                        const char *la, size_t nla, int max_len, int flags) {
     size_t wf_max = nls / 2 + 1, we_max = nlt / 2 + 1, p_max = nla / 4 + 1;
-    size_t need = 2 * wf_max + 2 * we_max + 3 * p_max + (we_max + 2) + 2 * wf_max;
+    size_t need = 2 * wf_max + 2 * we_max + 3 * p_max + (we_max + 2) + 2 * wf_max + wf_max + we_max;
     if (need > st->scratch_cap) {
         int32_t *p = realloc(st->scratch, need * sizeof(int32_t));
         if (!p) return SB_ENOMEM;
@@ -265,6 +266,7 @@ static int do_sentence(sb_extract_state *st, const char *ls, size_t nls, const c
     int32_t *fws = st->scratch, *fwe = fws + wf_max, *ews = fwe + wf_max, *ewe = ews + we_max;
     int32_t *pf = ewe + we_max, *pe = pf + p_max, *fs = pe + p_max, *e_off = fs + p_max;
     int32_t *count_f = e_off + we_max + 2, *used = count_f + wf_max;
+    uint32_t *fcode = (uint32_t *)(used + wf_max), *ecode = fcode + wf_max;   /* flag 16: the words' codes */
     int32_t np;
     if (!parse_points(la, nla, pf, pe, &np)) return 0;
     int32_t n_f = split_words(ls, nls, fws, fwe), n_e = split_words(lt, nlt, ews, ewe);
@@ -288,6 +290,14 @@ static int do_sentence(sb_extract_state *st, const char *ls, size_t nls, const c
         if (!L) return SB_ENOMEM;
         int rc = lex_sentence(L, ls, fws, fwe, n_f, lt, ews, ewe, n_e, pf, pe, np);
         if (rc) return rc;
+    }
+    if (flags & 8) return 1;
+    sb_pscore *ps = (flags & 16) ? st->score : NULL;
+    if (ps) {   /* each word's code once a sentence; a pair's record is then its codes packed */
+        for (int32_t i = 0; i < n_f; i++)
+            if (!(fcode[i] = sb_ps_word_code(ps, 0, ls + fws[i], (size_t)(fwe[i] - fws[i])))) return SB_EINVAL;
+        for (int32_t i = 0; i < n_e; i++)
+            if (!(ecode[i] = sb_ps_word_code(ps, 1, lt + ews[i], (size_t)(ewe[i] - ews[i])))) return SB_EINVAL;
     }
     sent S = {n_f, n_e, e_off, fs};
     const int f1 = single_spaced(ls, fws, fwe, n_f), e1 = single_spaced(lt, ews, ewe, n_e);
@@ -315,14 +325,26 @@ static int do_sentence(sb_extract_state *st, const char *ls, size_t nls, const c
                      e_f++) {
                     size_t fb = phrase_bytes(fws, fwe, s_f, e_f), eb = phrase_bytes(ews, ewe, s_e, e_e);
                     size_t line = fb + eb + 16 + (size_t)links * 24;
-                    int rc = reserve(st, 0, line);
-                    if (rc) return rc;
-                    char *o = st->data[0] + st->len[0];
+                    int rc;
+                    char *o;
+                    int first;
+                    if (ps) {   /* the record the scorer would parse from the extract line */
+                        uint64_t m = 0;
+                        for (int32_t e = s_e; e <= e_e; e++)
+                            for (int32_t i = e_off[e]; i < e_off[e + 1]; i++)
+                                m |= 1ULL << ((fs[i] - s_f) * 8 + (e - s_e));
+                        if ((rc = sb_ps_add_pair(ps, st->score_t, fcode + s_f, e_f - s_f + 1, ecode + s_e,
+                                                 e_e - s_e + 1, m)))
+                            return rc;
+                        goto inverse;
+                    }
+                    if ((rc = reserve(st, 0, line))) return rc;
+                    o = st->data[0] + st->len[0];
                     o = put_phrase(o, ls, fws, fwe, s_f, e_f, f1);
                     memcpy(o, " ||| ", 5); o += 5;
                     o = put_phrase(o, lt, ews, ewe, s_e, e_e, e1);
                     memcpy(o, " ||| ", 5); o += 5;
-                    int first = 1;
+                    first = 1;
                     for (int32_t e = s_e; e <= e_e; e++)
                         for (int32_t i = e_off[e]; i < e_off[e + 1]; i++) {
                             if (!first) *o++ = ' ';
@@ -333,6 +355,7 @@ static int do_sentence(sb_extract_state *st, const char *ls, size_t nls, const c
                         }
                     *o++ = '\n';
                     st->len[0] = (size_t)(o - st->data[0]);
+                inverse:
                     if (flags & 1) {
                         if ((rc = reserve(st, 1, line))) return rc;
                         o = st->data[1] + st->len[1];

@@ -36,12 +36,17 @@ typedef struct {
     int32_t *scratch;
     size_t scratch_cap;
     void *lex;          /* the lexical counts (flag 4; owned, opaque) */
+    void *score;        /* flag 16: the phrase scorer (sb_pscore, tm/phrase_runs.h) the pairs go to, as records */
+    int score_t;        /* flag 16: its buffer (thread) the records go to */
 } sb_extract_state;
 
 /* Extract sentences from st->next on (byte offsets st->pos) until the block (len[k] bytes of stream k) ends or a
  * sentence needs the reference path (st->stop = its index, st->pos past it; SB_OK either way). flags: 1 = write
  * the inverse lines, 2 = the orientation lines, 4 = count the lexical events (a sentence left to the reference
- * path is not counted: see sb_extract_lex_points). SB_EFORMAT: a control byte (sb_line_control) in a line, or the
+ * path is not counted: see sb_extract_lex_points), 8 = nothing but those counts (no phrase pairs), 16 = each pair
+ * into the phrase scorer st->score as a record (sb_ps_add_pair: no extract line is written; its vocabulary is the
+ * lex tables', sb_pscore_begin_pairs, so every word of the corpus has a code; a word without one: SB_EINVAL).
+ * SB_EFORMAT: a control byte (sb_line_control) in a line, or the
  * streams are not line-parallel (bad_stream names the stream that ended early / holds the byte); SB_ENOMEM. */
 int sb_extract_block(sb_extract_state *st, const char *src, size_t src_len, const char *tgt, size_t tgt_len,
                      const char *aln, size_t aln_len, int max_len, int flags);

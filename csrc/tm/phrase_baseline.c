@@ -23,9 +23,9 @@ static int write_half_group(sb_pscore *s, FILE *out, halfpair *g, size_t n) {
     char line[20000];
     for (size_t i = 0; i < n; i++) {
         char *p = line;
-        sb_ps_key_str(s, g[i].src, s->fword, p, 8192); p += strlen(p);
+        p += sb_ps_key_str(s, g[i].src, 0, p, 8192);
         memcpy(p, " ||| ", 5); p += 5;
-        sb_ps_key_str(s, g[i].tgt, s->eword, p, 8192); p += strlen(p);
+        p += sb_ps_key_str(s, g[i].tgt, 1, p, 8192);
         memcpy(p, " ||| ", 5); p += 5;
         p = sb_ps_align_str(g[i].align, p);
         memcpy(p, " ||| ", 5); p += 5;

@@ -95,6 +95,7 @@ struct sb_pscore {
     uint32_t *fcode, *ecode;              /* word id -> code (1-based byte-order rank) */
     uint32_t *fid_of, *eid_of;            /* code -> word id (for the lexical weights of a key) */
     const char **fword, **eword;          /* code -> word */
+    uint32_t *fwlen, *ewlen;              /* code -> the word's length in bytes */
     int bits, maxw;                       /* bits per word code, words per 128-bit key */
     sb_probing fwt, ewt;                  /* of wordent: the words the parser looks up (one probe, no shards) */
     int wt;                               /* 1: fwt/ewt built (0: two words' hashes collided - the dicts answer) */

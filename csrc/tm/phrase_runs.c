@@ -187,15 +187,25 @@ static size_t combine_in_place(rec1 *b, size_t n) {
     return k + 1;
 }
 
+typedef struct { sb_pscore *s; int t; } sort_job;
+static void *sort_buffer(void *arg) {   /* thread t's buffer sorted, equal records combined (unless weighted) */
+    sort_job *j = arg;
+    sb_pscore *s = j->s;
+    sort1(s->buf1[j->t], s->n1[j->t]);
+    if (!s->a.weighted) s->n1[j->t] = combine_in_place(s->buf1[j->t], s->n1[j->t]);
+    return NULL;
+}
+
 int sb_ps_keep1(sb_pscore *s, uint64_t limit, uint64_t *bytes, int *in_mem) {
     int T = s->a.threads, rc = SB_OK;
     uint64_t k = 0;
-    for (int t = 0; t < T; t++) {
-        if (!s->n1[t]) continue;
-        sort1(s->buf1[t], s->n1[t]);
-        if (!s->a.weighted) s->n1[t] = combine_in_place(s->buf1[t], s->n1[t]);
-        k += s->n1[t] * sizeof(rec1);
-    }
+    sort_job *jobs = malloc((size_t)T * sizeof(sort_job));   /* the buffers sorted side by side, a thread each */
+    if (!jobs) return SB_ENOMEM;
+    for (int t = 0; t < T; t++) jobs[t] = (sort_job){s, t};
+    rc = sb_run_threads(T, sort_buffer, jobs, sizeof(sort_job));
+    free(jobs);
+    if (rc) return rc;
+    for (int t = 0; t < T; t++) k += s->n1[t] * sizeof(rec1);
     *bytes = k;
     *in_mem = k <= limit;
     for (int t = 0; t < T && !rc; t++) {
@@ -256,21 +266,27 @@ static int cmp_by_str(const void *a, const void *b, void *ctx) {   /* GNU qsort_
     return strcmp(sb_dict_str(d, *(const uint32_t *)a), sb_dict_str(d, *(const uint32_t *)b));
 }
 /* codes = 1-based ranks of the words in byte order */
-static int make_codes(const sb_dict *d, uint32_t **code_of, const char ***word_of, uint32_t **id_of,
-                      uint64_t *nwords) {
+static int make_codes(const sb_dict *d, uint32_t **code_of, const char ***word_of, uint32_t **len_of,
+                      uint32_t **id_of, uint64_t *nwords) {
     uint64_t n = sb_dict_size(d), maxid = sb_dict_max_id(d);
     uint32_t *ids = malloc((n + 1) * sizeof(uint32_t));   /* (then code -> id, code 0 none) */
     uint32_t *code = calloc(maxid ? maxid : 1, sizeof(uint32_t));
     const char **word = malloc((n + 1) * sizeof(char *));
-    if (!ids || !code || !word) { free(ids); free(code); free((void *)word); return SB_ENOMEM; }
+    uint32_t *len = malloc((n + 1) * sizeof(uint32_t));
+    if (!ids || !code || !word || !len) { free(ids); free(code); free((void *)word); free(len); return SB_ENOMEM; }
     uint64_t k = 0;
     for (uint64_t id = 0; id < maxid; id++) if (sb_dict_has_id(d, (uint32_t)id)) ids[k++] = (uint32_t)id;
     qsort_r(ids, k, sizeof(uint32_t), cmp_by_str, (void *)d);
     word[0] = "";
-    for (uint64_t r = 0; r < k; r++) { code[ids[r]] = (uint32_t)(r + 1); word[r + 1] = sb_dict_str(d, ids[r]); }
+    len[0] = 0;
+    for (uint64_t r = 0; r < k; r++) {
+        code[ids[r]] = (uint32_t)(r + 1);
+        word[r + 1] = sb_dict_str(d, ids[r]);
+        len[r + 1] = (uint32_t)strlen(word[r + 1]);
+    }
     memmove(ids + 1, ids, k * sizeof(uint32_t));   /* code -> id (n + 1 >= k + 1 slots): code c's id at ids[c] */
     ids[0] = UINT32_MAX;
-    *code_of = code; *word_of = word; *id_of = ids; *nwords = k;
+    *code_of = code; *word_of = word; *len_of = len; *id_of = ids; *nwords = k;
     return SB_OK;
 }
 /* The parser's word table of one side (wordent in an sb_probing, at most half full): a word found by one hash of 8
@@ -314,8 +330,8 @@ static inline int find_word(const sb_pscore *s, int e, const char *w, size_t len
 int sb_ps_prepare_vocab(sb_pscore *s) {
     if (s->fcode) return SB_OK;
     uint64_t nf, ne;
-    int rc = make_codes(s->fw, &s->fcode, &s->fword, &s->fid_of, &nf);
-    if (!rc) rc = make_codes(s->ew, &s->ecode, &s->eword, &s->eid_of, &ne);
+    int rc = make_codes(s->fw, &s->fcode, &s->fword, &s->fwlen, &s->fid_of, &nf);
+    if (!rc) rc = make_codes(s->ew, &s->ecode, &s->eword, &s->ewlen, &s->eid_of, &ne);
     if (rc) return rc;
     int collided = 0;
     if ((rc = build_words(s->fw, s->fcode, &s->fwt, &collided)) || (rc = build_words(s->ew, s->ecode, &s->ewt, &collided)))
@@ -435,6 +451,40 @@ int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *
     return SB_OK;
 }
 
+/* Lines p .. end parsed into thread t's buffer (in place: each cut at its '\n'; *end writable, one byte past the
+ * last line's), *lineno the first's number: on an error *lineno is the failing line's and *msg says what is wrong;
+ * *lines counts the records made. */
+static int parse_lines(sb_pscore *s, int t, char *p, char *end, uint64_t *lineno, uint64_t *lines, const char **msg,
+                       char *msgbuf, size_t msglen) {
+    int rc = SB_OK;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *le = nl ? nl : end;
+        *le = 0;
+        size_t ll = (size_t)(le - p);
+        if (ll && p[ll - 1] == '\r') p[--ll] = 0;   /* a CRLF's '\r' */
+        size_t bad = sb_line_control(p, ll);
+        if (bad != ll) {   /* the line rule (common.h): a NUL would cut the line short, a '\r' split it */
+            sb_line_control_msg((unsigned char)p[bad], msgbuf, msglen);
+            *msg = msgbuf;
+            return SB_EFORMAT;
+        }
+        if (*lineno == 1 && ll >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) p += 3;   /* a BOM at the file's start */
+        char *w = p;   /* (the fields' own splitting skips separators: no trim, no strlen) */
+        while (*w == ' ' || *w == '\t') w++;
+        if (*w) {
+            if (s->n1[t] == s->cap1 && (rc = sb_ps_spill1(s, t))) { *msg = "writing a run failed"; return rc; }
+            rc = sb_ps_parse_line(s, w, &s->buf1[t][s->n1[t]], msg, msgbuf, msglen, 0);
+            if (rc) { if (!*msg) *msg = "out of memory"; return rc; }
+            s->n1[t]++;
+            (*lines)++;
+        }
+        (*lineno)++;
+        p = le + 1;
+    }
+    return rc;
+}
+
 static void *load_worker(void *arg) {
     worker_t *w = arg;
     sb_pscore *s = w->s;
@@ -449,38 +499,56 @@ static void *load_worker(void *arg) {
         pthread_mutex_unlock(&q->mu);
 
         uint64_t lineno = c.line0;
-        char *p = c.buf, *end = c.buf + c.len;
-        int rc = SB_OK;
         const char *msg = NULL;
         char msgbuf[192];
-        while (p < end) {
-            char *nl = memchr(p, '\n', (size_t)(end - p));
-            char *le = nl ? nl : end;
-            *le = 0;
-            size_t ll = (size_t)(le - p);
-            if (ll && p[ll - 1] == '\r') p[--ll] = 0;   /* a CRLF's '\r' */
-            size_t bad = sb_line_control(p, ll);
-            if (bad != ll) {   /* the line rule (common.h): a NUL would cut the line short, a '\r' split it */
-                sb_line_control_msg((unsigned char)p[bad], msgbuf, sizeof msgbuf);
-                rc = SB_EFORMAT; msg = msgbuf; break;
-            }
-            if (lineno == 1 && ll >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) p += 3;   /* a BOM at the file's start */
-            char *t = p;   /* (the fields' own splitting skips separators: no trim, no strlen) */
-            while (*t == ' ' || *t == '\t') t++;
-            if (*t) {
-                if (s->n1[w->t] == s->cap1 && (rc = sb_ps_spill1(s, w->t))) { msg = "writing a run failed"; break; }
-                rc = sb_ps_parse_line(s, t, &s->buf1[w->t][s->n1[w->t]], &msg, msgbuf, sizeof msgbuf, 0);
-                if (rc) { if (!msg) msg = "out of memory"; break; }
-                s->n1[w->t]++;
-                w->lines++;
-            }
-            lineno++;
-            p = le + 1;
-        }
+        int rc = parse_lines(s, w->t, c.buf, c.buf + c.len, &lineno, &w->lines, &msg, msgbuf, sizeof msgbuf);
         free(c.buf);
         if (rc) { q_fail(q, rc, lineno, msg); break; }
     }
     return NULL;
+}
+
+int sb_pscore_begin_pairs(sb_pscore *s, int *maxw) {
+    if (!s->buf1[0]) return SB_EINVAL;   /* finish() already ran */
+    int rc = sb_ps_prepare_vocab(s);
+    if (!rc) *maxw = s->maxw;
+    return rc;
+}
+
+int sb_pscore_load_text(sb_pscore *s, int t, char *buf, size_t len, uint64_t *err_line, char *err, size_t errlen) {
+    if (!s->buf1[0] || t < 0 || t >= s->a.threads || !len || buf[len - 1] != '\n') return SB_EINVAL;
+    int rc = sb_ps_prepare_vocab(s);
+    if (rc) return rc;
+    uint64_t t0 = sb_now_ns(), lineno = 1;
+    const char *msg = NULL;
+    char msgbuf[192];
+    rc = parse_lines(s, t, buf, buf + len - 1, &lineno, &s->st.lines, &msg, msgbuf, sizeof msgbuf);
+    if (rc) {
+        if (err_line) *err_line = lineno;
+        sb_ps_seterr(err, errlen, msg ? msg : "");
+    }
+    s->st.ns_load += sb_now_ns() - t0;
+    return rc;
+}
+
+uint32_t sb_ps_word_code(const sb_pscore *s, int e, const char *w, size_t len) {
+    uint32_t code;
+    return find_word(s, e, w, len, &code) ? code : 0;
+}
+
+int sb_ps_add_pair(sb_pscore *s, int t, const uint32_t *fc, int nf, const uint32_t *ec, int ne, uint64_t align) {
+    if (nf > s->maxw || ne > s->maxw) return SB_EINVAL;
+    if (s->n1[t] == s->cap1) {
+        int rc = sb_ps_spill1(s, t);
+        if (rc) return rc;
+    }
+    rec1 *r = &s->buf1[t][s->n1[t]++];
+    pkey ks = {0, 0}, kt = {0, 0};
+    for (int i = 0; i < nf; i++) sb_ps_key_put(&ks, s->bits, i, fc[i]);
+    for (int j = 0; j < ne; j++) sb_ps_key_put(&kt, s->bits, j, ec[j]);
+    *r = (rec1){kt, ks, align, 1.0};
+    s->st.lines++;
+    return SB_OK;
 }
 
 int sb_pscore_load_extract(sb_pscore *s, int fd, uint64_t *err_line, char *err, size_t errlen) {

@@ -10,7 +10,22 @@
 int sb_pscore_load_lex(sb_pscore *s, int which, int fd, uint64_t *err_line, char *err, size_t errlen);
 /* Load extract lines from fd in `threads` workers (may be called for several inputs in turn). */
 int sb_pscore_load_extract(sb_pscore *s, int fd, uint64_t *err_line, char *err, size_t errlen);
+/* Phrase pairs fed as they are made (tm extract --phrase-table: sb_extract_block's flag 16, no extract line between):
+ * the words' codes made from the lex tables (loaded first); *maxw = the words a side a key holds. SB_EINVAL after
+ * finish. */
+int sb_pscore_begin_pairs(sb_pscore *s, int *maxw);
+/* Extract lines from memory (buf[0 .. len), whole lines, the last ending in '\n'; cut in place) into thread t's
+ * buffer, as sb_pscore_load_extract parses them: the lines the extractor's reference path made for a sentence. On
+ * SB_EFORMAT *err_line is the 1-based line in buf. */
+int sb_pscore_load_text(sb_pscore *s, int t, char *buf, size_t len, uint64_t *err_line, char *err, size_t errlen);
 /* CFFI-END */
+
+/* The code of word w[0 .. len) of side e (0: source, 1: target); 0 when the lex tables do not hold it. */
+uint32_t sb_ps_word_code(const sb_pscore *s, int e, const char *w, size_t len);
+/* One phrase pair as the record its extract line would parse to (count 1) into thread t's buffer (a full one is
+ * spilled first): the codes of its nf source and ne target words, its alignment (bit f*8+e). One caller a scorer at
+ * a time. SB_EINVAL: a side longer than a key holds. */
+int sb_ps_add_pair(sb_pscore *s, int t, const uint32_t *fc, int nf, const uint32_t *ec, int ne, uint64_t align);
 
 /* The words' codes (1-based ranks in byte order) and the key width, once the lex tables are in (idempotent). */
 int sb_ps_prepare_vocab(sb_pscore *s);

@@ -83,7 +83,7 @@ void sb_pscore_free(sb_pscore *s) {
     free(s->fd1); free(s->fd2); free(s->end1); free(s->end2);
     free(s->runs1.v); free(s->runs2.v); free(s->samples1.v); free(s->samples2.v);
     sb_dict_free(s->aln);
-    free(s->fcode); free(s->ecode); free((void *)s->fword); free((void *)s->eword);
+    free(s->fcode); free(s->ecode); free((void *)s->fword); free((void *)s->eword); free(s->fwlen); free(s->ewlen);
     free(s->fid_of); free(s->eid_of);
     sb_dict_free(s->fw); sb_dict_free(s->ew);
     sb_probing_release(&s->lex);
@@ -108,8 +108,7 @@ static void write_source(m2_t *w) {
     for (size_t i = 0; i < w->ng; i++) cf += w->grp[i].c_ef;
     double n1f = (double)w->ng;
     char fs[8192];
-    sb_ps_key_str(s, w->grp[0].src, s->fword, fs, sizeof fs);
-    size_t fsl = strlen(fs);
+    size_t fsl = sb_ps_key_str(s, w->grp[0].src, 0, fs, sizeof fs);
     for (size_t i = 0; i < w->ng; i++) {
         const rec2 *r = &w->grp[i];
         double c = r->c_ef, pfe, pef;

@@ -4,21 +4,22 @@
 #include <stdio.h>
 #include <string.h>
 
-/* the phrase of a key, words joined by single spaces, into buf (NUL-terminated) */
-const char *sb_ps_key_str(const sb_pscore *s, pkey k, const char **words, char *buf, size_t n) {
+size_t sb_ps_key_str(const sb_pscore *s, pkey k, int e, char *buf, size_t n) {
+    const char *const *words = e ? s->eword : s->fword;
+    const uint32_t *lens = e ? s->ewlen : s->fwlen;
     size_t o = 0;
     for (int i = 0; i < s->maxw; i++) {
         uint64_t c = sb_ps_key_get(k, s->bits, i);
         if (!c) break;
         const char *w = words[c];
-        size_t l = strlen(w);
+        size_t l = lens[c];
         if (o + l + 2 >= n) break;
         if (o) buf[o++] = ' ';
         memcpy(buf + o, w, l);
         o += l;
     }
     buf[o] = 0;
-    return buf;
+    return o;
 }
 
 FILE *sb_ps_open_part(const char *prefix, int t) {
@@ -36,7 +37,7 @@ void sb_ps_write_pair(FILE *out, const sb_pscore *s, const char *fs, size_t fsl,
     char *p = line;
     memcpy(p, fs, fsl); p += fsl;
     memcpy(p, " ||| ", 5); p += 5;
-    sb_ps_key_str(s, r->tgt, s->eword, p, 8192); p += strlen(p);
+    p += sb_ps_key_str(s, r->tgt, 1, p, 8192);
     memcpy(p, " ||| ", 5); p += 5;
     p = sb_ps_put_g6(p, pfe); *p++ = ' ';
     p = sb_ps_put_g6(p, r->lex_fe); *p++ = ' ';
@@ -53,8 +54,9 @@ void sb_ps_write_pair(FILE *out, const sb_pscore *s, const char *fs, size_t fsl,
 
 void sb_ps_write_counts(FILE *out, const sb_pscore *s, pkey src, pkey tgt, uint64_t align, double count) {
     char sb[8192], tb[8192], ab[200];
-    fprintf(out, "%s ||| %s ||| %s ||| %.17g\n", sb_ps_key_str(s, src, s->fword, sb, sizeof sb),
-            sb_ps_key_str(s, tgt, s->eword, tb, sizeof tb), (sb_ps_align_str(align, ab), ab), count);
+    sb_ps_key_str(s, src, 0, sb, sizeof sb);
+    sb_ps_key_str(s, tgt, 1, tb, sizeof tb);
+    fprintf(out, "%s ||| %s ||| %s ||| %.17g\n", sb, tb, (sb_ps_align_str(align, ab), ab), count);
 }
 
 size_t sb_ps_format_g6(double v, char *out, size_t n) {

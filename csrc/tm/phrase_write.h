@@ -104,8 +104,9 @@ static inline char *sb_ps_put_g6(char *p, double v) {
     return p;
 }
 
-/* the phrase of a key, words joined by single spaces, into buf (NUL-terminated) */
-const char *sb_ps_key_str(const sb_pscore *s, pkey k, const char **words, char *buf, size_t n);
+/* the phrase of a key of side e (0: source, 1: target), words joined by single spaces, into buf (NUL-terminated;
+ * words that would not fit n bytes are left out); returns its length */
+size_t sb_ps_key_str(const sb_pscore *s, pkey k, int e, char *buf, size_t n);
 /* part file `<prefix>.<t>` for writing (1 MiB buffer), NULL when it cannot be opened */
 FILE *sb_ps_open_part(const char *prefix, int t);
 /* One phrase-table line, Moses' format: `F ||| E ||| p(f|e) lex(f|e) p(e|f) lex(e|f) ||| alignment |||

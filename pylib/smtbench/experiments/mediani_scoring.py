@@ -13,7 +13,7 @@ sort -> consolidate on plain files), at each thread count, on the same fraction 
 it: ``train-model.perl --first-step 4 --last-step 7 --reordering msd-bidirectional-fe`` (lexical tables,
 extract-parallel.perl with the orientations, score-parallel.perl, consolidate, lexical-reordering-score; gzip, or pigz
 where installed, at every step; ``--cores`` = our threads) on the corpus and alignment (``--src/--tgt/--align``),
-beside ``ours-e2e``: `tm extract --reordering-table` then `tm score --threads N`, which write the same
+beside ``ours-e2e``: `tm extract --phrase-table --reordering-table --threads N` (one process), which writes the same
 ``phrase-table.gz`` and ``reordering-table.wbe-msd-bidirectional-fe.gz`` from the same input; both at the full corpus
 and the most threads (the workflow times these two in a run of their own: rule mediani_e2e_bench). Both tables are compared with ours pair by pair in the first
 repeat (:func:`smtbench.tm.model.compare_tables`: same pairs, alignments, counts, scores to printed precision);
@@ -249,19 +249,17 @@ def e2e_commands(s: TmScoreSweep, system: str, threads: int, work: Path, smt: li
     """The end-to-end pipeline of ``system`` as one command line (its steps joined by &&): Moses' train-model.perl
     steps 4-7 (its own lexical tables, extract-parallel.perl with orientations, score-parallel.perl, consolidate,
     lexical-reordering-score for msd-bidirectional-fe; ``--cores`` and ``--sort-parallel`` = threads,
-    ``--sort-buffer-size`` = the sort budget), or ours: `tm extract --reordering-table --uncompressed` (lexical
-    tables, a plain extract file, our scorer's input, and the reordering table counted as the orientations are made;
-    no extract.inv: our scorer does not read it) then `tm score --threads`."""
+    ``--sort-buffer-size`` = the sort budget), or ours: `tm extract --phrase-table --reordering-table` (one
+    process: the lexical tables counted in a first pass, then each phrase pair handed to the scorer as a record and
+    its orientations to the reordering counter; no extract file at all)."""
     from .. import moses_peer
     d = _e2e_dir(work, system)
     out = d / "out"
     if system == "ours-e2e":
         steps = [smt + ["tm", "extract", "--src", s.src, "--tgt", s.tgt, "--align", s.align, "--outdir", str(out),
-                        "--max-length", "7", "--no-inverse", "--uncompressed", "--quiet", "--reordering-table",
-                        str(out / E2E_RT), "--threads", str(threads)],
-                 smt + ["tm", "score", "--extract", str(out / "extract"), "--lex-f2e", str(out / "lex.f2e"),
-                        "--lex-e2f", str(out / "lex.e2f"), "--out", str(out / "phrase-table.gz"),
-                        "--threads", str(threads), "--memory", s.sort_memory, "--tmpdir", str(out)]]
+                        "--max-length", "7", "--quiet", "--phrase-table", str(out / "phrase-table.gz"),
+                        "--reordering-table", str(out / E2E_RT), "--threads", str(threads),
+                        "--memory", s.sort_memory, "--tmpdir", str(out)]]
     else:
         perl = moses_peer.training_root(work / "moses-root")
         inp = d / "in"  # the corpus and alignment under train-model.perl's names (links)
@@ -308,9 +306,9 @@ def _run_e2e(s: TmScoreSweep, p: dict, work: Path, smt: list[str]) -> tuple[floa
                      moses_steps="train-model.perl --first-step 4 --last-step 7 --reordering msd-bidirectional-fe")
     else:
         from ..ioutil import GZIP_BACKEND, TABLE_GZ_LEVEL
-        extra.update(steps="tm extract --reordering-table + tm score",
+        extra.update(steps="tm extract --phrase-table --reordering-table",
                      deflate=GZIP_BACKEND,  # our .gz reader and writer (ISA-L's)
-                     extract_file="plain",  # our intermediate extract (tm extract --uncompressed): read once, not kept
+                     extract_file="none (pairs handed to the scorer as records)",  # no intermediate extract at all
                      tables_gz_level=TABLE_GZ_LEVEL,  # zlib's level our two tables are written at (ISA-L's nearest)
                      lexical_tables="counted in the extraction's pass (C)")
     return secs, rss, extra
@@ -811,7 +809,7 @@ def _sorted_gz(src: str, dst: Path, tmpdir: Path) -> None:
         return
     plain = dst.with_name(dst.name + ".plain")
     _sorted_lines(src, plain, tmpdir)
-    write_parts([plain], str(dst), level=6)
+    write_parts([plain], str(dst), level=6, member_bytes=None)  # (one member, as gzip writes it)
     plain.unlink()
     stamp.write_text(key)
 

@@ -9,7 +9,8 @@ consolidate), beside ours ("Multithreaded" = `smtbench tm score`, C, external me
 *End to end*: "Moses, end to end" = `train-model.perl --first-step 4 --last-step 7 --reordering
 msd-bidirectional-fe` (lexical tables, extract-parallel.perl with orientations, score-parallel.perl, consolidate,
 lexical-reordering-score, gzip or pigz at every step, `--cores` = ours) on the corpus and alignment, beside "ours, end
-to end" = `tm extract --reordering-table` + `tm score --threads N` writing the same phrase and reordering tables
+to end" = `tm extract --phrase-table --reordering-table --threads N` (one process, no extract file; rows from before
+it: `tm extract --reordering-table` + `tm score --threads N`) writing the same phrase and reordering tables
 (table mediani_e2e only);
 "sort pipeline" = `tm score-sort` (GNU sort + a single-threaded streaming scorer and consolidate, in C: the Moses
 design with our code); "in-memory" = `tm score-memory` (pandas). Times are the minimum over repeats (median
@@ -109,7 +110,7 @@ def _is(rows: pd.DataFrame, pt) -> pd.Series:
 VS_MOSES = Ratio("speedup_vs_moses", num="the row's system", den="Moses' score + consolidate, the same threads")
 VS_MOSES_1T = Ratio("speedup_vs_moses_1t", num="ours, 1 thread", den="Moses, 1 thread")
 VS_MOSES_E2E = Ratio("speedup_vs_moses_e2e",
-                     num="ours end to end (tm extract --reordering-table + tm score --threads N)",
+                     num="ours end to end (the steps of the row's `runs`, --threads N)",
                      den="Moses end to end (train-model.perl steps 4-7, --cores N)")
 VS_SORT = Ratio("speedup_vs_sort", num="the row's system", den="our sort pipeline (1 thread)", same=("run_id", "clock"))
 THREADS = Ratio("thread_speedup", num="ours, most threads", den="ours, 1 thread", same=("run_id", "clock"))
@@ -290,7 +291,10 @@ def _e2e_rows(rows: pd.DataFrame, pts: pd.DataFrame) -> tuple[list[dict], list[l
             per.append([])
             continue
         x = e2e_rows[(e2e_rows.system == system) & e2e_rows.seconds.notna()] if "seconds" in e2e_rows else e2e_rows
-        rec = dict(key=names[system], runs=RUNS[system], fraction=1.0, corpus="corpus", lines=int(r.lines),
+        runs = RUNS[system]
+        if system == "ours-e2e" and "steps" in x and x["steps"].notna().any():  # what the rows ran (it changed)
+            runs = f"end to end: {x['steps'].dropna().iloc[-1]} (lex, extract, reordering table, score; .gz)"
+        rec = dict(key=names[system], runs=runs, fraction=1.0, corpus="corpus", lines=int(r.lines),
                    threads=int(r.threads),
                    memory=r.memory, seconds_min=r.seconds_min, seconds_median=r.seconds_median,
                    peak_rss_mib=r.peak_rss_mib, status="measured",
@@ -322,8 +326,7 @@ def e2e_notes(rows: pd.DataFrame) -> str:
             f"score via score-parallel.perl, consolidate, lexical-reordering-score; .gz at every step through pigz "
             f"where installed, else gzip: column `pigz`, which for ours names our deflate, ISA-L's through the isal "
             f"package, every .gz read and written in-process); --cores and --sort-parallel = our threads, "
-            f"--sort-buffer-size = the sort budget. Ours = `tm extract --reordering-table` (the reordering table "
-            f"counted as the orientations are made{_ours_e2e_detail(e)}) then `tm score --threads N`. Both pairs of "
+            f"--sort-buffer-size = the sort budget. Ours = {_ours_e2e_steps(e)}. Both pairs of "
             f"tables compared pair by pair in the first repeat (table_check: pairs, alignments, counts, the scores "
             f"to printed precision)"
             + (f"; our phrase table equal byte for byte to our core table of the corpus ({core.iloc[0]})"
@@ -334,6 +337,17 @@ def e2e_notes(rows: pd.DataFrame) -> str:
             f"same run and threads.")
 
 
+def _ours_e2e_steps(e: pd.DataFrame) -> str:
+    """Our end-to-end steps as the rows ran them: one process (tm extract --phrase-table) or two."""
+    o = e[e.system == "ours-e2e"]
+    if "extract_file" in o and o.extract_file.notna().any() and str(o.extract_file.dropna().iloc[-1]).startswith("none"):
+        return (f"`tm extract --phrase-table --reordering-table --threads N`, one process: a first pass counts the "
+                f"lexical tables, a second hands each phrase pair to the scorer as a record ({o.extract_file.dropna().iloc[-1]}) "
+                f"and its orientations to the reordering counter{_ours_e2e_detail(e)}")
+    return (f"`tm extract --reordering-table` (the reordering table counted as the orientations are "
+            f"made{_ours_e2e_detail(e)}) then `tm score --threads N`")
+
+
 def _ours_e2e_detail(e: pd.DataFrame) -> str:
     """What the rows of ours end to end recorded of their extraction (rows from before it say nothing)."""
     o = e[e.system == "ours-e2e"]
@@ -341,8 +355,9 @@ def _ours_e2e_detail(e: pd.DataFrame) -> str:
     if "lexical_tables" in o and o.lexical_tables.notna().any():
         out.append(f"the lexical tables {o.lexical_tables.dropna().iloc[0]}")
     if "extract_file" in o and o.extract_file.notna().any():
-        out.append(f"its extract file written {o.extract_file.dropna().iloc[0]} (--uncompressed): our scorer's input, "
-                   f"which nobody keeps")
+        if not str(o.extract_file.dropna().iloc[-1]).startswith("none"):
+            out.append(f"its extract file written {o.extract_file.dropna().iloc[0]} (--uncompressed): our scorer's "
+                       f"input, which nobody keeps")
     elif "extract_gz_level" in o and o.extract_gz_level.notna().any():
         out.append(f"its extract file gzipped at zlib level {int(o.extract_gz_level.dropna().iloc[0])}: our scorer's "
                    f"input, which nobody keeps")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Iterator, Sequence
 
-from ..ioutil import atomic_open, open_text
+from ..ioutil import atomic_open, atomic_path, open_text
 from ..ioutil import words as split_words
 from .align import AlignmentFormatError, parse_links
 
@@ -175,14 +175,70 @@ def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_
     return n
 
 
+def extract_tables(src: str, tgt: str, align: str, phrase_table: str, lex_out: tuple[str, str], *, max_len: int = 7,
+                   threads: int = 1, memory: int = 256 << 20, smoothing: str = "none", tmpdir: str | None = None,
+                   reordering: ReorderCounter | None = None, reordering_out: str | None = None,
+                   reordering_smoothing: float = 0.5, orientation_out: str | None = None,
+                   progress: bool = False):
+    """The phrase table (``tm score``'s, the same bytes) and the lexical tables from the aligned corpus in one
+    process, with no extract file between: a first pass counts the lexical tables (the scorer's vocabulary and
+    weights), a second extracts the phrase pairs straight into the scorer as records (``sb_extract_block`` flag 16:
+    the words' codes looked up once a sentence, no line formatted or parsed) and, with ``reordering``, their
+    orientation lines into the reordering counter (``reordering_out`` written from it). Every output is published
+    together once all are made. Returns (pairs extracted, tm.score.ScoreStats)."""
+    import contextlib
+    import io
+
+    from ..progress import bar
+    from .score import score_native
+    with contextlib.ExitStack() as stack:
+        # every output under a temporary name, renamed together when the block ends
+        pt = stack.enter_context(atomic_path(phrase_table))
+        rt = stack.enter_context(atomic_path(reordering_out)) if reordering_out else None
+        fr = stack.enter_context(atomic_open(orientation_out, "wb", gz_level=EXTRACT_GZ_LEVEL)) \
+            if orientation_out else None
+        lex = [stack.enter_context(atomic_open(p, "wb")) for p in lex_out]
+        names = (src, tgt, align)
+        texts: list[io.BytesIO] = [io.BytesIO(), io.BytesIO()]
+        with bar("lexical tables", unit="sentence", on=progress) as pb, \
+                open_text(src) as fs, open_text(tgt) as ft, open_text(align) as fa:
+            _extract_native(parallel_lines(names, (fs, ft, fa)), names, (None, None, None), max_len, pb,
+                            lex=texts, lex_only=True)
+        f2e, e2f = (t.getvalue() for t in texts)
+        n = 0
+
+        def feed(scorer, maxw: int) -> None:
+            nonlocal n
+            if max_len > maxw:
+                raise ValueError(f"--max-length {max_len}: the scorer's keys hold at most {maxw} words a side "
+                                 "with this vocabulary (write the extract file and run tm score, which refuses "
+                                 "such phrases the same way, or extract shorter phrases)")
+            with bar("extract + score", unit="pair", on=progress) as pb, \
+                    open_text(src) as fs, open_text(tgt) as ft, open_text(align) as fa:
+                n = _extract_native(parallel_lines(names, (fs, ft, fa)), names, (None, None, fr), max_len, pb,
+                                    reordering, scorer=scorer, scorer_threads=threads)
+
+        stats = score_native([], f2e, e2f, pt, threads=threads, memory=memory, smoothing=smoothing,
+                             tmpdir=tmpdir, feed=feed, gz=str(phrase_table).endswith(".gz"))
+        if reordering is not None and rt is not None:
+            reordering.write(rt, reordering_smoothing, threads=threads, gz=str(reordering_out).endswith(".gz"))
+        for out, text in zip(lex, (f2e, e2f)):
+            out.write(text)
+    return n, stats
+
+
 def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs: Sequence, max_len: int, pb,
-                    reordering: ReorderCounter | None = None, lex: Sequence | None = None) -> int:
+                    reordering: ReorderCounter | None = None, lex: Sequence | None = None, *,
+                    lex_only: bool = False, scorer=None, scorer_threads: int = 1) -> int:
     """The C path of :func:`extract_files`: blocks of BLOCK sentence pairs through ``sb_extract_block``; a
     sentence it leaves to the reference (an odd alignment token, a point outside the pair) goes through
     :func:`_sentence_lines`, which raises the reference's error or writes its lines (and its lexical events go
     to ``sb_extract_lex_points``). Each output is written (and gzip-compressed: zlib lets go of the GIL) by a
     thread of its own while the C call, which lets go of it too, extracts the next block; at most one block's
-    output waits. ``lex``: the (lex.f2e, lex.e2f) handles, written at the end."""
+    output waits. ``lex``: the (lex.f2e, lex.e2f) handles, written at the end; ``lex_only``: nothing else (no
+    phrase pair). ``scorer`` (an sb_pscore whose lex tables are in, tm.score.score_native's ``feed``): each phrase
+    pair goes to it as a record instead of an extract line (``outs[0]`` is None), the blocks' records to its
+    ``scorer_threads`` buffers in turn; the lines the reference makes for a sentence are parsed into it."""
     import itertools
     from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -190,8 +246,12 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
     from ..native import check, ffi, lib
     max_len = max(min(max_len, 1 << 30), 0)
     flags = (1 if outs[1] is not None else 0) | (2 if outs[2] is not None or reordering is not None else 0) \
-        | (4 if lex is not None else 0)
+        | (4 if lex is not None else 0) | (8 if lex_only else 0) | (16 if scorer is not None else 0)
     st = ffi.new("sb_extract_state *")
+    if scorer is not None:
+        st.score = scorer
+    err, errline = ffi.new("char[256]"), ffi.new("uint64_t *")
+    nblock = 0
     lineno = 0  # lines before this block
     live = [k for k, out in enumerate(outs) if out is not None]
     made = sorted({*live, *([2] if reordering is not None else [])})  # outputs made: written (live) or counted
@@ -216,6 +276,8 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
                 data.append(text.encode("utf-8"))
             st.pos[0] = st.pos[1] = st.pos[2] = 0
             st.next = 0
+            st.score_t = nblock % scorer_threads
+            nblock += 1
             parts: dict[int, list[bytes]] = {k: [] for k in made}
             while True:
                 rc = lib.sb_extract_block(st, data[0], len(data[0]), data[1], len(data[1]), data[2],
@@ -237,9 +299,17 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
                                         bool(flags & 2))
                 if lex is not None:  # (after the reference's checks: its errors, whether or not lex is asked)
                     _lex_points(st, *block[i], names[2], lineno + i + 1)
+                if lex_only:
+                    continue
                 for k in made:
                     if lines[k]:
                         parts[k].append("".join(lines[k]).encode("utf-8"))
+                if scorer is not None and lines[0]:
+                    text = "".join(lines[0]).encode("utf-8")
+                    rc = lib.sb_pscore_load_text(scorer, st.score_t, ffi.new("char[]", text), len(text), errline,
+                                                 err, 256)
+                    check(rc, f"scoring the phrase pairs of {names[0]} line {lineno + i + 1} "
+                              f"({ffi.string(err).decode(errors='replace')})")
                 st.pairs += len(lines[0])
             for f in pending:
                 f.result()

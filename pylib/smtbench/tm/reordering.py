@@ -120,10 +120,12 @@ class ReorderCounter:
         self._check(lib.sb_reorder_count_text(self._r, data, len(data), self._text_line, self._line, self._kind,
                                               self._err, 512), name)
 
-    def write(self, out: str, smoothing: float = 0.5, *, threads: int = 1, gzip_level: int = TABLE_GZ_LEVEL) -> ReorderStats:
+    def write(self, out: str, smoothing: float = 0.5, *, threads: int = 1, gzip_level: int = TABLE_GZ_LEVEL,
+              gz: bool | None = None) -> ReorderStats:
         """The table into ``out``: a .gz one as ``threads`` parts formatted in memory and compressed in parallel, one
         gzip member each, no file between (``gzip_level``; the reference writes one member at level 6: other bytes,
-        the same table), a plain one in place."""
+        the same table), a plain one in place. ``gz``: compressed or not whatever the name says (a temporary name
+        of a table published later under its own: tm.extract.extract_tables)."""
         import os
 
         from ..ioutil import atomic_path
@@ -140,7 +142,7 @@ class ReorderCounter:
                   errno_reason=True)  # its parts are written one after another on this thread
             lib.sb_reorder_get_stats(self._r, st)
 
-        if str(out).endswith(".gz"):
+        if (str(out).endswith(".gz") if gz is None else gz):
             import time
             from concurrent.futures import ThreadPoolExecutor
 

@@ -28,7 +28,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ..ioutil import atomic_open, atomic_path, decompressed_fd, gzip_compressobj, open_text, remove_stale_runs
 from ..ioutil import TABLE_GZ_LEVEL, removed_on_signal, run_interruptible
@@ -44,36 +44,49 @@ class PhraseFormatError(ValueError):
 
 
 # ------------------------------------------------------------------ shared helpers
-def _gzip_member(src: Path, dst: Path, level: int) -> None:
+#: bytes of a part file deflated into one gzip member (write_parts): the members in memory stay a few of these
+MEMBER_BYTES = 32 << 20
+
+
+def _gzip_member(src: Path, offset: int, size: int, level: int) -> bytes:
+    """Bytes [offset, offset + size) of file ``src`` deflated into one gzip member, in memory (the deflate backend
+    lets go of the GIL)."""
     co = gzip_compressobj(level)
-    with open(src, "rb") as fi, open(dst, "wb") as fo:
-        while True:
-            block = fi.read(1 << 20)
+    out = []
+    with open(src, "rb") as fi:
+        fi.seek(offset)
+        while size > 0:
+            block = fi.read(min(1 << 20, size))
             if not block:
                 break
-            fo.write(co.compress(block))
-        fo.write(co.flush())
+            size -= len(block)
+            out.append(co.compress(block))
+    out.append(co.flush())
+    return b"".join(out)
 
 
-def write_parts(parts: Sequence[Path], out: str, threads: int = 1, level: int = 1) -> None:
-    """Concatenate part files in order into ``out`` atomically. A ``.gz`` target is written as one gzip
-    member per part, compressed in ``threads`` threads (the deflate backend, ioutil.GZIP_BACKEND, releases the
-    GIL), which is valid gzip."""
+def write_parts(parts: Sequence[Path], out: str, threads: int = 1, level: int = 1, gz: bool | None = None,
+                member_bytes: int | None = MEMBER_BYTES) -> None:
+    """Concatenate part files in order into ``out`` atomically. A ``.gz`` target (or any with ``gz``) is written as
+    gzip members of ``member_bytes`` of a part each (None: a part each, for a reader that wants few members),
+    compressed in ``threads`` threads (the deflate backend, ioutil.GZIP_BACKEND, releases the GIL), which is valid
+    gzip."""
     target = Path(out)
-    if target.suffix != ".gz":
+    if not (target.suffix == ".gz" if gz is None else gz):
         with atomic_open(target, "wb") as fo:
             for p in parts:
                 with open(p, "rb") as fi:
                     shutil.copyfileobj(fi, fo, 1 << 20)
         return
-    members = [p.with_name(p.name + ".gz") for p in parts]
-    with ThreadPoolExecutor(max(1, threads)) as ex:
-        list(ex.map(lambda ab: _gzip_member(ab[0], ab[1], level), zip(parts, members)))
-    # the members are gzip already (atomic_open would compress again): concatenate them under a temporary name
-    with atomic_path(target) as tmp, open(tmp, "wb") as fo:
-        for m in members:
-            with open(m, "rb") as fi:
-                shutil.copyfileobj(fi, fo, 1 << 20)
+    # one member a range of MEMBER_BYTES of a part (a member may end inside a line: gzip's members concatenate to
+    # the same text), deflated in parallel and written in order under a temporary name as they come, no member file
+    # between (atomic_open would compress again)
+    step = member_bytes or max(1, max(p.stat().st_size for p in parts))
+    ranges = [(p, a, min(step, n - a)) for p in parts for n in [p.stat().st_size]
+              for a in range(0, n, step)] or [(parts[0], 0, 0)]  # (an empty table: one empty member)
+    with atomic_path(target) as tmp, open(tmp, "wb") as fo, ThreadPoolExecutor(max(1, threads)) as ex:
+        for member in ex.map(lambda r: _gzip_member(*r, level), ranges):
+            fo.write(member)
 
 
 # ------------------------------------------------------------------ native (Mediani §3.1)
@@ -96,11 +109,15 @@ class ScoreStats:
     kn_d: tuple[float, float, float]
 
 
-def score_native(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, out: str, *, threads: int = 1,
-                 memory: int = 256 << 20, smoothing: str = "none", counts_only: bool = False,
-                 weighted: bool = False, tmpdir: str | None = None, gzip_level: int = TABLE_GZ_LEVEL) -> ScoreStats:
+def score_native(extracts: str | Sequence[str], lex_f2e: str | bytes, lex_e2f: str | bytes, out: str, *,
+                 threads: int = 1, memory: int = 256 << 20, smoothing: str = "none", counts_only: bool = False,
+                 weighted: bool = False, tmpdir: str | None = None, gzip_level: int = TABLE_GZ_LEVEL,
+                 feed: Callable[[Any, int], None] | None = None, gz: bool | None = None) -> ScoreStats:
     """Score one or more extract files (several = the merge step of the distributed form, with
-    ``weighted=True`` for partial-count files). Returns the run's statistics."""
+    ``weighted=True`` for partial-count files). Returns the run's statistics. ``feed`` (with no extract file): the
+    phrase pairs come from ``feed(scorer, max_words)``, called once the lex tables are in (the extractor's records,
+    tm extract --phrase-table: no extract line between); a lex table given as ``bytes`` is its text (the same
+    extractor's, not yet published); ``gz``: a gzip table or not, whatever ``out``'s name says (write_parts)."""
     if isinstance(extracts, (str, os.PathLike)):
         extracts = [str(extracts)]
     if smoothing not in ("none", "kn"):
@@ -109,7 +126,7 @@ def score_native(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, out:
         raise ValueError(f"--threads {threads}: must be in 1..256")
     if memory < (1 << 20):
         raise ValueError(f"--memory {memory} bytes: the scorer needs at least 1M of sort buffers")
-    for path in ([extracts] if isinstance(extracts, (str, os.PathLike)) else list(extracts)) + [lex_f2e, lex_e2f]:
+    for path in list(extracts) + [x for x in (lex_f2e, lex_e2f) if not isinstance(x, bytes)]:
         if os.path.isdir(path):
             raise PhraseFormatError(f"{path}: is a directory, expected a file")
         if not os.path.exists(path):
@@ -123,11 +140,11 @@ def score_native(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, out:
     remove_stale_runs(base, ".pscore.")
     with tempfile.TemporaryDirectory(prefix=f".pscore.{os.getpid()}.", dir=base) as td, removed_on_signal(td):
         return run_interruptible(_score_native_in, td, extracts, lex_f2e, lex_e2f, out, threads, memory, smoothing,
-                                 counts_only, weighted, gzip_level)
+                                 counts_only, weighted, gzip_level, feed, gz)
 
 
 def _score_native_in(td, extracts, lex_f2e, lex_e2f, out, threads, memory, smoothing, counts_only, weighted,
-                     gzip_level) -> ScoreStats:
+                     gzip_level, feed=None, gz=None) -> ScoreStats:
     from ..native import check, ffi, lib
     args = ffi.new("sb_pscore_args *")
     tdb = ffi.new("char[]", td.encode())
@@ -150,6 +167,10 @@ def _score_native_in(td, extracts, lex_f2e, lex_e2f, out, threads, memory, smoot
         check(rc, f"{what} {path}")
 
     for which, path in ((lib.SB_PSCORE_LEX_F2E, lex_f2e), (lib.SB_PSCORE_LEX_E2F, lex_e2f)):
+        if isinstance(path, bytes):  # the extractor's text, read from a file of the run's own
+            name = Path(td) / ("lex.f2e" if which == lib.SB_PSCORE_LEX_F2E else "lex.e2f")
+            name.write_bytes(path)
+            path = str(name)
         with decompressed_fd(path) as fd:
             rc = lib.sb_pscore_load_lex(s, which, fd, line, err, 512)
         fail(rc, path, "loading lex table")
@@ -157,6 +178,10 @@ def _score_native_in(td, extracts, lex_f2e, lex_e2f, out, threads, memory, smoot
         with decompressed_fd(path) as fd:
             rc = lib.sb_pscore_load_extract(s, fd, line, err, 512)
         fail(rc, path, "loading")
+    if feed is not None:
+        maxw = ffi.new("int *")
+        check(lib.sb_pscore_begin_pairs(s, maxw), "the scorer's vocabulary")
+        feed(s, int(maxw[0]))
     prefix = Path(td) / "part"
     rc = lib.sb_pscore_finish(s, str(prefix).encode(), err, 512)
     if rc:
@@ -170,7 +195,7 @@ def _score_native_in(td, extracts, lex_f2e, lex_e2f, out, threads, memory, smoot
     ffi.release(s) if hasattr(ffi, "release") else None
     del s
     parts = [Path(f"{prefix}.{t}") for t in range(threads)]
-    write_parts(parts, out, threads=threads, level=gzip_level)
+    write_parts(parts, out, threads=threads, level=gzip_level, gz=gz)
     return stats
 
 
