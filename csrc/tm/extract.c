@@ -291,7 +291,7 @@ static int do_sentence(sb_extract_state *st, const char *ls, size_t nls, const c
         int rc = lex_sentence(L, ls, fws, fwe, n_f, lt, ews, ewe, n_e, pf, pe, np);
         if (rc) return rc;
     }
-    if (flags & 8) return 1;
+    if ((flags & 8) && !(flags & 3)) return 1;   /* the lexical counts only: no phrase pair is needed */
     sb_pscore *ps = (flags & 16) ? st->score : NULL;
     if (ps) {   /* each word's code once a sentence; a pair's record is then its codes packed */
         for (int32_t i = 0; i < n_f; i++)
@@ -338,6 +338,7 @@ static int do_sentence(sb_extract_state *st, const char *ls, size_t nls, const c
                             return rc;
                         goto inverse;
                     }
+                    if (flags & 8) goto inverse;   /* no extract line */
                     if ((rc = reserve(st, 0, line))) return rc;
                     o = st->data[0] + st->len[0];
                     o = put_phrase(o, ls, fws, fwe, s_f, e_f, f1);

@@ -43,7 +43,8 @@ typedef struct {
 /* Extract sentences from st->next on (byte offsets st->pos) until the block (len[k] bytes of stream k) ends or a
  * sentence needs the reference path (st->stop = its index, st->pos past it; SB_OK either way). flags: 1 = write
  * the inverse lines, 2 = the orientation lines, 4 = count the lexical events (a sentence left to the reference
- * path is not counted: see sb_extract_lex_points), 8 = nothing but those counts (no phrase pairs), 16 = each pair
+ * path is not counted: see sb_extract_lex_points), 8 = no extract line (with neither 1 nor 2: no phrase pair
+ * at all, the lexical counts only), 16 = each pair
  * into the phrase scorer st->score as a record (sb_ps_add_pair: no extract line is written; its vocabulary is the
  * lex tables', sb_pscore_begin_pairs, so every word of the corpus has a code; a word without one: SB_EINVAL).
  * SB_EFORMAT: a control byte (sb_line_control) in a line, or the

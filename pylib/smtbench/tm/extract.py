@@ -9,6 +9,7 @@ F = source (es), E = target (en). Output lines:
 """
 from __future__ import annotations
 
+import collections
 from collections import Counter
 from typing import TYPE_CHECKING, Iterator, Sequence
 
@@ -126,6 +127,10 @@ BLOCK = 1024
 #: zlib's level for the extract files (.gz): files the next training step reads and nobody keeps, so the fastest
 #: level (ISA-L's 1; the full corpus: 41.8 MB against 40.3 MB at level 6, 0.3-0.4 s less of a 2.4 s extraction)
 EXTRACT_GZ_LEVEL = 1
+#: bytes of orientation lines the reordering counter may lag behind the extraction in tm extract --phrase-table
+#: (extract_tables): the counting takes about twice the extraction's time, so with a lag the extraction runs ahead
+#: and the counting's tail overlaps the scorer's sort and merges instead of idling one core
+COUNT_LAG = 192 << 20
 
 
 def extract_files(src: str, tgt: str, align: str, extract_out: str, extract_inv_out: str | None,
@@ -182,10 +187,12 @@ def extract_tables(src: str, tgt: str, align: str, phrase_table: str, lex_out: t
                    progress: bool = False):
     """The phrase table (``tm score``'s, the same bytes) and the lexical tables from the aligned corpus in one
     process, with no extract file between: a first pass counts the lexical tables (the scorer's vocabulary and
-    weights), a second extracts the phrase pairs straight into the scorer as records (``sb_extract_block`` flag 16:
-    the words' codes looked up once a sentence, no line formatted or parsed) and, with ``reordering``, their
-    orientation lines into the reordering counter (``reordering_out`` written from it). Every output is published
+    weights) and, with ``reordering``, hands the orientation lines to the reordering counter (``reordering_out``
+    written from it; its thread counts on through the second pass), a second extracts the phrase pairs straight
+    into the scorer as records (``sb_extract_block`` flag 16: the words' codes looked up once a sentence, no line
+    formatted or parsed). Every output is published
     together once all are made. Returns (pairs extracted, tm.score.ScoreStats)."""
+    import concurrent.futures
     import contextlib
     import io
 
@@ -200,10 +207,13 @@ def extract_tables(src: str, tgt: str, align: str, phrase_table: str, lex_out: t
         lex = [stack.enter_context(atomic_open(p, "wb")) for p in lex_out]
         names = (src, tgt, align)
         texts: list[io.BytesIO] = [io.BytesIO(), io.BytesIO()]
-        with bar("lexical tables", unit="sentence", on=progress) as pb, \
+        # the first pass: the lexical tables and the orientations (counted by a thread of their own, which may lag
+        # COUNT_LAG behind and runs on through the second pass and the scorer's merges)
+        counting: list = []
+        with bar("lexical tables + orientations", unit="sentence", on=progress) as pb, \
                 open_text(src) as fs, open_text(tgt) as ft, open_text(align) as fa:
-            _extract_native(parallel_lines(names, (fs, ft, fa)), names, (None, None, None), max_len, pb,
-                            lex=texts, lex_only=True)
+            _extract_native(parallel_lines(names, (fs, ft, fa)), names, (None, None, fr), max_len, pb, reordering,
+                            lex=texts, no_lines=True, count_lag=COUNT_LAG, deferred=counting)
         f2e, e2f = (t.getvalue() for t in texts)
         n = 0
 
@@ -213,15 +223,28 @@ def extract_tables(src: str, tgt: str, align: str, phrase_table: str, lex_out: t
                 raise ValueError(f"--max-length {max_len}: the scorer's keys hold at most {maxw} words a side "
                                  "with this vocabulary (write the extract file and run tm score, which refuses "
                                  "such phrases the same way, or extract shorter phrases)")
-            with bar("extract + score", unit="pair", on=progress) as pb, \
+            with bar("phrase pairs into the scorer", unit="sentence", on=progress) as pb, \
                     open_text(src) as fs, open_text(tgt) as ft, open_text(align) as fa:
-                n = _extract_native(parallel_lines(names, (fs, ft, fa)), names, (None, None, fr), max_len, pb,
-                                    reordering, scorer=scorer, scorer_threads=threads)
+                n = _extract_native(parallel_lines(names, (fs, ft, fa)), names, (None, None, None), max_len, pb,
+                                    scorer=scorer, scorer_threads=threads)
 
-        stats = score_native([], f2e, e2f, pt, threads=threads, memory=memory, smoothing=smoothing,
-                             tmpdir=tmpdir, feed=feed, gz=str(phrase_table).endswith(".gz"))
-        if reordering is not None and rt is not None:
-            reordering.write(rt, reordering_smoothing, threads=threads, gz=str(reordering_out).endswith(".gz"))
+        def reordering_table() -> None:  # once counted, written beside the scorer's work
+            for f in counting:
+                f.result()
+            if reordering is not None and rt is not None:
+                reordering.write(rt, reordering_smoothing, threads=threads, gz=str(reordering_out).endswith(".gz"))
+
+        pool = stack.enter_context(concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="reordering-table"))
+        rt_done = pool.submit(reordering_table)
+        try:  # the scorer extracts, sorts and merges while the counting finishes and the reordering table is written
+            stats = score_native([], f2e, e2f, pt, threads=threads, memory=memory, smoothing=smoothing,
+                                 tmpdir=tmpdir, feed=feed, gz=str(phrase_table).endswith(".gz"))
+        except BaseException:
+            for f in counting:  # (stopped before anything is published; the first error stands)
+                f.cancel()
+            concurrent.futures.wait([*counting, rt_done])
+            raise
+        rt_done.result()
         for out, text in zip(lex, (f2e, e2f)):
             out.write(text)
     return n, stats
@@ -229,16 +252,20 @@ def extract_tables(src: str, tgt: str, align: str, phrase_table: str, lex_out: t
 
 def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs: Sequence, max_len: int, pb,
                     reordering: ReorderCounter | None = None, lex: Sequence | None = None, *,
-                    lex_only: bool = False, scorer=None, scorer_threads: int = 1) -> int:
+                    no_lines: bool = False, scorer=None, scorer_threads: int = 1, count_lag: int = 0,
+                    deferred: list | None = None) -> int:
     """The C path of :func:`extract_files`: blocks of BLOCK sentence pairs through ``sb_extract_block``; a
     sentence it leaves to the reference (an odd alignment token, a point outside the pair) goes through
     :func:`_sentence_lines`, which raises the reference's error or writes its lines (and its lexical events go
     to ``sb_extract_lex_points``). Each output is written (and gzip-compressed: zlib lets go of the GIL) by a
     thread of its own while the C call, which lets go of it too, extracts the next block; at most one block's
-    output waits. ``lex``: the (lex.f2e, lex.e2f) handles, written at the end; ``lex_only``: nothing else (no
-    phrase pair). ``scorer`` (an sb_pscore whose lex tables are in, tm.score.score_native's ``feed``): each phrase
+    output waits. ``lex``: the (lex.f2e, lex.e2f) handles, written at the end; ``no_lines``: no extract line (the
+    lexical counts and the orientations only). ``scorer`` (an sb_pscore whose lex tables are in, tm.score.score_native's ``feed``): each phrase
     pair goes to it as a record instead of an extract line (``outs[0]`` is None), the blocks' records to its
-    ``scorer_threads`` buffers in turn; the lines the reference makes for a sentence are parsed into it."""
+    ``scorer_threads`` buffers in turn; the lines the reference makes for a sentence are parsed into it.
+    ``count_lag``: bytes of orientation lines the counting thread may have left to count when the next block's are
+    handed to it (0: at most one block behind). ``deferred``: the counting not waited for at the end; its futures
+    are appended there, for the caller to wait on (its other work beside the counting's tail)."""
     import itertools
     from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -246,7 +273,7 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
     from ..native import check, ffi, lib
     max_len = max(min(max_len, 1 << 30), 0)
     flags = (1 if outs[1] is not None else 0) | (2 if outs[2] is not None or reordering is not None else 0) \
-        | (4 if lex is not None else 0) | (8 if lex_only else 0) | (16 if scorer is not None else 0)
+        | (4 if lex is not None else 0) | (8 if no_lines else 0) | (16 if scorer is not None else 0)
     st = ffi.new("sb_extract_state *")
     if scorer is not None:
         st.score = scorer
@@ -262,7 +289,10 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
     writers = {k: ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract-write") for k in live}
     if direct:
         writers[-1] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract-count")
-    pending: list[Future] = []  # the previous block's writes (and count)
+    pending: list[Future] = []  # the previous block's writes
+    counting: collections.deque[tuple[Future, int]] = collections.deque()  # counts not waited for, with their bytes
+    backlog = 0
+    ok = False
     try:
         while True:
             block = list(itertools.islice(rows, BLOCK))
@@ -299,8 +329,6 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
                                         bool(flags & 2))
                 if lex is not None:  # (after the reference's checks: its errors, whether or not lex is asked)
                     _lex_points(st, *block[i], names[2], lineno + i + 1)
-                if lex_only:
-                    continue
                 for k in made:
                     if lines[k]:
                         parts[k].append("".join(lines[k]).encode("utf-8"))
@@ -315,22 +343,34 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
                 f.result()
             pending = [writers[k].submit(_write_all, outs[k], parts[k]) for k in live]
             if direct:
-                pending.append(writers[-1].submit(reordering.count_text, b"".join(parts[2]),  # type: ignore[union-attr]
-                                                  ORIENTATION_LINES))
+                while counting and backlog > count_lag:
+                    f, n = counting.popleft()
+                    f.result()
+                    backlog -= n
+                text = b"".join(parts[2])
+                counting.append((writers[-1].submit(reordering.count_text, text,  # type: ignore[union-attr]
+                                                    ORIENTATION_LINES), len(text)))
+                backlog += len(text)
             elif reordering is not None:  # (a C call: the writers compress meanwhile)
                 reordering.count_text(b"".join(parts[2]), ORIENTATION_LINES)
             lineno += len(block)
             pb.update(len(block))
         for f in pending:
             f.result()
+        if deferred is not None:
+            deferred.extend(f for f, _ in counting)
+        else:
+            for f, _ in counting:
+                f.result()
         for which, out in enumerate(lex or ()):
             st.len[0] = 0
             check(lib.sb_extract_lex_format(st, which), f"lexical table of {names[0]}")
             out.write(ffi.buffer(st.data[0], st.len[0])[:])
+        ok = True
         return int(st.pairs)
     finally:
-        for w in writers.values():
-            w.shutdown(wait=True)
+        for k, w in writers.items():  # (the deferred counting runs on: its caller waits for it)
+            w.shutdown(wait=not (ok and k == -1 and deferred is not None), cancel_futures=not ok)
         lib.sb_extract_free(st)
 
 
