@@ -342,8 +342,8 @@ def _ours_e2e_steps(e: pd.DataFrame) -> str:
     o = e[e.system == "ours-e2e"]
     if "extract_file" in o and o.extract_file.notna().any() and str(o.extract_file.dropna().iloc[-1]).startswith("none"):
         return (f"`tm extract --phrase-table --reordering-table --threads N`, one process: a first pass counts the "
-                f"lexical tables, a second hands each phrase pair to the scorer as a record ({o.extract_file.dropna().iloc[-1]}) "
-                f"and its orientations to the reordering counter{_ours_e2e_detail(e)}")
+                f"lexical tables and hands the orientations to the reordering counter, a second hands each phrase pair "
+                f"to the scorer as a record (no extract file){_ours_e2e_detail(e)}")
     return (f"`tm extract --reordering-table` (the reordering table counted as the orientations are "
             f"made{_ours_e2e_detail(e)}) then `tm score --threads N`")
 
