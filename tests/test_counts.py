@@ -237,7 +237,7 @@ def test_prepared_reorder_point_holds_its_path(tmp_path, monkeypatch):
 
     inputs = tmp_path / "inputs"
     inputs.mkdir()
-    for name in ("lex.f2e", "lex.e2f", "extract"):
+    for name in ("lex.f2e", "lex.e2f", "extract", "train.es", "train.en", "train.aligned.grow-diag-final-and"):
         (inputs / name).write_text("")
     (inputs / "extract.o").write_text("a ||| b ||| mono mono\na ||| b ||| swap other\n")
     run_dir = tmp_path / "run"
@@ -251,3 +251,33 @@ def test_prepared_reorder_point_holds_its_path(tmp_path, monkeypatch):
     assert run() == 2
     assert checksum().startswith("1:")
     assert not any(p.name.startswith("gone") for p in run_dir.iterdir()), len(decoys)
+
+
+def test_one_process_tables_point_writes_the_scoring_points_table(tmp_path, monkeypatch):
+    """Point tables-t1 (tm extract --phrase-table's C path: lexical counts, lex tables loaded, pairs as records,
+    merges) writes the table score-t1 writes from the extract file of the same sentence pairs: one checksum."""
+    from toy_models import aligned_corpus
+
+    from smtbench.tm.extract import extract_files
+    (tmp_path / "c").mkdir()
+    d = aligned_corpus(tmp_path / "c", 40, 5)
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    for src, dst in (("f", "train.es"), ("e", "train.en"), ("al", "train.aligned.grow-diag-final-and"),
+                     ("lex.f2e", "lex.f2e"), ("lex.e2f", "lex.e2f")):
+        (inputs / dst).write_bytes((d / src).read_bytes())
+    extract_files(*(str(inputs / n) for n in ("train.es", "train.en", "train.aligned.grow-diag-final-and")),
+                  str(inputs / "extract"), None, max_len=7, orientation_out=str(inputs / "extract.o"))
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    monkeypatch.chdir(run_dir)
+    points = counts._prepare_score(inputs)
+    sums = {}
+    for name in ("score-t1", "tables-t1"):
+        run, checksum = points[name]
+        assert run() > 100
+        sums[name] = checksum()
+    assert sums["score-t1"] == sums["tables-t1"] and int(sums["score-t1"].split(":")[0]) > 100, sums
+    run, checksum = points["reorder-t1"]
+    run()
+    checksum()

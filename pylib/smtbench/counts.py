@@ -171,6 +171,11 @@ POINTS: list[Point] = [
           f"our phrase scoring (smtbench tm score's C core, one thread, 64 MiB): both lex tables loaded, the extract "
           f"parsed into runs, merged by target and by source, the table written; extract and lex tables of the "
           f"oracle's first {SCORE_SENTENCES} aligned training sentence pairs (tm extract, plain files)"),
+    Point("tables-t1", "score", "ours", "sb_extract+sb_pscore", "phrase pair",
+          f"our phrase table in one process (smtbench tm extract --phrase-table's C path, one thread, 64 MiB): the "
+          f"lexical counts' pass over the same {SCORE_SENTENCES} aligned sentence pairs, the lex tables formatted and "
+          f"loaded, the extraction's pass handing each phrase pair to the scorer as a record, the merges, the table "
+          f"written (score-t1's table, without its extract file)"),
     Point("reorder-t1", "score", "ours", "sb_reorder", "orientation line",
           f"our reordering table (smtbench tm reorder's C core, csrc/tm/reorder.c): the orientation lines of the "
           f"same {SCORE_SENTENCES} sentence pairs' extraction (tm extract --orientation, plain extract.o) counted per "
@@ -465,7 +470,59 @@ def _prepare_score(inputs: Path) -> dict[str, Driven]:
         shutil.rmtree(rd, ignore_errors=True)
         return f"{int(rst.pairs)}:{hashlib.sha1(table).hexdigest()[:16]}"
 
-    return {"score-t1": (run, checksum), "reorder-t1": (run_reorder, checksum_reorder)}
+    # the one-process tables (tm extract --phrase-table's C path, no extract file): the corpus read before the region
+    corpus = [(inputs / n).read_bytes() for n in ("train.es", "train.en", "train.aligned.grow-diag-final-and")]
+    xd = Path("tables-parts")
+    xd.mkdir()
+    xargs = ffi.new("sb_pscore_args *")
+    xdb = ffi.new("char[]", str(xd).encode())
+    xargs.threads, xargs.memory_bytes, xargs.tmpdir = 1, SCORE_MEMORY, xdb
+    xargs.smoothing, xargs.counts_only, xargs.weighted = lib.SB_PSCORE_SMOOTH_NONE, 0, 0
+    check(lib.sb_pscore_create(xargs, pp), "sb_pscore_create")
+    xsc = pp[0]
+    xprefix = ffi.new("char[]", str(xd / "part").encode())
+    xs, maxw, xst = ffi.new("sb_extract_state *"), ffi.new("int *"), ffi.new("sb_pscore_stats *")
+    lexfds = [os.open(xd / name, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600) for name in ("lex.f2e", "lex.e2f")]
+
+    def extract(flags: int) -> None:
+        xs.pos[0] = xs.pos[1] = xs.pos[2] = 0
+        xs.next = 0
+        if rc := lib.sb_extract_block(xs, corpus[0], len(corpus[0]), corpus[1], len(corpus[1]), corpus[2],
+                                      len(corpus[2]), 7, flags):
+            check(rc, f"extracting {inputs}")
+        if xs.stop >= 0:  # (not in these inputs: the C path takes every sentence of them)
+            raise CountError(f"{inputs}: sentence {xs.stop + 1} needs the extractor's reference path")
+
+    def run_tables() -> int:
+        extract(4 | 8)  # the lexical counts only
+        for which, fd in ((lib.SB_PSCORE_LEX_F2E, lexfds[0]), (lib.SB_PSCORE_LEX_E2F, lexfds[1])):
+            xs.len[0] = 0
+            if rc := lib.sb_extract_lex_format(xs, 0 if which == lib.SB_PSCORE_LEX_F2E else 1):
+                check(rc, "formatting the lex tables")
+            os.write(fd, ffi.buffer(xs.data[0], xs.len[0]))
+            os.lseek(fd, 0, os.SEEK_SET)
+            if rc := lib.sb_pscore_load_lex(xsc, which, fd, line, err, 512):
+                check(rc, f"loading the lex tables (line {line[0]}: {ffi.string(err).decode(errors='replace')})")
+        if rc := lib.sb_pscore_begin_pairs(xsc, maxw):
+            check(rc, "sb_pscore_begin_pairs")
+        xs.score, xs.score_t = xsc, 0
+        extract(16)  # each phrase pair into the scorer
+        if rc := lib.sb_pscore_finish(xsc, xprefix, err, 512):
+            check(rc, f"scoring ({ffi.string(err).decode(errors='replace')})")
+        lib.sb_pscore_get_stats(xsc, xst)
+        return int(xs.pairs)
+
+    def checksum_tables() -> str:
+        for fd in lexfds:
+            os.close(fd)
+        table = (xd / "part.0").read_bytes()
+        lib.sb_extract_free(xs)
+        lib.sb_pscore_free(xsc)
+        shutil.rmtree(xd, ignore_errors=True)
+        return f"{int(xst.out_lines)}:{hashlib.sha1(table).hexdigest()[:16]}"
+
+    return {"score-t1": (run, checksum), "reorder-t1": (run_reorder, checksum_reorder),
+            "tables-t1": (run_tables, checksum_tables)}
 
 
 def drive(group: str, out: str, oracle: Path) -> int:
