@@ -271,7 +271,7 @@ def test_one_process_tables_point_writes_the_scoring_points_table(tmp_path, monk
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     monkeypatch.chdir(run_dir)
-    points = counts._prepare_score(inputs)
+    points = {**counts._prepare_score(inputs), **counts._prepare_tables(inputs)}
     sums = {}
     for name in ("score-t1", "tables-t1"):
         run, checksum = points[name]

@@ -202,7 +202,8 @@ int sb_ps_keep1(sb_pscore *s, uint64_t limit, uint64_t *bytes, int *in_mem) {
     sort_job *jobs = malloc((size_t)T * sizeof(sort_job));   /* the buffers sorted side by side, a thread each */
     if (!jobs) return SB_ENOMEM;
     for (int t = 0; t < T; t++) jobs[t] = (sort_job){s, t};
-    rc = sb_run_threads(T, sort_buffer, jobs, sizeof(sort_job));
+    if (T == 1) sort_buffer(&jobs[0]);   /* (one buffer: no thread) */
+    else rc = sb_run_threads(T, sort_buffer, jobs, sizeof(sort_job));
     free(jobs);
     if (rc) return rc;
     for (int t = 0; t < T; t++) k += s->n1[t] * sizeof(rec1);

@@ -171,7 +171,7 @@ POINTS: list[Point] = [
           f"our phrase scoring (smtbench tm score's C core, one thread, 64 MiB): both lex tables loaded, the extract "
           f"parsed into runs, merged by target and by source, the table written; extract and lex tables of the "
           f"oracle's first {SCORE_SENTENCES} aligned training sentence pairs (tm extract, plain files)"),
-    Point("tables-t1", "score", "ours", "sb_extract+sb_pscore", "phrase pair",
+    Point("tables-t1", "tables", "ours", "sb_extract+sb_pscore", "phrase pair",
           f"our phrase table in one process (smtbench tm extract --phrase-table's C path, one thread, 64 MiB): the "
           f"lexical counts' pass over the same {SCORE_SENTENCES} aligned sentence pairs, the lex tables formatted and "
           f"loaded, the extraction's pass handing each phrase pair to the scorer as a record, the merges, the table "
@@ -191,7 +191,8 @@ POINTS: list[Point] = [
 ]
 BY_NAME = {p.name: p for p in POINTS}
 GROUPS = sorted({p.group for p in POINTS})
-ORACLE_GROUPS = {"lm-o5", "kenlm-o5", "kenlm-trie-o5", "decode", "moses2", "score", "moses-score", "moses-reorder"}
+ORACLE_GROUPS = {"lm-o5", "kenlm-o5", "kenlm-trie-o5", "decode", "moses2", "score", "tables", "moses-score",
+                 "moses-reorder"}
 #: our point -> the peer's point on the same input (the "ours / peer" columns of the tables); a peer's own partner is
 #: the first point of ours that names it (:func:`pair_of`)
 PAIRS: dict[str, str] = {
@@ -470,7 +471,19 @@ def _prepare_score(inputs: Path) -> dict[str, Driven]:
         shutil.rmtree(rd, ignore_errors=True)
         return f"{int(rst.pairs)}:{hashlib.sha1(table).hexdigest()[:16]}"
 
-    # the one-process tables (tm extract --phrase-table's C path, no extract file): the corpus read before the region
+    return {"score-t1": (run, checksum), "reorder-t1": (run_reorder, checksum_reorder)}
+
+
+def _prepare_tables(inputs: Path) -> dict[str, Driven]:
+    """The one-process tables point (tm extract --phrase-table's C path, no extract file) on the scoring points'
+    folder, in a driver of its own (group ``tables``: its preparation does not move the score group's heap): the
+    corpus read and the scorer created before the region; inside it, the lexical counts' pass, the lex tables
+    formatted and loaded, the pairs' pass into the scorer, finish."""
+    import hashlib
+
+    from .native import check, ffi, lib
+
+    err, line, pp = ffi.new("char[512]"), ffi.new("uint64_t *"), ffi.new("sb_pscore **")
     corpus = [(inputs / n).read_bytes() for n in ("train.es", "train.en", "train.aligned.grow-diag-final-and")]
     xd = Path("tables-parts")
     xd.mkdir()
@@ -521,8 +534,7 @@ def _prepare_score(inputs: Path) -> dict[str, Driven]:
         shutil.rmtree(xd, ignore_errors=True)
         return f"{int(xst.out_lines)}:{hashlib.sha1(table).hexdigest()[:16]}"
 
-    return {"score-t1": (run, checksum), "reorder-t1": (run_reorder, checksum_reorder),
-            "tables-t1": (run_tables, checksum_tables)}
+    return {"tables-t1": (run_tables, checksum_tables)}
 
 
 def drive(group: str, out: str, oracle: Path) -> int:
@@ -549,6 +561,8 @@ def drive(group: str, out: str, oracle: Path) -> int:
         points = _prepare_decode(oracle)
     elif group == "score":
         points = _prepare_score(oracle)
+    elif group == "tables":
+        points = _prepare_tables(oracle)
     else:
         raise CountError(f"no driver for group {group!r}")
     evict = _paged(np.ones(EVICT_BYTES, dtype=np.uint8))
@@ -1077,7 +1091,7 @@ def count(points: list[Point], oracle: Path, workdir: Path, keep: Path | None = 
                 got = _run_moses_score(_score_inputs(oracle, workdir), tmp, keep)
             elif g == "moses-reorder":
                 got = _run_moses_reorder(_score_inputs(oracle, workdir), tmp, keep)
-            elif g == "score":
+            elif g in ("score", "tables"):
                 got = _run_ours(g, pts, tmp, _score_inputs(oracle, workdir), keep)
             else:
                 got = _run_ours(g, pts, tmp, oracle, keep)
