@@ -61,7 +61,7 @@ test-slurm: setup lmplz moses-test
 # exit), then the extension is rebuilt normally.
 ASAN_TESTS := tests/test_lm_arpa.py tests/test_lm_probing.py tests/test_btree.py tests/test_hash.py \
               tests/test_tm_score.py tests/test_fuzz.py tests/test_hardening.py tests/test_decode_normal.py \
-              tests/test_decode_cube.py tests/test_outputs.py tests/test_extract_c.py
+              tests/test_decode_cube.py tests/test_outputs.py tests/test_extract_c.py tests/test_tm_extract_tables.py
 test-asan: setup
 	SMTBENCH_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  SMTBENCH_LDFLAGS="-fsanitize=address,undefined" $(BIN)/python pylib/smtbench/_build.py > /dev/null
