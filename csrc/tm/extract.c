@@ -329,6 +329,7 @@ static int do_sentence(sb_extract_state *st, const char *ls, size_t nls, const c
                     char *o;
                     int first;
                     if (ps) {   /* the record the scorer would parse from the extract line */
+                        if (e_f - s_f >= 8 || e_e - s_e >= 8) return SB_EINVAL;   /* (the alignment's 8x8 bits) */
                         uint64_t m = 0;
                         for (int32_t e = s_e; e <= e_e; e++)
                             for (int32_t i = e_off[e]; i < e_off[e + 1]; i++)

@@ -18,12 +18,14 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                         "lines as they are made, without extract.o between (with or without --orientation)")
     p.add_argument("--reordering-smoothing", type=float, default=0.5, help="its additive smoothing (Moses: 0.5)")
     p.add_argument("--phrase-table", metavar="PATH",
-                   help="write the phrase table (as `tm score` writes it from the extract file, the same bytes) from the "
-                        "phrase pairs as they are made, instead of the extract files: a first pass counts the lexical "
-                        "tables, a second hands each pair to the scorer as a record (no extract line written or "
-                        "parsed); every output is published together at the end")
-    p.add_argument("--memory", default="256M", help="with --phrase-table: the scorer's sort-buffer budget (tm score --memory)")
-    p.add_argument("--tmpdir", help="with --phrase-table: where the scorer's sorted runs go (default: beside the table)")
+                   help="write the phrase table (as `tm score` writes it from the extract file, the same bytes) "
+                        "from the phrase pairs as they are made, instead of the extract files: a first pass counts "
+                        "the lexical tables, a second hands each pair to the scorer as a record (no extract line "
+                        "written or parsed); every output is published together at the end")
+    p.add_argument("--memory", default="256M",
+                   help="with --phrase-table: the scorer's sort-buffer budget (tm score --memory)")
+    p.add_argument("--tmpdir",
+                   help="with --phrase-table: where the scorer's sorted runs go (default: beside the table)")
     p.add_argument("--smoothing", choices=["none", "kn"], default="none",
                    help="with --phrase-table: the scorer's smoothing (tm score --smoothing)")
     p.add_argument("--threads", type=int, default=1,

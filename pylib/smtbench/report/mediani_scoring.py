@@ -340,7 +340,8 @@ def e2e_notes(rows: pd.DataFrame) -> str:
 def _ours_e2e_steps(e: pd.DataFrame) -> str:
     """Our end-to-end steps as the rows ran them: one process (tm extract --phrase-table) or two."""
     o = e[e.system == "ours-e2e"]
-    if "extract_file" in o and o.extract_file.notna().any() and str(o.extract_file.dropna().iloc[-1]).startswith("none"):
+    made = o.extract_file.dropna() if "extract_file" in o else o.iloc[:0]
+    if len(made) and str(made.iloc[-1]).startswith("none"):
         return (f"`tm extract --phrase-table --reordering-table --threads N`, one process: a first pass counts the "
                 f"lexical tables and hands the orientations to the reordering counter, a second hands each phrase pair "
                 f"to the scorer as a record (no extract file){_ours_e2e_detail(e)}")

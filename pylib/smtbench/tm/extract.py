@@ -190,8 +190,8 @@ def extract_tables(src: str, tgt: str, align: str, phrase_table: str, lex_out: t
     weights) and, with ``reordering``, hands the orientation lines to the reordering counter (``reordering_out``
     written from it; its thread counts on through the second pass), a second extracts the phrase pairs straight
     into the scorer as records (``sb_extract_block`` flag 16: the words' codes looked up once a sentence, no line
-    formatted or parsed). Every output is published
-    together once all are made. Returns (pairs extracted, tm.score.ScoreStats)."""
+    formatted or parsed). Every output is published together once all are made. Returns (pairs extracted,
+    tm.score.ScoreStats)."""
     import concurrent.futures
     import contextlib
     import io
@@ -260,9 +260,10 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
     to ``sb_extract_lex_points``). Each output is written (and gzip-compressed: zlib lets go of the GIL) by a
     thread of its own while the C call, which lets go of it too, extracts the next block; at most one block's
     output waits. ``lex``: the (lex.f2e, lex.e2f) handles, written at the end; ``no_lines``: no extract line (the
-    lexical counts and the orientations only). ``scorer`` (an sb_pscore whose lex tables are in, tm.score.score_native's ``feed``): each phrase
-    pair goes to it as a record instead of an extract line (``outs[0]`` is None), the blocks' records to its
-    ``scorer_threads`` buffers in turn; the lines the reference makes for a sentence are parsed into it.
+    lexical counts and the orientations only). ``scorer`` (an sb_pscore whose lex tables are in:
+    tm.score.score_native's ``feed``): each phrase pair goes to it as a record instead of an extract line
+    (``outs[0]`` is None), the blocks' records to its ``scorer_threads`` buffers in turn; the lines the reference
+    makes for a sentence are parsed into it.
     ``count_lag``: bytes of orientation lines the counting thread may have left to count when the next block's are
     handed to it (0: at most one block behind). ``deferred``: the counting not waited for at the end; its futures
     are appended there, for the caller to wait on (its other work beside the counting's tail)."""
@@ -344,9 +345,9 @@ def _extract_native(rows: Iterator[tuple[str, ...]], names: Sequence[str], outs:
             pending = [writers[k].submit(_write_all, outs[k], parts[k]) for k in live]
             if direct:
                 while counting and backlog > count_lag:
-                    f, n = counting.popleft()
-                    f.result()
-                    backlog -= n
+                    done, size = counting.popleft()
+                    done.result()
+                    backlog -= size
                 text = b"".join(parts[2])
                 counting.append((writers[-1].submit(reordering.count_text, text,  # type: ignore[union-attr]
                                                     ORIENTATION_LINES), len(text)))
