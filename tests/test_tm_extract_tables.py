@@ -105,3 +105,24 @@ def test_refused_in_one_line_before_any_output(corpus, tmp_path, capsys, case):
             "memory": "--memory", "same file": "pt.gz"}[case]
     assert want in err, err
     assert not out.exists() or not [p for p in out.iterdir()], list(out.iterdir())
+
+
+@pytest.mark.parametrize("member_bytes", [7, 1000, None])
+def test_write_parts_members_concatenate_to_the_parts(tmp_path, monkeypatch, member_bytes):
+    """tm.score.write_parts: parts deflated as ranges of MEMBER_BYTES (a member may end inside a line) or whole, in
+    parallel, written in order: the .gz reads back as the parts concatenated; empty parts and an empty table too."""
+    from smtbench.tm import score as S
+    parts = [tmp_path / f"part.{i}" for i in range(4)]
+    texts = [b"".join(b"f%d ||| e%d ||| 0.5\n" % (i, j) for j in range(n)) for i, n in enumerate((50, 0, 3, 120))]
+    for p, t in zip(parts, texts):
+        p.write_bytes(t)
+    out = tmp_path / "t.gz"
+    S.write_parts(parts, str(out), threads=3, member_bytes=member_bytes)
+    assert gzip.open(out).read() == b"".join(texts)
+    for p in parts:
+        p.write_bytes(b"")
+    S.write_parts(parts, str(out), threads=2, member_bytes=member_bytes)
+    assert gzip.open(out).read() == b""
+    plain = tmp_path / "t"
+    S.write_parts(parts[:1], str(plain), gz=True)  # (a name that says nothing: gz decides)
+    assert gzip.open(plain).read() == b""
