@@ -194,8 +194,13 @@ def test_interrupted_run_leaves_no_table(corpus, tmp_path):
            "--threads", "2"]
     for sig in (signal.SIGINT, signal.SIGKILL):
         proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
-        time.sleep(1.0)
-        assert proc.poll() is None, "the run finished before it could be interrupted"
+        # the signal goes in once the scorer has begun writing its sorted runs (a fixed sleep raced a fast machine:
+        # the whole run took under a second there)
+        deadline = time.monotonic() + 60
+        while not any(d.is_dir() and any(d.iterdir()) for d in tmp_path.glob(".pscore.*")):
+            assert proc.poll() is None, "the run finished before it could be interrupted"
+            assert time.monotonic() < deadline, "no sorted run after a minute"
+            time.sleep(0.005)
         proc.send_signal(sig)
         proc.wait(timeout=60)
         assert not out.exists()
