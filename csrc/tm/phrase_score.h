@@ -1,7 +1,9 @@
 /* phrase_score.h - Mediani et al. (2012) §3.1 multithreaded external-memory phrase scoring.
  *
  * Input: Moses' `extract` lines `F ||| E ||| fi-ei ...` (optionally `||| count`, Moses' instance weight,
- * which is how partial counts of the distributed form (§3.3) come back in), and lex.f2e / lex.e2f.
+ * which is how partial counts of the distributed form (§3.3) come back in), and lex.f2e / lex.e2f; or, with no
+ * extract file at all, the extractor's phrase pairs as records (tm extract --phrase-table: phrase_runs.h
+ * sb_pscore_begin_pairs / sb_ps_add_pair, step 1 without its parse).
  *
  * Five steps, as in Mediani §3.1 / Figure 1:
  *  1. load: the calling thread reads the (decompressed) input in 1 MiB chunks and hands them to `threads`
