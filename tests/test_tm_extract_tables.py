@@ -82,7 +82,7 @@ def test_a_sentence_left_to_the_reference(corpus, tmp_path):
     assert _text(out / "lex.f2e") == _text(ref / "lex.f2e")
 
 
-@pytest.mark.parametrize("case", ["bad point", "outside", "length", "plain", "memory", "same file"])
+@pytest.mark.parametrize("case", ["bad point", "outside", "length", "plain", "memory", "same file", "no table"])
 def test_refused_in_one_line_before_any_output(corpus, tmp_path, capsys, case):
     d = tmp_path / "c"
     d.mkdir()
@@ -96,13 +96,14 @@ def test_refused_in_one_line_before_any_output(corpus, tmp_path, capsys, case):
     (d / "al").write_text("\n".join(lines) + "\n")
     out = tmp_path / "out"
     extra = {"length": ["--max-length", "9"], "plain": ["--plain"], "memory": ["--memory", "12Q"],
-             "same file": ["--reordering-table", str(out / "pt.gz")]}.get(case, [])
+             "same file": ["--reordering-table", str(out / "pt.gz")], "no table": ["--smoothing", "kn"]}.get(case, [])
+    table = [] if case == "no table" else ["--phrase-table", str(out / "pt.gz")]  # (--smoothing without a scorer)
     rc = main(["tm", "extract", "--src", str(d / "f"), "--tgt", str(d / "e"), "--align", str(d / "al"),
-               "--outdir", str(out), "-q", "--phrase-table", str(out / "pt.gz"), *extra])
+               "--outdir", str(out), "-q", *table, *extra])
     err = capsys.readouterr().err.strip()
     assert rc != 0 and len(err.splitlines()) == 1, err
     want = {"bad point": "al:6", "outside": "al:6", "length": "--max-length 9", "plain": "--plain",
-            "memory": "--memory", "same file": "pt.gz"}[case]
+            "memory": "--memory", "same file": "pt.gz", "no table": "--smoothing"}[case]
     assert want in err, err
     assert not out.exists() or not [p for p in out.iterdir()], list(out.iterdir())
 

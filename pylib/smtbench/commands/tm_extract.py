@@ -22,12 +22,12 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                         "from the phrase pairs as they are made, instead of the extract files: a first pass counts "
                         "the lexical tables, a second hands each pair to the scorer as a record (no extract line "
                         "written or parsed); every output is published together at the end")
-    p.add_argument("--memory", default="256M",
-                   help="with --phrase-table: the scorer's sort-buffer budget (tm score --memory)")
+    p.add_argument("--memory", help="with --phrase-table: the scorer's sort-buffer budget (tm score --memory; default "
+                                     "256M)")
     p.add_argument("--tmpdir",
                    help="with --phrase-table: where the scorer's sorted runs go (default: beside the table)")
-    p.add_argument("--smoothing", choices=["none", "kn"], default="none",
-                   help="with --phrase-table: the scorer's smoothing (tm score --smoothing)")
+    p.add_argument("--smoothing", choices=["none", "kn"],
+                   help="with --phrase-table: the scorer's smoothing (tm score --smoothing; default none)")
     p.add_argument("--threads", type=int, default=1,
                    help="parts of the reordering table (a .gz --reordering-table) gzip-compressed in parallel, as "
                         "`tm reorder --threads`, and with --phrase-table the scorer's threads (tm score --threads); "
@@ -53,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.outdir)
     if args.phrase_table:
         return _run_tables(args, out)
+    for opt in ("memory", "tmpdir", "smoothing"):  # the scorer's options: without a scorer they would do nothing
+        if getattr(args, opt) is not None:
+            raise ValueError(f"--{opt} is the scorer's option: it applies with --phrase-table only")
     gz = "" if args.uncompressed else ".gz"
     inv = None if args.no_inverse else str(out / f"extract.inv{gz}")
     counter = None
@@ -81,7 +84,7 @@ def _run_tables(args: argparse.Namespace, out) -> int:
     if args.plain:
         raise ValueError("--plain with --phrase-table: the Python reference writes extract files only (run it "
                          "without --phrase-table, then tm score)")
-    memory = parse_size(args.memory, "--memory", lo=1 << 20)
+    memory = parse_size(args.memory or "256M", "--memory", lo=1 << 20)
     lex = (str(out / "lex.f2e"), str(out / "lex.e2f"))
     orient = str(out / f"extract.o{'' if args.uncompressed else '.gz'}") if args.orientation else None
     outputs = {"--phrase-table": args.phrase_table, "--reordering-table": args.reordering_table,
@@ -96,7 +99,7 @@ def _run_tables(args: argparse.Namespace, out) -> int:
         counter = ReorderCounter()
     out.mkdir(parents=True, exist_ok=True)
     n, st = extract_tables(args.src, args.tgt, args.align, args.phrase_table, lex, max_len=args.max_length,
-                           threads=args.threads, memory=memory, smoothing=args.smoothing, tmpdir=args.tmpdir,
+                           threads=args.threads, memory=memory, smoothing=args.smoothing or "none", tmpdir=args.tmpdir,
                            reordering=counter, reordering_out=args.reordering_table,
                            reordering_smoothing=args.reordering_smoothing, orientation_out=orient,
                            progress=not args.quiet)
