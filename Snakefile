@@ -99,11 +99,12 @@ if "regression" in GRID:
             baseline=GRID["regression"]["baseline"],
             tol=GRID["regression"]["speedup_tolerance"],
             outdir=lambda wildcards, output: str(Path(output[0]).parent),
+            not_run=lambda wildcards: " ".join(shlex.quote(x) for x in NOT_RUN),  # (their baseline rows: not run)
         log:
             f"{OUT}/logs/regression.log",
         shell:
             "smtbench report regress --metrics {input} --baseline {params.baseline} "
-            "--tolerance {params.tol} --outdir {params.outdir} 2> {log}"
+            "--tolerance {params.tol} --outdir {params.outdir} --not-run {params.not_run} 2> {log}"
 
 
 # Cluster executors: every timing job (resource `bench`) asks SLURM for a node to itself, so that no two

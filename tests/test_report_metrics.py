@@ -230,3 +230,14 @@ def test_committed_baseline_covers_every_experiment(root):
     assert want <= set(base.experiment)
     assert set(base.kind) <= {"exact", "ratio", "ci"}
     assert not base.duplicated(["experiment", "key", "metric"]).any()
+
+
+def test_regress_names_experiments_not_run_here():
+    """An experiment the workflow did not schedule (NOT_RUN: no oracle beside this clone) reads 'not run' in the
+    regression table and fails nothing; one that was scheduled and wrote nothing is still MISSING."""
+    base = pd.DataFrame({"experiment": ["a", "b"], "key": ["k", "k"], "metric": ["bleu", "bleu"],
+                         "value": ["1", "2"], "kind": ["exact", "exact"]})
+    cur = base.iloc[:0]
+    v = compare(cur, base, 0.5, {"a": "needs the Moses oracle"})
+    assert v.failures == 1
+    assert v.table.set_index("experiment").status.to_dict() == {"a": "not run: needs the Moses oracle", "b": "MISSING"}

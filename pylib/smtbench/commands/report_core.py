@@ -22,6 +22,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     p.add_argument("--tolerance", type=float, default=0.5, help="relative drift allowed for ratio metrics")
     p.add_argument("--outdir", required=True)
     p.add_argument("--update", action="store_true", help="overwrite the baseline with these metrics")
+    p.add_argument("--not-run", nargs="*", default=[], metavar="EXPERIMENT:WHY",
+                   help="experiments the workflow did not schedule here (its NOT_RUN): their baseline rows read "
+                        "'not run', not missing")
     p.set_defaults(func=_regress)
 
     p = g.add_parser("history", help="each headline ratio over the commits that changed the committed rows (and the "
@@ -52,7 +55,7 @@ def _index(args: argparse.Namespace) -> int:
 def _regress(args: argparse.Namespace) -> int:
     from ..report.regress import run
 
-    return run(args.metrics, args.baseline, args.tolerance, args.outdir, args.update)
+    return run(args.metrics, args.baseline, args.tolerance, args.outdir, args.update, args.not_run)
 
 
 def _history(args: argparse.Namespace) -> int:

@@ -51,7 +51,11 @@ def _intervals(df: pd.DataFrame) -> dict[tuple[str, str, str], tuple[float, floa
     return {k: (lo[k], hi[k]) for k in lo if k in hi}
 
 
-def compare(current: pd.DataFrame, baseline: pd.DataFrame, tolerance: float) -> Verdict:
+def compare(current: pd.DataFrame, baseline: pd.DataFrame, tolerance: float,
+            not_run: dict[str, str] | None = None) -> Verdict:
+    """``not_run``: experiment -> why the workflow did not schedule it here (its NOT_RUN, e.g. no Moses oracle beside
+    this clone): its baseline rows read "not run: <why>", not MISSING, and fail nothing."""
+    not_run = not_run or {}
     idx = ["experiment", "key", "metric"]
     cur_ci, base_ci = _intervals(current), _intervals(baseline)
     current, baseline = current[current.kind != "ci"], baseline[baseline.kind != "ci"]
@@ -59,7 +63,9 @@ def compare(current: pd.DataFrame, baseline: pd.DataFrame, tolerance: float) -> 
     m["kind"] = m["kind"].fillna(m["kind_baseline"])
     status = []
     for r in m.itertuples():
-        if pd.isna(r.value):
+        if pd.isna(r.value) and r.experiment in not_run:
+            status.append(f"not run: {not_run[r.experiment]}")
+        elif pd.isna(r.value):
             status.append("MISSING" if r.kind == "exact" else "missing")
         elif pd.isna(r.value_baseline):
             status.append("new")
@@ -125,7 +131,9 @@ def plot(verdict: Verdict, experiment: str, tolerance: float):
     return fig
 
 
-def run(metric_files: list[str], baseline: str, tolerance: float, outdir: str, update: bool = False) -> int:
+def run(metric_files: list[str], baseline: str, tolerance: float, outdir: str, update: bool = False,
+        not_run: list[str] | None = None) -> int:
+    """``not_run``: the workflow's NOT_RUN entries, ``experiment:why``."""
     current = read_metrics(metric_files)
     if update:
         with atomic_open(baseline) as fh:
@@ -133,7 +141,8 @@ def run(metric_files: list[str], baseline: str, tolerance: float, outdir: str, u
         print(f"baseline written: {baseline} ({len(current)} metrics)")
         return 0
     base = read_metrics([baseline]) if Path(baseline).exists() else pd.DataFrame(columns=COLUMNS)
-    v = compare(current, base, tolerance)
+    v = compare(current, base, tolerance, dict(x.split(":", 1) if ":" in x else (x, "not scheduled here")
+                                               for x in (not_run or [])))
     out = Path(outdir)
     for exp in sorted(set(v.table.experiment)):
         save_figure(plot(v, exp, tolerance), out / f"regression_{exp}.png")
