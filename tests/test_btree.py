@@ -210,8 +210,19 @@ def test_bad_input_gives_clear_errors(models, tmp_path):
     pruned.write_text("\\data\\\nngram 1=4\nngram 2=2\nngram 3=1\n\n\\1-grams:\n-1\t<unk>\n-1\t<s>\t-0.5\n-1\t</s>\n"
                       "-1\ta\t-0.5\n\n\\2-grams:\n-0.5\t<s> a\t-0.2\n-0.5\ta </s>\n\n\\3-grams:\n-0.1\t<s> a a\n\n"
                       "\\end\\\n")
-    with pytest.raises(BTreeModelError, match="suffix"):
+    with pytest.raises(BTreeModelError, match="'<s> a a' has no 2-gram suffix"):
         BTreeLM.from_arpa(pruned)
+    # csrc's sb_btree_sort_tables names a repeated n-gram and a unigram table that is not one entry a word
+    from smtbench.lm.btree import sort_tables
+    dup = read_arpa(models[3])
+    t = dup.ngrams[1]
+    t.ids[1] = t.ids[0]
+    with pytest.raises(BTreeModelError, match="duplicate 2-gram entries"):
+        sort_tables(dup, "dup")
+    uni = read_arpa(models[3])
+    uni.ngrams[0].ids[1] = uni.ngrams[0].ids[0]
+    with pytest.raises(BTreeModelError, match="exactly one unigram entry"):
+        sort_tables(uni, "uni")
 
 
 def test_gpu_matches_cpu(models, corpus):

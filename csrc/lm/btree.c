@@ -131,6 +131,134 @@ static int write_tree(uint8_t *data, uint64_t base, uint64_t lo, uint64_t c, uin
     return cursor == base + tree_bytes(c, K, vs) ? SB_OK : SB_EFORMAT;
 }
 
+/* ---------------------------------------------------------------- sorted tables from ARPA order */
+
+/* stable LSD radix sort of (key, row) pairs by key, 8 bits a pass over the key's significant bytes */
+static int radix_sort(uint64_t *key, uint64_t *row, uint64_t n) {
+    uint64_t top = 0;
+    for (uint64_t i = 0; i < n; i++)
+        top |= key[i];
+    uint64_t *k2 = malloc((n ? n : 1) * sizeof(uint64_t)), *r2 = malloc((n ? n : 1) * sizeof(uint64_t));
+    if (!k2 || !r2) {
+        free(k2);
+        free(r2);
+        return SB_ENOMEM;
+    }
+    uint64_t *ka = key, *ra = row, *kb = k2, *rb = r2;
+    for (int shift = 0; shift < 64 && (top >> shift); shift += 8) {
+        uint64_t pos[256] = {0};
+        for (uint64_t i = 0; i < n; i++)
+            pos[(ka[i] >> shift) & 255]++;
+        uint64_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            uint64_t c = pos[b];
+            pos[b] = sum;
+            sum += c;
+        }
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t at = pos[(ka[i] >> shift) & 255]++;
+            kb[at] = ka[i];
+            rb[at] = ra[i];
+        }
+        uint64_t *t = ka; ka = kb; kb = t;
+        t = ra; ra = rb; rb = t;
+    }
+    if (ka != key) {
+        memcpy(key, ka, n * sizeof(uint64_t));
+        memcpy(row, ra, n * sizeof(uint64_t));
+    }
+    free(k2);
+    free(r2);
+    return SB_OK;
+}
+
+int sb_btree_sort_tables(int order, uint32_t vocab, const uint64_t *counts, const uint32_t *const *ids,
+                         const float *const *prob, const float *const *backoff, float *uni_prob, float *uni_backoff,
+                         uint32_t *parents, uint32_t *keys, float *probs, float *backoffs,
+                         int *bad_order, uint64_t *bad_row, int *why) {
+    *bad_order = 0;
+    *bad_row = 0;
+    *why = 0;
+    if (order < 1 || order > SB_BTREE_MAX_ORDER || vocab == 0 || vocab >= (1u << 31))
+        return SB_EINVAL;
+    uint8_t *seen = calloc(vocab, 1);
+    if (!seen)
+        return SB_ENOMEM;
+    for (uint64_t i = 0; i < counts[0]; i++) {
+        uint32_t w = ids[0][i];
+        if (w >= vocab || seen[w]) {
+            free(seen);
+            *bad_order = 1, *bad_row = i, *why = -2;
+            return SB_EFORMAT;
+        }
+        seen[w] = 1;
+        uni_prob[w] = prob[0][i];
+        uni_backoff[w] = backoff[0][i];
+    }
+    free(seen);
+    if (counts[0] != vocab) {
+        *bad_order = 1, *bad_row = counts[0], *why = -2;
+        return SB_EFORMAT;
+    }
+    uint64_t *sorted[SB_BTREE_MAX_ORDER] = {0};  /* order n's packed (parent << 32 | key), sorted: sorted[n - 2] */
+    uint64_t *row = NULL, at = 0;
+    int rc = SB_OK;
+    for (int n = 2; n <= order && rc == SB_OK; n++) {
+        uint64_t c = counts[n - 1];
+        const uint32_t *g0 = ids[n - 1];
+        uint64_t *packed = malloc((c ? c : 1) * sizeof(uint64_t));
+        row = malloc((c ? c : 1) * sizeof(uint64_t));
+        sorted[n - 2] = packed;
+        if (!packed || !row) {
+            rc = SB_ENOMEM;
+            break;
+        }
+        for (uint64_t i = 0; i < c && rc == SB_OK; i++) {
+            const uint32_t *g = g0 + i * (uint64_t)n;
+            uint64_t r = g[n - 1];  /* the rank of the length-1 suffix: the unigram id */
+            for (int len = 2; len < n; len++) {
+                uint64_t q = r << 32 | g[n - len], cnt = counts[len - 1], lo = 0, hi = cnt;
+                const uint64_t *t = sorted[len - 2];
+                while (lo < hi) {
+                    uint64_t mid = lo + (hi - lo) / 2;
+                    if (t[mid] < q)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                if (lo >= cnt || t[lo] != q) {
+                    *bad_order = n, *bad_row = i, *why = len;
+                    rc = SB_EFORMAT;
+                    break;
+                }
+                r = lo;
+            }
+            packed[i] = r << 32 | g[0];
+            row[i] = i;
+        }
+        if (rc == SB_OK)
+            rc = radix_sort(packed, row, c);
+        for (uint64_t i = 0; rc == SB_OK && i < c; i++) {
+            if (i && packed[i] == packed[i - 1]) {
+                *bad_order = n, *bad_row = row[i], *why = -1;
+                rc = SB_EFORMAT;
+                break;
+            }
+            parents[at + i] = (uint32_t)(packed[i] >> 32);
+            keys[at + i] = (uint32_t)packed[i];
+            probs[at + i] = prob[n - 1][row[i]];
+            backoffs[at + i] = backoff[n - 1][row[i]];
+        }
+        at += c;
+        free(row);
+        row = NULL;
+    }
+    free(row);
+    for (int i = 0; i < SB_BTREE_MAX_ORDER; i++)
+        free(sorted[i]);
+    return rc;
+}
+
 int sb_btree_build(int order, int K, const uint64_t *counts, const float *uni_probs,
                    const float *uni_backoffs, const uint32_t *parents, const uint32_t *keys,
                    const float *probs, const float *backoffs, sb_btree **out) {

@@ -40,6 +40,19 @@ int sb_btree_build(int order, int K, const uint64_t *counts,
                    const float *uni_probs, const float *uni_backoffs,
                    const uint32_t *parents, const uint32_t *keys,
                    const float *probs, const float *backoffs, sb_btree **out);
+/* The sorted tables sb_btree_build takes, from an ARPA model's tables in text order (as sb_arpa fills them):
+ * counts[n-1] entries of order n (counts[0] = the unigram entries: exactly one per word of the vocabulary),
+ * ids[n-1] (count x n ids), prob[n-1], backoff[n-1]. Writes uni_prob / uni_backoff (vocab entries) and, for the
+ * orders 2..N concatenated, parents / keys / probs / backoffs (sum of counts[1..N-1] entries), every order sorted by
+ * (parent, key) with ties kept in input order: each entry's parent is the rank of its suffix w2..wn in order n-1's
+ * sorted table (for n = 2 the unigram id), found by binary search. On SB_EFORMAT, *bad_order / *bad_row name the
+ * offending entry (its row in that order's input) and *why says what: k >= 2 = it has no k-gram suffix w(n-k+1)..wn
+ * (a pruned ARPA), -1 = it repeats another entry, -2 = a unigram entry's id is out of range or repeated, or a word
+ * has none. SB_EINVAL: order outside 1..SB_BTREE_MAX_ORDER, vocab 0 or >= 2^31. SB_ENOMEM. */
+int sb_btree_sort_tables(int order, uint32_t vocab, const uint64_t *counts, const uint32_t *const *ids,
+                         const float *const *prob, const float *const *backoff, float *uni_prob, float *uni_backoff,
+                         uint32_t *parents, uint32_t *keys, float *probs, float *backoffs,
+                         int *bad_order, uint64_t *bad_row, int *why);
 void sb_btree_free(sb_btree *t);
 uint64_t sb_btree_bytes(const sb_btree *t);
 /* The byte array (read-only) and its size (without the trailing padding). */

@@ -60,62 +60,45 @@ class SortedTables:
 
 
 def sort_tables(model: ArpaModel, source: str = "model") -> SortedTables:
-    """Sort every order by reversed n-gram and find each entry's trie parent (its suffix w2..wn)."""
+    """Sort every order by reversed n-gram and find each entry's trie parent (its suffix w2..wn): csrc/lm/btree.c's
+    sb_btree_sort_tables (tools/device/device_rows.c builds with it too)."""
     order = model.order
     if order > MAX_ORDER:
         raise BTreeModelError(f"{source}: order {order} exceeds the supported maximum {MAX_ORDER}")
     vocab = len(model.vocab)
     if not 0 < vocab < 2**31:
         raise BTreeModelError(f"{source}: vocabulary size {vocab} must be in 1..2^31-1")
-    uni = model.ngrams[0]
+    tabs = [(np.ascontiguousarray(t.ids, dtype=np.uint32), np.ascontiguousarray(t.logprob, dtype=np.float32),
+             np.ascontiguousarray(t.backoff, dtype=np.float32)) for t in model.ngrams]
+    counts = np.asarray([len(p) for _, p, _ in tabs], dtype=np.uint64)
+    total = int(counts[1:].sum())
     uni_prob = np.zeros(vocab, dtype=np.float32)
     uni_backoff = np.zeros(vocab, dtype=np.float32)
-    uid = uni.ids[:, 0].astype(np.int64)
-    uni_prob[uid] = uni.logprob
-    uni_backoff[uid] = uni.backoff
-    if len(np.unique(uid)) != vocab:
-        raise BTreeModelError(f"{source}: every vocabulary word needs exactly one unigram entry")
-    packed_prev: np.ndarray | None = None
-    sorted_by_order: list[np.ndarray] = []  # packed keys (parent << 32 | key), sorted, per order >= 2
-    parents, keys, probs, backoffs = [], [], [], []
-    counts = [vocab]
-    for n in range(2, order + 1):
-        t = model.ngrams[n - 1]
-        ids = np.ascontiguousarray(t.ids, dtype=np.uint32)
-        r = ids[:, n - 1].astype(np.uint64)  # rank of the length-1 suffix = the unigram id
-        for length in range(2, n):
-            table = sorted_by_order[length - 2]
-            q = (r << np.uint64(32)) | ids[:, n - length].astype(np.uint64)
-            pos = np.searchsorted(table, q)
-            ok = pos < len(table)
-            ok[ok] = table[pos[ok]] == q[ok]
-            if not ok.all():
-                bad = int(np.flatnonzero(~ok)[0])
-                gram = " ".join(model.vocab[w] for w in ids[bad])
-                raise BTreeModelError(
-                    f"{source}: the {n}-gram '{gram}' has no {length}-gram suffix in the model "
-                    "(pruned ARPAs with missing suffixes are not supported by the B-tree backend)")
-            r = pos.astype(np.uint64)
-        packed = (r << np.uint64(32)) | ids[:, 0].astype(np.uint64)
-        perm = np.argsort(packed, kind="stable")
-        packed = packed[perm]
-        if len(packed) > 1 and (packed[1:] == packed[:-1]).any():
-            raise BTreeModelError(f"{source}: duplicate {n}-gram entries")
-        sorted_by_order.append(packed)
-        parents.append((packed >> np.uint64(32)).astype(np.uint32))
-        keys.append((packed & np.uint64(0xFFFFFFFF)).astype(np.uint32))
-        probs.append(np.asarray(t.logprob, dtype=np.float32)[perm])
-        backoffs.append(np.asarray(t.backoff, dtype=np.float32)[perm])
-        counts.append(len(packed))
-        packed_prev = packed
-    del packed_prev
-
-    def cat(xs: list[np.ndarray], dtype: type) -> np.ndarray:
-        return np.ascontiguousarray(np.concatenate(xs) if xs else np.zeros(0, dtype=dtype), dtype=dtype)
-
-    return SortedTables(order, vocab, uni_prob, uni_backoff, np.asarray(counts, dtype=np.uint64),
-                        cat(parents, np.uint32), cat(keys, np.uint32), cat(probs, np.float32),
-                        cat(backoffs, np.float32))
+    parents, keys = np.empty(max(total, 1), dtype=np.uint32), np.empty(max(total, 1), dtype=np.uint32)
+    probs, backoffs = np.empty(max(total, 1), dtype=np.float32), np.empty(max(total, 1), dtype=np.float32)
+    keep = [ffi.from_buffer(a) for t in tabs for a in t]  # alive for the call
+    ids_p = ffi.new("uint32_t *[]", [ffi.cast("uint32_t *", keep[3 * i]) for i in range(order)])
+    prob_p = ffi.new("float *[]", [ffi.cast("float *", keep[3 * i + 1]) for i in range(order)])
+    bo_p = ffi.new("float *[]", [ffi.cast("float *", keep[3 * i + 2]) for i in range(order)])
+    bad_order, bad_row, why = ffi.new("int *"), ffi.new("uint64_t *"), ffi.new("int *")
+    rc = lib.sb_btree_sort_tables(order, vocab, as_ptr("uint64_t *", counts), ids_p, prob_p, bo_p,
+                                  as_ptr("float *", uni_prob), as_ptr("float *", uni_backoff),
+                                  as_ptr("uint32_t *", parents), as_ptr("uint32_t *", keys),
+                                  as_ptr("float *", probs), as_ptr("float *", backoffs), bad_order, bad_row, why)
+    if rc == lib.SB_EFORMAT:
+        n, w = int(bad_order[0]), int(why[0])
+        if w == -2:
+            raise BTreeModelError(f"{source}: every vocabulary word needs exactly one unigram entry")
+        gram = " ".join(model.vocab[x] for x in tabs[n - 1][0][int(bad_row[0])])
+        if w == -1:
+            raise BTreeModelError(f"{source}: duplicate {n}-gram entries ('{gram}')")
+        raise BTreeModelError(f"{source}: the {n}-gram '{gram}' has no {w}-gram suffix in the model "
+                              "(pruned ARPAs with missing suffixes are not supported by the B-tree backend)")
+    check(rc, f"{source}: sorting the B-tree's tables")
+    del keep
+    counts[0] = vocab
+    return SortedTables(order, vocab, uni_prob, uni_backoff, counts, parents[:total], keys[:total], probs[:total],
+                        backoffs[:total])
 
 
 class BTreeLM:
