@@ -107,9 +107,12 @@ if MOSES2_SCALING_MODEL:
         input:
             rows=rules.moses2_scaling_bench.output,
             quiet=f"{ORACLE}/runs-quiet.tsv" if MOSES2_SCALING_MODEL == "oracle" else [],  # Moses2's timings: oracle model only
+            # the lent device's sweep (tools/device-rows.sh --import; issue 43): committed where a session was lent one
+            device=[p for p in [f"{OUT}/raw/moses2_scaling/device.jsonl"] if Path(p).is_file()],
         output:
             shown_all(expand(f"{OUT}/tables/moses2_{{t}}.{{ext}}",
-                             t=["table3", "table6", "table7", "fig3", "fig8", "fig9", "scaling_acceptance"],
+                             t=["table3", "table6", "table7", "fig3", "fig8", "fig9", "scaling_acceptance",
+                                "device_threads"],
                              ext=["csv", "md"]), "moses2_scaling"),
             shown_all(expand(f"{OUT}/figures/moses2_fig{{f}}.png", f=[3, 8, 9]), "moses2_scaling"),
             metrics=f"{OUT}/metrics/moses2_scaling.csv",
@@ -117,8 +120,9 @@ if MOSES2_SCALING_MODEL:
             tables=lambda wildcards, output: str(Path(output.metrics).parent.parent / "tables"),
             figures=lambda wildcards, output: str(Path(output.metrics).parent.parent / "figures"),
             oracle=lambda wildcards, input: f"--oracle {Path(input.quiet).parent}" if input.quiet else "",
+            device=lambda wildcards, input: f"--device-rows {input.device}" if input.device else "",
         log:
             f"{OUT}/logs/moses2_scaling/report.log",
         shell:
             "smtbench report moses2_scaling --rows {input.rows} {params.oracle} --tables {params.tables} "
-            "--figures {params.figures} --metrics {output.metrics} 2> {log}"
+            "--figures {params.figures} {params.device} --metrics {output.metrics} 2> {log}"

@@ -367,6 +367,74 @@ def regression_metrics(rows: pd.DataFrame) -> list[metrics.Record]:
     return recs
 
 
+# ------------------------------------------------------------------------------------ the lent device's rows (issue 43)
+
+NOT_LENT = "not lent"
+#: the device table's ratio: every point over the device's own CPU B-tree at one thread, in the same device run
+#: (the GPU has no CPU thread count, so threads are not compared; the run and the clock are)
+VS_DEVICE_CPU_1 = Ratio("vs_device_cpu_1", num="the B-tree on the device (its GPU, or its CPU at every core)",
+                        den="the same B-tree on the device's CPU at 1 thread, same device run",
+                        same=("run_id", "clock"))
+declare("glm_device", VS_DEVICE_CPU_1)
+DEVICE_NOTES = ("The rows only a lent device machine gives (issue 43; `tools/device-rows.sh`, CONTRIBUTING.md "
+                "'Device rows'): gLM's B-tree (K as named) on the Moses oracle's 5-gram LM (lm-en5, another model than "
+                "Table 3's bible.o5) and the n-gram queries of its English dev verses (each word and </s> with its "
+                "context back to <s>) tiled to the run's query count, built and queried by tools/device/device_rows.c "
+                "over csrc/ (the CPU batch: interleave 8; the GPU: csrc/cuda/btree.cu, one batch of every query, CUDA "
+                "events around the kernel alone and around the copies and the kernel). The GPU's answers equal the "
+                "CPU's bit for bit and the CPU's log10 sum is checked against smtbench.lm.btree here (the run stops "
+                "otherwise). qps: best of the repeats (median beside it); vs_device_cpu_1: over the device's CPU "
+                "B-tree at 1 thread in the same device run (declared: smtbench.report.glm_btree). No KenLM row: its "
+                "programs are not carried to the device. 'not lent': no device run is committed "
+                "(results/raw/glm_btree/device.jsonl): no session has been lent a device machine yet.")
+
+
+def device_table(rows: pd.DataFrame | None) -> pd.DataFrame:
+    """The lent device's gLM rows: its CPU B-tree at 1 thread and at every core, the GPU kernel alone and with its
+    copies; without rows (``None``) every row says 'not lent'."""
+    from ..protocol import kept
+
+    labels = ["B-tree CPU (1 thread)", "B-tree CPU (all cores)", "B-tree GPU (kernel)", "B-tree GPU (with copies)"]
+    paper = paper_values("glm2016", "table3").rename(columns={"key": "paper_row"})
+    if rows is None:
+        out = pd.DataFrame({"system": labels, "qps": NOT_LENT, "device": NOT_LENT})
+        out["paper_row"] = out.system.map({"B-tree GPU (kernel)": "gLM"})
+        return out.merge(paper, on="paper_row", how="left")
+    pts = rows[rows["kind"] == "glm_point"].copy()
+    pts["threads"] = pts["threads"].astype("Int64") if "threads" in pts else pd.NA
+    model = rows[rows["kind"] == "glm_model"].iloc[0]
+    gpu = rows[rows["kind"] == "glm_gpu"]
+    gpu_name = (gpu["gpu"].dropna().iloc[0] if "gpu" in gpu and gpu["gpu"].notna().any()
+                else f"no GPU: {gpu['reason'].dropna().iloc[0]}" if "reason" in gpu and gpu["reason"].notna().any()
+                else "no GPU")
+    cores = int(pts.loc[pts["path"] == "cpu", "threads"].max())
+    masks = [(pts["path"] == "cpu") & (pts["threads"] == 1), (pts["path"] == "cpu") & (pts["threads"] == cores),
+             pts["path"] == "gpu-kernel", pts["path"] == "gpu-with-copies"]
+    den = masks[0]
+    recs, per = [], []
+    for label, m in zip(labels, masks):
+        k = kept(pts[m])
+        if k.empty:
+            recs.append({"system": label, "threads": cores if "all" in label else None, "qps": gpu_name})
+            per.append([])
+            continue
+        best, base = float(k["qps"].max()), float(kept(pts[den])["qps"].max())
+        recs.append({"system": label, "threads": int(k["threads"].iloc[0]) if "CPU" in label else None,
+                     "qps": int(round(best)), "qps_median": float(k["qps"].median()),
+                     "vs_device_cpu_1": round(best / base, 4)})
+        per.append(ratio_pairs(VS_DEVICE_CPU_1, pts, m, den, value="qps", higher_is_better=True,
+                               where=f"glm_device {label}") or [])
+    out = add_interval(pd.DataFrame(recs), "vs_device_cpu_1", per)
+    out["threads"] = out["threads"].astype("Int64")
+    out["model_mb"] = round(float(model["model_bytes"]) / 2**20, 2)
+    out["node_size"], out["queries"] = int(model["node_size"]), int(model["queries"])
+    out["device"] = gpu_name
+    out["cpu"] = f"{rows['cpu_model'].iloc[0]} ({int(rows['cores'].iloc[0])} cores)"
+    out["device_run"] = rows["device_run"].iloc[0]
+    out["paper_row"] = out.system.map({"B-tree GPU (kernel)": "gLM"})
+    return out.merge(paper, on="paper_row", how="left")
+
+
 # ----------------------------------------------------------------------------------------------- the report verb
 
 #: `smtbench report glm_btree`, declared once (experiments/frame.py; built by commands/report_experiments.py)
@@ -384,6 +452,9 @@ VERBS = (
              arg("--metrics", help="output CSV of regression metrics "
                                     "(smtbench.report.glm_btree.regression_metrics)"),
              counts_arg(),
+             arg("--device-rows", default=None,
+                 help="the lent device's gLM rows (results/raw/glm_btree/device.jsonl, from tools/device-rows.sh "
+                      "--import): the glm_device table; without it that table says 'not lent'"),
          )),
 )
 
@@ -449,6 +520,7 @@ def main(args: argparse.Namespace) -> int:
     from .common import check_counts, COUNT_NOTE, INTERVAL_NOTE, read_rows, save_figure, write_table
 
     rows = read_rows(args.rows, "glm_btree")
+    device = read_rows([args.device_rows], "glm_btree") if args.device_rows else None  # checked before any output
     check_counts(args.counts)  # a bad --counts stops here, before any output (or folder) is made
     tables, figures = Path(args.tables), Path(args.figures)
     tables.mkdir(parents=True, exist_ok=True)
@@ -467,6 +539,9 @@ def main(args: argparse.Namespace) -> int:
         by_order = {int(k): v for k, v in (part.split("=", 1) for part in args.order_models.split(",") if part)}
         write_table(table5(rows, by_order), tables / "glm_table5",
                     "gLM Table 5: throughput by n-gram order", notes=NOTES)
+    write_table(device_table(device),
+                tables / "glm_device", "gLM Table 3's rows on a lent device: GPU kernel and with copies, beside the "
+                "device's CPU", notes=DEVICE_NOTES + (" " + INTERVAL_NOTE if args.device_rows else ""))
     save_figure(fig9(rows, model), figures / "glm_fig9.png")
     save_figure(fig10(rows, model), figures / "glm_fig10.png")
     if args.metrics:

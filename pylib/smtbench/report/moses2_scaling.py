@@ -544,6 +544,83 @@ def regression_metrics(rows: pd.DataFrame) -> list[metrics.Record]:
     return out
 
 
+# ------------------------------------------------------------------------------------ the lent device's rows (issue 43)
+
+NOT_LENT = "not lent"
+OURS_SCALING = Ratio("ours_speedup_vs_1_thread", num="ours as a process, N threads",
+                     den="ours as a process, 1 thread, same device run", same=("run_id", "clock"))
+declare("moses2_device_threads", OURS_VS_MOSES2, OURS_SCALING, MOSES2_SCALING)
+DEVICE_NOTES = ("The thread sweep only a lent device machine gives (issue 43; `tools/device-rows.sh`, CONTRIBUTING.md "
+                "'Device rows'; this machine has 2 cores): our cube pruning (tools/device/device_rows.c over csrc/: "
+                "the model loaded as `smtbench decode cube` loads it, the same search options, sentence-level threads "
+                "as csrc/pb/threads.c gives them) and Moses2 (the kit's binary, built here by tools/build_moses.sh) on "
+                "the Moses oracle's model (its ini, LM and dev-filtered tables) and the first `sentences` dev verses, "
+                "cube pruning pop limit and -s as named, each a process timed as the workflow times every process "
+                "(the whole input's wall time minus the first line's, one after the other in the same repeat), "
+                "thread counts and systems interleaved within each repeat. Before timing, ours at every thread count "
+                "gave ours-at-1-thread's lines exactly, and Moses2's lines were compared with ours at each thread count "
+                "(`identical_lines`; a Moses2 line above ours stops the run); at import, Moses2's 1-thread lines "
+                "against ours by smtbench's identity rule (decode.compare.peer_identity, Moses2 strict). wps: timed "
+                "words / decoding seconds, best of the repeats. Ratios (declared: smtbench.report.moses2_scaling): "
+                "ours_vs_moses2 at the same thread count in the same device run; each system's speedup over its own "
+                "1-thread point. 'not lent': no device run is committed (results/raw/moses2_scaling/device.jsonl): no "
+                "session has been lent a device machine yet.")
+
+
+def device_threads(rows: pd.DataFrame | None) -> pd.DataFrame:
+    """The lent device's 1-16-thread sweep: ours and Moses2 per thread count, their ratio and each one's scaling;
+    without rows (``None``) one row saying 'not lent'."""
+    from ..protocol import kept
+
+    if rows is None:
+        return pd.DataFrame({"threads": ["1-16"], "ours_wps": [NOT_LENT], "moses2_wps": [NOT_LENT],
+                             "device": [NOT_LENT]})
+    t = rows[rows["kind"] == "peer_timing"].copy()
+    peer = rows[rows["kind"] == "peer"]
+    systems = set(t["system"])
+    recs, per = [], {"ours_vs_moses2": [], "ours_speedup_vs_1_thread": [], "moses2_speedup_vs_1_thread": []}
+
+    def mask(system: str, n: int) -> pd.Series:
+        return (t["system"] == system) & (t["threads"] == n)
+
+    def best_wps(system: str, n: int) -> float:
+        k = kept(t[mask(system, n)])
+        return float(k["words_per_second"].max()) if len(k) else float("nan")
+
+    for n in sorted(int(x) for x in t["threads"].unique()):
+        rec: dict = {"threads": n, "ours_wps": round(best_wps("ours", n), 1)}
+        ours_id = peer[(peer["system"] == "ours") & (peer["threads"] == n)]
+        rec["ours_identical_to_1_thread"] = int(ours_id["identical_to_ours_t1"].iloc[0]) if len(ours_id) else None
+        rec["ours_speedup_vs_1_thread"] = round(best_wps("ours", n) / best_wps("ours", 1), 4)
+        per["ours_speedup_vs_1_thread"].append(ratio_pairs(OURS_SCALING, t, mask("ours", n), mask("ours", 1),
+                                                           value="decode_seconds") or [])
+        if "moses2" in systems:
+            rec["moses2_wps"] = round(best_wps("moses2", n), 1)
+            rec["ours_vs_moses2"] = round(best_wps("ours", n) / best_wps("moses2", n), 4)
+            per["ours_vs_moses2"].append(ratio_pairs(OURS_VS_MOSES2, t, mask("ours", n), mask("moses2", n),
+                                                     value="decode_seconds", where=f"moses2_device_threads t{n}") or [])
+            rec["moses2_speedup_vs_1_thread"] = round(best_wps("moses2", n) / best_wps("moses2", 1), 4)
+            per["moses2_speedup_vs_1_thread"].append(ratio_pairs(MOSES2_SCALING, t, mask("moses2", n),
+                                                                 mask("moses2", 1), value="decode_seconds") or [])
+            m2 = peer[(peer["system"] == "moses2") & (peer["threads"] == n)]
+            rec["moses2_identical_lines"] = int(m2["identical_to_ours"].iloc[0]) if len(m2) else None
+            rec["moses2_above_ours"] = int(m2["peer_scores_above_ours"].iloc[0]) if len(m2) else None
+        else:
+            rec["moses2_wps"] = "not in the kit"
+        recs.append(rec)
+    out = pd.DataFrame(recs)
+    for name, p in per.items():
+        if name in out.columns:
+            out = add_interval(out, name, p)
+    first = t.iloc[0]
+    out["sentences"], out["timed_words"] = int(first["sentences"]), int(first["timed_words"])
+    out["pop_limit"], out["stack_size"] = int(first["pop_limit"]), int(first["stack_size"])
+    out["device"] = rows["gpu"].dropna().iloc[0] if rows["gpu"].notna().any() else "no GPU"
+    out["cpu"] = f"{rows['cpu_model'].iloc[0]} ({int(rows['cores'].iloc[0])} cores)"
+    out["device_run"] = rows["device_run"].iloc[0]
+    return out
+
+
 # ----------------------------------------------------------------------------------------------- the report verb
 
 #: `smtbench report moses2_scaling`, declared once (experiments/frame.py; built by commands/report_experiments.py)
@@ -558,6 +635,9 @@ VERBS = (
                                                    "moses2_scaling_acceptance (.csv and .md)"),
              arg("--figures", required=True, help="folder for moses2_fig{3,8,9}.png"),
              arg("--metrics", default=None),
+             arg("--device-rows", default=None,
+                 help="the lent device's sweep (results/raw/moses2_scaling/device.jsonl, from tools/device-rows.sh "
+                      "--import): the moses2_device_threads table; without it that table says 'not lent'"),
          )),
 )
 
@@ -566,6 +646,7 @@ def main(args: argparse.Namespace) -> int:
     from pathlib import Path
     from .common import INTERVAL_NOTE, read_rows, save_figure, write_table
     rows = read_rows(args.rows, "moses2_scaling")
+    device = read_rows([args.device_rows], "moses2_scaling") if args.device_rows else None  # before any output
     t, f = Path(args.tables), Path(args.figures)
     ms_notes = NOTES + " " + model_note(rows, args.oracle)
     write_table(table3(rows), t / "moses2_table3", "Moses2 paper Table 3: % of decoding time per component",
@@ -583,6 +664,8 @@ def main(args: argparse.Namespace) -> int:
     write_table(acceptance(rows, args.oracle), t / "moses2_scaling_acceptance",
                 "Moses2 scaling: acceptance figures against Moses2", notes=ms_notes + " " + ACCEPTANCE_NOTES + " "
                 + INTERVAL_NOTE)
+    write_table(device_threads(device), t / "moses2_device_threads", "Moses2 paper Figs 3/9 on a lent device: ours "
+                "and Moses2 at 1-16 threads", notes=DEVICE_NOTES + (" " + INTERVAL_NOTE if device is not None else ""))
     save_figure(fig3(rows, args.oracle), f / "moses2_fig3.png")
     save_figure(fig8(rows), f / "moses2_fig8.png")
     save_figure(fig9(rows), f / "moses2_fig9.png")
