@@ -53,14 +53,19 @@ BIN="$WORK/device_rows"
 BUILD="$CC ${FLAGS[*]}"
 GPU=()
 if command -v nvcc >/dev/null 2>&1; then
-  # the GPU rows: the same program with the CUDA B-tree (sm_90: the H100 and H200; compute_90 PTX besides)
-  nvcc -O3 -std=c++17 -Icsrc -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
-    -c csrc/cuda/btree.cu -o "$WORK/btree_cu.o"
-  "$CC" "${FLAGS[@]}" -DSB_WITH_CUDA -c tools/device/device_rows.c -o "$WORK/main_cuda.o"
-  nvcc -o "$WORK/device_rows_cuda" "$WORK/main_cuda.o" "$WORK"/obj/*.o "$WORK/btree_cu.o" -lpthread -lm
-  BIN="$WORK/device_rows_cuda"
-  BUILD="$BUILD; nvcc $(nvcc --version | tail -1) sm_90"
-  GPU=(--gpu)
+  # the GPU rows: the same program with the CUDA B-tree (sm_90: the H100 and H200; compute_90 PTX besides); a failed
+  # CUDA build leaves the CPU rows to run, its reason in the log and in the gLM GPU row
+  if nvcc -O3 -std=c++17 -Icsrc -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
+       -c csrc/cuda/btree.cu -o "$WORK/btree_cu.o" \
+     && "$CC" "${FLAGS[@]}" -DSB_WITH_CUDA -c tools/device/device_rows.c -o "$WORK/main_cuda.o" \
+     && nvcc -o "$WORK/device_rows_cuda" "$WORK/main_cuda.o" "$WORK"/obj/*.o "$WORK/btree_cu.o" -lpthread -lm; then
+    BIN="$WORK/device_rows_cuda"
+    BUILD="$BUILD; nvcc $(nvcc --version | tail -1) sm_90"
+    GPU=(--gpu)
+  else
+    echo "tools/device-rows.sh: the CUDA build failed (above): CPU rows only" >&2
+    BUILD="$BUILD; the CUDA build failed"
+  fi
 fi
 echo "tools/device-rows.sh: built ($BUILD)" >&2
 

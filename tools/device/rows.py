@@ -145,7 +145,8 @@ def run(args: argparse.Namespace) -> int:
         raise Fail(f"{' '.join(argv)}: exit {r.returncode}: {r.stderr.strip()[-800:]}")
     if not args.gpu:
         emit(experiment="glm_btree", kind="glm_gpu", available=False,
-             reason="device_rows built without CUDA (no nvcc)" if not args.dry else "dry run")
+             reason="dry run" if args.dry else "the CUDA build failed (its log)" if "CUDA build failed" in args.build
+             else "device_rows built without CUDA (no nvcc)")
 
     # ---- decoding: ours and Moses2, same model and input, 1..16 threads
     print(f"device-rows: decode ({time.perf_counter() - t_start:.0f} s)", file=sys.stderr, flush=True)
