@@ -98,7 +98,7 @@ if MOSES_DECODE_MODEL:
                 oracle=lambda wildcards: " ".join(f"{ORACLE}/{r}" for r in MOSES_DECODE_ORACLE_RUNS[wildcards.search].split()),
                 peers=lambda wildcards: " ".join(MOSES_DECODE["oracle_peers"][wildcards.search]),
                 sentences=MOSES_DECODE["oracle_sentences"],
-                repeats=MOSES_DECODE["repeats"],
+                repeats=MOSES_DECODE.get("oracle_repeats") or MOSES_DECODE["repeats"],
                 outputs=lambda wildcards, output: output[0].removesuffix(".jsonl") + "-outputs",
             threads: BENCH_THREADS
             resources:

@@ -60,6 +60,9 @@ VERBS = (
                       "first N dev verses (0 = not run), a row of the oracle normal table"),
              key("oracle_sentences", 0, type=int,
                  help="the oracle run's first N dev verses (0 = all), where the model is trained"),
+             key("oracle_repeats", 0, type=int,
+                 help="the oracle run's (ours and live Moses2 on the oracle's model) least repeats (0 = `repeats`): "
+                      "its headline rows rest on >= 5 (issue 43), the trained runs' keep `repeats`"),
          )),
 )
 
