@@ -174,6 +174,11 @@ def run(args: argparse.Namespace) -> int:
         exe_argv = [exe]
         moses2 = exe_argv + ["-f", str(ini), "-v", "0", "-search-algorithm", "1", "-s", str(d["stack_size"]),
                              "-output-hypo-score", "-cube-pruning-pop-limit", str(d["pop_limit"])]
+        try:  # one line first: a Moses2 that cannot start there (its libraries) leaves our rows to run, said so
+            timed(moses2 + ["-threads", "1"], one, args.work, args.work / "moses2-probe.out")
+        except Fail as exc:
+            emit(experiment="moses2_scaling", kind="peer", system="moses2", status=f"failed to start: {exc}"[:600])
+            moses2 = None
     else:
         emit(experiment="moses2_scaling", kind="peer", system="moses2", status="not in the kit (make moses)")
 
