@@ -30,6 +30,7 @@
 #include "lm/btree.h"
 #include "lm/lmprobe.h"
 #include "pb/threads.h"
+#include "pb/vocab.h"
 #include "util/common.h"
 #ifdef SB_WITH_CUDA
 #include "cuda/btree.h"
@@ -183,47 +184,6 @@ static int64_t word_id(const arpa_model *m, const char *w) {
     for (uint32_t i = 0; i < m->nvocab; i++)
         if (strcmp(m->words[i], w) == 0)
             return i;
-    return -1;
-}
-
-/* ---- a vocabulary index for the query text (open addressing over the words) ---- */
-typedef struct {
-    uint32_t *slot;  /* id + 1, 0 = empty */
-    uint64_t mask;
-} vocab_index;
-
-static uint64_t hash_bytes(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
-static int index_build(const arpa_model *m, vocab_index *ix) {
-    uint64_t cap = 16;
-    while (cap < (uint64_t)m->nvocab * 2)
-        cap *= 2;
-    ix->slot = calloc(cap, sizeof(uint32_t));
-    ix->mask = cap - 1;
-    if (!ix->slot)
-        return SB_ENOMEM;
-    for (uint32_t i = 0; i < m->nvocab; i++) {
-        uint64_t h = hash_bytes(m->words[i], strlen(m->words[i])) & ix->mask;
-        while (ix->slot[h])
-            h = (h + 1) & ix->mask;
-        ix->slot[h] = i + 1;
-    }
-    return SB_OK;
-}
-
-static int64_t index_find(const arpa_model *m, const vocab_index *ix, const char *w, size_t n) {
-    uint64_t h = hash_bytes(w, n) & ix->mask;
-    while (ix->slot[h]) {
-        const char *v = m->words[ix->slot[h] - 1];
-        if (strlen(v) == n && memcmp(v, w, n) == 0)
-            return ix->slot[h] - 1;
-        h = (h + 1) & ix->mask;
-    }
     return -1;
 }
 
@@ -491,17 +451,19 @@ static int make_queries(const arpa_model *a, const char *path, uint64_t min_quer
     char *text = read_file(path, &len);
     if (!text)
         return 1;
-    vocab_index ix;
-    if (index_build(a, &ix)) {
-        free(text);
-        return fail("%s: %s", path, "out of memory");
+    sb_pb_vocab ix = {0};  /* the ARPA's words interned in id order: ids equal (pb/vocab.h, the model's own index) */
+    for (uint32_t i = 0; i < a->nvocab; i++) {
+        if (sb_pb_vocab_intern(&ix, a->words[i], strlen(a->words[i])) != i) {
+            sb_pb_vocab_free(&ix);
+            free(text);
+            return fail("%s: %s", path, "out of memory, or a word the ARPA lists twice");
+        }
     }
     int64_t bos = word_id(a, "<s>"), eos = word_id(a, "</s>"), unk = word_id(a, "<unk>");
     int N = a->order;
     uint64_t cap = 1 << 16, n = 0;
     uint32_t *q = malloc(cap * N * sizeof(uint32_t));
     uint32_t ctx[SB_ARPA_MAX_ORDER + 1];
-    int ret = 0;
     char *p = text, *end = text + len;
     while (p < end && q) {
         char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -512,16 +474,16 @@ static int make_queries(const arpa_model *a, const char *path, uint64_t min_quer
         have = 1;
         char *w = p;
         for (;;) {
-            while (w < eol && (*w == ' ' || *w == '\t' || *w == '\r' || *w == '\v' || *w == '\f'))
+            while (w < eol && (*w == ' ' || *w == '\t'))  /* words: ASCII space and TAB only (ioutil.words) */
                 w++;
             int last = w >= eol;
             char *we = w;
-            while (we < eol && !(*we == ' ' || *we == '\t' || *we == '\r' || *we == '\v' || *we == '\f'))
+            while (we < eol && !(*we == ' ' || *we == '\t'))
                 we++;
             uint32_t id = last ? (uint32_t)eos : 0;
             if (!last) {
-                int64_t f = index_find(a, &ix, w, (size_t)(we - w));
-                id = (uint32_t)(f < 0 ? unk : f);
+                uint32_t f = sb_pb_vocab_find(&ix, w, (size_t)(we - w));
+                id = f == SB_PB_NO_WORD ? (uint32_t)unk : f;
             }
             if (n == cap) {
                 cap *= 2;
@@ -549,7 +511,7 @@ static int make_queries(const arpa_model *a, const char *path, uint64_t min_quer
         p = eol + 1;
     }
     free(text);
-    free(ix.slot);
+    sb_pb_vocab_free(&ix);
     if (!q)
         return fail("%s: %s", path, "out of memory");
     if (n == 0) {
@@ -567,7 +529,7 @@ static int make_queries(const arpa_model *a, const char *path, uint64_t min_quer
     free(q);
     *out = all;
     *nq = n * reps;
-    return ret;
+    return 0;
 }
 
 static double sum_probs(const float *p, uint64_t n) {

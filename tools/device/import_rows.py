@@ -9,12 +9,12 @@ dry run (unless --allow-dry, for the tests), the kit made from this checkout's h
 Moses2's lines at 1 thread against ours by smtbench's one identity rule (decode.compare.peer_identity, Moses2
 strict). Each row gains what the reports' like-for-like checks read: run_id (the device run), clock (wall),
 machine_cpu / machine_cores / machine_gpu. Both files are published together (temp + rename, after both are
-written). A bad file is refused in one line naming it and the line."""
+written: smtbench.ioutil.atomic_open). A bad file is refused in one line naming it and the line."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import os
 import subprocess
 import sys
 import tarfile
@@ -64,6 +64,7 @@ def read(path: Path, allow_dry: bool) -> list[dict]:
 def check_identity(rows: list[dict], outputs: Path) -> dict | None:
     """Moses2 at 1 thread against ours (the returned outputs) by the one identity rule; None without Moses2."""
     from smtbench.decode.compare import line_decimals, peer_identity, printed_digits
+    from smtbench.decode.moses_run import score_lines
 
     if not any(r.get("kind") == "peer" and r.get("system") == "moses2" and r.get("status") == "ok" for r in rows):
         return None
@@ -78,15 +79,7 @@ def check_identity(rows: list[dict], outputs: Path) -> dict | None:
             raw = Path(tmp, "moses2-t1.out").read_text(encoding="utf-8").split("\n")[:-1]
         except (OSError, tarfile.TarError, ValueError, UnicodeDecodeError) as exc:
             raise Refused(f"{outputs}: {exc}") from None
-    printed, theirs, theirs_scores = [], [], []
-    for i, line in enumerate(raw, 1):
-        score, _, hyp = line.strip().partition(" ")
-        try:
-            theirs_scores.append(float(score))
-        except ValueError:
-            raise Refused(f"{outputs}: moses2-t1.out:{i}: not 'SCORE HYP'") from None
-        printed.append(score)
-        theirs.append(hyp.strip())
+    theirs, theirs_scores, printed = score_lines(raw, f"{outputs}: moses2-t1.out")
     ident = peer_identity("moses2", ours, ours_scores, theirs, theirs_scores, digits=printed_digits(printed) or 3,
                           line_digits=line_decimals(printed), where=str(outputs), strict=True)
     return ident.as_dict("ours_vs")
@@ -98,6 +91,9 @@ def main() -> int:
     ap.add_argument("--results", type=Path, default=ROOT / "results", help="the results folder (default: this checkout's)")
     ap.add_argument("--allow-dry", action="store_true", help="import a dry run's rows (tests only)")
     args = ap.parse_args()
+    from smtbench.errors import PeerFailed, ResultMismatch
+    from smtbench.ioutil import atomic_open
+
     try:
         rows = read(args.dir / "device-rows.jsonl", args.allow_dry)
         sha = rows[0].get("kit_sha", "").removesuffix("-dirty")
@@ -106,10 +102,7 @@ def main() -> int:
             raise Refused(f"{args.dir / 'device-rows.jsonl'}: kit sha {sha!r} is not a commit of this checkout "
                           "(prepare the kit here, from a committed state)")
         identity = check_identity(rows, args.dir / "device-outputs.tar.xz")
-    except Refused as exc:
-        print(f"device-rows --import: {exc}", file=sys.stderr)
-        return 1
-    except Exception as exc:  # the identity rule's ResultMismatch (Moses2 above ours): one line
+    except (Refused, ResultMismatch, PeerFailed, ValueError) as exc:  # one line; ResultMismatch: Moses2 above ours
         print(f"device-rows --import: {exc}", file=sys.stderr)
         return 1
     by_exp: dict[str, list[dict]] = {e: [] for e in EXPERIMENTS}
@@ -125,22 +118,11 @@ def main() -> int:
                     and r.get("threads") == 1:
                 r.update(identity)
             by_exp[r["experiment"]].append(r)
-    temps = []
-    try:
+    with contextlib.ExitStack() as stack:  # both files under temporary names, renamed together at the end
         for e, rs in by_exp.items():
-            d = args.results / "raw" / e
-            d.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=d, prefix=".device.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write("".join(json.dumps(r) + "\n" for r in rs))
-            temps.append((tmp, d / "device.jsonl"))
-        for tmp, target in temps:  # all written: publish together
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, target)
-    finally:
-        for tmp, _ in temps:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            (args.results / "raw" / e).mkdir(parents=True, exist_ok=True)
+            fh = stack.enter_context(atomic_open(args.results / "raw" / e / "device.jsonl"))
+            fh.write("".join(json.dumps(r) + "\n" for r in rs))
     print(f"device-rows --import: {len(rows)} rows of {rows[0]['device_run']} into "
           + ", ".join(str(args.results / "raw" / e / "device.jsonl") for e in EXPERIMENTS), file=sys.stderr)
     return 0

@@ -168,15 +168,7 @@ def run(dec: Decoder, input_path: str | os.PathLike, keep_output: bool = True, l
         with open(out_path, encoding="utf-8", errors="replace") as fh:
             raw = [line.rstrip("\n") for line in fh]
         if dec.output == "score-lines":
-            lines, scores, printed = [], [], []
-            for i, line in enumerate(raw):
-                score, _, hyp = line.strip().partition(" ")
-                printed.append(score)
-                try:
-                    scores.append(float(score))
-                except ValueError:
-                    raise PeerFailed(f"{dec.describe()}: output line {i + 1} is not 'SCORE HYP': {line[:80]!r}")
-                lines.append(hyp.strip())
+            lines, scores, printed = score_lines(raw, dec.describe())
             return Run(wall, lines, scores, err, printed_digits(printed), line_decimals(printed))
         lines = [x.strip() for x in raw]
         if "scores" in named:
@@ -186,6 +178,21 @@ def run(dec: Decoder, input_path: str | os.PathLike, keep_output: bool = True, l
         else:
             return Run(wall, lines, None, err)
         return Run(wall, lines, scores, err, printed_digits(texts), line_decimals(texts))
+
+
+def score_lines(raw: Sequence[str], what: str) -> tuple[list[str], list[float], list[str]]:
+    """Moses' -output-hypo-score lines ('SCORE HYP'): (hypotheses, scores, the scores as printed); PeerFailed names
+    ``what`` and the line that is not one."""
+    lines, scores, printed = [], [], []
+    for i, line in enumerate(raw):
+        score, _, hyp = line.strip().partition(" ")
+        printed.append(score)
+        try:
+            scores.append(float(score))
+        except ValueError:
+            raise PeerFailed(f"{what}: output line {i + 1} is not 'SCORE HYP': {line[:80]!r}") from None
+        lines.append(hyp.strip())
+    return lines, scores, printed
 
 
 def first_line_file(input_path: str | os.PathLike, tmpdir: str | os.PathLike) -> str:
