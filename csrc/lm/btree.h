@@ -27,6 +27,11 @@
 typedef struct sb_btree sb_btree;
 enum { SB_BTREE_MIN_K = 3, SB_BTREE_MAX_K = 64, SB_BTREE_MAX_ORDER = 16 };
 enum { SB_BTREE_MAX_INTERLEAVE = 64 };
+/* Queries in flight a thread where a caller has no reason to pick another: the library's (BTreeLM, BTreeScorer,
+ * the btree-o5-k31 count point) and the device driver's, as the default grid's glm_btree.interleave (16 beat 8 by
+ * 12-18% there; again on the AMD EPYC VM, bible.o5, K 31, 1 thread, interleaved processes: +8% in a fast memory
+ * regime, +20-34% in slow ones, and 20-24 no better than 16). */
+enum { SB_BTREE_DEFAULT_INTERLEAVE = 16 };
 
 /* Build from sorted tables. counts[0] = vocab size (unigram ids 0..vocab-1, direct-indexed);
  * counts[n-1] = number of n-grams of order n. For orders n >= 2, concatenated in order 2, 3, ..., N:

@@ -12,7 +12,7 @@
  *   device_rows glm --lm LM.arpa --text TEXT [--node-size K] [--min-queries N] [--repeats R] [--threads T] [--gpu]
  *       gLM's B-tree (csrc/lm/btree.c) over the model, the n-gram queries of TEXT (each word and </s> with its
  *       context back to <s>, smtbench.lm.btree.make_queries) tiled to >= N; the CPU batch at 1 and T threads
- *       (interleave 8) and, with --gpu (built with -DSB_WITH_CUDA and csrc/cuda/btree.cu), the CUDA kernel alone
+ *       (SB_BTREE_DEFAULT_INTERLEAVE) and, with --gpu (built with -DSB_WITH_CUDA and csrc/cuda/btree.cu), the CUDA kernel alone
  *       and with its copies, one JSON row a point and repeat on stdout; the GPU's answers must equal the CPU's
  *       bit for bit (else exit 3).
  *
@@ -575,7 +575,7 @@ static int cmd_glm(int argc, char **argv) {
         fail("%s: %s", text, "out of memory for the answers");
         goto done;
     }
-    int rc = sb_btree_query(bt, q, nq, 8, 1, cpu, NULL);  /* the reference answers, checked against every point */
+    int rc = sb_btree_query(bt, q, nq, SB_BTREE_DEFAULT_INTERLEAVE, 1, cpu, NULL);  /* the reference answers, checked against every point */
     if (rc) {
         fail("%s: %s", "sb_btree_query", sb_strerror(rc));
         goto done;
@@ -615,7 +615,7 @@ static int cmd_glm(int argc, char **argv) {
     for (long long r = 0; r < reps; r++) {
         for (int t = 0; t < (threads > 1 ? 2 : 1); t++) {  /* interleaved: every point once a repeat */
             double t0 = now_s();
-            rc = sb_btree_query(bt, q, nq, 8, (int)cpu_threads[t], p, NULL);
+            rc = sb_btree_query(bt, q, nq, SB_BTREE_DEFAULT_INTERLEAVE, (int)cpu_threads[t], p, NULL);
             double s = now_s() - t0;
             if (rc || memcmp(p, cpu, nq * sizeof(float))) {
                 fail("%s: %s", "the CPU B-tree's answers differ between thread counts", rc ? sb_strerror(rc) : "");

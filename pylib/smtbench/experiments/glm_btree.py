@@ -33,7 +33,8 @@ VERBS = (
                  help="Fig 10 sweep, e.g. 10,100,1000,10000,100000,1000000"),
              arg("--threads", default="1", config=True, grid=True,
                  help="Table 3 thread counts, e.g. 1,2 (0 = all cores)"),
-             arg("--interleave", type=int, default=8, config=True, help="queries in flight per thread (0/1 = none)"),
+             arg("--interleave", type=int, default=16, config=True,
+                 help="queries in flight per thread (0/1 = none; 16 = SB_BTREE_DEFAULT_INTERLEAVE)"),
              protocol(repeats=3),
              arg("--min-queries", type=int, default=1_000_000, config=True, help="tile the text to at least this many"),
              arg("--max-lines", type=int, default=0, help="use only the first lines of the text (0 = all)"),
@@ -74,7 +75,7 @@ class BTreeBench:
     node_sizes: str = ""
     batch_sizes: str = ""
     threads: str = "1"
-    interleave: int = 8
+    interleave: int = 16
     repeats: int = 3
     min_queries: int = 1_000_000
     max_lines: int = 0

@@ -31,7 +31,7 @@ MAX_K = int(lib.SB_BTREE_MAX_K)
 MAX_ORDER = int(lib.SB_BTREE_MAX_ORDER)
 MAX_INTERLEAVE = int(lib.SB_BTREE_MAX_INTERLEAVE)
 DEFAULT_K = 31  # the paper's default node size (§5)
-DEFAULT_INTERLEAVE = 8
+DEFAULT_INTERLEAVE = int(lib.SB_BTREE_DEFAULT_INTERLEAVE)
 
 
 class BTreeModelError(ValueError):
