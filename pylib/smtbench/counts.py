@@ -146,7 +146,8 @@ POINTS: list[Point] = [
     Point("lm-o5-automaton-q8", "lm-o5", "ours", "sb_lm_score_stream", "query",
           "the oracle's 5-gram on dev.en, the automaton with a queue of 8"),
     Point("btree-o5-k31", "lm-o5", "ours", "sb_btree_query_ex", "query",
-          "the oracle's 5-gram as a B-tree (node size 31, 25 MiB), dev.en's queries, the library's default interleave (16), one thread"),
+          "the oracle's 5-gram as a B-tree (node size 31, 25 MiB), dev.en's queries, the library's default "
+          "interleave (16), one thread"),
     Point("cube-p400-s400", "decode", "ours", "sb_pb_decode_cube", "source word",
           f"cube pruning (pop limit 400, stack 400: Moses2's m2-cube400) with the oracle's model on the first "
           f"{DECODE_SENTENCES['cube']} sentences of dev.es, one workspace kept across them (as each worker of the "

@@ -12,7 +12,8 @@
  *   device_rows glm --lm LM.arpa --text TEXT [--node-size K] [--min-queries N] [--repeats R] [--threads T] [--gpu]
  *       gLM's B-tree (csrc/lm/btree.c) over the model, the n-gram queries of TEXT (each word and </s> with its
  *       context back to <s>, smtbench.lm.btree.make_queries) tiled to >= N; the CPU batch at 1 and T threads
- *       (SB_BTREE_DEFAULT_INTERLEAVE) and, with --gpu (built with -DSB_WITH_CUDA and csrc/cuda/btree.cu), the CUDA kernel alone
+ *       (SB_BTREE_DEFAULT_INTERLEAVE) and, with --gpu (built with -DSB_WITH_CUDA and csrc/cuda/btree.cu), the
+ *       CUDA kernel alone
  *       and with its copies, one JSON row a point and repeat on stdout; the GPU's answers must equal the CPU's
  *       bit for bit (else exit 3).
  *
@@ -575,7 +576,8 @@ static int cmd_glm(int argc, char **argv) {
         fail("%s: %s", text, "out of memory for the answers");
         goto done;
     }
-    int rc = sb_btree_query(bt, q, nq, SB_BTREE_DEFAULT_INTERLEAVE, 1, cpu, NULL);  /* the reference answers, checked against every point */
+    /* the reference answers, checked against every point */
+    int rc = sb_btree_query(bt, q, nq, SB_BTREE_DEFAULT_INTERLEAVE, 1, cpu, NULL);
     if (rc) {
         fail("%s: %s", "sb_btree_query", sb_strerror(rc));
         goto done;

@@ -106,8 +106,9 @@ _PEER_RATIOS = (("kenlm-trie-cpp", VS_KENLM_TRIE, VS_KENLM_TRIE_GPU),
 declare("glm_table4", Ratio("size_ratio_ngrams", num="the big model's n-grams", den="the regular model's", same=()))
 
 
-#: Table 3's fixed count points (smtbench.counts): the B-tree (node size 31, the library's default interleave, independent queries, one
-#: thread) and KenLM's trie under kenlm_benchmark, on the Moses oracle's English 5-gram and its dev.en queries
+#: Table 3's fixed count points (smtbench.counts): the B-tree (node size 31, the library's default interleave,
+#: independent queries, one thread) and KenLM's trie under kenlm_benchmark, on the Moses oracle's English 5-gram
+#: and its dev.en queries
 COUNT_POINTS = {"B-tree CPU (1 thread)": ("btree-o5-k31", "kenlm-trie-o5")}
 
 
@@ -380,7 +381,8 @@ DEVICE_NOTES = ("The rows only a lent device machine gives (issue 43; `tools/dev
                 "'Device rows'): gLM's B-tree (K as named) on the Moses oracle's 5-gram LM (lm-en5, another model than "
                 "Table 3's bible.o5) and the n-gram queries of its English dev verses (each word and </s> with its "
                 "context back to <s>) tiled to the run's query count, built and queried by tools/device/device_rows.c "
-                "over csrc/ (the CPU batch: SB_BTREE_DEFAULT_INTERLEAVE queries in flight a thread, csrc/lm/btree.h; the GPU: csrc/cuda/btree.cu, one batch of every query, CUDA "
+                "over csrc/ (the CPU batch: SB_BTREE_DEFAULT_INTERLEAVE queries in flight a thread, csrc/lm/btree.h; "
+                "the GPU: csrc/cuda/btree.cu, one batch of every query, CUDA "
                 "events around the kernel alone and around the copies and the kernel). The GPU's answers equal the "
                 "CPU's bit for bit and the CPU's log10 sum is checked against smtbench.lm.btree here (the run stops "
                 "otherwise). qps: best of the repeats (median beside it); vs_device_cpu_1: over the device's CPU "
@@ -461,7 +463,8 @@ VERBS = (
 
 NOTES = ("Ours: n-gram queries of the test text (each word and </s> with its context back to <s>), ids "
          "pre-converted, the text repeated to the run's query count; throughput = queries / time, best of the "
-         "repeats (median beside it). B-tree CPU: csrc/lm/btree.c, K-ary SIMD search, interleaved batch (`interleave` queries in flight a thread, in each row); probing LM: "
+         "repeats (median beside it). B-tree CPU: csrc/lm/btree.c, K-ary SIMD search, interleaved batch "
+         "(`interleave` queries in flight a thread, in each row); probing LM: "
          "our KenLM-style probing hash, sequential path with KenLM state over the token stream (threads: Python "
          "threads over sentence-aligned chunks, the GIL released in C); kenlm module: Model.score per sentence "
          "(includes a Python call per sentence and string handling). B-tree CPU, stream reuse: the same batch, "
