@@ -249,6 +249,7 @@ def test_tune_eval_row(tmp_path) -> None:
 
     hyps = (tmp_path / "hyp").read_text().splitlines()
     assert len(hyps) == 3 and row["sentences"] == 3 and row["label"] == "default"
+    assert row["machine_cpu"] and row["machine_cores"] >= 1 and "machine_load1" in row  # as every row
     assert row["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [ref.read_text().splitlines()[:3]],
                                                               tokenize="none", force=True).score, abs=1e-4)
 
@@ -272,6 +273,9 @@ def test_report_tables_from_a_toy_run(tmp_path) -> None:
     bleu = (tmp_path / "tables" / "tune_bleu.md").read_text()
     assert "| default " in bleu and "| mert " in bleu and "dev_gain" in bleu
     assert (tmp_path / "tables" / "tune_iterations.csv").read_text().count("\n") == 3  # header + 2 runs
+    import json
+    its = [json.loads(x) for x in (raw / "mert.iterations.jsonl").read_text().splitlines()]
+    assert all(r["machine_cpu"] and "machine_git_sha" in r for r in its)  # every row records the machine
 
 
 def test_tuned_ini_elsewhere_still_loads(tmp_path, monkeypatch) -> None:

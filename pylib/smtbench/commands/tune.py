@@ -72,15 +72,16 @@ def run(args: argparse.Namespace) -> int:
         from dataclasses import asdict
 
         from ..ioutil import atomic_open
-        from ..machine import git_sha
+        from ..machine import facts, git_sha, row_fields
 
         sha = git_sha()
+        machine = row_fields(facts(with_gpu=False))  # every row records the machine (decode_seconds are times)
         with atomic_open(args.summary) as fh:
             for h in history:
                 fh.write(json.dumps({"experiment": "tune", **asdict(h), "seed": args.seed, "nbest": args.nbest,
                                      "nbest_factor": args.nbest_factor, "decoder": args.decoder,
                                      "decoder_args": " ".join(opts.decoder_args), "sentences": args.sentences,
-                                     "git_sha": sha}) + "\n")
+                                     "git_sha": sha, **machine}) + "\n")
     summary = {"iterations": len(history), "converged": history[-1].converged,
                "dev_bleu": [round(h.dev_bleu, 2) for h in history], "weights": final, "workdir": workdir}
     print(json.dumps(summary), file=sys.stderr)

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..decode.ini import load_ini
     from ..ioutil import atomic_write_text, read_lines
-    from ..machine import git_sha
+    from ..machine import facts, git_sha, row_fields
     from ..tune.loop import (TuneOptions, _subset, decode, decoder_passthrough, sacrebleu_tok, split_weights,
                              tuneable_layout, weights_of)
 
@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     row = {"experiment": "tune", "label": args.label, "ini": args.config, "input": args.input,
            "sentences": len(columns[0]), "decoder": args.decoder, "decoder_args": " ".join(extra),
            "bleu": round(bleu, 4), "seconds": round(seconds, 3),
-           "weights": split_weights(layout, weights_of(cfg, layout)), "git_sha": git_sha()}
+           "weights": split_weights(layout, weights_of(cfg, layout)), "git_sha": git_sha(),
+           **row_fields(facts(with_gpu=False))}
     atomic_write_text(args.out, json.dumps(row) + "\n")
     print(json.dumps({k: row[k] for k in ("label", "sentences", "bleu")}), file=sys.stderr)
     return 0

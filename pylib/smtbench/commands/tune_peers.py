@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..ioutil import atomic_open
-    from ..machine import git_sha
+    from ..machine import facts, git_sha, row_fields
     from ..tune.loop import weights_of_dict
     from ..tune.moses import compare
 
@@ -54,8 +54,9 @@ def run(args: argparse.Namespace) -> int:
                        start, seed=args.seed, workdir=tmp, restarts=args.random_restarts,
                        mira_epochs=args.mira_epochs)
     sha = git_sha()
+    machine = row_fields(facts(with_gpu=False))
     with atomic_open(args.out) as fh:
         for r in rows:
             fh.write(json.dumps({"experiment": "tune", "workdir": str(work), "runs": runs, "seed": args.seed,
-                                 "restarts": args.random_restarts, **r, "git_sha": sha}) + "\n")
+                                 "restarts": args.random_restarts, **r, "git_sha": sha, **machine}) + "\n")
     return 0
