@@ -312,3 +312,27 @@ def test_reweight_takes_another_inis_weights_and_refuses_another_model(tmp_path,
     assert main(["tm", "reweight", "-f", str(ini), "--weights", str(other), "--out", str(tmp_path / "x.ini")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "other.ini: its features differ" in err[0] and not (tmp_path / "x.ini").exists()
+
+
+def test_moses_tuning_peer_failures_are_one_line(tmp_path, monkeypatch) -> None:
+    """kbmira writes its weights only when an epoch's n-best BLEU rises above 0 (kbmira.cpp): no file is a
+    PeerFailed of one line (the CLI prints it, exit 2), not a FileNotFoundError of a temporary path; a failed
+    program's error is its last line; a cosine against all-zero weights is nan, not a warning."""
+    import numpy as np
+
+    from smtbench.errors import CliError
+    from smtbench.tune import moses
+
+    monkeypatch.setattr(moses.moses_peer, "program", lambda name: name)
+    monkeypatch.setattr(moses, "_run", lambda cmd, cwd=None: "1/4 updates, avg loss = 15.4, BLEU = 0\nBest BLEU = 0\n")
+    with pytest.raises(CliError, match=r"^kbmira: wrote no weights: .*\(its last line: Best BLEU = 0\)$"):
+        moses.kbmira(["f"], ["s"], {"LM0": [0.5]}, seed=1)
+
+    class Proc:
+        returncode, stderr = 1, "reading\nERROR: bad feature file\n"
+    monkeypatch.undo()
+    monkeypatch.setattr(moses.procs, "run", lambda *a, **k: Proc())
+    with pytest.raises(CliError, match=r"^mert failed \(exit 1\): ERROR: bad feature file$"):
+        moses._run(["/x/mert"])
+    assert np.isnan(moses.cosine(np.zeros(3), np.ones(3)))
+    assert moses.cosine(np.array([1.0, -1.0]), np.array([2.0, -2.0])) == pytest.approx(1.0)

@@ -20,10 +20,16 @@ import numpy as np
 from .. import moses_peer
 from ..decode.nbest import parse_features
 from .. import procs
+from ..errors import PeerFailed
 
 
-class MosesToolError(RuntimeError):
-    pass
+class MosesToolError(PeerFailed):
+    """A Moses tuning program (extractor, mert, kbmira) failed or wrote nothing to read: one line, no traceback."""
+
+
+def _last_line(text: str) -> str:
+    lines = [x.strip() for x in text.split("\n") if x.strip()]  # a line ends at \n (test_lines)
+    return lines[-1] if lines else "(nothing printed)"
 
 
 def moses_nbest(src: str | os.PathLike[str], dst: str | os.PathLike[str], layout: Sequence[tuple[str, int]]) -> int:
@@ -44,7 +50,7 @@ def moses_nbest(src: str | os.PathLike[str], dst: str | os.PathLike[str], layout
 def _run(cmd: list[str], cwd: str | os.PathLike[str] | None = None) -> str:
     proc = procs.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise MosesToolError(f"{Path(cmd[0]).name} failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
+        raise MosesToolError(f"{Path(cmd[0]).name} failed (exit {proc.returncode}): {_last_line(proc.stderr)}")
     return proc.stderr
 
 
@@ -100,7 +106,7 @@ def mert(features: Sequence[str], scores: Sequence[str], start: Sequence[float],
                     "-n", str(restarts), "-r", str(seed)], cwd=tmp)
     m = re.search(r"Best point:\s*([-\d.e+\s]+?)\s*=>\s*([-\d.e+]+)", log)
     if not m:
-        raise MosesToolError(f"mert: no 'Best point' in its log: {log[-2000:]}")
+        raise MosesToolError(f"mert: no 'Best point' in its log (its last line: {_last_line(log)})")
     return MosesResult(np.array(m.group(1).split(), dtype=np.float64), float(m.group(2)), log)
 
 
@@ -119,6 +125,9 @@ def kbmira(features: Sequence[str], scores: Sequence[str], start: dict[str, list
         for f, s in zip(features, scores):
             cmd += ["--ffile", f, "--scfile", s]
         log = _run(cmd, cwd=tmp)
+        if not out.exists():  # kbmira.cpp writes the weights only when an epoch's BLEU beats the best so far (0)
+            raise MosesToolError(f"{program}: wrote no weights: no epoch's n-best BLEU rose above 0 (its last "
+                                 f"line: {_last_line(log)})")
         dim = sum(len(v) for v in start.values())
         w = np.zeros(dim)
         for line in out.read_text().splitlines():
@@ -144,10 +153,9 @@ def nbest_bleu(features: Sequence[list[np.ndarray]], scores: Sequence[list[np.nd
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    """Cosine between two weight vectors normalised to sum |w| = 1 (the normalisation does not change it)."""
-    a = a / np.abs(a).sum()
-    b = b / np.abs(b).sum()
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+    """Cosine between two weight vectors (nan where one is all zeros: no direction to compare)."""
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    return float(a @ b / (na * nb)) if na > 0 and nb > 0 else float("nan")
 
 
 def compare(nbests: Sequence[str | os.PathLike[str]], references: Sequence[str], layout: Sequence[tuple[str, int]],
