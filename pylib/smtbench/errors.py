@@ -22,6 +22,11 @@ class PeerFailed(CliError, RuntimeError):
     2), no traceback."""
 
 
+def last_line(text: str, none: str = "(nothing printed)") -> str:
+    """The last non-blank line of a program's output (lines end at \\n), stripped: what a PeerFailed quotes."""
+    return next((x.strip() for x in reversed(text.split("\n")) if x.strip()), none)
+
+
 class UnlikeRatio(ValueError):
     """A declared ratio whose numerator and denominator rows come from different runs (``run_id``), clocks or thread
     counts (report.common.check_like): the report refuses to print it (one line, exit status 2)."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from .. import procs
-from ..errors import PeerFailed
+from ..errors import PeerFailed, last_line
 if TYPE_CHECKING:
     from ..peers import Peer
 
@@ -159,8 +159,7 @@ def run(dec: Decoder, input_path: str | os.PathLike, keep_output: bool = True, l
         err = r.stderr.decode(errors="replace")
         what = f"{dec.describe()} < {input_path}"
         if r.returncode != 0:
-            last = next((x.strip() for x in reversed(err.split("\n")) if x.strip()), "(nothing on stderr)")
-            raise PeerFailed(f"{what}: exit {r.returncode}: {last[-500:]}")
+            raise PeerFailed(f"{what}: exit {r.returncode}: {last_line(err, '(nothing on stderr)')[-500:]}")
         if not keep_output:
             return Run(wall, [], None, err)
         if not os.path.exists(out_path):

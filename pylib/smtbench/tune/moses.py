@@ -20,16 +20,11 @@ import numpy as np
 from .. import moses_peer
 from ..decode.nbest import parse_features
 from .. import procs
-from ..errors import PeerFailed
+from ..errors import PeerFailed, last_line
 
 
 class MosesToolError(PeerFailed):
     """A Moses tuning program (extractor, mert, kbmira) failed or wrote nothing to read: one line, no traceback."""
-
-
-def _last_line(text: str) -> str:
-    lines = [x.strip() for x in text.split("\n") if x.strip()]  # a line ends at \n (test_lines)
-    return lines[-1] if lines else "(nothing printed)"
 
 
 def moses_nbest(src: str | os.PathLike[str], dst: str | os.PathLike[str], layout: Sequence[tuple[str, int]]) -> int:
@@ -50,7 +45,7 @@ def moses_nbest(src: str | os.PathLike[str], dst: str | os.PathLike[str], layout
 def _run(cmd: list[str], cwd: str | os.PathLike[str] | None = None) -> str:
     proc = procs.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise MosesToolError(f"{Path(cmd[0]).name} failed (exit {proc.returncode}): {_last_line(proc.stderr)}")
+        raise MosesToolError(f"{Path(cmd[0]).name} failed (exit {proc.returncode}): {last_line(proc.stderr)}")
     return proc.stderr
 
 
@@ -106,7 +101,7 @@ def mert(features: Sequence[str], scores: Sequence[str], start: Sequence[float],
                     "-n", str(restarts), "-r", str(seed)], cwd=tmp)
     m = re.search(r"Best point:\s*([-\d.e+\s]+?)\s*=>\s*([-\d.e+]+)", log)
     if not m:
-        raise MosesToolError(f"mert: no 'Best point' in its log (its last line: {_last_line(log)})")
+        raise MosesToolError(f"mert: no 'Best point' in its log (its last line: {last_line(log)})")
     return MosesResult(np.array(m.group(1).split(), dtype=np.float64), float(m.group(2)), log)
 
 
@@ -127,7 +122,7 @@ def kbmira(features: Sequence[str], scores: Sequence[str], start: dict[str, list
         log = _run(cmd, cwd=tmp)
         if not out.exists():  # kbmira.cpp writes the weights only when an epoch's BLEU beats the best so far (0)
             raise MosesToolError(f"{program}: wrote no weights: no epoch's n-best BLEU rose above 0 (its last "
-                                 f"line: {_last_line(log)})")
+                                 f"line: {last_line(log)})")
         dim = sum(len(v) for v in start.values())
         w = np.zeros(dim)
         for line in out.read_text().splitlines():
