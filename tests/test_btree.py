@@ -238,3 +238,17 @@ def test_gpu_matches_cpu(models, corpus):
             p_cpu, l_cpu = lm.query(q)
             p_gpu, l_gpu = cuda.CudaBTreeLM(lm).query(q)
             assert np.array_equal(p_cpu, p_gpu) and np.array_equal(l_cpu, l_gpu)
+
+
+def test_default_interleave_is_one_number() -> None:
+    """SB_BTREE_DEFAULT_INTERLEAVE (csrc/lm/btree.h: the library's, the count point's and the device driver's) is the
+    glm_btree experiment's default and the config schema's (test_experiments holds the CLI's to the schema's)."""
+    import yaml
+
+    from smtbench.experiments.glm_btree import BTreeBench
+    from smtbench.lm.btree import DEFAULT_INTERLEAVE
+
+    schema = yaml.safe_load((Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml")
+                            .read_text())
+    assert schema["$defs"]["glm_btree"]["properties"]["interleave"]["default"] == DEFAULT_INTERLEAVE
+    assert BTreeBench.interleave == DEFAULT_INTERLEAVE
