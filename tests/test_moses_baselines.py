@@ -239,6 +239,9 @@ def test_moses_score_consolidate_table_equals_ours(corpus, tmp_path, threads):
     c = compare_tables(str(ours), str(moses), columns=4)
     assert c["only_ours"] == c["only_theirs"] == 0 and c["common"] > 1000, c
     assert c["value_mismatches"] == c["alignment_mismatches"] == c["count_mismatches"] == 0, c["examples"]
+    # and in Moses' order, line for line (the order LC_ALL=C sort gives the lines)
+    pairs = [[x.split(b" ||| ")[:2] for x in gzip.open(p).read().split(b"\n")[:-1]] for p in (ours, moses)]
+    assert pairs[0] == pairs[1]
 
 
 def test_word_pairs_missing_from_the_lex_table_weigh_as_in_moses_score(corpus, tmp_path):

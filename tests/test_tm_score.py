@@ -116,8 +116,8 @@ def test_probabilities_sum_to_one_and_sorted(corpus, tmp_path):
     sums = t.groupby("src")["p_ef"].sum().to_numpy()
     assert np.allclose(sums, 1.0, atol=1e-5 * t.groupby("src").size().max())
     assert np.allclose(t.groupby("tgt")["p_fe"].sum().to_numpy(), 1.0, atol=1e-4)
-    keys = [(s.encode(), e.encode()) for s, e in zip(t["src"], t["tgt"])]
-    assert keys == sorted(keys)  # byte order, like LC_ALL=C sort
+    lines = gzip.open(out).read().split(b"\n") if str(out).endswith(".gz") else out.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and lines[:-1] == sorted(lines[:-1])  # the order of LC_ALL=C sort (Moses' order)
     assert (t["c_ef"] <= t["c_f"]).all() and (t["c_ef"] <= t["c_e"]).all()
 
 
@@ -273,3 +273,37 @@ def test_scores_are_printed_as_printf_g6():
     vals += [0.0, 1.0, 5e-324, 1e-300, 1.7976931348623157e308, 123456.5, 999999.5, 0.1]
     bad = [(v, g6(v), "%.6g" % v) for v in vals if g6(v) != "%.6g" % v]
     assert not bad, bad[:5]
+
+
+def test_table_is_in_the_order_of_its_sorted_lines(tmp_path):
+    """Moses' phrase table comes in `LC_ALL=C sort` order of its lines (score keeps its sorted extract's order,
+    consolidate score's): a phrase is followed by ' ||| ' there, so '( dijo ||| ...' sorts before '( ||| ...' ('d'
+    < '|') although '(' < '( dijo' as strings, and 'a ||| ...' before 'a~ ||| ...' and '\u00bf ||| ...'. Ours (the C
+    scorer at 1 and 2 threads, in memory and through runs, and the pandas oracle) is in that order, checked against
+    sort itself (live)."""
+    fw = ["(", "dijo", "a", "a!", "ab", "a~", "|", "||", "|a", "}", "\u00bf", "z"]
+    ew = ["for", "said", "x", "x!", "|", "\u00e9"]
+    lines = []
+    for f1 in fw:
+        for f in ([f1] + [f"{f1} {f2}" for f2 in fw]):
+            for j, e1 in enumerate(ew):
+                for e in ([e1] + [f"{e1} {e2}" for e2 in ew[j % 2::2]]):
+                    lines.append(f"{f} ||| {e} ||| 0-0\n")
+    (tmp_path / "extract").write_text("".join(lines[::-1]), encoding="utf-8")
+    (tmp_path / "lex.f2e").write_text("".join(f"{e} {f} 0.5\n" for f in fw for e in ew), encoding="utf-8")
+    (tmp_path / "lex.e2f").write_text("".join(f"{f} {e} 0.5\n" for f in fw for e in ew), encoding="utf-8")
+    env = dict(os.environ, LC_ALL="C")
+    for threads, memory in ((1, 256 << 20), (2, 1 << 20)):
+        out = tmp_path / f"pt{threads}"
+        S.score_native(str(tmp_path / "extract"), str(tmp_path / "lex.f2e"), str(tmp_path / "lex.e2f"), str(out),
+                       threads=threads, memory=memory)
+        ours = out.read_bytes()
+        assert ours.count(b"\n") == len(set(lines))
+        assert ours == subprocess.run(["sort"], input=ours, capture_output=True, env=env, check=True).stdout
+    assert (tmp_path / "pt1").read_bytes() == (tmp_path / "pt2").read_bytes()
+    table = (tmp_path / "pt1").read_text(encoding="utf-8").split("\n")[:-1]
+    starts = ("( dijo ||| ", "( ||| ", "a ||| ", "a~ ||| ")
+    first = {p: next(i for i, x in enumerate(table) if x.startswith(p)) for p in starts}
+    assert first["( dijo ||| "] < first["( ||| "] and first["a ||| "] < first["a~ ||| "]
+    oracle = S.score_pandas(str(tmp_path / "extract"), str(tmp_path / "lex.f2e"), str(tmp_path / "lex.e2f"))
+    assert [tuple(x.split(" ||| ")[:2]) for x in table] == list(zip(oracle["src"], oracle["tgt"]))

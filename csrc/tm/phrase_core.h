@@ -92,7 +92,8 @@ struct sb_pscore {
     sb_pscore_args a;
     char tmpdir[4096];
     sb_dict *aln, *fw, *ew;              /* alignments, words */
-    uint32_t *fcode, *ecode;              /* word id -> code (1-based byte-order rank) */
+    uint32_t *fcode, *ecode;              /* word id -> code (1-based rank in the lines' order) */
+    uint32_t fend, eend;                  /* the code of a phrase's end (no word's; ranked as ' ||| ' sorts) */
     uint32_t *fid_of, *eid_of;            /* code -> word id (for the lexical weights of a key) */
     const char **fword, **eword;          /* code -> word */
     uint32_t *fwlen, *ewlen;              /* code -> the word's length in bytes */
@@ -116,15 +117,21 @@ typedef struct {
 } linereader;
 
 /* ---------------------------------------------------------------- keys and record order */
-/* A phrase is its word codes packed into 128 bits, first word in the most significant bits, 0 = no word.
- * Codes are 1-based ranks of the words in byte order, so key order = byte order of the phrase strings
- * (LC_ALL=C), and no phrase dictionary is needed at all (the fix Mediani §5 asks for: integer ids, not
- * fixed-width strings). */
+/* A phrase is its word codes packed into 128 bits, first word in the most significant bits, then the side's end
+ * code (where fewer than maxw words leave room), 0 past it. Codes are 1-based ranks of the words in the order
+ * `LC_ALL=C sort` gives lines `F ||| E ||| ...` (phrase_runs.c make_codes: a word is followed by a space there,
+ * and a phrase's end by ' ||| ', ranked among the words as the code end), so key order is the order of Moses'
+ * sorted extract files and of its phrase table; and no phrase dictionary is needed at all (the fix Mediani §5 asks
+ * for: integer ids, not fixed-width strings). */
 static inline void sb_ps_key_put(pkey *k, int bits, int i, uint64_t c) {
     int pos = 128 - bits * (i + 1);
     if (pos >= 64) k->hi |= c << (pos - 64);
     else if (pos + bits <= 64) k->lo |= c << pos;
     else { k->hi |= c >> (64 - pos); k->lo |= c << pos; }
+}
+/* the end code after a phrase's n words, where the key has room */
+static inline void sb_ps_key_end(pkey *k, int bits, int maxw, int n, uint32_t end) {
+    if (n < maxw) sb_ps_key_put(k, bits, n, end);
 }
 static inline uint64_t sb_ps_key_get(pkey k, int bits, int i) {
     int pos = 128 - bits * (i + 1);

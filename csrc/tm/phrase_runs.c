@@ -236,8 +236,8 @@ static inline double lexw(const sb_pscore *s, uint32_t f, uint32_t e, int ef) {
 void sb_ps_lex_weights(const sb_pscore *s, pkey src, pkey tgt, uint64_t m, int want, double *lex_ef, double *lex_fe) {
     uint32_t fid[8], eid[8];
     int nf = 0, ne = 0;
-    for (uint64_t c; nf < s->maxw && (c = sb_ps_key_get(src, s->bits, nf)); nf++) fid[nf] = s->fid_of[c];
-    for (uint64_t c; ne < s->maxw && (c = sb_ps_key_get(tgt, s->bits, ne)); ne++) eid[ne] = s->eid_of[c];
+    for (uint64_t c; nf < s->maxw && (c = sb_ps_key_get(src, s->bits, nf)) && c != s->fend; nf++) fid[nf] = s->fid_of[c];
+    for (uint64_t c; ne < s->maxw && (c = sb_ps_key_get(tgt, s->bits, ne)) && c != s->eend; ne++) eid[ne] = s->eid_of[c];
     if (want & 1) {
         double w = 1.0;
         for (int j = 0; j < ne; j++) {
@@ -266,28 +266,48 @@ static int cmp_by_str(const void *a, const void *b, void *ctx) {   /* GNU qsort_
     const sb_dict *d = ctx;
     return strcmp(sb_dict_str(d, *(const uint32_t *)a), sb_dict_str(d, *(const uint32_t *)b));
 }
-/* codes = 1-based ranks of the words in byte order */
+/* codes = 1-based ranks of the words in byte order, with one more code, *end, ranked where a phrase's end sorts in
+ * `LC_ALL=C sort`ed lines `F ||| E ||| ...`: there a word is followed by ' ' (the next word, or the ' ||| ' that ends
+ * the phrase), and the end's ' ||| ' compares with the next word of a longer phrase as a word '|||' would (no word
+ * can be '|||': it would split the line). The lex loader refuses control bytes, so no word has a byte below ' ' and
+ * byte order is the lines' order among words. A key puts *end after its last word (phrase_core.h), so key order is
+ * the order of the sorted lines. */
 static int make_codes(const sb_dict *d, uint32_t **code_of, const char ***word_of, uint32_t **len_of,
-                      uint32_t **id_of, uint64_t *nwords) {
+                      uint32_t **id_of, uint32_t *end, uint64_t *ncodes) {
     uint64_t n = sb_dict_size(d), maxid = sb_dict_max_id(d);
-    uint32_t *ids = malloc((n + 1) * sizeof(uint32_t));   /* (then code -> id, code 0 none) */
+    uint32_t *ids = malloc((n + 1) * sizeof(uint32_t));
+    uint32_t *idof = malloc((n + 2) * sizeof(uint32_t));   /* code -> id (codes 0 and *end: none) */
     uint32_t *code = calloc(maxid ? maxid : 1, sizeof(uint32_t));
-    const char **word = malloc((n + 1) * sizeof(char *));
-    uint32_t *len = malloc((n + 1) * sizeof(uint32_t));
-    if (!ids || !code || !word || !len) { free(ids); free(code); free((void *)word); free(len); return SB_ENOMEM; }
+    const char **word = malloc((n + 2) * sizeof(char *));
+    uint32_t *len = malloc((n + 2) * sizeof(uint32_t));
+    if (!ids || !idof || !code || !word || !len) {
+        free(ids); free(idof); free(code); free((void *)word); free(len);
+        return SB_ENOMEM;
+    }
     uint64_t k = 0;
     for (uint64_t id = 0; id < maxid; id++) if (sb_dict_has_id(d, (uint32_t)id)) ids[k++] = (uint32_t)id;
     qsort_r(ids, k, sizeof(uint32_t), cmp_by_str, (void *)d);
+    uint64_t e = 0;   /* words before the end: those that sort below '|||' */
+    while (e < k) {
+        const char *w = sb_dict_str(d, ids[e]);
+        if (strcmp(w, "|||") >= 0) break;
+        e++;
+    }
     word[0] = "";
     len[0] = 0;
+    idof[0] = UINT32_MAX;
     for (uint64_t r = 0; r < k; r++) {
-        code[ids[r]] = (uint32_t)(r + 1);
-        word[r + 1] = sb_dict_str(d, ids[r]);
-        len[r + 1] = (uint32_t)strlen(word[r + 1]);
+        uint32_t c = (uint32_t)(r < e ? r + 1 : r + 2);
+        code[ids[r]] = c;
+        idof[c] = ids[r];
+        word[c] = sb_dict_str(d, ids[r]);
+        len[c] = (uint32_t)strlen(word[c]);
     }
-    memmove(ids + 1, ids, k * sizeof(uint32_t));   /* code -> id (n + 1 >= k + 1 slots): code c's id at ids[c] */
-    ids[0] = UINT32_MAX;
-    *code_of = code; *word_of = word; *len_of = len; *id_of = ids; *nwords = k;
+    word[e + 1] = "";
+    len[e + 1] = 0;
+    idof[e + 1] = UINT32_MAX;
+    free(ids);
+    *code_of = code; *word_of = word; *len_of = len; *id_of = idof; *end = (uint32_t)(e + 1); *ncodes = k + 1;
     return SB_OK;
 }
 /* The parser's word table of one side (wordent in an sb_probing, at most half full): a word found by one hash of 8
@@ -331,8 +351,8 @@ static inline int find_word(const sb_pscore *s, int e, const char *w, size_t len
 int sb_ps_prepare_vocab(sb_pscore *s) {
     if (s->fcode) return SB_OK;
     uint64_t nf, ne;
-    int rc = make_codes(s->fw, &s->fcode, &s->fword, &s->fwlen, &s->fid_of, &nf);
-    if (!rc) rc = make_codes(s->ew, &s->ecode, &s->eword, &s->ewlen, &s->eid_of, &ne);
+    int rc = make_codes(s->fw, &s->fcode, &s->fword, &s->fwlen, &s->fid_of, &s->fend, &nf);
+    if (!rc) rc = make_codes(s->ew, &s->ecode, &s->eword, &s->ewlen, &s->eid_of, &s->eend, &ne);
     if (rc) return rc;
     int collided = 0;
     if ((rc = build_words(s->fw, s->fcode, &s->fwt, &collided)) || (rc = build_words(s->ew, s->ecode, &s->ewt, &collided)))
@@ -446,6 +466,8 @@ int sb_ps_parse_line(sb_pscore *s, char *line, rec1 *r, const char **msg, char *
         }
         sb_ps_key_put(&kt, s->bits, j, code);
     }
+    sb_ps_key_end(&ks, s->bits, s->maxw, nfw, s->fend);
+    sb_ps_key_end(&kt, s->bits, s->maxw, new_, s->eend);
     r->src = ks; r->tgt = kt;
     r->align = amask;
     r->count = count;
@@ -547,6 +569,8 @@ int sb_ps_add_pair(sb_pscore *s, int t, const uint32_t *fc, int nf, const uint32
     pkey ks = {0, 0}, kt = {0, 0};
     for (int i = 0; i < nf; i++) sb_ps_key_put(&ks, s->bits, i, fc[i]);
     for (int j = 0; j < ne; j++) sb_ps_key_put(&kt, s->bits, j, ec[j]);
+    sb_ps_key_end(&ks, s->bits, s->maxw, nf, s->fend);
+    sb_ps_key_end(&kt, s->bits, s->maxw, ne, s->eend);
     *r = (rec1){kt, ks, align, 1.0};
     s->st.lines++;
     return SB_OK;

@@ -15,8 +15,8 @@
  *     together never exceed the memory budget. Records are fixed-size and hold no strings: a phrase is the
  *     codes of its words (1-based ranks of the words in byte order, from the lex tables) packed into 128 bits,
  *     an alignment a 64-bit point set -- §5's fix (integer ids instead of padded fixed-width strings), without
- *     even a phrase dictionary. Key order is byte order of the phrase strings (LC_ALL=C), so the table comes
- *     out sorted like Moses'. Limits: 8 words a side (fewer past 2^16 words of vocabulary).
+ *     even a phrase dictionary. Key order is the order `LC_ALL=C sort` gives the lines (phrase_core.h), so the
+ *     table comes out in Moses' order. Limits: 8 words a side (fewer past 2^16 words of vocabulary).
  *  2./3. the runs are merged (multiway, a heap per thread) in `threads` disjoint target ranges (splitters
  *     from samples taken while forming runs); each thread merges pairs with the same target, counts c(e),
  *     uniquifies identical pairs choosing the most frequent alignment (ties: Moses' rule -- the greater alignment as a vector over target words of source-position sets; the direct and inverse runs each apply it from their side, so lex(e|f) and lex(f|e) may come from different alignments), computes the lexical weights of the chosen alignment(s) there (once a distinct pair, not once a line: phrase_runs.h sb_ps_lex_weights), and forms runs of 80-byte unique-pair records sorted by

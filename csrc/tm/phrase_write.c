@@ -7,10 +7,11 @@
 size_t sb_ps_key_str(const sb_pscore *s, pkey k, int e, char *buf, size_t n) {
     const char *const *words = e ? s->eword : s->fword;
     const uint32_t *lens = e ? s->ewlen : s->fwlen;
+    const uint64_t end = e ? s->eend : s->fend;
     size_t o = 0;
     for (int i = 0; i < s->maxw; i++) {
         uint64_t c = sb_ps_key_get(k, s->bits, i);
-        if (!c) break;
+        if (!c || c == end) break;
         const char *w = words[c];
         size_t l = lens[c];
         if (o + l + 2 >= n) break;

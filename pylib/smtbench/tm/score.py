@@ -326,7 +326,7 @@ def read_extract_frame(paths: str | Sequence[str], weighted: bool = False, fvoca
 def score_pandas(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, *, smoothing: str = "none",
                  weighted: bool = False):
     """The in-memory scorer (pandas group-by): a DataFrame with columns src, tgt, p_fe, lex_fe, p_ef, lex_ef,
-    align, c_e, c_f, c_ef, sorted by (src, tgt) in byte order."""
+    align, c_e, c_f, c_ef, in the order of Moses' sorted table (`LC_ALL=C sort` of its lines)."""
     import numpy as np
     w_ef = read_lex(lex_f2e, "f2e")
     w_fe = read_lex(lex_e2f, "e2f")
@@ -371,8 +371,10 @@ def score_pandas(extracts: str | Sequence[str], lex_f2e: str, lex_e2f: str, *, s
         pairs["p_fe"] = c / pairs["c_e"].to_numpy()
     else:
         raise ValueError(f"unknown smoothing {smoothing!r}")
-    key = pairs["src"].map(lambda x: x.encode()) , pairs["tgt"].map(lambda x: x.encode())
-    pairs["_ks"], pairs["_kt"] = key
+    # the order of `LC_ALL=C sort`ed lines `F ||| E ||| ...` (Moses'; the C scorer's keys): each side's bytes
+    # followed by the ' ||| ' that ends it
+    pairs["_ks"] = pairs["src"].map(lambda x: x.encode() + b" ||| ")
+    pairs["_kt"] = pairs["tgt"].map(lambda x: x.encode() + b" ||| ")
     pairs = pairs.sort_values(["_ks", "_kt"]).drop(columns=["_ks", "_kt"]).reset_index(drop=True)
     return pairs[["src", "tgt", "p_fe", "lex_fe", "p_ef", "lex_ef", "align", "c_e", "c_f", "c_ef"]]
 
