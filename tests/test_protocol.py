@@ -323,6 +323,43 @@ def test_regression_judges_ratio_drift_against_the_intervals(tmp_path):
     regress.plot(v, "e", 0.1)  # intervals as error bars; c (no interval) with the tolerance
 
 
+def test_regression_compares_the_interval_estimates_not_the_best_times_ratio():
+    """A ratio of best times can lie outside its own interval (the best of each side's repeats from different
+    moments): the check compares each interval with the other side's estimate (``<ratio>_paired``), and falls back
+    to a side's value only where that side recorded no estimate."""
+    from smtbench.report import regress
+
+    def frame(recs):
+        return pd.DataFrame(recs, columns=regress.COLUMNS).astype({"value": str})
+
+    base = frame([("e", "k", "a", "1.30", "ratio"), ("e", "k", "a_ci_low", "1.60", "ci"),
+                  ("e", "k", "a_ci_high", "1.90", "ci"), ("e", "k", "a_paired", "1.75", "ci")])
+    same = frame([("e", "k", "a", "1.80", "ratio"), ("e", "k", "a_ci_low", "1.65", "ci"),
+                  ("e", "k", "a_ci_high", "1.85", "ci"), ("e", "k", "a_paired", "1.74", "ci")])
+    v = regress.compare(same, base, tolerance=0.1)
+    assert dict(zip(v.table.metric, v.table.status)) == {"a": "ok"}  # the values 1.30 / 1.80 would read as drift
+    assert v.table.set_index("metric").loc["a", "estimate_baseline"] == 1.75
+    moved = frame([("e", "k", "a", "1.75", "ratio"), ("e", "k", "a_ci_low", "2.10", "ci"),
+                   ("e", "k", "a_ci_high", "2.30", "ci"), ("e", "k", "a_paired", "2.20", "ci")])
+    assert regress.compare(moved, base, tolerance=0.1).drifts == 1  # the value 1.75 would hide the step
+    old_base = base[base.metric != "a_paired"]  # a baseline from before the estimates: its value stands in
+    assert regress.compare(same, old_base, tolerance=0.1).table.estimate_baseline.iloc[0] == 1.30
+    regress.plot(v, "e", 0.1)
+
+
+def test_ratio_records_carry_the_interval_estimate():
+    from smtbench.report import metrics
+
+    per = [1.9, 2.0, 2.1, 2.05, 1.95]
+    recs = {m: float(v) for _, _, m, v, _ in metrics.ratios("e", "k", {"a": 1.5, "b": 2.0}, {"a": per})}
+    assert recs["a"] == 1.5 and recs["a_ci_low"] <= recs["a_paired"] <= recs["a_ci_high"]
+    assert abs(recs["a_paired"] - math.exp(sum(map(math.log, per)) / len(per))) < 1e-4
+    assert "b_paired" not in recs and "b_ci_low" not in recs  # no interval, no estimate
+    row = {"a_ci_low": 1.6, "a_ci_high": 1.9, "a_paired": 1.75}
+    recs = {m: v for _, _, m, v, _ in metrics.ratios("e", "k", {"a": 1.3}, row)}
+    assert recs == {"a": "1.3000", "a_ci_low": "1.6000", "a_ci_high": "1.9000", "a_paired": "1.7500"}
+
+
 def test_history_over_commits_flags_a_step(tmp_path):
     """Two commits of the same experiment's rows, the second with a 30% faster automaton: the history has a point
     per commit with its interval, the second flagged as a step; every headline figure is drawn."""
@@ -347,6 +384,8 @@ def test_history_over_commits_flags_a_step(tmp_path):
     h = history.collect(tmp_path)
     sp = h.points[(h.points.metric == "speedup")]
     assert len(sp) == 2 and sp.ci_low.notna().all() and list(sp.step) == [False, True]
+    # each point is its interval's estimate (inside it); the tables' best-times ratio is kept beside it
+    assert ((sp.ci_low <= sp.value) & (sp.value <= sp.ci_high)).all() and sp.best.notna().all()
     figs = history.write(h, tmp_path / "fig", tmp_path / "hist")
     assert len(figs) == len(history.HEADLINES) and all(f.exists() for f in figs)
     assert (tmp_path / "hist.md").exists()

@@ -127,14 +127,14 @@ def rows_of(root: Path, blobs: tuple[str, ...]) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
-COLUMNS = ["commit", "date", "source", "experiment", "key", "metric", "value", "ci_low", "ci_high"]
+COLUMNS = ["commit", "date", "source", "experiment", "key", "metric", "value", "ci_low", "ci_high", "best"]
 # headline ('' = every panel of the key), metric (one of COUNT_METRICS), per ('peer': ours / peer; 'unit': ours per unit)
 COUNT_COLUMNS = ["commit", "date", "experiment", "key", "headline", "metric", "value", "per"]
 
 
 @dataclass
 class History:
-    points: pd.DataFrame   # commit, date, source, experiment, key, metric, value, ci_low, ci_high, step
+    points: pd.DataFrame   # commit, date, source, experiment, key, metric, value, ci_low, ci_high, best, step
     skipped: list[str]     # commits whose rows the current code cannot read (and why)
     counts: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=COUNT_COLUMNS))
 
@@ -149,7 +149,12 @@ def _records_frame(recs: list, sha: str, date: str, source: str) -> pd.DataFrame
           if m.endswith("_ci_low")}
     hi = {(k, m.removesuffix("_ci_high")): float(v) for k, m, v in zip(ci.key, ci.metric, ci.value)
           if m.endswith("_ci_high")}
-    ratios["value"] = ratios["value"].astype(float)
+    est = {(k, m.removesuffix(metrics.PAIRED)): float(v) for k, m, v in zip(ci.key, ci.metric, ci.value)
+           if m.endswith(metrics.PAIRED)}
+    # a point is the interval's own estimate where the rows have one (the tables' best-times ratio, kept as `best`,
+    # can lie outside the interval: steps are judged on estimates and intervals that belong together)
+    ratios["best"] = ratios["value"].astype(float)
+    ratios["value"] = [est.get((k, m), b) for k, m, b in zip(ratios.key, ratios.metric, ratios.best)]
     ratios["ci_low"] = [lo.get((k, m), math.nan) for k, m in zip(ratios.key, ratios.metric)]
     ratios["ci_high"] = [hi.get((k, m), math.nan) for k, m in zip(ratios.key, ratios.metric)]
     ratios.insert(0, "source", source)
@@ -488,8 +493,9 @@ def markdown(h: History) -> str:
     out = ["# History: headline ratios over the commits that changed them", "",
            "Each cell: the ratio [its 95% interval over paired repeats] as committed at that commit (`rows`: "
            "results/raw; `smoke`: the smoke baseline; a commit that changed neither for an experiment is left out "
-           "of its tables). The ratio is the tables' (of the points' minimum times), the interval that of the paired "
-           "repeats' ratios (around their geometric mean), so a ratio can lie outside its interval. **bold**: a "
+           "of its tables). Where the rows have paired repeats the ratio is the interval's own estimate (the geometric "
+           "mean of the per-repeat paired ratios, always inside its interval); rows without give the tables' ratio "
+           "(of the points' minimum times; history.csv's `best` keeps that one for every point). **bold**: a "
            "step the intervals do not explain; empty: not measured there. Every key and metric, headline or not, "
            "and the counts: history.csv.", ""]
     for exp in HEADLINES:
@@ -536,7 +542,7 @@ def write(h: History, figures: str | Path, table: str | Path | None = None) -> l
         stem = Path(table)
         pts = h.points
         if len(h.counts):
-            cnt = h.counts.assign(source="count", ci_low=math.nan, ci_high=math.nan, step=False,
+            cnt = h.counts.assign(source="count", ci_low=math.nan, ci_high=math.nan, best=math.nan, step=False,
                                   metric=[m if p == "unit" else f"{m}_ours_vs_peer" for m, p in
                                           zip(h.counts.metric, h.counts.per)])
             pts = pd.concat([pts, cnt[list(pts.columns)]], ignore_index=True)

@@ -6,9 +6,11 @@ the records of the non-experiment steps (LM models, estimator parity, tuning) ar
 
 ``exact``: correctness values that are bit-identical across runs and machines (checksums of scores summed in
 a fixed order, digests of deterministic outputs, counts, a perplexity rounded to a fixed number of digits).
-``ratio``: speed-ups measured inside one run (formatted to 4 decimals); ``ci``: a ratio's 95% interval over the
-run's paired repeats, as two metrics ``<ratio>_ci_low`` / ``<ratio>_ci_high`` beside it (smtbench.protocol; the
-regression check judges a ratio's drift against them). GPU rows never contribute (CI has no
+``ratio``: speed-ups measured inside one run (formatted to 4 decimals; the tables' value, of the points' best
+times); ``ci``: a ratio's 95% interval over the run's paired repeats, as metrics ``<ratio>_ci_low`` /
+``<ratio>_ci_high`` beside it, and ``<ratio>_paired``, the estimate the interval is centred on (the geometric mean of
+the per-repeat ratios; smtbench.protocol). The regression check and the history compare that estimate with the
+intervals, never the best-times value, which can lie outside its own interval. GPU rows never contribute (CI has no
 GPU), and no metric key carries a machine-dependent number such as "all cores"."""
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ import pandas as pd
 from ..ioutil import atomic_open
 
 COLUMNS = ["experiment", "key", "metric", "value", "kind"]
+#: the suffix of a ratio's interval estimate (a ``ci`` record): the geometric mean of its paired per-repeat ratios
+PAIRED = "_paired"
 Record = tuple[str, str, str, str, str]
 
 
@@ -50,8 +54,11 @@ def distinct(values: pd.Series) -> str:
 
 
 def ratios(exp: str, key: str, pairs: dict[str, object], intervals: object = None) -> list[Record]:
-    """Ratio records; ``intervals``: a table row (or dict) with ``<metric>_ci_low`` / ``_ci_high`` for any of them,
-    or a dict metric -> list of per-repeat ratios (their interval is computed here)."""
+    """Ratio records; ``intervals``: a table row (or dict) with ``<metric>_ci_low`` / ``_ci_high`` (and the
+    interval's estimate ``<metric>_paired``) for any of them, or a dict metric -> list of per-repeat ratios (their
+    interval and estimate are computed here). The ratio record keeps the table's value (best times); the interval
+    comes as ``ci`` records with the estimate it is centred on, which is what a check against the interval compares
+    (the best-times ratio can lie outside it)."""
     from ..protocol import ratio_ci
 
     out = []
@@ -60,14 +67,16 @@ def ratios(exp: str, key: str, pairs: dict[str, object], intervals: object = Non
         if s is None:
             continue
         out.append((exp, key, metric, s, "ratio"))
-        lo = hi = None
+        lo = hi = est = None
         if isinstance(intervals, dict) and isinstance(intervals.get(metric), list):
             c = ratio_ci(intervals[metric])
-            lo, hi = c.low, c.high
+            lo, hi, est = c.low, c.high, (c.estimate if c.n >= 2 else None)
         elif intervals is not None:
             get = intervals.get if isinstance(intervals, dict) else (lambda k, d=None: getattr(intervals, k, d))
-            lo, hi = get(f"{metric}_ci_low"), get(f"{metric}_ci_high")
-        for suffix, b in (("_ci_low", lo), ("_ci_high", hi)):
+            lo, hi, est = get(f"{metric}_ci_low"), get(f"{metric}_ci_high"), get(f"{metric}_paired")
+        if lo is None or _ratio(lo) is None:  # no interval: no estimate of one either
+            est = None
+        for suffix, b in (("_ci_low", lo), ("_ci_high", hi), (PAIRED, est)):
             sb = _ratio(b) if b is not None else None
             if sb is not None:
                 out.append((exp, key, metric + suffix, sb, "ci"))

@@ -2,10 +2,13 @@
 
 A metric row is (experiment, key, metric, value, kind). ``kind`` is ``exact`` (correctness: checksums,
 scores — any difference fails), ``ratio`` (speed-ups measured within one run) or ``ci`` (a ratio's 95% interval
-over the run's paired repeats: ``<ratio>_ci_low`` / ``_ci_high``, smtbench.protocol). A ratio drifts when the
-baseline's value lies outside this run's interval and this run's value outside the baseline's (both intervals, when
-both runs have them; the one there is otherwise); only a ratio with no interval on either side falls back to the
-fixed tolerance. Drift is reported, never failed: CI machines are noisy."""
+over the run's paired repeats: ``<ratio>_ci_low`` / ``_ci_high``, and ``<ratio>_paired``, the estimate the interval
+is centred on; smtbench.protocol). A ratio drifts when the baseline's estimate lies outside this run's interval and
+this run's estimate outside the baseline's (both intervals, when both runs have them; the one there is otherwise). A
+side's estimate is its ``_paired`` record where it has one, else its ratio value (a baseline written before the
+estimates were recorded): the ratio value is of the points' best times, which can lie outside its own interval, so
+it is compared with an interval only where no estimate exists. Only a ratio with no interval on either side falls
+back to the fixed tolerance. Drift is reported, never failed: CI machines are noisy."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,6 +54,14 @@ def _intervals(df: pd.DataFrame) -> dict[tuple[str, str, str], tuple[float, floa
     return {k: (lo[k], hi[k]) for k in lo if k in hi}
 
 
+def _estimates(df: pd.DataFrame) -> dict[tuple[str, str, str], float]:
+    """(experiment, key, ratio metric) -> the interval's estimate, from the ``ci`` rows ``<ratio>_paired``."""
+    from .metrics import PAIRED
+    ci = df[df.kind == "ci"]
+    return {(e, k, m.removesuffix(PAIRED)): float(v) for e, k, m, v in zip(ci.experiment, ci.key, ci.metric, ci.value)
+            if m.endswith(PAIRED)}
+
+
 def compare(current: pd.DataFrame, baseline: pd.DataFrame, tolerance: float,
             not_run: dict[str, str] | None = None) -> Verdict:
     """``not_run``: experiment -> why the workflow did not schedule it here (its NOT_RUN, e.g. no Moses oracle beside
@@ -58,9 +69,15 @@ def compare(current: pd.DataFrame, baseline: pd.DataFrame, tolerance: float,
     not_run = not_run or {}
     idx = ["experiment", "key", "metric"]
     cur_ci, base_ci = _intervals(current), _intervals(baseline)
+    cur_est, base_est = _estimates(current), _estimates(baseline)
     current, baseline = current[current.kind != "ci"], baseline[baseline.kind != "ci"]
     m = current.merge(baseline, on=idx, how="outer", suffixes=("", "_baseline"))
     m["kind"] = m["kind"].fillna(m["kind_baseline"])
+    # what an interval is compared with: each side's estimate (its ratio value where it recorded none)
+    for col, src, val in (("estimate", cur_est, m.value), ("estimate_baseline", base_est, m.value_baseline)):
+        m[col] = [src.get((e, k, mt), np.nan) if kd != "exact" else np.nan
+                  for e, k, mt, kd in zip(m.experiment, m.key, m.metric, m.kind)]
+        m[col] = m[col].fillna(pd.to_numeric(val.where(m.kind != "exact"), errors="coerce"))
     status = []
     for r in m.itertuples():
         if pd.isna(r.value) and r.experiment in not_run:
@@ -75,9 +92,9 @@ def compare(current: pd.DataFrame, baseline: pd.DataFrame, tolerance: float,
             cur, base = float(r.value), float(r.value_baseline)
             k = (r.experiment, r.key, r.metric)
             ci, bci = cur_ci.get(k), base_ci.get(k)
-            if ci or bci:  # judged against the interval(s)
-                out_cur = ci is not None and not ci[0] <= base <= ci[1]
-                out_base = bci is not None and not bci[0] <= cur <= bci[1]
+            if ci or bci:  # judged against the interval(s), with the estimates they are centred on
+                out_cur = ci is not None and not ci[0] <= float(r.estimate_baseline) <= ci[1]
+                out_base = bci is not None and not bci[0] <= float(r.estimate) <= bci[1]
                 status.append("drift" if (out_cur or ci is None) and (out_base or bci is None) else "ok")
             else:
                 status.append("ok" if base == 0 or abs(cur / base - 1) <= tolerance else "drift")
@@ -93,8 +110,8 @@ def compare(current: pd.DataFrame, baseline: pd.DataFrame, tolerance: float,
 
 
 def plot(verdict: Verdict, experiment: str, tolerance: float):
-    """Ratio metrics of this run against the baseline (bars) with their 95% intervals (error bars; the tolerance
-    band where a side has no interval)."""
+    """Ratio metrics of this run against the baseline (bars: each side's interval estimate, its ratio value where it
+    has none) with their 95% intervals (error bars; the tolerance band where a side has no interval)."""
     d = verdict.table
     d = d[(d.experiment == experiment) & (d.kind == "ratio")].dropna(subset=["value", "value_baseline"])
     fig, ax = plt.subplots(figsize=(max(5, 0.5 * len(d) + 2), 4))
@@ -102,7 +119,7 @@ def plot(verdict: Verdict, experiment: str, tolerance: float):
         ax.text(0.5, 0.5, "no ratio metrics", ha="center")
     else:
         x = np.arange(len(d))
-        cur, base = d.value.astype(float).to_numpy(), d.value_baseline.astype(float).to_numpy()
+        cur, base = d.estimate.astype(float).to_numpy(), d.estimate_baseline.astype(float).to_numpy()
         ax.bar(x - 0.2, base, 0.4, label="baseline", color="0.7")
         ax.bar(x + 0.2, cur, 0.4, label="this run",
                color=["tab:red" if s == "drift" else "tab:blue" for s in d.status])
