@@ -413,8 +413,8 @@ def figure(h: History, experiment: str):
             x = [xpos[c] for c in g.commit]
             line, = ax.plot(x, g.value, marker="o", ms=3, lw=1.2 if src == "rows" else 0.9, color=COLORS[src],
                             ls="-" if src == "rows" else "--", gid=f"panel{i}",
-                            label="committed rows (point: the table's ratio, of the mins; bars: 95% interval of the paired "
-                            "repeats' ratios)" if src == "rows" else "smoke baseline")
+                            label="committed rows (point: geometric mean of the paired repeats' ratios, bars: its 95% "
+                            "interval; rows without repeats: the table's ratio)" if src == "rows" else "smoke baseline")
             handles.setdefault(src, line)
             has = g.ci_low.notna() & g.ci_high.notna()
             if has.any():
