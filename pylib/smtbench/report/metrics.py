@@ -73,7 +73,7 @@ def ratios(exp: str, key: str, pairs: dict[str, object], intervals: object = Non
             lo, hi, est = c.low, c.high, (c.estimate if c.n >= 2 else None)
         elif intervals is not None:
             get = intervals.get if isinstance(intervals, dict) else (lambda k, d=None: getattr(intervals, k, d))
-            lo, hi, est = get(f"{metric}_ci_low"), get(f"{metric}_ci_high"), get(f"{metric}_paired")
+            lo, hi, est = get(f"{metric}_ci_low"), get(f"{metric}_ci_high"), get(metric + PAIRED)
         if lo is None or _ratio(lo) is None:  # no interval: no estimate of one either
             est = None
         for suffix, b in (("_ci_low", lo), ("_ci_high", hi), (PAIRED, est)):
